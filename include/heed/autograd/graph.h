@@ -1,0 +1,143 @@
+// The define-by-run graph: every op called on Vars appends a node (its value, and a closure
+// that computes its inputs' gradients); backward() runs the closures in reverse order.
+// Values, gradients, saved activations and closures all live in the graph's Arena, so a step
+// allocates nothing once the arena has grown to the step's size. Built per batch, cleared after.
+// Leaves out: graph optimisation and higher-order gradients.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <new>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "heed/autograd/parameter.h"
+#include "heed/tensor/arena.h"
+
+namespace heed {
+
+class Graph;
+
+// A handle to a node of a graph: cheap to copy, valid until the graph is cleared.
+class Var {
+ public:
+  Var() = default;
+  Var(Graph* g, int32_t id) : graph_(g), id_(id) {}
+
+  const Tensor& value() const;
+  const Shape& shape() const { return value().shape(); }
+  int64_t dim(int axis) const { return shape().dim(axis); }
+  bool requires_grad() const;
+  // The gradient accumulator, zero-filled on first use (for a parameter: its .grad).
+  Tensor& grad() const;
+  bool has_grad() const;
+  Parameter* param() const;  // the parameter behind a param() leaf, else nullptr
+  Graph& graph() const { return *graph_; }
+  int32_t id() const { return id_; }
+  bool valid() const { return graph_ != nullptr; }
+
+ private:
+  Graph* graph_ = nullptr;
+  int32_t id_ = -1;
+};
+
+enum class Mode {
+  Train,      // records backward closures, dropout active
+  Inference,  // records no closures, dropout is the identity
+};
+
+class Graph {
+ public:
+  explicit Graph(Mode mode = Mode::Train, uint64_t seed = 0x5eed);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Leaves.
+  Var constant(const Tensor& t);                          // no gradient, shares t's storage
+  Var input(const Shape& shape, std::span<const float> values);  // copied into the arena
+  Var variable(const Tensor& t);                          // a leaf that wants its gradient
+  Var param(Parameter& p);                                // gradient accumulates into p.grad
+
+  // Appends a node. `backward(dy)` is stored only when some input requires a gradient; it
+  // must accumulate (+=) into the inputs' grad(). Called by ops, not by models.
+  template <class F>
+  Var make(Tensor value, std::span<const Var> inputs, F&& backward);
+  template <class F>
+  Var make(Tensor value, std::initializer_list<Var> inputs, F&& backward) {
+    return make(std::move(value), std::span<const Var>(inputs.begin(), inputs.size()),
+                std::forward<F>(backward));
+  }
+
+  // Arena memory for op values and saved state.
+  Tensor alloc(const Shape& shape) { return arena_.tensor(shape); }
+  Tensor zeros(const Shape& shape) { return arena_.zeros(shape); }
+  template <class T>
+  std::span<T> copy(std::span<const T> src);
+
+  // Seeds d loss / d loss = 1 (loss must have one element) and runs every closure in reverse.
+  void backward(Var loss);
+  // Frees all nodes and arena memory (keeping it for the next step).
+  void clear();
+
+  Mode mode() const { return mode_; }
+  bool training() const { return mode_ == Mode::Train; }
+  // A fresh stream id for a random op (dropout), derived from the seed and a counter.
+  uint64_t next_stream();
+  void reseed(uint64_t seed) {
+    seed_ = seed;
+    streams_ = 0;
+  }
+  size_t size() const { return nodes_.size(); }
+  Arena& arena() { return arena_; }
+
+ private:
+  friend class Var;
+  struct Backward {
+    void (*call)(void* fn, const Tensor& dy) = nullptr;
+    void (*destroy)(void* fn) = nullptr;
+    void* fn = nullptr;
+  };
+  struct Node {
+    Tensor value;
+    Tensor grad;  // undefined until the first accumulation
+    Parameter* param = nullptr;
+    bool requires_grad = false;
+    Backward backward;
+  };
+  Var push(Tensor value, bool requires_grad, Parameter* param = nullptr);
+
+  Mode mode_;
+  uint64_t seed_;
+  uint64_t streams_ = 0;
+  Arena arena_;
+  std::vector<Node> nodes_;
+};
+
+template <class F>
+Var Graph::make(Tensor value, std::span<const Var> inputs, F&& backward) {
+  bool rg = false;
+  if (mode_ == Mode::Train)
+    for (const Var& v : inputs) rg = rg || v.requires_grad();
+  Var out = push(std::move(value), rg);
+  if (rg) {
+    using Fn = std::decay_t<F>;
+    void* mem = arena_.allocate(sizeof(Fn), alignof(Fn) > Arena::kAlign ? alignof(Fn) : Arena::kAlign);
+    Backward& b = nodes_[out.id()].backward;
+    b.fn = new (mem) Fn(std::forward<F>(backward));
+    b.call = [](void* fn, const Tensor& dy) { (*static_cast<Fn*>(fn))(dy); };
+    b.destroy = [](void* fn) { static_cast<Fn*>(fn)->~Fn(); };
+  }
+  return out;
+}
+
+template <class T>
+std::span<T> Graph::copy(std::span<const T> src) {
+  T* p = arena_.array<T>(src.size());
+  std::copy(src.begin(), src.end(), p);
+  return {p, src.size()};
+}
+
+}  // namespace heed

@@ -1,0 +1,16 @@
+// Every op of the autograd engine, one header per family under ops/.
+// Leaves out: layers (nn/), which compose these.
+#pragma once
+
+#include "heed/autograd/graph.h"
+#include "heed/autograd/ops/activation.h"
+#include "heed/autograd/ops/arithmetic.h"
+#include "heed/autograd/ops/dropout.h"
+#include "heed/autograd/ops/embedding.h"
+#include "heed/autograd/ops/layer_norm.h"
+#include "heed/autograd/ops/loss.h"
+#include "heed/autograd/ops/matmul.h"
+#include "heed/autograd/ops/reduce.h"
+#include "heed/autograd/ops/rnn_cell.h"
+#include "heed/autograd/ops/shape.h"
+#include "heed/autograd/ops/softmax.h"

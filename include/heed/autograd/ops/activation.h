@@ -1,0 +1,16 @@
+// Element-wise non-linearities: tanh, sigmoid, relu, gelu, exp, log.
+// Leaves out: parametric activations.
+#pragma once
+
+#include "heed/autograd/graph.h"
+
+namespace heed {
+
+Var tanh(Var x);     // dy/dx = 1 - y^2
+Var sigmoid(Var x);  // dy/dx = y (1 - y)
+Var relu(Var x);     // dy/dx = [x > 0]
+Var gelu(Var x);     // tanh form, Hendrycks & Gimpel 2016
+Var exp(Var x);      // dy/dx = y
+Var log(Var x);      // dy/dx = 1 / x
+
+}  // namespace heed

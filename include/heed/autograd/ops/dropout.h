@@ -1,0 +1,14 @@
+// Inverted dropout (Srivastava et al. 2014).
+// Leaves out: variational (per-sequence) masks; models that want them build one with mul().
+#pragma once
+
+#include "heed/autograd/graph.h"
+
+namespace heed {
+
+// Training: y = x * keep / (1 - p), keep ~ Bernoulli(1 - p) from a counter-based hash of the
+// graph's seed, so the mask is the same for any thread count and is regenerated in backward
+// instead of stored. Inference, or p = 0: y = x (the same node).
+Var dropout(Var x, float p);
+
+}  // namespace heed

@@ -1,0 +1,53 @@
+// Parameter: a named, trainable tensor with its gradient, and the ParameterStore that owns all
+// parameters of a model under hierarchical names ("encoder/layer_0/gru/U").
+// Leaves out: initialisation (nn/init.h) and updates (train/optimizer.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "heed/tensor/tensor.h"
+
+namespace heed {
+
+struct Parameter {
+  std::string name;  // hierarchical, '/'-separated
+  Tensor value;      // owned storage
+  Tensor grad;       // same shape; accumulated by backward, cleared by zero_grad
+
+  // Row-sparse gradients (embedding tables): when set, only the rows listed in `touched` hold
+  // a non-zero gradient, so clearing and norms cost O(rows touched), not O(V).
+  bool row_sparse = false;
+  std::vector<int32_t> touched;
+  std::vector<uint8_t> is_touched;  // [rows]
+
+  void mark_rows(std::span<const int32_t> rows);
+  void zero_grad();
+  double grad_sum_squares() const;
+};
+
+class ParameterStore {
+ public:
+  // Adds a zero-initialised parameter; a duplicate name is an error.
+  Parameter& add(const std::string& name, const Shape& shape, bool row_sparse = false);
+  Parameter& get(const std::string& name);
+  const Parameter& get(const std::string& name) const;
+  bool contains(const std::string& name) const { return index_.count(name) > 0; }
+
+  // In creation order, so that saving, loading and optimiser state line up.
+  std::vector<Parameter*> all();
+  std::vector<const Parameter*> all() const;
+  size_t size() const { return params_.size(); }
+  int64_t numel() const;
+  void zero_grad();
+
+ private:
+  std::vector<std::unique_ptr<Parameter>> params_;
+  std::map<std::string, size_t> index_;
+};
+
+}  // namespace heed

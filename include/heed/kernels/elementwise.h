@@ -1,0 +1,34 @@
+// Element-wise kernels: unary maps and their derivatives, broadcasting binary ops, reduction of
+// a broadcast gradient back to an operand's shape. Plain loops the compiler vectorises,
+// threaded over large tensors.
+// Leaves out: graphs. These take raw pointers and shapes; autograd/ops/ wraps them.
+#pragma once
+
+#include <cstdint>
+
+#include "heed/tensor/shape.h"
+
+namespace heed::kernels {
+
+enum class Unary { Tanh, Sigmoid, Relu, Gelu, Exp, Log };
+// y = f(x)
+void unary_forward(Unary op, const float* x, float* y, int64_t n);
+// dx += dy * f'(x), using y = f(x) where that is cheaper
+void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
+                    int64_t n);
+
+enum class Binary { Add, Sub, Mul, Div };
+// c = a (op) b with NumPy broadcasting; c has shape `out`. With accumulate, c += a (op) b.
+void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
+            const Shape& out, bool accumulate = false);
+
+// dst[shape `to`] += g[shape `from`] summed over the axes that `to` broadcasts (size 1 or absent).
+void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to);
+
+// y = alpha * x + y; y = alpha * x + beta; x *= alpha
+void axpy(float alpha, const float* x, float* y, int64_t n);
+void affine(const float* x, float alpha, float beta, float* y, int64_t n);
+void scale(float* x, float alpha, int64_t n);
+double sum_squares(const float* x, int64_t n);
+
+}  // namespace heed::kernels

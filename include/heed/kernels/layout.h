@@ -1,0 +1,28 @@
+// Layout kernels: axis permutation and slab copies (the [outer, n, inner] blocks behind concat,
+// slice and their gradients).
+// Leaves out: views; a copy is made only when the memory order changes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "heed/tensor/shape.h"
+
+namespace heed::kernels {
+
+// dst = src with axes permuted: dst.dim(i) = src.dim(perm[i]). With accumulate, dst +=.
+void permute(const float* src, const Shape& shape, const std::array<int, 4>& perm, float* dst,
+             bool accumulate);
+
+// For o < outer: dst[o, dst_off : dst_off + len, :] (=|+=) src[o, src_off : src_off + len, :],
+// where src rows have src_n and dst rows dst_n entries along the middle axis, `inner` wide.
+void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
+               int64_t dst_off, int64_t outer, int64_t len, int64_t inner, bool accumulate);
+
+// y = mask ? value : x, mask broadcast to x's shape (non-zero = fill). Backward: dx += !mask * dy.
+void masked_fill(const float* x, const float* mask, const Shape& mask_shape, float value, float* y,
+                 const Shape& shape);
+void masked_fill_backward(const float* dy, const float* mask, const Shape& mask_shape, float* dx,
+                          const Shape& shape);
+
+}  // namespace heed::kernels

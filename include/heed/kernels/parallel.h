@@ -1,0 +1,34 @@
+// Threading: one OpenMP pool, sized by set_threads (the CLI's --threads), and parallel_for.
+// Leaves out: task graphs; every kernel is a data-parallel loop over rows or elements.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace heed {
+
+// Sets the number of threads used by heed's kernels and by oneDNN (n <= 0: all cores).
+void set_threads(int n);
+int threads();
+
+// Calls f(begin, end) on contiguous chunks of [0, n), in parallel when n > grain.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (nt <= 1 || n <= grain) {
+    if (n > 0) f(int64_t{0}, n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(nt, (n + grain - 1) / grain);
+#pragma omp parallel num_threads(static_cast<int>(chunks))
+  {
+    int64_t t = omp_get_thread_num();
+    int64_t per = (n + chunks - 1) / chunks;
+    int64_t b = t * per, e = std::min(n, b + per);
+    if (b < e) f(b, e);
+  }
+}
+
+}  // namespace heed

@@ -1,0 +1,19 @@
+// Reductions along one axis of a tensor seen as [outer, n, inner]: sum and max (with argmax).
+// Leaves out: multi-axis reductions (compose them).
+#pragma once
+
+#include <cstdint>
+
+namespace heed::kernels {
+
+// y[o, i] = sum_k x[o, k, i]
+void sum_axis(const float* x, float* y, int64_t outer, int64_t n, int64_t inner);
+// dx[o, k, i] += dy[o, i]
+void sum_axis_backward(const float* dy, float* dx, int64_t outer, int64_t n, int64_t inner);
+// y[o, i] = max_k x[o, k, i], arg[o, i] = the first k attaining it
+void max_axis(const float* x, float* y, int32_t* arg, int64_t outer, int64_t n, int64_t inner);
+// dx[o, arg[o, i], i] += dy[o, i]
+void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t outer, int64_t n,
+                       int64_t inner);
+
+}  // namespace heed::kernels

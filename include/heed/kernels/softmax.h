@@ -1,0 +1,34 @@
+// Row-wise softmax / log-softmax with an optional additive mask, and the fused softmax
+// cross-entropy with ignore-index and label smoothing.
+// Leaves out: softmax over other axes (permute first) and the attention kernel (its own file).
+#pragma once
+
+#include <cstdint>
+
+#include "heed/tensor/shape.h"
+
+namespace heed::kernels {
+
+// An additive mask broadcast to the input's shape (nullptr: none). Entries are 0 or -inf
+// (or any finite bias); a row whose every entry is -inf gives all-zero probabilities.
+struct RowMask {
+  const float* data = nullptr;
+  Shape shape;
+};
+
+// y = softmax(x + mask) or log_softmax(x + mask) over the last axis of `shape`.
+void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log);
+// softmax:     dx += y * (dy - sum(dy * y))
+// log-softmax: dx += dy - exp(y) * sum(dy)     (0 where y = -inf: masked entries)
+void softmax_backward(const float* y, const float* dy, float* dx, const Shape& shape, bool log);
+
+// Smoothed cross-entropy (Szegedy et al. 2016): q = (1 - eps) onehot(t) + eps / V,
+//   loss_n = -sum_v q_v log p_v,  p = softmax(logits_n). Rows whose target is `ignore` count 0.
+// Writes p to probs [N, V] for the backward; returns the sum over rows and sets *count.
+double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const int32_t* targets,
+                             int32_t ignore, float eps, float* probs, int64_t* count);
+// dlogits += scale * (p - q)
+void cross_entropy_backward(const float* probs, int64_t N, int64_t V, const int32_t* targets,
+                            int32_t ignore, float eps, float scale, float* dlogits);
+
+}  // namespace heed::kernels

@@ -1,0 +1,50 @@
+// Optimisers (SGD with momentum, Adam, AdamW) and global gradient-norm clipping.
+// Leaves out: learning-rate policy (train/schedule.h) and gradient accumulation across batches.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "heed/autograd/parameter.h"
+
+namespace heed {
+
+struct OptimizerConfig {
+  enum class Kind { Sgd, Adam, AdamW };
+  Kind kind = Kind::Adam;
+  float momentum = 0.f;      // SGD: v = momentum v + g,  p -= lr v
+  float beta1 = 0.9f;        // Adam: first-moment decay
+  float beta2 = 0.999f;      // Adam: second-moment decay
+  float eps = 1e-8f;         // Adam: denominator epsilon
+  float weight_decay = 0.f;  // SGD/Adam: L2 added to g;  AdamW: p -= lr wd p (decoupled)
+};
+
+class Optimizer {
+ public:
+  Optimizer(const OptimizerConfig& config, ParameterStore& params);
+
+  // One update of every parameter with learning rate lr, then clears the gradients.
+  void step(float lr);
+  int64_t steps() const { return steps_; }
+  const OptimizerConfig& config() const { return config_; }
+
+  // State for exact resume: the moment tensors named "<slot>/<parameter>" and the step count.
+  std::vector<std::pair<std::string, Tensor>> state() const;
+  void load_state(const std::map<std::string, Tensor>& tensors, int64_t steps,
+                  const std::string& file);
+
+ private:
+  OptimizerConfig config_;
+  ParameterStore* params_;
+  int64_t steps_ = 0;
+  std::vector<Tensor> m_, v_;  // per parameter, in store order ([param shape]); v_ unused by SGD
+};
+
+// Scales all gradients so that their global L2 norm is at most max_norm (Pascanu et al. 2013).
+// Returns the norm before clipping. max_norm <= 0 only measures.
+double clip_grad_norm(ParameterStore& params, double max_norm);
+
+}  // namespace heed

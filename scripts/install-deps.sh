@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages heed needs to build, test and benchmark; a no-op when all are present.
+# Called first by `make`, `make test`, `make demo` and `make bench`, so each works on a fresh machine.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libcli11-dev nlohmann-json3-dev libsentencepiece-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "heed: installing missing Debian packages: ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || true
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

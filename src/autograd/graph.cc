@@ -1,0 +1,73 @@
+// Graph: node storage, leaves, and the reverse sweep.
+// Leaves out: the ops themselves (autograd/ops/).
+#include "heed/autograd/graph.h"
+
+#include "heed/kernels/random.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+const Tensor& Var::value() const { return graph_->nodes_[id_].value; }
+
+bool Var::requires_grad() const { return graph_->nodes_[id_].requires_grad; }
+
+Parameter* Var::param() const { return graph_->nodes_[id_].param; }
+
+bool Var::has_grad() const { return graph_->nodes_[id_].grad.data() != nullptr; }
+
+Tensor& Var::grad() const {
+  auto& n = graph_->nodes_[id_];
+  if (!n.grad.data()) n.grad = n.param ? n.param->grad : graph_->arena_.zeros(n.value.shape());
+  return n.grad;
+}
+
+Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) { nodes_.reserve(1024); }
+
+Graph::~Graph() { clear(); }
+
+Var Graph::push(Tensor value, bool requires_grad, Parameter* param) {
+  Node n;
+  n.value = std::move(value);
+  n.requires_grad = requires_grad;
+  n.param = param;
+  nodes_.push_back(std::move(n));
+  return Var(this, static_cast<int32_t>(nodes_.size() - 1));
+}
+
+Var Graph::constant(const Tensor& t) { return push(t, false); }
+
+Var Graph::input(const Shape& shape, std::span<const float> values) {
+  check(static_cast<int64_t>(values.size()) == shape.numel(), "Graph::input: ", values.size(),
+        " values for shape ", shape.str());
+  Tensor t = arena_.tensor(shape);
+  std::copy(values.begin(), values.end(), t.data());
+  return push(t, false);
+}
+
+Var Graph::variable(const Tensor& t) { return push(t, mode_ == Mode::Train); }
+
+Var Graph::param(Parameter& p) { return push(p.value, mode_ == Mode::Train, &p); }
+
+void Graph::backward(Var loss) {
+  check(loss.valid() && &loss.graph() == this, "backward: the loss is not a node of this graph");
+  check(loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
+        loss.shape().str());
+  check(mode_ == Mode::Train, "backward: this graph was built in inference mode");
+  if (!loss.requires_grad()) return;  // nothing to differentiate
+  loss.grad().data()[0] += 1.f;
+  for (int32_t i = loss.id(); i >= 0; --i) {
+    Node& n = nodes_[i];
+    if (n.backward.call && n.grad.data()) n.backward.call(n.backward.fn, n.grad);
+  }
+}
+
+void Graph::clear() {
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
+    if (it->backward.destroy) it->backward.destroy(it->backward.fn);
+  nodes_.clear();
+  arena_.reset();
+}
+
+uint64_t Graph::next_stream() { return mix64(seed_ ^ mix64(++streams_)); }
+
+}  // namespace heed

@@ -1,0 +1,142 @@
+// matmul and linear: forward and backward side by side, all through kernels::gemm.
+// Leaves out: fusing activations into the GEMM epilogue.
+#include "heed/autograd/ops/matmul.h"
+
+#include "heed/kernels/elementwise.h"
+#include "heed/kernels/gemm.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+// The geometry of C = alpha op(A) op(B), resolved once when the node is built.
+struct Geometry {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+  int64_t stride_a = 0, stride_b = 0;  // 0: the operand is shared by the whole batch
+  Shape out;
+};
+
+Geometry geometry(const Shape& sa, const Shape& sb, const MatmulOptions& o) {
+  auto bad = [&](const char* why) {
+    fail("matmul: ", why, ": A ", sa.str(), (o.trans_a ? "^T" : ""), " and B ", sb.str(),
+         (o.trans_b ? "^T" : ""));
+  };
+  if (sa.rank() < 2 || sb.rank() < 2) bad("operands need rank >= 2");
+  Geometry g;
+  int64_t am = sa.dim(-2), ak = sa.dim(-1), bk = sb.dim(-2), bn = sb.dim(-1);
+  if (o.trans_a) std::swap(am, ak);
+  if (o.trans_b) std::swap(bk, bn);
+  if (ak != bk) bad("inner dimensions differ");
+  g.M = am;
+  g.N = bn;
+  g.K = ak;
+  std::vector<int64_t> od;
+  if (sb.rank() == 2 && !o.trans_a) {  // [..., M, K] x [K, N]: one GEMM over all rows
+    g.M = sa.rows();
+    od = sa.dims();
+    od.back() = bn;
+  } else if (sb.rank() == 2) {  // batched A^T x shared B
+    g.batch = sa.numel() / (am * ak);
+    g.stride_a = am * ak;
+    od = sa.dims();
+    od[od.size() - 2] = am;
+    od.back() = bn;
+  } else if (sa.rank() == 2) {  // shared A x batched B
+    g.batch = sb.numel() / (bk * bn);
+    g.stride_b = bk * bn;
+    od = sb.dims();
+    od[od.size() - 2] = am;
+    od.back() = bn;
+  } else {
+    if (sa.rank() != sb.rank()) bad("batch ranks differ");
+    for (int i = 0; i < sa.rank() - 2; ++i)
+      if (sa[i] != sb[i]) bad("batch dimensions differ");
+    g.batch = sa.numel() / (am * ak);
+    g.stride_a = am * ak;
+    g.stride_b = bk * bn;
+    od = sa.dims();
+    od[od.size() - 2] = am;
+    od.back() = bn;
+  }
+  g.out = Shape(od);
+  return g;
+}
+
+// Accumulating GEMMs over a batch. When the destination is shared by the batch (stride 0),
+// the products are summed into it one after the other (no two threads write it at once).
+void gemm_acc(bool ta, bool tb, const Geometry& g, int64_t M, int64_t N, int64_t K, float alpha,
+              const float* A, int64_t lda, int64_t sa, const float* B, int64_t ldb, int64_t sb,
+              float* C, int64_t sc) {
+  if (sc == 0 && g.batch > 1) {
+    for (int64_t i = 0; i < g.batch; ++i)
+      kernels::gemm(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, 1.f, C, N);
+    return;
+  }
+  kernels::gemm_batched(ta, tb, g.batch, M, N, K, alpha, A, lda, sa, B, ldb, sb, 1.f, C, N, sc);
+}
+
+}  // namespace
+
+Var matmul(Var a, Var b, MatmulOptions o) {
+  Geometry g = geometry(a.shape(), b.shape(), o);
+  Graph& G = a.graph();
+  Tensor c = G.alloc(g.out);  // [..., M, N]
+  const int64_t M = g.M, N = g.N, K = g.K;
+  const int64_t lda = o.trans_a ? M : K, ldb = o.trans_b ? K : N, sc = M * N;
+  kernels::gemm_batched(o.trans_a, o.trans_b, g.batch, M, N, K, o.alpha, a.value().data(), lda,
+                        g.stride_a, b.value().data(), ldb, g.stride_b, 0.f, c.data(), N, sc);
+  return G.make(c, {a, b}, [=](const Tensor& dc) {
+    const float *A = a.value().data(), *B = b.value().data(), *dC = dc.data();
+    if (a.requires_grad()) {
+      float* dA = a.grad().data();
+      if (!o.trans_a)  // dA [M, K] += dC op(B)^T
+        gemm_acc(false, !o.trans_b, g, M, K, N, o.alpha, dC, N, sc, B, ldb, g.stride_b, dA,
+                 g.stride_a);
+      else  // dA^T: dA [K, M] += op(B) dC^T
+        gemm_acc(o.trans_b, true, g, K, M, N, o.alpha, B, ldb, g.stride_b, dC, N, sc, dA,
+                 g.stride_a);
+    }
+    if (b.requires_grad()) {
+      float* dB = b.grad().data();
+      if (!o.trans_b)  // dB [K, N] += op(A)^T dC
+        gemm_acc(!o.trans_a, false, g, K, N, M, o.alpha, A, lda, g.stride_a, dC, N, sc, dB,
+                 g.stride_b);
+      else  // dB^T: dB [N, K] += dC^T op(A)
+        gemm_acc(true, o.trans_a, g, N, K, M, o.alpha, dC, N, sc, A, lda, g.stride_a, dB,
+                 g.stride_b);
+    }
+  });
+}
+
+Var linear(Var x, Var w, Var b) {
+  const Shape &sx = x.shape(), &sw = w.shape();
+  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear: x ", sx.str(),
+        " and W ", sw.str(), " (W is [out, in])");
+  const bool has_bias = b.valid();
+  check(!has_bias || (b.shape().rank() == 1 && b.shape()[0] == sw[0]), "linear: bias ",
+        has_bias ? b.shape().str() : "", " for W ", sw.str());
+  const int64_t M = sx.rows(), N = sw[0], K = sw[1];
+  Graph& G = x.graph();
+  Tensor y = G.alloc(sx.with(-1, N));  // [..., N]
+  if (has_bias) {  // preload C with the bias, then C = x W^T + C
+    const float* pb = b.value().data();
+    for (int64_t i = 0; i < M; ++i) std::copy(pb, pb + N, y.data() + i * N);
+  }
+  kernels::gemm(false, true, M, N, K, 1.f, x.value().data(), K, w.value().data(), K,
+                has_bias ? 1.f : 0.f, y.data(), N);
+  const Var inputs[3] = {x, w, b};
+  return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
+    if (x.requires_grad())  // dx [M, K] += dy [M, N] W [N, K]
+      kernels::gemm(false, false, M, K, N, 1.f, dy.data(), N, w.value().data(), K, 1.f,
+                    x.grad().data(), K);
+    if (w.requires_grad())  // dW [N, K] += dy^T [N, M] x [M, K]
+      kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, 1.f,
+                    w.grad().data(), K);
+    if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
+      kernels::reduce_to(dy.data(), Shape{M, N}, b.grad().data(), Shape{N});
+  });
+}
+
+Var linear(Var x, Var w) { return linear(x, w, Var()); }
+
+}  // namespace heed

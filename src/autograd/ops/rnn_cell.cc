@@ -1,0 +1,86 @@
+// Fused GRU and LSTM cells: the recurrent GEMM (oneDNN) plus one fused gate pass, forward and
+// backward side by side. Equations in the header and in kernels/rnn_cells.h.
+// Leaves out: the input projection (one linear() over the whole sequence, outside the loop).
+#include "heed/autograd/ops/rnn_cell.h"
+
+#include <cstring>
+
+#include "heed/autograd/ops/shape.h"
+#include "heed/kernels/elementwise.h"
+#include "heed/kernels/gemm.h"
+#include "heed/kernels/rnn_cells.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+void check_cell(const char* name, int gates, Var gx, Var h, Var U) {
+  const Shape &sx = gx.shape(), &sh = h.shape(), &su = U.shape();
+  bool ok = sh.rank() == 2 && sx.rank() == 2 && su.rank() == 2 && sx[0] == sh[0] &&
+            sx[1] == gates * sh[1] && su[0] == gates * sh[1] && su[1] == sh[1];
+  check(ok, name, ": gx ", sx.str(), ", h ", sh.str(), ", U ", su.str(), " (expected gx [B, ",
+        gates, "H], h [B, H], U [", gates, "H, H])");
+}
+}  // namespace
+
+Var gru_cell(Var gx, Var h, Var U, Var b_h) {
+  check_cell("gru_cell", 3, gx, h, U);
+  const int64_t B = h.dim(0), H = h.dim(1), G3 = 3 * H;
+  check(b_h.shape() == Shape{G3}, "gru_cell: b_h ", b_h.shape().str(), ", expected [", G3, "]");
+  Graph& G = h.graph();
+  // gh [B, 3H] = h U^T + b_h: the one GEMM of the step, bias preloaded
+  Tensor gh = G.alloc(Shape{B, G3});
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(gh.data() + b * G3, b_h.value().data(), G3 * sizeof(float));
+  kernels::gemm(false, true, B, G3, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
+                gh.data(), G3);
+  Tensor gates = G.alloc(Shape{B, G3});  // [r | z | n], saved
+  Tensor out = G.alloc(Shape{B, H});
+  kernels::gru_forward(gx.value().data(), gh.data(), h.value().data(), out.data(), gates.data(), B,
+                       H);
+  return G.make(out, {gx, h, U, b_h}, [=, &G](const Tensor& dout) {
+    Tensor dgh = G.alloc(Shape{B, G3});  // d(h U^T + b_h)
+    kernels::gru_backward(dout.data(), h.value().data(), gates.data(), gh.data(), dgh.data(),
+                          gx.requires_grad() ? gx.grad().data() : nullptr,
+                          h.requires_grad() ? h.grad().data() : nullptr, B, H);
+    if (U.requires_grad())  // dU [3H, H] += dgh^T h
+      kernels::gemm(true, false, G3, H, B, 1.f, dgh.data(), G3, h.value().data(), H, 1.f,
+                    U.grad().data(), H);
+    if (b_h.requires_grad()) kernels::reduce_to(dgh.data(), Shape{B, G3}, b_h.grad().data(), Shape{G3});
+    if (h.requires_grad())  // dh [B, H] += dgh U
+      kernels::gemm(false, false, B, H, G3, 1.f, dgh.data(), G3, U.value().data(), H, 1.f,
+                    h.grad().data(), H);
+  });
+}
+
+LstmState lstm_cell(Var gx, Var h, Var c, Var U) {
+  check_cell("lstm_cell", 4, gx, h, U);
+  check(c.shape() == h.shape(), "lstm_cell: c ", c.shape().str(), " must match h ",
+        h.shape().str());
+  const int64_t B = h.dim(0), H = h.dim(1), G4 = 4 * H;
+  Graph& G = h.graph();
+  // pre [B, 4H] = gx + h U^T: the one GEMM of the step, gx preloaded; activated in place
+  Tensor gates = G.alloc(Shape{B, G4});
+  gates.copy_from(gx.value());
+  kernels::gemm(false, true, B, G4, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
+                gates.data(), G4);
+  Tensor out = G.alloc(Shape{2, B, H});  // [h' ; c']
+  Tensor tanh_c = G.alloc(Shape{B, H});
+  kernels::lstm_forward(gates.data(), c.value().data(), out.data(), out.data() + B * H,
+                        tanh_c.data(), B, H);
+  Var both = G.make(out, {gx, h, c, U}, [=, &G](const Tensor& dout) {
+    Tensor dpre = G.alloc(Shape{B, G4});
+    kernels::lstm_backward(dout.data(), dout.data() + B * H, gates.data(), c.value().data(),
+                           tanh_c.data(), dpre.data(),
+                           c.requires_grad() ? c.grad().data() : nullptr, B, H);
+    if (gx.requires_grad()) kernels::axpy(1.f, dpre.data(), gx.grad().data(), B * G4);
+    if (U.requires_grad())  // dU [4H, H] += dpre^T h
+      kernels::gemm(true, false, G4, H, B, 1.f, dpre.data(), G4, h.value().data(), H, 1.f,
+                    U.grad().data(), H);
+    if (h.requires_grad())  // dh [B, H] += dpre U
+      kernels::gemm(false, false, B, H, G4, 1.f, dpre.data(), G4, U.value().data(), H, 1.f,
+                    h.grad().data(), H);
+  });
+  return {select(both, 0, 0), select(both, 0, 1)};
+}
+
+}  // namespace heed

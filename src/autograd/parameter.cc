@@ -1,0 +1,88 @@
+// Parameter and ParameterStore.
+// Leaves out: serialisation (io/safetensors.cc).
+#include "heed/autograd/parameter.h"
+
+#include <cstring>
+
+#include "heed/kernels/elementwise.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+void Parameter::mark_rows(std::span<const int32_t> rows) {
+  if (!row_sparse) return;
+  if (is_touched.empty()) is_touched.assign(static_cast<size_t>(value.dim(0)), 0);
+  for (int32_t r : rows)
+    if (!is_touched[r]) {
+      is_touched[r] = 1;
+      touched.push_back(r);
+    }
+}
+
+void Parameter::zero_grad() {
+  if (!row_sparse) {
+    grad.fill(0.f);
+    return;
+  }
+  int64_t row = value.shape().inner(0);
+  for (int32_t r : touched) {
+    std::memset(grad.data() + r * row, 0, row * sizeof(float));
+    is_touched[r] = 0;
+  }
+  touched.clear();
+}
+
+double Parameter::grad_sum_squares() const {
+  if (!row_sparse) return kernels::sum_squares(grad.data(), grad.numel());
+  int64_t row = value.shape().inner(0);
+  double s = 0;
+  for (int32_t r : touched) s += kernels::sum_squares(grad.data() + r * row, row);
+  return s;
+}
+
+Parameter& ParameterStore::add(const std::string& name, const Shape& shape, bool row_sparse) {
+  check(!index_.count(name), "parameter '", name, "' is defined twice");
+  check(!row_sparse || shape.rank() >= 1, "row-sparse parameter '", name, "' needs rows");
+  auto p = std::make_unique<Parameter>();
+  p->name = name;
+  p->value = Tensor::zeros(shape);
+  p->grad = Tensor::zeros(shape);
+  p->row_sparse = row_sparse;
+  index_[name] = params_.size();
+  params_.push_back(std::move(p));
+  return *params_.back();
+}
+
+Parameter& ParameterStore::get(const std::string& name) {
+  auto it = index_.find(name);
+  check(it != index_.end(), "no parameter named '", name, "'");
+  return *params_[it->second];
+}
+
+const Parameter& ParameterStore::get(const std::string& name) const {
+  return const_cast<ParameterStore*>(this)->get(name);
+}
+
+std::vector<Parameter*> ParameterStore::all() {
+  std::vector<Parameter*> out;
+  for (auto& p : params_) out.push_back(p.get());
+  return out;
+}
+
+std::vector<const Parameter*> ParameterStore::all() const {
+  std::vector<const Parameter*> out;
+  for (auto& p : params_) out.push_back(p.get());
+  return out;
+}
+
+int64_t ParameterStore::numel() const {
+  int64_t n = 0;
+  for (auto& p : params_) n += p->value.numel();
+  return n;
+}
+
+void ParameterStore::zero_grad() {
+  for (auto& p : params_) p->zero_grad();
+}
+
+}  // namespace heed

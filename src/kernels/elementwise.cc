@@ -1,0 +1,158 @@
+// Element-wise kernels (see the header). Loops are written so GCC vectorises them at -O3.
+// Leaves out: fusion across ops; fused chains live in their own kernels (rnn_cells.cc).
+#include "heed/kernels/elementwise.h"
+
+#include <array>
+#include <cmath>
+
+#include "heed/kernels/broadcast.h"
+#include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
+
+namespace heed::kernels {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // below this many elements one thread is faster
+
+template <class F>
+void map(int64_t n, F f) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+template <Binary op>
+inline float apply(float a, float b) {
+  if constexpr (op == Binary::Add) return a + b;
+  if constexpr (op == Binary::Sub) return a - b;
+  if constexpr (op == Binary::Mul) return a * b;
+  if constexpr (op == Binary::Div) return a / b;
+}
+
+template <Binary op, bool acc>
+void binary_impl(const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
+                 const Shape& out) {
+  if (sa == out && sb == out) {  // the common, non-broadcast case
+    map(out.numel(), [=](int64_t i) {
+      float v = apply<op>(a[i], b[i]);
+      c[i] = acc ? c[i] + v : v;
+    });
+    return;
+  }
+  Shape o = out.padded(4);
+  auto ta = broadcast_strides(sa, out), tb = broadcast_strides(sb, out);
+  int64_t n = o[3], rows = o[0] * o[1] * o[2];
+  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const float* pa = a + broadcast_row_offset(r, o, ta);
+                   const float* pb = b + broadcast_row_offset(r, o, tb);
+                   float* pc = c + r * n;
+                   int64_t xa = ta[3], xb = tb[3];
+#pragma omp simd
+                   for (int64_t j = 0; j < n; ++j) {
+                     float v = apply<op>(pa[j * xa], pb[j * xb]);
+                     pc[j] = acc ? pc[j] + v : v;
+                   }
+                 }
+               });
+}
+
+template <bool acc>
+void binary_dispatch(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb,
+                     float* c, const Shape& out) {
+  switch (op) {
+    case Binary::Add: return binary_impl<Binary::Add, acc>(a, sa, b, sb, c, out);
+    case Binary::Sub: return binary_impl<Binary::Sub, acc>(a, sa, b, sb, c, out);
+    case Binary::Mul: return binary_impl<Binary::Mul, acc>(a, sa, b, sb, c, out);
+    case Binary::Div: return binary_impl<Binary::Div, acc>(a, sa, b, sb, c, out);
+  }
+}
+
+}  // namespace
+
+void unary_forward(Unary op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case Unary::Tanh: return map(n, [=](int64_t i) { y[i] = vmath::tanh(x[i]); });
+    case Unary::Sigmoid: return map(n, [=](int64_t i) { y[i] = vmath::sigmoid(x[i]); });
+    case Unary::Relu: return map(n, [=](int64_t i) { y[i] = x[i] > 0.f ? x[i] : 0.f; });
+    case Unary::Gelu: return map(n, [=](int64_t i) { y[i] = vmath::gelu(x[i]); });
+    case Unary::Exp: return map(n, [=](int64_t i) { y[i] = vmath::exp(x[i]); });
+    case Unary::Log: return map(n, [=](int64_t i) { y[i] = std::log(x[i]); });
+  }
+}
+
+void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
+                    int64_t n) {
+  switch (op) {
+    // d tanh = 1 - y^2
+    case Unary::Tanh: return map(n, [=](int64_t i) { dx[i] += dy[i] * (1.f - y[i] * y[i]); });
+    // d sigmoid = y (1 - y)
+    case Unary::Sigmoid: return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i] * (1.f - y[i]); });
+    case Unary::Relu: return map(n, [=](int64_t i) { dx[i] += x[i] > 0.f ? dy[i] : 0.f; });
+    case Unary::Gelu: return map(n, [=](int64_t i) { dx[i] += dy[i] * vmath::gelu_grad(x[i]); });
+    // d exp = y;  d log = 1 / x
+    case Unary::Exp: return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i]; });
+    case Unary::Log: return map(n, [=](int64_t i) { dx[i] += dy[i] / x[i]; });
+  }
+}
+
+void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
+            const Shape& out, bool accumulate) {
+  if (accumulate)
+    binary_dispatch<true>(op, a, sa, b, sb, c, out);
+  else
+    binary_dispatch<false>(op, a, sa, b, sb, c, out);
+}
+
+void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to) {
+  if (from == to || from.numel() == to.numel()) {
+    axpy(1.f, g, dst, from.numel());
+    return;
+  }
+  Shape o = from.padded(4);
+  auto td = broadcast_strides(to, from);
+  int64_t n = o[3], rows = o[0] * o[1] * o[2];
+  if (td[3] == 0) {  // the last axis is summed: one row sum per row, serial over rows
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* pg = g + r * n;
+      float s = 0.f;
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < n; ++j) s += pg[j];
+      dst[broadcast_row_offset(r, o, td)] += s;
+    }
+    return;
+  }
+  // The last axis is kept: threads split the columns, so rows that land on the same
+  // destination row never race.
+  parallel_for(n, 256, [&](int64_t c0, int64_t c1) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* pg = g + r * n;
+      float* pd = dst + broadcast_row_offset(r, o, td);
+#pragma omp simd
+      for (int64_t j = c0; j < c1; ++j) pd[j] += pg[j];
+    }
+  });
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+  map(n, [=](int64_t i) { y[i] += alpha * x[i]; });
+}
+
+void affine(const float* x, float alpha, float beta, float* y, int64_t n) {
+  map(n, [=](int64_t i) { y[i] = alpha * x[i] + beta; });
+}
+
+void scale(float* x, float alpha, int64_t n) {
+  map(n, [=](int64_t i) { x[i] *= alpha; });
+}
+
+double sum_squares(const float* x, int64_t n) {
+  double s = 0;
+#pragma omp parallel for reduction(+ : s) if (n > kGrain)
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return s;
+}
+
+}  // namespace heed::kernels

@@ -1,0 +1,53 @@
+// GEMM through oneDNN's dnnl_sgemm (row-major, OpenMP-threaded).
+// Leaves out: any hand-written GEMM; there is none in heed.
+#include "heed/kernels/gemm.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include "heed/util/error.h"
+
+namespace heed::kernels {
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+          const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+          int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // op(A) op(B) is a zero matrix; only beta * C remains
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
+    return;
+  }
+  dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda,
+                                B, ldb, beta, C, ldc);
+  check(st == dnnl_success, "dnnl_sgemm failed (status ", static_cast<int>(st), ") for M=", M,
+        " N=", N, " K=", K);
+}
+
+void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float* A, int64_t lda, int64_t stride_a, const float* B,
+                  int64_t ldb, int64_t stride_b, float beta, float* C, int64_t ldc,
+                  int64_t stride_c) {
+  // Matrices too small to keep all threads busy inside one sgemm run one per thread instead.
+  bool per_thread = batch > 1 && omp_get_max_threads() > 1 && !omp_in_parallel() &&
+                    M * N * K < (int64_t{1} << 21);
+  if (per_thread) {
+    bool failed = false;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int64_t i = 0; i < batch; ++i) {
+      try {
+        gemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta,
+             C + i * stride_c, ldc);
+      } catch (const Error&) {
+        failed = true;
+      }
+    }
+    check(!failed, "batched sgemm failed for M=", M, " N=", N, " K=", K);
+    return;
+  }
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta,
+         C + i * stride_c, ldc);
+}
+
+}  // namespace heed::kernels

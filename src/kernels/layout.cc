@@ -1,0 +1,84 @@
+// Permutation, slab copies and masked fill.
+// Leaves out: cache-blocked transposes (not yet a measured bottleneck).
+#include "heed/kernels/layout.h"
+
+#include <cstring>
+
+#include "heed/kernels/broadcast.h"
+#include "heed/kernels/parallel.h"
+
+namespace heed::kernels {
+
+void permute(const float* src, const Shape& shape, const std::array<int, 4>& perm, float* dst,
+             bool accumulate) {
+  int r = shape.rank();
+  // Work in rank 4: pad the source with leading 1-axes and shift the permutation.
+  Shape s = shape.padded(4);
+  std::array<int, 4> p{0, 1, 2, 3};
+  for (int i = 0; i < r; ++i) p[4 - r + i] = perm[i] + (4 - r);
+  std::array<int64_t, 4> sst{s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+  std::array<int64_t, 4> d{s[p[0]], s[p[1]], s[p[2]], s[p[3]]};
+  std::array<int64_t, 4> st{sst[p[0]], sst[p[1]], sst[p[2]], sst[p[3]]};
+  int64_t rows = d[0] * d[1] * d[2];
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(d[3], 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      int64_t i0 = row / (d[1] * d[2]), i1 = (row / d[2]) % d[1], i2 = row % d[2];
+      const float* ps = src + i0 * st[0] + i1 * st[1] + i2 * st[2];
+      float* pd = dst + row * d[3];
+      int64_t x = st[3];
+      if (accumulate)
+        for (int64_t j = 0; j < d[3]; ++j) pd[j] += ps[j * x];
+      else
+        for (int64_t j = 0; j < d[3]; ++j) pd[j] = ps[j * x];
+    }
+  });
+}
+
+void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
+               int64_t dst_off, int64_t outer, int64_t len, int64_t inner, bool accumulate) {
+  int64_t block = len * inner;
+  parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)),
+               [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* s = src + (o * src_n + src_off) * inner;
+      float* d = dst + (o * dst_n + dst_off) * inner;
+      if (accumulate) {
+#pragma omp simd
+        for (int64_t j = 0; j < block; ++j) d[j] += s[j];
+      } else if (block) {
+        std::memcpy(d, s, block * sizeof(float));
+      }
+    }
+  });
+}
+
+namespace {
+template <class F>
+void for_masked_rows(const float* mask, const Shape& mask_shape, const Shape& shape, F f) {
+  Shape o = shape.padded(4);
+  auto ms = broadcast_strides(mask_shape, shape);
+  int64_t n = shape.last(), rows = shape.rows();
+  int64_t mstep = mask_shape.last() == 1 && n != 1 ? 0 : 1;
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) f(r * n, mask + broadcast_row_offset(r, o, ms), mstep, n);
+  });
+}
+}  // namespace
+
+void masked_fill(const float* x, const float* mask, const Shape& mask_shape, float value, float* y,
+                 const Shape& shape) {
+  for_masked_rows(mask, mask_shape, shape, [&](int64_t off, const float* m, int64_t ms, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) y[off + j] = m[j * ms] != 0.f ? value : x[off + j];
+  });
+}
+
+void masked_fill_backward(const float* dy, const float* mask, const Shape& mask_shape, float* dx,
+                          const Shape& shape) {
+  for_masked_rows(mask, mask_shape, shape, [&](int64_t off, const float* m, int64_t ms, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) dx[off + j] += m[j * ms] != 0.f ? 0.f : dy[off + j];
+  });
+}
+
+}  // namespace heed::kernels

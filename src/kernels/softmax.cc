@@ -1,0 +1,143 @@
+// Softmax, log-softmax and softmax cross-entropy kernels, threaded over rows.
+// Leaves out: tiling over the vocabulary axis; rows fit in cache at NMT vocabulary sizes.
+#include "heed/kernels/softmax.h"
+
+#include <cmath>
+#include <limits>
+
+#include "heed/kernels/broadcast.h"
+#include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
+#include "heed/util/error.h"
+
+namespace heed::kernels {
+namespace {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+}
+
+void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log) {
+  int64_t n = shape.last(), rows = shape.rows();
+  Shape o = shape.padded(4);
+  std::array<int64_t, 4> ms{};
+  if (mask.data) {
+    check(mask.shape.last() == n, "softmax: mask ", mask.shape.str(),
+          " must match the last axis of ", shape.str());
+    ms = broadcast_strides(mask.shape, shape);
+  }
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      const float* mr = mask.data ? mask.data + broadcast_row_offset(r, o, ms) : nullptr;
+      if (mr) {
+        for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] + mr[j];
+        xr = yr;
+      }
+      float m = kNegInf;
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, xr[j]);
+      if (m == kNegInf) {  // every entry masked: no distribution, no gradient
+        for (int64_t j = 0; j < n; ++j) yr[j] = log ? kNegInf : 0.f;
+        continue;
+      }
+      float s = 0.f;
+      if (log) {
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) s += vmath::exp(xr[j] - m);
+        float lse = m + std::log(s);
+        for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - lse;
+      } else {
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) {
+          yr[j] = vmath::exp(xr[j] - m);
+          s += yr[j];
+        }
+        float inv = 1.f / s;
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+      }
+    }
+  });
+}
+
+void softmax_backward(const float* y, const float* dy, float* dx, const Shape& shape, bool log) {
+  int64_t n = shape.last(), rows = shape.rows();
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *yr = y + r * n, *gr = dy + r * n;
+      float* dr = dx + r * n;
+      float s = 0.f;
+      if (log) {
+        for (int64_t j = 0; j < n; ++j) s += yr[j] == kNegInf ? 0.f : gr[j];
+        for (int64_t j = 0; j < n; ++j)
+          dr[j] += yr[j] == kNegInf ? 0.f : gr[j] - vmath::exp(yr[j]) * s;
+      } else {
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) s += gr[j] * yr[j];
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) dr[j] += yr[j] * (gr[j] - s);
+      }
+    }
+  });
+}
+
+double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const int32_t* targets,
+                             int32_t ignore, float eps, float* probs, int64_t* count) {
+  double total = 0;
+  int64_t kept = 0;
+  bool bad = false;
+#pragma omp parallel for reduction(+ : total, kept) reduction(|| : bad) if (N * V > 32768)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* x = logits + r * V;
+    float* p = probs + r * V;
+    int32_t t = targets[r];
+    if (t == ignore) {
+      for (int64_t j = 0; j < V; ++j) p[j] = 0.f;
+      continue;
+    }
+    if (t < 0 || t >= V) {
+      bad = true;
+      continue;
+    }
+    float m = x[0];
+    for (int64_t j = 1; j < V; ++j) m = std::max(m, x[j]);
+    float s = 0.f, sum_x = 0.f;
+#pragma omp simd reduction(+ : s, sum_x)
+    for (int64_t j = 0; j < V; ++j) {
+      p[j] = vmath::exp(x[j] - m);
+      s += p[j];
+      sum_x += x[j];
+    }
+    float inv = 1.f / s, lse = m + std::log(s);
+#pragma omp simd
+    for (int64_t j = 0; j < V; ++j) p[j] *= inv;
+    // -sum_v q_v log p_v = -(1 - eps)(x_t - lse) - eps/V * (sum_v x_v - V lse)
+    double nll = -(x[t] - lse);
+    double smooth = -(sum_x / static_cast<double>(V) - lse);
+    total += (1.0 - eps) * nll + eps * smooth;
+    ++kept;
+  }
+  check(!bad, "cross_entropy: a target id is outside [0, ", V, ")");
+  *count = kept;
+  return total;
+}
+
+void cross_entropy_backward(const float* probs, int64_t N, int64_t V, const int32_t* targets,
+                            int32_t ignore, float eps, float scale, float* dlogits) {
+  float off = eps / static_cast<float>(V);
+  parallel_for(N, std::max<int64_t>(1, 32768 / std::max<int64_t>(V, 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int32_t t = targets[r];
+      if (t == ignore) continue;
+      const float* p = probs + r * V;
+      float* d = dlogits + r * V;
+#pragma omp simd
+      for (int64_t j = 0; j < V; ++j) d[j] += scale * (p[j] - off);
+      d[t] -= scale * (1.f - eps);
+    }
+  });
+}
+
+}  // namespace heed::kernels

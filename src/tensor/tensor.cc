@@ -1,0 +1,70 @@
+// Tensor storage and views.
+// Leaves out: math (kernels/) and graphs (autograd/).
+#include "heed/tensor/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "heed/util/error.h"
+
+namespace heed {
+
+Tensor Tensor::empty(const Shape& shape) {
+  size_t bytes = static_cast<size_t>(shape.numel()) * sizeof(float);
+  size_t rounded = (bytes + 63) / 64 * 64;
+  float* p = static_cast<float*>(std::aligned_alloc(64, rounded ? rounded : 64));
+  if (!p) throw std::bad_alloc();
+  return Tensor(p, shape, std::shared_ptr<float>(p, [](float* q) { std::free(q); }));
+}
+
+Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.f); }
+
+Tensor Tensor::full(const Shape& shape, float value) {
+  Tensor t = empty(shape);
+  t.fill(value);
+  return t;
+}
+
+Tensor Tensor::from(const Shape& shape, std::span<const float> values) {
+  check(static_cast<int64_t>(values.size()) == shape.numel(), "Tensor::from: ", values.size(),
+        " values for shape ", shape.str());
+  Tensor t = empty(shape);
+  if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  check(shape.numel() == numel(), "reshape: cannot view ", shape_.str(), " as ", shape.str());
+  return Tensor(data_, shape, owner_);
+}
+
+Tensor Tensor::rows(int64_t start, int64_t count) const {
+  check(rank() >= 1 && start >= 0 && count >= 0 && start + count <= shape_[0], "rows(", start,
+        ", ", count, ") is out of range for shape ", shape_.str());
+  int64_t row = shape_.inner(0);
+  return Tensor(data_ + start * row, shape_.with(0, count), owner_);
+}
+
+Tensor Tensor::operator[](int64_t i) const {
+  Tensor r = rows(i, 1);
+  return Tensor(r.data_, shape_.without(0), owner_);
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(shape_);
+  t.copy_from(*this);
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  check(src.numel() == numel(), "copy_from: ", src.shape().str(), " into ", shape_.str());
+  if (numel()) std::memcpy(data_, src.data(), numel() * sizeof(float));
+}
+
+void Tensor::fill(float value) {
+  int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) data_[i] = value;
+}
+
+}  // namespace heed
