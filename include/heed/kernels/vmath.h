@@ -37,7 +37,7 @@ inline float tanh(float x) {
   float z = x * x;
   float small = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z +
                   1.33314422036E-1f) * z - 3.33332819422E-1f) * z * x + x;
-  float e = exp(2.f * (ax > 9.f ? 9.f : ax));
+  float e = exp(2.f * (ax > 15.f ? 15.f : ax));  // tanh(15) rounds to 1
   float big = 1.f - 2.f / (e + 1.f);
   big = x < 0 ? -big : big;
   return ax < 0.625f ? small : big;

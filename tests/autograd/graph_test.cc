@@ -1,0 +1,141 @@
+// The graph itself: leaves, accumulation into parameters, inference mode, arena reuse, and
+// errors that print both shapes.
+#include <gtest/gtest.h>
+
+#include "heed/autograd/ops.h"
+#include "heed/nn/init.h"
+#include "heed/util/error.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+TEST(Graph, GradientsAccumulateIntoParametersAcrossGraphs) {
+  ParameterStore store;
+  Parameter& w = store.add("w", {2, 2});
+  w.value.copy_from(Tensor::from({2, 2}, std::vector<float>{1, 2, 3, 4}));
+  for (int k = 0; k < 2; ++k) {
+    Graph g;
+    Var x = g.input({1, 2}, std::vector<float>{1, 1});
+    g.backward(sum_all(matmul(x, g.param(w))));  // d/dW sum(x W) = x^T 1 = all ones
+  }
+  for (float v : w.grad.span()) EXPECT_EQ(v, 2.f);  // two backward passes accumulated
+  store.zero_grad();
+  for (float v : w.grad.span()) EXPECT_EQ(v, 0.f);
+}
+
+TEST(Graph, InferenceModeRecordsNoGradient) {
+  ParameterStore store;
+  Parameter& w = store.add("w", {3});
+  Graph g(Mode::Inference);
+  Var y = tanh(g.param(w) * 2.f);
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_THROW(g.backward(sum_all(y)), Error);
+  // Dropout is the identity at inference.
+  Var d = dropout(y, 0.5f);
+  EXPECT_EQ(d.id(), y.id());
+}
+
+TEST(Graph, ConstantsGetNoGradient) {
+  Graph g;
+  Var c = g.constant(Tensor::full({2}, 3.f));
+  Var v = g.variable(Tensor::full({2}, 2.f));
+  g.backward(sum_all(c * v));
+  EXPECT_FALSE(c.has_grad());
+  EXPECT_EQ(v.grad().data()[0], 3.f);
+}
+
+TEST(Graph, ArenaIsReusedAcrossSteps) {
+  // After the first step the arena holds one chunk big enough for the step: no more growth.
+  ParameterStore store;
+  Rng rng(1);
+  Parameter& w = store.add("w", {64, 64});
+  initialize(w.value, Init::glorot_uniform(), rng);
+  Graph g;
+  size_t capacity = 0;
+  for (int step = 0; step < 5; ++step) {
+    Var h = g.input({8, 64}, testing::random_tensor({8, 64}, rng).span());
+    for (int l = 0; l < 20; ++l) h = tanh(linear(h, g.param(w)));
+    g.backward(mean_all(h));
+    g.clear();
+    if (step == 1) capacity = g.arena().capacity();
+    if (step >= 1) {
+      EXPECT_EQ(g.arena().chunk_count(), 1u);
+      EXPECT_EQ(g.arena().capacity(), capacity);
+    }
+  }
+}
+
+TEST(Graph, ShapeErrorsNameBothShapes) {
+  Graph g;
+  Var a = g.variable(Tensor::zeros({2, 3})), b = g.variable(Tensor::zeros({4, 5}));
+  try {
+    matmul(a, b);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("[2, 3]"), std::string::npos) << m;
+    EXPECT_NE(m.find("[4, 5]"), std::string::npos) << m;
+  }
+  EXPECT_THROW(add(a, b), Error);
+  EXPECT_THROW(concat({a, b}, 0), Error);
+  EXPECT_THROW(embedding(b, std::vector<int32_t>{7}, {1}), Error);  // id out of range
+  EXPECT_THROW(cross_entropy(a, std::vector<int32_t>{0, 3}), Error);  // target out of range
+}
+
+TEST(Graph, ReshapeAndFirstAxisSliceAreViews) {
+  Graph g;
+  Var x = g.variable(Tensor::from({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(reshape(x, {3, 2}).value().data(), x.value().data());
+  EXPECT_EQ(select(x, 0, 1).value().data(), x.value().data() + 3);
+}
+
+TEST(Graph, SoftmaxFullyMaskedRowIsZeroWithZeroGradient) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Graph g;
+  Var x = g.variable(Tensor::from({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Tensor m = Tensor::from({2, 3}, std::vector<float>{0, -inf, 0, -inf, -inf, -inf});
+  Var y = softmax(x, m);
+  EXPECT_EQ(y.value().data()[1], 0.f);
+  for (int j = 3; j < 6; ++j) EXPECT_EQ(y.value().data()[j], 0.f);
+  EXPECT_NEAR(y.value().data()[0] + y.value().data()[2], 1.f, 1e-6f);
+  g.backward(sum_all(y * g.constant(Tensor::from({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}))));
+  for (int j = 3; j < 6; ++j) EXPECT_EQ(x.grad().data()[j], 0.f);
+  EXPECT_EQ(x.grad().data()[1], 0.f);
+}
+
+TEST(Graph, EmbeddingGradientIsRowSparse) {
+  ParameterStore store;
+  Parameter& table = store.add("emb", {100, 4}, /*row_sparse=*/true);
+  Graph g;
+  std::vector<int32_t> ids = {3, 7, 3};
+  g.backward(sum_all(embedding(g.param(table), ids, {3})));
+  EXPECT_EQ(table.touched.size(), 2u);
+  EXPECT_EQ(table.grad.data()[3 * 4], 2.f);
+  EXPECT_EQ(table.grad.data()[7 * 4], 1.f);
+  EXPECT_DOUBLE_EQ(table.grad_sum_squares(), 4 * (4.0 + 1.0));
+  table.zero_grad();
+  EXPECT_TRUE(table.touched.empty());
+  for (float v : table.grad.span()) EXPECT_EQ(v, 0.f);
+}
+
+TEST(Graph, DropoutIsReproducibleAndScaled) {
+  auto run = [](uint64_t seed) {
+    Graph g(Mode::Train, seed);
+    Var y = dropout(g.variable(Tensor::full({10000}, 1.f)), 0.25f);
+    return y.value().clone();
+  };
+  Tensor a = run(5), b = run(5), c = run(6);
+  int64_t kept = 0, same = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    EXPECT_EQ(a.data()[i], b.data()[i]);
+    EXPECT_TRUE(a.data()[i] == 0.f || std::fabs(a.data()[i] - 1.f / 0.75f) < 1e-6f);
+    kept += a.data()[i] != 0.f;
+    same += a.data()[i] == c.data()[i];
+  }
+  EXPECT_NEAR(kept / 10000.0, 0.75, 0.02);
+  EXPECT_LT(same, 9000);  // another seed, another mask
+}
+
+}  // namespace
+}  // namespace heed

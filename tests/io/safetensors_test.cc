@@ -1,0 +1,188 @@
+// Model files: bit-exact save/load, the safetensors layout read by an independent (Python)
+// reader, and clear errors for truncated, corrupt and mismatched files.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "heed/io/checkpoint.h"
+#include "heed/io/files.h"
+#include "heed/io/safetensors.h"
+#include "heed/nn/init.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("heed_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  std::string str() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+  static inline int counter_ = 0;
+};
+
+void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
+  Scope root(s, rng, "model");
+  root.param("encoder/embed", {rows, 4}, Init::normal(1.f), true);
+  root.param("encoder/gru/U", {6, 2}, Init::orthogonal(3));
+  root.param("out/b", {5}, Init::uniform(0.1f));
+  root.param("scale", {}, Init::constant(2.f));
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ModelFiles, SaveLoadIsBitExact) {
+  TempDir dir;
+  Rng rng(1);
+  ParameterStore a, b;
+  build(a, rng);
+  // Values that a lossy writer would change: -0, a denormal, the largest float, NaN.
+  float* p = a.get("model/out/b").value.data();
+  p[0] = -0.f;
+  p[1] = std::numeric_limits<float>::denorm_min();
+  p[2] = std::numeric_limits<float>::max();
+  p[3] = std::numeric_limits<float>::quiet_NaN();
+  save_model(dir.str(), {{"model", "toy"}, {"hidden", 2}}, a);
+  build(b, rng);
+  load_weights(dir / "model.safetensors", b);
+  for (const Parameter* x : a.all()) {
+    const Parameter& y = b.get(x->name);
+    ASSERT_EQ(x->value.shape(), y.value.shape());
+    EXPECT_EQ(std::memcmp(x->value.data(), y.value.data(), x->value.numel() * 4), 0) << x->name;
+  }
+  EXPECT_EQ(read_config(dir.str())["hidden"], 2);
+}
+
+TEST(ModelFiles, IndependentReaderSeesTheSameTensors) {
+  if (std::system("python3 -c 'import json, struct' 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  TempDir dir;
+  Tensor t = Tensor::from({2, 3}, std::vector<float>{1.5f, -2, 3, 0.25f, 5, -6});
+  write_safetensors(dir / "x.safetensors", {{"w", t}, {"b", Tensor::from({1}, std::vector<float>{7})}});
+  // A reader written from the published format, not from heed's code.
+  std::ofstream(dir / "read.py") << R"(import json, struct, sys
+data = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', data[:8])[0]
+h = json.loads(data[8:8 + n])
+body = data[8 + n:]
+w = h['w']; b, e = w['data_offsets']
+vals = struct.unpack('<%df' % ((e - b) // 4), body[b:e])
+assert w['dtype'] == 'F32' and w['shape'] == [2, 3], w
+assert list(vals) == [1.5, -2, 3, 0.25, 5, -6], vals
+assert h['b']['shape'] == [1]
+assert (8 + n) % 8 == 0
+print('ok')
+)";
+  std::string cmd = "python3 " + (dir / "read.py") + " " + (dir / "x.safetensors");
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+TEST(ModelFiles, TruncatedFileNamesFileAndProblem) {
+  TempDir dir;
+  Rng rng(2);
+  ParameterStore a;
+  build(a, rng);
+  save_model(dir.str(), {}, a);
+  std::string path = dir / "model.safetensors";
+  std::string full = read_file(path);
+  for (size_t keep : {size_t{4}, size_t{20}, full.size() - 1, full.size() - 30}) {
+    write_file_atomic(path, std::string_view(full).substr(0, keep));
+    ParameterStore b;
+    build(b, rng);
+    std::string m = error_of([&] { load_weights(path, b); });
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("truncated"), std::string::npos) << "kept " << keep << ": " << m;
+  }
+}
+
+TEST(ModelFiles, WrongShapeNamesTensorAndBothShapes) {
+  TempDir dir;
+  Rng rng(3);
+  ParameterStore a, b;
+  build(a, rng, 3);
+  build(b, rng, 5);  // a different vocabulary size
+  save_model(dir.str(), {}, a);
+  std::string m = error_of([&] { load_weights(dir / "model.safetensors", b); });
+  EXPECT_NE(m.find("model/encoder/embed"), std::string::npos) << m;
+  EXPECT_NE(m.find("[3, 4]"), std::string::npos) << m;
+  EXPECT_NE(m.find("[5, 4]"), std::string::npos) << m;
+}
+
+TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
+  TempDir dir;
+  Rng rng(4);
+  ParameterStore a;
+  build(a, rng);
+  std::string path = dir / "w.safetensors";
+  write_safetensors(path, {{"model/scale", Tensor::zeros({})}});
+  EXPECT_NE(error_of([&] { load_weights(path, a); }).find("missing tensor"), std::string::npos);
+  NamedTensors all;
+  for (Parameter* p : a.all()) all.emplace_back(p->name, p->value);
+  all.emplace_back("stray", Tensor::zeros({1}));
+  write_safetensors(path, all);
+  EXPECT_NE(error_of([&] { load_weights(path, a); }).find("unexpected tensor 'stray'"),
+            std::string::npos);
+  auto with_header = [&](const std::string& json, size_t data_bytes) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+    write_file_atomic(path, s + json + std::string(data_bytes, '\0'));
+  };
+  with_header("{\"w\": {\"dtype\": \"F32\", \"shape\": [2]", 8);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("not valid JSON"), std::string::npos);
+  with_header(R"({"w": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}})", 4);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("dtype F16"), std::string::npos);
+  with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("expected 12"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_safetensors(dir / "nope.safetensors"); }).find("cannot open"),
+            std::string::npos);
+}
+
+TEST(Checkpoint, InterruptedSwapStillLoads) {
+  TempDir dir;
+  Rng rng(5);
+  ParameterStore a;
+  build(a, rng);
+  Optimizer opt({}, a);
+  TrainerState st;
+  st.step = 42;
+  st.rng = rng.state();
+  st.schedule = nlohmann::json::object();
+  std::string ck = dir / "ckpt";
+  save_checkpoint(ck, {{"k", 1}}, a, opt, st);
+  save_checkpoint(ck, {{"k", 1}}, a, opt, st);  // replacing an existing one
+  // A crash between the two renames leaves only ckpt.old (and a stale ckpt.tmp).
+  fs::rename(ck, ck + ".old");
+  fs::create_directories(ck + ".tmp");
+  EXPECT_TRUE(has_checkpoint(ck));
+  ParameterStore b;
+  build(b, rng);
+  Optimizer opt2({}, b);
+  TrainerState got = load_checkpoint(ck, b, opt2);
+  EXPECT_EQ(got.step, 42);
+  EXPECT_EQ(got.rng, st.rng);
+  EXPECT_FALSE(has_checkpoint(dir / "elsewhere"));
+}
+
+}  // namespace
+}  // namespace heed

@@ -1,0 +1,142 @@
+// Kernels against naive references: GEMM (every transpose, strided, batched, threaded),
+// vectorised math against <cmath>, broadcasting and its reduction, permutation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "heed/kernels/elementwise.h"
+#include "heed/kernels/gemm.h"
+#include "heed/kernels/layout.h"
+#include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+// C = alpha op(A) op(B) + beta C, the textbook triple loop in double.
+void naive_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += static_cast<double>(ta ? A[k * lda + i] : A[i * lda + k]) *
+             (tb ? B[j * ldb + k] : B[k * ldb + j]);
+      C[i * ldc + j] = static_cast<float>(alpha * s + beta * C[i * ldc + j]);
+    }
+}
+
+TEST(Gemm, MatchesNaiveForAllTransposesAndStrides) {
+  Rng rng(1);
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (auto [M, N, K] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {64, 1, 129}}) {
+        int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;  // padded rows
+        std::vector<float> A((ta ? K : M) * lda), B((tb ? N : K) * ldb), C(M * ldc), R;
+        for (auto& v : A) v = rng.uniform(-1, 1);
+        for (auto& v : B) v = rng.uniform(-1, 1);
+        for (auto& v : C) v = rng.uniform(-1, 1);
+        R = C;
+        kernels::gemm(ta, tb, M, N, K, 0.7f, A.data(), lda, B.data(), ldb, 0.3f, C.data(), ldc);
+        naive_gemm(ta, tb, M, N, K, 0.7f, A.data(), lda, B.data(), ldb, 0.3f, R.data(), ldc);
+        for (size_t i = 0; i < C.size(); ++i)
+          ASSERT_NEAR(C[i], R[i], 1e-4f) << "ta=" << ta << " tb=" << tb << " M=" << M;
+      }
+}
+
+TEST(Gemm, BatchedMatchesLoopOnBothThreadPaths) {
+  Rng rng(2);
+  const int64_t batch = 6, M = 5, N = 7, K = 4;
+  std::vector<float> A(batch * M * K), B(K * N), C(batch * M * N, 0.f), R(batch * M * N, 0.f);
+  for (auto& v : A) v = rng.uniform(-1, 1);
+  for (auto& v : B) v = rng.uniform(-1, 1);
+  for (int threads : {1, 2}) {
+    set_threads(threads);
+    // B shared by the batch (stride 0)
+    kernels::gemm_batched(false, false, batch, M, N, K, 1.f, A.data(), K, M * K, B.data(), N, 0,
+                          0.f, C.data(), N, M * N);
+    for (int64_t i = 0; i < batch; ++i)
+      naive_gemm(false, false, M, N, K, 1.f, A.data() + i * M * K, K, B.data(), N, 0.f,
+                 R.data() + i * M * N, N);
+    for (size_t i = 0; i < C.size(); ++i) ASSERT_NEAR(C[i], R[i], 1e-5f);
+  }
+  set_threads(1);
+}
+
+TEST(VMath, AgreesWithStd) {
+  for (float x = -20.f; x <= 20.f; x += 0.0137f) {
+    EXPECT_NEAR(vmath::exp(x), std::exp(x), 3e-7f * std::exp(x)) << x;
+    EXPECT_NEAR(vmath::tanh(x), std::tanh(x), 1e-6f) << x;
+    EXPECT_NEAR(vmath::sigmoid(x), 1.f / (1.f + std::exp(-x)), 1e-6f) << x;
+  }
+  for (float x : {-1e-3f, 1e-4f, 0.3f, -0.6f})  // near 0 tanh keeps relative precision
+    EXPECT_NEAR(vmath::tanh(x), std::tanh(x), 1e-6f * std::fabs(x));
+  EXPECT_EQ(vmath::exp(-std::numeric_limits<float>::infinity()), 0.f);
+  EXPECT_EQ(vmath::exp(-100.f), 0.f);
+  EXPECT_TRUE(std::isfinite(vmath::exp(88.f)));
+  EXPECT_EQ(vmath::tanh(30.f), 1.f);
+  EXPECT_EQ(vmath::tanh(-30.f), -1.f);
+  // GELU's derivative against a central difference of GELU itself.
+  for (float x = -4.f; x <= 4.f; x += 0.25f)
+    EXPECT_NEAR(vmath::gelu_grad(x), (vmath::gelu(x + 1e-3f) - vmath::gelu(x - 1e-3f)) / 2e-3f,
+                2e-3f);
+}
+
+TEST(Elementwise, BroadcastMatchesIndexArithmetic) {
+  Rng rng(3);
+  Shape sa{2, 1, 4}, sb{3, 1}, out{2, 3, 4};
+  Tensor a = testing::random_tensor(sa, rng), b = testing::random_tensor(sb, rng);
+  Tensor c = Tensor::empty(out);
+  kernels::binary(kernels::Binary::Sub, a.data(), sa, b.data(), sb, c.data(), out);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        EXPECT_EQ(c.data()[(i * 3 + j) * 4 + k], a.data()[i * 4 + k] - b.data()[j]);
+  // reduce_to sums the broadcast axes back
+  Tensor da = Tensor::zeros(sa), db = Tensor::zeros(sb);
+  kernels::reduce_to(c.data(), out, da.data(), sa);
+  kernels::reduce_to(c.data(), out, db.data(), sb);
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 4; ++k) {
+      double s = 0;
+      for (int j = 0; j < 3; ++j) s += c.data()[(i * 3 + j) * 4 + k];
+      EXPECT_NEAR(da.data()[i * 4 + k], s, 1e-5);
+    }
+  for (int j = 0; j < 3; ++j) {
+    double s = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 4; ++k) s += c.data()[(i * 3 + j) * 4 + k];
+    EXPECT_NEAR(db.data()[j], s, 1e-5);
+  }
+}
+
+TEST(Elementwise, LargeTensorsGiveTheSameResultThreaded) {
+  Rng rng(4);
+  Shape s{300, 1000};
+  Tensor x = testing::random_tensor(s, rng, -3, 3);
+  Tensor y1 = Tensor::empty(s), y2 = Tensor::empty(s);
+  set_threads(1);
+  kernels::unary_forward(kernels::Unary::Tanh, x.data(), y1.data(), x.numel());
+  set_threads(2);
+  kernels::unary_forward(kernels::Unary::Tanh, x.data(), y2.data(), x.numel());
+  set_threads(1);
+  for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(y1.data()[i], y2.data()[i]);
+}
+
+TEST(Layout, PermuteMatchesIndexArithmetic) {
+  Shape s{2, 3, 4, 5};
+  Tensor x = Tensor::empty(s);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<float>(i);
+  Tensor y = Tensor::empty({4, 2, 5, 3});
+  kernels::permute(x.data(), s, {2, 0, 3, 1}, y.data(), false);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c)
+        for (int d = 0; d < 5; ++d)
+          EXPECT_EQ(y.data()[((c * 2 + a) * 5 + d) * 3 + b], x.data()[((a * 3 + b) * 4 + c) * 5 + d]);
+}
+
+}  // namespace
+}  // namespace heed

@@ -1,0 +1,123 @@
+// Optimisers against their update formulas, gradient clipping, and LR schedules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "heed/autograd/ops.h"
+#include "heed/train/optimizer.h"
+#include "heed/train/schedule.h"
+
+namespace heed {
+namespace {
+
+// One parameter w = [1, -2] with gradient g = [0.5, 0.25] set by hand.
+struct OneParam {
+  ParameterStore store;
+  Parameter* p;
+  OneParam() {
+    p = &store.add("w", {2});
+    p->value.data()[0] = 1.f;
+    p->value.data()[1] = -2.f;
+  }
+  void set_grad() {
+    p->grad.data()[0] = 0.5f;
+    p->grad.data()[1] = 0.25f;
+  }
+};
+
+TEST(Optimizer, AdamFirstTwoStepsMatchTheFormula) {
+  OneParam s;
+  Optimizer opt({.kind = OptimizerConfig::Kind::Adam}, s.store);
+  double m = 0, v = 0, w = 1.0;
+  for (int t = 1; t <= 2; ++t) {
+    s.set_grad();
+    opt.step(0.1f);
+    m = 0.9 * m + 0.1 * 0.5;
+    v = 0.999 * v + 0.001 * 0.25;
+    w -= 0.1 * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.999, t))) + 1e-8);
+    EXPECT_NEAR(s.p->value.data()[0], w, 1e-6);
+    EXPECT_EQ(s.p->grad.data()[0], 0.f);  // gradients cleared after the step
+  }
+}
+
+TEST(Optimizer, SgdMomentumAndDecoupledWeightDecay) {
+  OneParam s;
+  Optimizer sgd({.kind = OptimizerConfig::Kind::Sgd, .momentum = 0.5f}, s.store);
+  s.set_grad();
+  sgd.step(0.1f);  // v = 0.5, w = 1 - 0.05
+  s.set_grad();
+  sgd.step(0.1f);  // v = 0.25 + 0.5 = 0.75, w = 0.95 - 0.075
+  EXPECT_NEAR(s.p->value.data()[0], 0.875, 1e-6);
+
+  OneParam a, b;
+  Optimizer adam({.kind = OptimizerConfig::Kind::Adam, .weight_decay = 0.1f}, a.store);
+  Optimizer adamw({.kind = OptimizerConfig::Kind::AdamW, .weight_decay = 0.1f}, b.store);
+  a.set_grad();
+  b.set_grad();
+  adam.step(0.1f);
+  adamw.step(0.1f);
+  // AdamW: the Adam step on g alone (= lr, sign of g at t = 1) plus lr * wd * w
+  EXPECT_NEAR(b.p->value.data()[0], 1.0 - 0.1 - 0.1 * 0.1 * 1.0, 1e-5);
+  EXPECT_NE(a.p->value.data()[0], b.p->value.data()[0]);
+}
+
+TEST(Optimizer, AdamMinimisesAQuadratic) {
+  ParameterStore store;
+  Parameter& w = store.add("w", {3});
+  Optimizer opt({}, store);
+  Tensor target = Tensor::from({3}, std::vector<float>{1, -2, 3});
+  for (int i = 0; i < 2000; ++i) {
+    Graph g;
+    Var d = g.param(w) - g.constant(target);
+    g.backward(sum_all(d * d));
+    opt.step(0.05f);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(w.value.data()[i], target.data()[i], 1e-3);
+}
+
+TEST(Optimizer, ClipGradNormScalesToTheBound) {
+  ParameterStore store;
+  Parameter& a = store.add("a", {2});
+  Parameter& b = store.add("b", {1});
+  a.grad.data()[0] = 3.f;
+  a.grad.data()[1] = 0.f;
+  b.grad.data()[0] = 4.f;
+  EXPECT_NEAR(clip_grad_norm(store, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad.data()[0], 0.6f, 1e-5);
+  EXPECT_NEAR(b.grad.data()[0], 0.8f, 1e-5);
+  EXPECT_NEAR(clip_grad_norm(store, 10.0), 1.0, 1e-4);  // under the bound: untouched
+  EXPECT_NEAR(b.grad.data()[0], 0.8f, 1e-5);
+}
+
+TEST(Schedule, Formulas) {
+  using K = ScheduleConfig::Kind;
+  LrSchedule c({.kind = K::Constant, .lr = 0.1f, .warmup = 10});
+  EXPECT_NEAR(c.lr(5), 0.05f, 1e-7);
+  EXPECT_NEAR(c.lr(100), 0.1f, 1e-7);
+  LrSchedule s({.kind = K::StepDecay, .lr = 1.f, .decay_every = 100, .factor = 0.5f});
+  EXPECT_NEAR(s.lr(99), 1.f, 1e-7);
+  EXPECT_NEAR(s.lr(250), 0.25f, 1e-7);
+  LrSchedule r({.kind = K::InverseSqrt, .lr = 1e-3f, .warmup = 400});
+  EXPECT_NEAR(r.lr(100), 2.5e-4f, 1e-9);
+  EXPECT_NEAR(r.lr(400), 1e-3f, 1e-9);
+  EXPECT_NEAR(r.lr(1600), 5e-4f, 1e-9);
+}
+
+TEST(Schedule, ReduceOnPlateauCutsAfterPatienceAndResumes) {
+  LrSchedule p({.kind = ScheduleConfig::Kind::ReduceOnPlateau, .lr = 1.f, .factor = 0.5f,
+                .patience = 1, .min_lr = 0.3f});
+  EXPECT_FALSE(p.report(5.0));
+  EXPECT_FALSE(p.report(4.0));  // better
+  EXPECT_FALSE(p.report(4.5));  // 1 bad: within patience
+  EXPECT_TRUE(p.report(4.2));   // 2 bad: cut
+  EXPECT_NEAR(p.lr(1000), 0.5f, 1e-7);
+  LrSchedule q(p.config());
+  q.load_state(p.state());
+  EXPECT_NEAR(q.lr(1000), 0.5f, 1e-7);
+  q.report(9);
+  q.report(9);
+  EXPECT_NEAR(q.lr(1000), 0.3f, 1e-7);  // 0.25 floored at min_lr
+}
+
+}  // namespace
+}  // namespace heed
