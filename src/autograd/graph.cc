@@ -2,6 +2,7 @@
 // Leaves out: the ops themselves (autograd/ops/).
 #include "heed/autograd/graph.h"
 
+#include "heed/kernels/elementwise.h"
 #include "heed/kernels/random.h"
 #include "heed/util/error.h"
 
@@ -49,13 +50,25 @@ Var Graph::variable(const Tensor& t) { return push(t, mode_ == Mode::Train); }
 Var Graph::param(Parameter& p) { return push(p.value, mode_ == Mode::Train, &p); }
 
 void Graph::backward(Var loss) {
-  check(loss.valid() && &loss.graph() == this, "backward: the loss is not a node of this graph");
-  check(loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
-        loss.shape().str());
+  check(loss.valid() && loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
+        loss.valid() ? loss.shape().str() : "an empty Var");
+  backward(loss, Tensor::full(loss.shape(), 1.f));
+}
+
+void Graph::backward(Var out, const Tensor& seed) {
+  check(out.valid() && &out.graph() == this, "backward: the output is not a node of this graph");
+  check(seed.shape() == out.shape(), "backward: seed gradient ", seed.shape().str(),
+        " for an output of shape ", out.shape().str());
   check(mode_ == Mode::Train, "backward: this graph was built in inference mode");
-  if (!loss.requires_grad()) return;  // nothing to differentiate
-  loss.grad().data()[0] += 1.f;
-  for (int32_t i = loss.id(); i >= 0; --i) {
+  if (!out.requires_grad()) return;  // nothing to differentiate
+  Node& top = nodes_[out.id()];
+  if (!top.grad.data() && !top.param) {  // a fresh gradient: copy the seed, skip zero-filling
+    top.grad = arena_.tensor(seed.shape());
+    top.grad.copy_from(seed);
+  } else {
+    kernels::axpy(1.f, seed.data(), out.grad().data(), seed.numel());
+  }
+  for (int32_t i = out.id(); i >= 0; --i) {
     Node& n = nodes_[i];
     if (n.backward.call && n.grad.data()) n.backward.call(n.backward.fn, n.grad);
   }

@@ -79,6 +79,8 @@ class Graph {
 
   // Seeds d loss / d loss = 1 (loss must have one element) and runs every closure in reverse.
   void backward(Var loss);
+  // Backward from any node with a given dL/d(out) (same shape), like PyTorch's y.backward(g).
+  void backward(Var out, const Tensor& seed);
   // Frees all nodes and arena memory (keeping it for the next step).
   void clear();
 

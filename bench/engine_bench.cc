@@ -1,0 +1,204 @@
+// Google Benchmark suite of the engine (`make bench`; OMP_NUM_THREADS=N sets the threads):
+//   - GEMM: raw dnnl_sgemm against a matmul through the graph (node, arena, closure) at the
+//     shapes the models use, forward and forward+backward, in GFLOP/s;
+//   - a fused GRU step forward+backward against the same step composed of basic ops;
+//   - element-wise ops in GB/s, next to memcpy as the machine's bandwidth reference.
+#include <benchmark/benchmark.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstring>
+#include <vector>
+
+#include "heed/autograd/ops.h"
+#include "heed/kernels/elementwise.h"
+#include "heed/kernels/random.h"
+
+namespace heed {
+namespace {
+
+Tensor random(const Shape& s, uint64_t seed) {
+  Rng rng(seed);
+  Tensor t = Tensor::empty(s);
+  for (auto& v : t.span()) v = rng.uniform(-1.f, 1.f);
+  return t;
+}
+
+// The first steps of a graph grow its arena and fault its pages in; a training run sees the
+// steady state after them, so every benchmark runs its step twice before timing.
+template <class F>
+void warm_up(F&& step) {
+  step();
+  step();
+}
+
+void gemm_args(benchmark::internal::Benchmark* b) {
+  // {M, N, K}: decoder step output layer at batch 64, a GRU gate GEMM, the output layer over a
+  // whole batch of target tokens, and a Transformer feed-forward.
+  for (auto s : std::vector<std::vector<int64_t>>{
+           {64, 1536, 512}, {128, 768, 256}, {1664, 1536, 512}, {1664, 6000, 512}, {1024, 512, 256}})
+    b->Args(s);
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+void set_flops(benchmark::State& st, double flops_per_iter) {
+  st.counters["GFLOP/s"] = benchmark::Counter(flops_per_iter * static_cast<double>(st.iterations()) / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+
+// C [M, N] = X [M, K] W^T, W [N, K]: the linear-layer layout.
+void BM_RawSgemm(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  Tensor x = random({M, K}, 1), w = random({N, K}, 2), c = Tensor::empty({M, N});
+  auto step = [&] {
+    dnnl_sgemm('N', 'T', M, N, K, 1.f, x.data(), K, w.data(), K, 0.f, c.data(), N);
+    benchmark::DoNotOptimize(c.data());
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  set_flops(st, 2.0 * M * N * K);
+}
+BENCHMARK(BM_RawSgemm)->Apply(gemm_args);
+
+void BM_EngineMatmul(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  Tensor x = random({M, K}, 1), w = random({N, K}, 2);
+  Graph g(Mode::Inference);
+  auto step = [&] {
+    Var y = matmul(g.constant(x), g.constant(w), {.trans_b = true});
+    benchmark::DoNotOptimize(y.value().data());
+    g.clear();
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  set_flops(st, 2.0 * M * N * K);
+}
+BENCHMARK(BM_EngineMatmul)->Apply(gemm_args);
+
+// Forward + backward: three GEMMs raw (C = X W^T, dX = dC W, dW = dC^T X) ...
+void BM_RawSgemmTrain(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  Tensor x = random({M, K}, 1), w = random({N, K}, 2), c = Tensor::empty({M, N});
+  Tensor dc = random({M, N}, 3), dx = Tensor::zeros({M, K}), dw = Tensor::zeros({N, K});
+  auto step = [&] {
+    dnnl_sgemm('N', 'T', M, N, K, 1.f, x.data(), K, w.data(), K, 0.f, c.data(), N);
+    dnnl_sgemm('N', 'N', M, K, N, 1.f, dc.data(), N, w.data(), K, 1.f, dx.data(), K);
+    dnnl_sgemm('T', 'N', N, K, M, 1.f, dc.data(), N, x.data(), K, 1.f, dw.data(), K);
+    benchmark::DoNotOptimize(dw.data());
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  set_flops(st, 6.0 * M * N * K);
+}
+BENCHMARK(BM_RawSgemmTrain)->Apply(gemm_args);
+
+// ... and the same through the graph: linear() forward, backward from a seeded gradient.
+void BM_EngineMatmulTrain(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  ParameterStore store;
+  Parameter& w = store.add("w", {N, K});
+  w.value.copy_from(random({N, K}, 2));
+  Tensor x = random({M, K}, 1), dc = random({M, N}, 3);
+  Graph g;
+  auto step = [&] {
+    Var y = linear(g.variable(x), g.param(w));  // C = X W^T
+    g.backward(y, dc);                          // dX = dC W,  dW += dC^T X
+    benchmark::DoNotOptimize(w.grad.data());
+    g.clear();
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  set_flops(st, 6.0 * M * N * K);
+}
+BENCHMARK(BM_EngineMatmulTrain)->Apply(gemm_args);
+
+// A GRU step, B = 64 and 128, H = 512: forward + backward of the fused cell ...
+void gru_args(benchmark::internal::Benchmark* b) {
+  b->Args({64, 512})->Args({128, 512})->Args({128, 256})->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+template <bool Fused>
+void BM_GruStep(benchmark::State& st) {
+  const int64_t B = st.range(0), H = st.range(1);
+  ParameterStore store;
+  Parameter& U = store.add("U", {3 * H, H});
+  Parameter& bh = store.add("bh", {3 * H});
+  U.value.copy_from(random({3 * H, H}, 4));
+  Tensor gx = random({B, 3 * H}, 5), h0 = random({B, H}, 6), w = random({B, H}, 7);
+  Graph g;
+  auto step = [&] {
+    Var x = g.variable(gx), h = g.variable(h0), u = g.param(U), b = g.param(bh);
+    Var out;
+    if constexpr (Fused) {
+      out = gru_cell(x, h, u, b);
+    } else {  // ... against the same step composed of basic ops
+      Var gh = linear(h, u, b);
+      Var r = sigmoid(slice(x, 1, 0, H) + slice(gh, 1, 0, H));
+      Var z = sigmoid(slice(x, 1, H, H) + slice(gh, 1, H, H));
+      Var n = tanh(slice(x, 1, 2 * H, H) + r * slice(gh, 1, 2 * H, H));
+      out = (1.f - z) * n + z * h;
+    }
+    g.backward(sum_all(out * g.constant(w)));
+    benchmark::DoNotOptimize(U.grad.data());
+    g.clear();
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  st.SetItemsProcessed(st.iterations() * B);
+  // 3 GEMMs of 2 * B * 3H * H flops each (forward, dU, dh)
+  set_flops(st, 3 * 2.0 * B * 3 * H * H);
+}
+BENCHMARK(BM_GruStep<true>)->Name("BM_GruStepFused")->Apply(gru_args);
+BENCHMARK(BM_GruStep<false>)->Name("BM_GruStepComposed")->Apply(gru_args);
+
+// Element-wise throughput over 16M floats (64 MB: far beyond the caches).
+constexpr int64_t kN = int64_t{1} << 24;
+
+void BM_Memcpy(benchmark::State& st) {
+  Tensor a = random({kN}, 1), b = Tensor::empty({kN});
+  for (auto _ : st) {
+    std::memcpy(b.data(), a.data(), kN * sizeof(float));
+    benchmark::DoNotOptimize(b.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);  // read + write
+}
+BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+template <kernels::Unary Op>
+void BM_Unary(benchmark::State& st) {
+  Tensor a = random({kN}, 1), b = Tensor::empty({kN});
+  for (auto _ : st) {
+    kernels::unary_forward(Op, a.data(), b.data(), kN);
+    benchmark::DoNotOptimize(b.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);
+}
+BENCHMARK(BM_Unary<kernels::Unary::Tanh>)->Name("BM_Tanh")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Unary<kernels::Unary::Sigmoid>)->Name("BM_Sigmoid")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Unary<kernels::Unary::Exp>)->Name("BM_Exp")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Unary<kernels::Unary::Relu>)->Name("BM_Relu")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_AddBroadcastBias(benchmark::State& st) {
+  const int64_t D = 512, R = kN / D;
+  Tensor a = random({R, D}, 1), b = random({D}, 2), c = Tensor::empty({R, D});
+  for (auto _ : st) {
+    kernels::binary(kernels::Binary::Add, a.data(), a.shape(), b.data(), b.shape(), c.data(), c.shape());
+    benchmark::DoNotOptimize(c.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);
+}
+BENCHMARK(BM_AddBroadcastBias)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Mul(benchmark::State& st) {
+  Tensor a = random({kN}, 1), b = random({kN}, 2), c = Tensor::empty({kN});
+  for (auto _ : st) {
+    kernels::binary(kernels::Binary::Mul, a.data(), a.shape(), b.data(), b.shape(), c.data(), c.shape());
+    benchmark::DoNotOptimize(c.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 3 * kN * 4);
+}
+BENCHMARK(BM_Mul)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace heed
+
+BENCHMARK_MAIN();
