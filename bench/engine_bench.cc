@@ -2,7 +2,7 @@
 //   - GEMM: raw dnnl_sgemm against a matmul through the graph (node, arena, closure) at the
 //     shapes the models use, forward and forward+backward, in GFLOP/s;
 //   - a fused GRU step forward+backward against the same step composed of basic ops;
-//   - element-wise ops in GB/s, next to memcpy as the machine's bandwidth reference.
+//   - element-wise ops in GB/s, in cache and from DRAM, next to memcpy as the reference.
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -150,53 +150,67 @@ void BM_GruStep(benchmark::State& st) {
 BENCHMARK(BM_GruStep<true>)->Name("BM_GruStepFused")->Apply(gru_args);
 BENCHMARK(BM_GruStep<false>)->Name("BM_GruStepComposed")->Apply(gru_args);
 
-// Element-wise throughput over 16M floats (64 MB: far beyond the caches).
-constexpr int64_t kN = int64_t{1} << 24;
+// Element-wise throughput, in GB/s of bytes read + written, at two sizes: 1M floats (4 MiB, in
+// cache) and 256M floats (1 GiB, far beyond the 0.5 GiB L3: DRAM bandwidth), next to memcpy.
+Tensor ramp(int64_t n, float offset) {  // cheap deterministic fill for large tensors
+  Tensor t = Tensor::empty({n});
+  for (int64_t i = 0; i < n; ++i) t.data()[i] = static_cast<float>(i % 1999) * 1e-3f - offset;
+  return t;
+}
+
+void eltwise_args(benchmark::internal::Benchmark* b) {
+  b->Arg(int64_t{1} << 20)->Arg(int64_t{1} << 28)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
 
 void BM_Memcpy(benchmark::State& st) {
-  Tensor a = random({kN}, 1), b = Tensor::empty({kN});
+  const int64_t n = st.range(0);
+  Tensor a = ramp(n, 1.f), b = Tensor::zeros({n});
   for (auto _ : st) {
-    std::memcpy(b.data(), a.data(), kN * sizeof(float));
+    std::memcpy(b.data(), a.data(), n * sizeof(float));
     benchmark::DoNotOptimize(b.data());
   }
-  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);  // read + write
+  st.SetBytesProcessed(st.iterations() * 2 * n * 4);  // read + write
 }
-BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Memcpy)->Apply(eltwise_args);
 
 template <kernels::Unary Op>
 void BM_Unary(benchmark::State& st) {
-  Tensor a = random({kN}, 1), b = Tensor::empty({kN});
+  const int64_t n = st.range(0);
+  Tensor a = ramp(n, 1.f), b = Tensor::zeros({n});
   for (auto _ : st) {
-    kernels::unary_forward(Op, a.data(), b.data(), kN);
+    kernels::unary_forward(Op, a.data(), b.data(), n);
     benchmark::DoNotOptimize(b.data());
   }
-  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);
+  st.SetBytesProcessed(st.iterations() * 2 * n * 4);
 }
-BENCHMARK(BM_Unary<kernels::Unary::Tanh>)->Name("BM_Tanh")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Unary<kernels::Unary::Sigmoid>)->Name("BM_Sigmoid")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Unary<kernels::Unary::Exp>)->Name("BM_Exp")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Unary<kernels::Unary::Relu>)->Name("BM_Relu")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Unary<kernels::Unary::Tanh>)->Name("BM_Tanh")->Apply(eltwise_args);
+BENCHMARK(BM_Unary<kernels::Unary::Sigmoid>)->Name("BM_Sigmoid")->Apply(eltwise_args);
+BENCHMARK(BM_Unary<kernels::Unary::Exp>)->Name("BM_Exp")->Apply(eltwise_args);
+BENCHMARK(BM_Unary<kernels::Unary::Relu>)->Name("BM_Relu")->Apply(eltwise_args);
 
 void BM_AddBroadcastBias(benchmark::State& st) {
-  const int64_t D = 512, R = kN / D;
-  Tensor a = random({R, D}, 1), b = random({D}, 2), c = Tensor::empty({R, D});
+  const int64_t n = st.range(0), D = 512, R = n / D;
+  Tensor a = ramp(n, 1.f).reshape({R, D}), b = ramp(D, 0.5f), c = Tensor::zeros({R, D});
   for (auto _ : st) {
-    kernels::binary(kernels::Binary::Add, a.data(), a.shape(), b.data(), b.shape(), c.data(), c.shape());
+    kernels::binary(kernels::Binary::Add, a.data(), a.shape(), b.data(), b.shape(), c.data(),
+                    c.shape());
     benchmark::DoNotOptimize(c.data());
   }
-  st.SetBytesProcessed(st.iterations() * 2 * kN * 4);
+  st.SetBytesProcessed(st.iterations() * 2 * n * 4);
 }
-BENCHMARK(BM_AddBroadcastBias)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AddBroadcastBias)->Apply(eltwise_args);
 
 void BM_Mul(benchmark::State& st) {
-  Tensor a = random({kN}, 1), b = random({kN}, 2), c = Tensor::empty({kN});
+  const int64_t n = st.range(0);
+  Tensor a = ramp(n, 1.f), b = ramp(n, 0.5f), c = Tensor::zeros({n});
   for (auto _ : st) {
-    kernels::binary(kernels::Binary::Mul, a.data(), a.shape(), b.data(), b.shape(), c.data(), c.shape());
+    kernels::binary(kernels::Binary::Mul, a.data(), a.shape(), b.data(), b.shape(), c.data(),
+                    c.shape());
     benchmark::DoNotOptimize(c.data());
   }
-  st.SetBytesProcessed(st.iterations() * 3 * kN * 4);
+  st.SetBytesProcessed(st.iterations() * 3 * n * 4);
 }
-BENCHMARK(BM_Mul)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Mul)->Apply(eltwise_args);
 
 }  // namespace
 }  // namespace heed
