@@ -34,15 +34,18 @@ void warm_up(F&& step) {
 void gemm_args(benchmark::internal::Benchmark* b) {
   // {M, N, K}: decoder step output layer at batch 64, a GRU gate GEMM, the output layer over a
   // whole batch of target tokens, and a Transformer feed-forward.
-  for (auto s : std::vector<std::vector<int64_t>>{
-           {64, 1536, 512}, {128, 768, 256}, {1664, 1536, 512}, {1664, 6000, 512}, {1024, 512, 256}})
+  for (auto s : std::vector<std::vector<int64_t>>{{64, 1536, 512},
+                                                  {128, 768, 256},
+                                                  {1664, 1536, 512},
+                                                  {1664, 6000, 512},
+                                                  {1024, 512, 256}})
     b->Args(s);
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 
 void set_flops(benchmark::State& st, double flops_per_iter) {
-  st.counters["GFLOP/s"] = benchmark::Counter(flops_per_iter * static_cast<double>(st.iterations()) / 1e9,
-                                              benchmark::Counter::kIsRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(
+      flops_per_iter * static_cast<double>(st.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 // C [M, N] = X [M, K] W^T, W [N, K]: the linear-layer layout.
@@ -113,7 +116,11 @@ BENCHMARK(BM_EngineMatmulTrain)->Apply(gemm_args);
 
 // A GRU step, B = 64 and 128, H = 512: forward + backward of the fused cell ...
 void gru_args(benchmark::internal::Benchmark* b) {
-  b->Args({64, 512})->Args({128, 512})->Args({128, 256})->Unit(benchmark::kMicrosecond)->UseRealTime();
+  b->Args({64, 512})
+      ->Args({128, 512})
+      ->Args({128, 256})
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
 }
 
 template <bool Fused>

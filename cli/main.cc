@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
     if (*demo_cmd) {
       std::cout << "heed demo: a GRU encoder-decoder (Cho et al. 2014) learns to reverse sequences "
                    "of "
-                << demo.task.min_len << "-" << demo.task.max_len << " symbols, "
-                << heed::threads() << " thread(s)\n";
+                << demo.task.min_len << "-" << demo.task.max_len << " symbols, " << heed::threads()
+                << " thread(s)\n";
       auto r = heed::toy::run_reverse_demo(demo, &std::cout);
       return r.sequence_accuracy > 0.5 ? 0 : 1;
     }

@@ -8,13 +8,21 @@
 
 namespace heed {
 
-const Tensor& Var::value() const { return graph_->nodes_[id_].value; }
+const Tensor& Var::value() const {
+  return graph_->nodes_[id_].value;
+}
 
-bool Var::requires_grad() const { return graph_->nodes_[id_].requires_grad; }
+bool Var::requires_grad() const {
+  return graph_->nodes_[id_].requires_grad;
+}
 
-Parameter* Var::param() const { return graph_->nodes_[id_].param; }
+Parameter* Var::param() const {
+  return graph_->nodes_[id_].param;
+}
 
-bool Var::has_grad() const { return graph_->nodes_[id_].grad.data() != nullptr; }
+bool Var::has_grad() const {
+  return graph_->nodes_[id_].grad.data() != nullptr;
+}
 
 Tensor& Var::grad() const {
   auto& n = graph_->nodes_[id_];
@@ -22,9 +30,13 @@ Tensor& Var::grad() const {
   return n.grad;
 }
 
-Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) { nodes_.reserve(1024); }
+Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) {
+  nodes_.reserve(1024);
+}
 
-Graph::~Graph() { clear(); }
+Graph::~Graph() {
+  clear();
+}
 
 Var Graph::push(Tensor value, bool requires_grad, Parameter* param) {
   Node n;
@@ -35,7 +47,9 @@ Var Graph::push(Tensor value, bool requires_grad, Parameter* param) {
   return Var(this, static_cast<int32_t>(nodes_.size() - 1));
 }
 
-Var Graph::constant(const Tensor& t) { return push(t, false); }
+Var Graph::constant(const Tensor& t) {
+  return push(t, false);
+}
 
 Var Graph::input(const Shape& shape, std::span<const float> values) {
   check(static_cast<int64_t>(values.size()) == shape.numel(), "Graph::input: ", values.size(),
@@ -45,9 +59,13 @@ Var Graph::input(const Shape& shape, std::span<const float> values) {
   return push(t, false);
 }
 
-Var Graph::variable(const Tensor& t) { return push(t, mode_ == Mode::Train); }
+Var Graph::variable(const Tensor& t) {
+  return push(t, mode_ == Mode::Train);
+}
 
-Var Graph::param(Parameter& p) { return push(p.value, mode_ == Mode::Train, &p); }
+Var Graph::param(Parameter& p) {
+  return push(p.value, mode_ == Mode::Train, &p);
+}
 
 void Graph::backward(Var loss) {
   check(loss.valid() && loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
@@ -81,6 +99,8 @@ void Graph::clear() {
   arena_.reset();
 }
 
-uint64_t Graph::next_stream() { return mix64(seed_ ^ mix64(++streams_)); }
+uint64_t Graph::next_stream() {
+  return mix64(seed_ ^ mix64(++streams_));
+}
 
 }  // namespace heed

@@ -38,7 +38,8 @@ std::string readable(const std::string& dir) {
 
 }  // namespace
 
-void save_model(const std::string& dir, const nlohmann::json& config, const ParameterStore& params) {
+void save_model(const std::string& dir, const nlohmann::json& config,
+                const ParameterStore& params) {
   fs::create_directories(dir);
   write_file_atomic((fs::path(dir) / "config.json").string(), config.dump(2) + "\n");
   write_safetensors((fs::path(dir) / "model.safetensors").string(), weights_of(params),
@@ -107,8 +108,8 @@ TrainerState load_checkpoint(const std::string& dir, ParameterStore& params, Opt
     st.schedule = js.at("schedule");
     st.extra = js.at("extra");
     std::string opt_path = (fs::path(src) / "optimizer.safetensors").string();
-    optimizer.load_state(read_safetensors(opt_path).tensors, js.at("optimizer_steps").get<int64_t>(),
-                         opt_path);
+    optimizer.load_state(read_safetensors(opt_path).tensors,
+                         js.at("optimizer_steps").get<int64_t>(), opt_path);
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": malformed trainer state (", e.what(), ")");
   } catch (const std::logic_error& e) {

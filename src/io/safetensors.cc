@@ -17,11 +17,11 @@ std::string encode_safetensors(const NamedTensors& tensors,
   if (!metadata.empty()) header["__metadata__"] = metadata;
   size_t offset = 0;
   for (const auto& [name, t] : tensors) {
-    check(name != "__metadata__" && !header.contains(name), "safetensors: duplicate tensor '",
-          name, "'");
+    check(name != "__metadata__" && !header.contains(name), "safetensors: duplicate tensor '", name,
+          "'");
     size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
-    header[name] = {{"dtype", "F32"}, {"shape", t.shape().dims()},
-                    {"data_offsets", {offset, offset + bytes}}};
+    header[name] = {
+        {"dtype", "F32"}, {"shape", t.shape().dims()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string json = header.dump();
@@ -45,7 +45,8 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
   check(bytes.size() >= 8, path, ": truncated: ", bytes.size(),
         " bytes, too short for a safetensors header");
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   check(n <= bytes.size() - 8, path, ": truncated: the header claims ", n,
         " bytes but the file has ", bytes.size() - 8, " after the length field");
   nlohmann::json header;
@@ -77,8 +78,7 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
             "' has invalid data_offsets");
       check(dims.size() <= Shape::kMaxRank, path, ": tensor '", name, "' has rank ", dims.size(),
             " (at most ", Shape::kMaxRank, ")");
-      for (int64_t d : dims)
-        check(d >= 0, path, ": tensor '", name, "' has a negative dimension");
+      for (int64_t d : dims) check(d >= 0, path, ": tensor '", name, "' has a negative dimension");
       Shape shape(dims);
       check(off[1] - off[0] == static_cast<uint64_t>(shape.numel()) * sizeof(float), path,
             ": tensor '", name, "' of shape ", shape.str(), " has ", off[1] - off[0],

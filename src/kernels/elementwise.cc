@@ -64,10 +64,14 @@ template <bool acc>
 void binary_dispatch(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb,
                      float* c, const Shape& out) {
   switch (op) {
-    case Binary::Add: return binary_impl<Binary::Add, acc>(a, sa, b, sb, c, out);
-    case Binary::Sub: return binary_impl<Binary::Sub, acc>(a, sa, b, sb, c, out);
-    case Binary::Mul: return binary_impl<Binary::Mul, acc>(a, sa, b, sb, c, out);
-    case Binary::Div: return binary_impl<Binary::Div, acc>(a, sa, b, sb, c, out);
+    case Binary::Add:
+      return binary_impl<Binary::Add, acc>(a, sa, b, sb, c, out);
+    case Binary::Sub:
+      return binary_impl<Binary::Sub, acc>(a, sa, b, sb, c, out);
+    case Binary::Mul:
+      return binary_impl<Binary::Mul, acc>(a, sa, b, sb, c, out);
+    case Binary::Div:
+      return binary_impl<Binary::Div, acc>(a, sa, b, sb, c, out);
   }
 }
 
@@ -75,12 +79,18 @@ void binary_dispatch(Binary op, const float* a, const Shape& sa, const float* b,
 
 void unary_forward(Unary op, const float* x, float* y, int64_t n) {
   switch (op) {
-    case Unary::Tanh: return map(n, [=](int64_t i) { y[i] = vmath::tanh(x[i]); });
-    case Unary::Sigmoid: return map(n, [=](int64_t i) { y[i] = vmath::sigmoid(x[i]); });
-    case Unary::Relu: return map(n, [=](int64_t i) { y[i] = x[i] > 0.f ? x[i] : 0.f; });
-    case Unary::Gelu: return map(n, [=](int64_t i) { y[i] = vmath::gelu(x[i]); });
-    case Unary::Exp: return map(n, [=](int64_t i) { y[i] = vmath::exp(x[i]); });
-    case Unary::Log: return map(n, [=](int64_t i) { y[i] = std::log(x[i]); });
+    case Unary::Tanh:
+      return map(n, [=](int64_t i) { y[i] = vmath::tanh(x[i]); });
+    case Unary::Sigmoid:
+      return map(n, [=](int64_t i) { y[i] = vmath::sigmoid(x[i]); });
+    case Unary::Relu:
+      return map(n, [=](int64_t i) { y[i] = x[i] > 0.f ? x[i] : 0.f; });
+    case Unary::Gelu:
+      return map(n, [=](int64_t i) { y[i] = vmath::gelu(x[i]); });
+    case Unary::Exp:
+      return map(n, [=](int64_t i) { y[i] = vmath::exp(x[i]); });
+    case Unary::Log:
+      return map(n, [=](int64_t i) { y[i] = std::log(x[i]); });
   }
 }
 
@@ -88,14 +98,20 @@ void unary_backward(Unary op, const float* x, const float* y, const float* dy, f
                     int64_t n) {
   switch (op) {
     // d tanh = 1 - y^2
-    case Unary::Tanh: return map(n, [=](int64_t i) { dx[i] += dy[i] * (1.f - y[i] * y[i]); });
+    case Unary::Tanh:
+      return map(n, [=](int64_t i) { dx[i] += dy[i] * (1.f - y[i] * y[i]); });
     // d sigmoid = y (1 - y)
-    case Unary::Sigmoid: return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i] * (1.f - y[i]); });
-    case Unary::Relu: return map(n, [=](int64_t i) { dx[i] += x[i] > 0.f ? dy[i] : 0.f; });
-    case Unary::Gelu: return map(n, [=](int64_t i) { dx[i] += dy[i] * vmath::gelu_grad(x[i]); });
+    case Unary::Sigmoid:
+      return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i] * (1.f - y[i]); });
+    case Unary::Relu:
+      return map(n, [=](int64_t i) { dx[i] += x[i] > 0.f ? dy[i] : 0.f; });
+    case Unary::Gelu:
+      return map(n, [=](int64_t i) { dx[i] += dy[i] * vmath::gelu_grad(x[i]); });
     // d exp = y;  d log = 1 / x
-    case Unary::Exp: return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i]; });
-    case Unary::Log: return map(n, [=](int64_t i) { dx[i] += dy[i] / x[i]; });
+    case Unary::Exp:
+      return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i]; });
+    case Unary::Log:
+      return map(n, [=](int64_t i) { dx[i] += dy[i] / x[i]; });
   }
 }
 

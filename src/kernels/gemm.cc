@@ -2,24 +2,23 @@
 // Leaves out: any hand-written GEMM; there is none in heed.
 #include "heed/kernels/gemm.h"
 
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include "heed/util/error.h"
 
 namespace heed::kernels {
 
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-          const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-          int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // op(A) op(B) is a zero matrix; only beta * C remains
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda,
-                                B, ldb, beta, C, ldc);
+  dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B,
+                                ldb, beta, C, ldc);
   check(st == dnnl_success, "dnnl_sgemm failed (status ", static_cast<int>(st), ") for M=", M,
         " N=", N, " K=", K);
 }

@@ -22,17 +22,17 @@ void permute(const float* src, const Shape& shape, const std::array<int, 4>& per
   int64_t rows = d[0] * d[1] * d[2];
   parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(d[3], 1)),
                [&](int64_t r0, int64_t r1) {
-    for (int64_t row = r0; row < r1; ++row) {
-      int64_t i0 = row / (d[1] * d[2]), i1 = (row / d[2]) % d[1], i2 = row % d[2];
-      const float* ps = src + i0 * st[0] + i1 * st[1] + i2 * st[2];
-      float* pd = dst + row * d[3];
-      int64_t x = st[3];
-      if (accumulate)
-        for (int64_t j = 0; j < d[3]; ++j) pd[j] += ps[j * x];
-      else
-        for (int64_t j = 0; j < d[3]; ++j) pd[j] = ps[j * x];
-    }
-  });
+                 for (int64_t row = r0; row < r1; ++row) {
+                   int64_t i0 = row / (d[1] * d[2]), i1 = (row / d[2]) % d[1], i2 = row % d[2];
+                   const float* ps = src + i0 * st[0] + i1 * st[1] + i2 * st[2];
+                   float* pd = dst + row * d[3];
+                   int64_t x = st[3];
+                   if (accumulate)
+                     for (int64_t j = 0; j < d[3]; ++j) pd[j] += ps[j * x];
+                   else
+                     for (int64_t j = 0; j < d[3]; ++j) pd[j] = ps[j * x];
+                 }
+               });
 }
 
 void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
@@ -40,17 +40,17 @@ void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int
   int64_t block = len * inner;
   parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)),
                [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      const float* s = src + (o * src_n + src_off) * inner;
-      float* d = dst + (o * dst_n + dst_off) * inner;
-      if (accumulate) {
+                 for (int64_t o = o0; o < o1; ++o) {
+                   const float* s = src + (o * src_n + src_off) * inner;
+                   float* d = dst + (o * dst_n + dst_off) * inner;
+                   if (accumulate) {
 #pragma omp simd
-        for (int64_t j = 0; j < block; ++j) d[j] += s[j];
-      } else if (block) {
-        std::memcpy(d, s, block * sizeof(float));
-      }
-    }
-  });
+                     for (int64_t j = 0; j < block; ++j) d[j] += s[j];
+                   } else if (block) {
+                     std::memcpy(d, s, block * sizeof(float));
+                   }
+                 }
+               });
 }
 
 namespace {
@@ -62,8 +62,9 @@ void for_masked_rows(const float* mask, const Shape& mask_shape, const Shape& sh
   int64_t mstep = mask_shape.last() == 1 && n != 1 ? 0 : 1;
   parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) f(r * n, mask + broadcast_row_offset(r, o, ms), mstep, n);
-  });
+                 for (int64_t r = r0; r < r1; ++r)
+                   f(r * n, mask + broadcast_row_offset(r, o, ms), mstep, n);
+               });
 }
 }  // namespace
 

@@ -7,7 +7,9 @@
 
 namespace heed::kernels {
 namespace {
-int64_t grain(int64_t H) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(H, 1)); }
+int64_t grain(int64_t H) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(H, 1));
+}
 }  // namespace
 
 void gru_forward(const float* gx, const float* gh, const float* h, float* h_out, float* gates,
@@ -34,8 +36,7 @@ void gru_backward(const float* dh_out, const float* h, const float* gates, const
                   float* dgh, float* dgx, float* dh, int64_t B, int64_t H) {
   parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      const float *d = dh_out + b * H, *hp = h + b * H, *g = gates + b * 3 * H,
-                  *u = gh + b * 3 * H;
+      const float *d = dh_out + b * H, *hp = h + b * H, *g = gates + b * 3 * H, *u = gh + b * 3 * H;
       float* du = dgh + b * 3 * H;
 #pragma omp simd
       for (int64_t j = 0; j < H; ++j) {
@@ -66,8 +67,8 @@ void gru_backward(const float* dh_out, const float* h, const float* gates, const
   });
 }
 
-void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float* tanh_c,
-                  int64_t B, int64_t H) {
+void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float* tanh_c, int64_t B,
+                  int64_t H) {
   parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       float* g = pre + b * 4 * H;

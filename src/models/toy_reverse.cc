@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ostream>
 #include <string>
 
@@ -51,7 +52,7 @@ Var GruSeq2Seq::encode(Graph& g, const Batch& b) const {
   const int64_t H = config_.hidden;
   // All input projections at once: gx [S, B, 3H] = emb(x) W^T + b
   Var x = embedding(g.param(*src_emb_), b.src, Shape{b.S, b.B});  // [S, B, E]
-  Var gx = linear(x, g.param(*enc_W_), g.param(*enc_b_));          // [S, B, 3H]
+  Var gx = linear(x, g.param(*enc_W_), g.param(*enc_b_));         // [S, B, 3H]
   Var U = g.param(*enc_U_), bh = g.param(*enc_bh_);
   Var h = g.constant(g.zeros(Shape{b.B, H}));  // h_0 = 0 [B, H]
   for (int64_t t = 0; t < b.S; ++t) h = gru_cell(select(gx, 0, t), h, U, bh);
@@ -64,21 +65,21 @@ Var GruSeq2Seq::step(Graph& g, Var y_prev_gx, Var context_gx, Var s) const {
 
 Var GruSeq2Seq::loss(Graph& g, const Batch& b) const {
   const int64_t T = b.S + 1, H = config_.hidden;
-  Var c = encode(g, b);                                       // [B, H]
+  Var c = encode(g, b);                                           // [B, H]
   Var s = tanh(linear(c, g.param(*init_W_), g.param(*init_b_)));  // s_0 [B, H]
-  Var cg = linear(c, g.param(*dec_C_));                       // C c [B, 3H], once per batch
+  Var cg = linear(c, g.param(*dec_C_));                           // C c [B, 3H], once per batch
   // Teacher forcing: decoder inputs are BOS, y_1 .. y_{T-1}
   std::vector<int32_t> prev(T * b.B, kBos);
   std::copy(b.tgt.begin(), b.tgt.end() - b.B, prev.begin() + b.B);
-  Var y = embedding(g.param(*tgt_emb_), prev, Shape{T, b.B});       // [T, B, E]
-  Var gy = linear(y, g.param(*dec_W_), g.param(*dec_b_));           // [T, B, 3H]
+  Var y = embedding(g.param(*tgt_emb_), prev, Shape{T, b.B});  // [T, B, E]
+  Var gy = linear(y, g.param(*dec_W_), g.param(*dec_b_));      // [T, B, 3H]
   std::vector<Var> states;
   for (int64_t t = 0; t < T; ++t) {
     s = step(g, select(gy, 0, t), cg, s);
     states.push_back(reshape(s, Shape{1, b.B, H}));
   }
-  Var all = concat(states, 0);                                      // [T, B, H]
-  Var logits = linear(all, g.param(*out_W_), g.param(*out_b_));     // [T, B, V]
+  Var all = concat(states, 0);                                   // [T, B, H]
+  Var logits = linear(all, g.param(*out_W_), g.param(*out_b_));  // [T, B, V]
   return cross_entropy(logits, b.tgt);
 }
 
@@ -128,8 +129,10 @@ ReverseDemoResult run_reverse_demo(const ReverseDemoOptions& o, std::ostream* lo
   Graph g(Mode::Train, o.seed);
   ReverseDemoResult r;
   double avg = 0;
+  int64_t target_tokens = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
     Batch b = sample_batch(o.task, o.batch, rng);
+    target_tokens += (b.S + 1) * b.B;
     g.reseed(o.seed * 1000003 + static_cast<uint64_t>(step));
     Var loss = model.loss(g, b);
     double l = loss.value().data()[0];
@@ -138,8 +141,15 @@ ReverseDemoResult run_reverse_demo(const ReverseDemoOptions& o, std::ostream* lo
     opt.step(o.lr);
     g.clear();
     avg = step == 1 ? l : 0.98 * avg + 0.02 * l;
-    if (log && (step % 100 == 0 || step == o.steps))
-      *log << "step " << step << "/" << o.steps << "  loss " << avg << "\n" << std::flush;
+    if (log && (step % 100 == 0 || step == o.steps)) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char line[160];
+      std::snprintf(line, sizeof line, "step %5lld/%lld  loss %.4f  %7.0f tgt tok/s  ETA %4.1f s\n",
+                    static_cast<long long>(step), static_cast<long long>(o.steps), avg,
+                    static_cast<double>(target_tokens) / secs,
+                    secs / static_cast<double>(step) * static_cast<double>(o.steps - step));
+      *log << line << std::flush;
+    }
   }
   r.final_loss = avg;
   // Evaluation on fresh sequences, in inference mode (no closures recorded).

@@ -44,8 +44,12 @@ void initialize(Tensor& t, const Init& init, Rng& rng) {
   double fan_out = s.rank() ? static_cast<double>(s[0]) : 1.0;
   double fan_in = s.rank() > 1 ? static_cast<double>(n) / fan_out : fan_out;
   switch (init.kind) {
-    case Init::Kind::Zeros: t.fill(0.f); break;
-    case Init::Kind::Constant: t.fill(init.value); break;
+    case Init::Kind::Zeros:
+      t.fill(0.f);
+      break;
+    case Init::Kind::Constant:
+      t.fill(init.value);
+      break;
     case Init::Kind::Uniform:
       for (int64_t i = 0; i < n; ++i) p[i] = rng.uniform(-init.value, init.value);
       break;
@@ -64,8 +68,8 @@ void initialize(Tensor& t, const Init& init, Rng& rng) {
     }
     case Init::Kind::Orthogonal: {
       check(s.rank() == 2 && init.blocks >= 1 && s[0] % init.blocks == 0,
-            "orthogonal init needs a matrix whose rows split into ", init.blocks,
-            " blocks, not ", s.str());
+            "orthogonal init needs a matrix whose rows split into ", init.blocks, " blocks, not ",
+            s.str());
       int64_t rows = s[0] / init.blocks, cols = s[1];
       for (int b = 0; b < init.blocks; ++b) orthogonal_block(p + b * rows * cols, rows, cols, rng);
       break;

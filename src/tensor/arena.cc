@@ -7,7 +7,9 @@
 
 namespace heed {
 
-Arena::Arena(size_t initial_bytes) { add_chunk(initial_bytes); }
+Arena::Arena(size_t initial_bytes) {
+  add_chunk(initial_bytes);
+}
 
 void Arena::add_chunk(size_t min_bytes) {
   Chunk c;

@@ -18,7 +18,9 @@ Tensor Tensor::empty(const Shape& shape) {
   return Tensor(p, shape, std::shared_ptr<float>(p, [](float* q) { std::free(q); }));
 }
 
-Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.f); }
+Tensor Tensor::zeros(const Shape& shape) {
+  return full(shape, 0.f);
+}
 
 Tensor Tensor::full(const Shape& shape, float value) {
   Tensor t = empty(shape);
@@ -40,8 +42,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor Tensor::rows(int64_t start, int64_t count) const {
-  check(rank() >= 1 && start >= 0 && count >= 0 && start + count <= shape_[0], "rows(", start,
-        ", ", count, ") is out of range for shape ", shape_.str());
+  check(rank() >= 1 && start >= 0 && count >= 0 && start + count <= shape_[0], "rows(", start, ", ",
+        count, ") is out of range for shape ", shape_.str());
   int64_t row = shape_.inner(0);
   return Tensor(data_ + start * row, shape_.with(0, count), owner_);
 }

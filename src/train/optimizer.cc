@@ -15,7 +15,8 @@ Optimizer::Optimizer(const OptimizerConfig& config, ParameterStore& params)
     : config_(config), params_(&params) {
   for (Parameter* p : params.all()) {
     m_.push_back(Tensor::zeros(p->value.shape()));
-    v_.push_back(config.kind == OptimizerConfig::Kind::Sgd ? Tensor() : Tensor::zeros(p->value.shape()));
+    v_.push_back(config.kind == OptimizerConfig::Kind::Sgd ? Tensor()
+                                                           : Tensor::zeros(p->value.shape()));
   }
 }
 

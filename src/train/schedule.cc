@@ -12,7 +12,8 @@ float LrSchedule::lr(int64_t step) const {
   step = std::max<int64_t>(step, 1);
   double warm = c.warmup > 0 && step < c.warmup ? static_cast<double>(step) / c.warmup : 1.0;
   switch (c.kind) {
-    case ScheduleConfig::Kind::Constant: return static_cast<float>(c.lr * warm);
+    case ScheduleConfig::Kind::Constant:
+      return static_cast<float>(c.lr * warm);
     case ScheduleConfig::Kind::StepDecay: {
       int64_t k = c.decay_every > 0 ? step / c.decay_every : 0;
       return static_cast<float>(c.lr * warm * std::pow(c.factor, static_cast<double>(k)));

@@ -33,7 +33,8 @@ void expect_same(const Tensor& a, const Tensor& b, float tol, const std::string&
 }
 
 // Runs f_fused and f_composed on the same inputs; compares outputs and all input gradients.
-void compare(const std::vector<Shape>& shapes, const testing::Fn& fused, const testing::Fn& composed) {
+void compare(const std::vector<Shape>& shapes, const testing::Fn& fused,
+             const testing::Fn& composed) {
   Rng rng(3);
   std::vector<Tensor> in;
   for (const Shape& s : shapes) in.push_back(testing::random_tensor(s, rng, -1.5f, 1.5f));
@@ -57,17 +58,19 @@ void compare(const std::vector<Shape>& shapes, const testing::Fn& fused, const t
 
 TEST(FusedCells, GruEqualsComposedCell) {
   const int64_t B = 5, H = 19;  // odd H: no vector-width assumptions
-  compare({{B, 3 * H}, {B, H}, {3 * H, H}, {3 * H}},
-          [](Graph&, auto& x) { return gru_cell(x[0], x[1], x[2], x[3]); },
-          [](Graph&, auto& x) { return gru_composed(x[0], x[1], x[2], x[3]); });
+  compare(
+      {{B, 3 * H}, {B, H}, {3 * H, H}, {3 * H}},
+      [](Graph&, auto& x) { return gru_cell(x[0], x[1], x[2], x[3]); },
+      [](Graph&, auto& x) { return gru_composed(x[0], x[1], x[2], x[3]); });
 }
 
 TEST(FusedCells, LstmEqualsComposedCell) {
   const int64_t B = 4, H = 17;
   auto both = [](LstmState s) { return concat({s.h, s.c}, 1); };
-  compare({{B, 4 * H}, {B, H}, {B, H}, {4 * H, H}},
-          [&](Graph&, auto& x) { return both(lstm_cell(x[0], x[1], x[2], x[3])); },
-          [&](Graph&, auto& x) { return both(lstm_composed(x[0], x[1], x[2], x[3])); });
+  compare(
+      {{B, 4 * H}, {B, H}, {B, H}, {4 * H, H}},
+      [&](Graph&, auto& x) { return both(lstm_cell(x[0], x[1], x[2], x[3])); },
+      [&](Graph&, auto& x) { return both(lstm_composed(x[0], x[1], x[2], x[3])); });
 }
 
 TEST(FusedCells, GruUnrolledOverTimeEqualsComposed) {

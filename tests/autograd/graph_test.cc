@@ -79,7 +79,7 @@ TEST(Graph, ShapeErrorsNameBothShapes) {
   }
   EXPECT_THROW(add(a, b), Error);
   EXPECT_THROW(concat({a, b}, 0), Error);
-  EXPECT_THROW(embedding(b, std::vector<int32_t>{7}, {1}), Error);  // id out of range
+  EXPECT_THROW(embedding(b, std::vector<int32_t>{7}, {1}), Error);    // id out of range
   EXPECT_THROW(cross_entropy(a, std::vector<int32_t>{0, 3}), Error);  // target out of range
 }
 

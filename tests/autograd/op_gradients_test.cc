@@ -22,47 +22,68 @@ struct OpCase {
   GradCheck check = {};
 };
 
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const OpCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const float kInf = std::numeric_limits<float>::infinity();
 
-Tensor mask_tensor(const Shape& s, std::vector<float> v) { return Tensor::from(s, v); }
+Tensor mask_tensor(const Shape& s, std::vector<float> v) {
+  return Tensor::from(s, v);
+}
 
 std::vector<OpCase> cases() {
   std::vector<OpCase> c;
   auto add_case = [&](OpCase oc) { c.push_back(std::move(oc)); };
   // --- matmul family
   add_case({"matmul_2d", {{3, 4}, {4, 5}}, [](Graph&, auto& x) { return matmul(x[0], x[1]); }});
-  add_case({"matmul_trans_a", {{4, 3}, {4, 5}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1], {.trans_a = true}); }});
-  add_case({"matmul_trans_b", {{3, 4}, {5, 4}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1], {.trans_b = true}); }});
+  add_case({"matmul_trans_a", {{4, 3}, {4, 5}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1], {.trans_a = true});
+            }});
+  add_case({"matmul_trans_b", {{3, 4}, {5, 4}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1], {.trans_b = true});
+            }});
   add_case({"matmul_trans_ab_alpha", {{4, 3}, {5, 4}}, [](Graph&, auto& x) {
               return matmul(x[0], x[1], {.trans_a = true, .trans_b = true, .alpha = 0.5f});
             }});
-  add_case({"matmul_batched", {{2, 3, 4}, {2, 4, 5}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1]); }});
-  add_case({"matmul_batched_4d_trans_b", {{2, 2, 3, 4}, {2, 2, 5, 4}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1], {.trans_b = true}); }});
-  add_case({"matmul_batched_a_shared_b", {{2, 3, 4}, {4, 5}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1]); }});
-  add_case({"matmul_batched_trans_a_shared_b", {{2, 4, 3}, {4, 5}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1], {.trans_a = true}); }});
-  add_case({"matmul_shared_a_batched_b", {{3, 4}, {2, 4, 5}},
-            [](Graph&, auto& x) { return matmul(x[0], x[1]); }});
-  add_case({"linear_bias", {{2, 3, 4}, {5, 4}, {5}},
-            [](Graph&, auto& x) { return linear(x[0], x[1], x[2]); }});
-  add_case({"linear_no_bias", {{3, 4}, {5, 4}}, [](Graph&, auto& x) { return linear(x[0], x[1]); }});
+  add_case({"matmul_batched", {{2, 3, 4}, {2, 4, 5}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1]);
+            }});
+  add_case({"matmul_batched_4d_trans_b", {{2, 2, 3, 4}, {2, 2, 5, 4}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1], {.trans_b = true});
+            }});
+  add_case({"matmul_batched_a_shared_b", {{2, 3, 4}, {4, 5}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1]);
+            }});
+  add_case({"matmul_batched_trans_a_shared_b", {{2, 4, 3}, {4, 5}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1], {.trans_a = true});
+            }});
+  add_case({"matmul_shared_a_batched_b", {{3, 4}, {2, 4, 5}}, [](Graph&, auto& x) {
+              return matmul(x[0], x[1]);
+            }});
+  add_case({"linear_bias", {{2, 3, 4}, {5, 4}, {5}}, [](Graph&, auto& x) {
+              return linear(x[0], x[1], x[2]);
+            }});
+  add_case(
+      {"linear_no_bias", {{3, 4}, {5, 4}}, [](Graph&, auto& x) { return linear(x[0], x[1]); }});
   // --- broadcasting arithmetic and scalars
   add_case({"add_same", {{3, 4}, {3, 4}}, [](Graph&, auto& x) { return x[0] + x[1]; }});
   add_case({"add_bias_broadcast", {{2, 3, 4}, {4}}, [](Graph&, auto& x) { return x[0] + x[1]; }});
-  add_case({"sub_both_broadcast", {{2, 1, 4}, {3, 1}}, [](Graph&, auto& x) { return x[0] - x[1]; }});
-  add_case({"mul_both_broadcast", {{2, 1, 4}, {1, 3, 1}}, [](Graph&, auto& x) { return x[0] * x[1]; }});
+  add_case(
+      {"sub_both_broadcast", {{2, 1, 4}, {3, 1}}, [](Graph&, auto& x) { return x[0] - x[1]; }});
+  add_case(
+      {"mul_both_broadcast", {{2, 1, 4}, {1, 3, 1}}, [](Graph&, auto& x) { return x[0] * x[1]; }});
   add_case({"mul_scalar_tensor", {{3, 4}, {}}, [](Graph&, auto& x) { return x[0] * x[1]; }});
-  add_case({"div_broadcast", {{2, 3, 1}, {1, 3, 4}}, [](Graph&, auto& x) { return x[0] / x[1]; },
-            0.5f, 2.f});
-  add_case({"div_4d", {{2, 2, 2, 3}, {2, 1, 2, 3}}, [](Graph&, auto& x) { return x[0] / x[1]; },
-            0.5f, 2.f});
+  add_case({"div_broadcast",
+            {{2, 3, 1}, {1, 3, 4}},
+            [](Graph&, auto& x) { return x[0] / x[1]; },
+            0.5f,
+            2.f});
+  add_case({"div_4d",
+            {{2, 2, 2, 3}, {2, 1, 2, 3}},
+            [](Graph&, auto& x) { return x[0] / x[1]; },
+            0.5f,
+            2.f});
   add_case({"affine", {{3, 5}}, [](Graph&, auto& x) { return 2.5f - 3.f * x[0] / 2.f; }});
   // --- activations
   add_case({"tanh", {{4, 7}}, [](Graph&, auto& x) { return tanh(x[0] * 2.f); }});
@@ -80,8 +101,8 @@ std::vector<OpCase> cases() {
               return softmax(x[0], m);
             }});
   add_case({"softmax_causal_mask", {{2, 4, 4}}, [](Graph&, auto& x) {
-              static Tensor m = mask_tensor({4, 4}, {0, -kInf, -kInf, -kInf, 0, 0, -kInf, -kInf,
-                                                     0, 0, 0, -kInf, 0, 0, 0, 0});
+              static Tensor m = mask_tensor(
+                  {4, 4}, {0, -kInf, -kInf, -kInf, 0, 0, -kInf, -kInf, 0, 0, 0, -kInf, 0, 0, 0, 0});
               return softmax(x[0], m);
             }});
   add_case({"log_softmax_mask", {{3, 5}}, [](Graph&, auto& x) {
@@ -105,14 +126,18 @@ std::vector<OpCase> cases() {
   // --- shape ops
   add_case({"reshape", {{2, 6}}, [](Graph&, auto& x) { return reshape(x[0], {3, 2, 2}) * 2.f; }});
   add_case({"transpose", {{2, 3, 4}}, [](Graph&, auto& x) { return transpose(x[0], 0, 2); }});
-  add_case({"permute_4d", {{2, 3, 4, 5}},
-            [](Graph&, auto& x) { return permute(x[0], {2, 0, 3, 1}); }});
-  add_case({"concat_axis0", {{2, 3}, {1, 3}, {3, 3}},
-            [](Graph&, auto& x) { return concat({x[0], x[1], x[2]}, 0); }});
-  add_case({"concat_axis_last", {{2, 3, 2}, {2, 3, 5}},
-            [](Graph&, auto& x) { return concat({x[0], x[1]}, -1); }});
-  add_case({"concat_same_input_twice", {{2, 3}},
-            [](Graph&, auto& x) { return concat({x[0], x[0]}, 1); }});
+  add_case({"permute_4d", {{2, 3, 4, 5}}, [](Graph&, auto& x) {
+              return permute(x[0], {2, 0, 3, 1});
+            }});
+  add_case({"concat_axis0", {{2, 3}, {1, 3}, {3, 3}}, [](Graph&, auto& x) {
+              return concat({x[0], x[1], x[2]}, 0);
+            }});
+  add_case({"concat_axis_last", {{2, 3, 2}, {2, 3, 5}}, [](Graph&, auto& x) {
+              return concat({x[0], x[1]}, -1);
+            }});
+  add_case({"concat_same_input_twice", {{2, 3}}, [](Graph&, auto& x) {
+              return concat({x[0], x[0]}, 1);
+            }});
   add_case({"slice_axis0_view", {{5, 3}}, [](Graph&, auto& x) { return slice(x[0], 0, 1, 3); }});
   add_case({"slice_axis1", {{2, 5, 3}}, [](Graph&, auto& x) { return slice(x[0], 1, 2, 2); }});
   add_case({"select_axis2", {{2, 3, 4}}, [](Graph&, auto& x) { return select(x[0], 2, 3); }});
@@ -122,9 +147,13 @@ std::vector<OpCase> cases() {
               return embedding(x[0], ids, {2, 3});
             }});
   add_case({"dropout", {{5, 8}}, [](Graph&, auto& x) { return dropout(x[0], 0.3f); }});
-  add_case({"layer_norm", {{3, 7}, {7}, {7}},
+  add_case({"layer_norm",
+            {{3, 7}, {7}, {7}},
             [](Graph&, auto& x) { return layer_norm(x[0] * 2.f, x[1], x[2]); },
-            -1.f, 1.f, 0.f, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f}});
+            -1.f,
+            1.f,
+            0.f,
+            {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f}});
   // --- losses
   add_case({"cross_entropy", {{4, 6}}, [](Graph&, auto& x) {
               static const std::vector<int32_t> t = {0, 5, 2, 2};
@@ -139,8 +168,9 @@ std::vector<OpCase> cases() {
               return cross_entropy(x[0], t, {.reduction = Reduction::Sum});
             }});
   // --- fused recurrent cells
-  add_case({"gru_cell", {{3, 12}, {3, 4}, {12, 4}, {12}},
-            [](Graph&, auto& x) { return gru_cell(x[0] * 2.f, x[1], x[2], x[3]); }});
+  add_case({"gru_cell", {{3, 12}, {3, 4}, {12, 4}, {12}}, [](Graph&, auto& x) {
+              return gru_cell(x[0] * 2.f, x[1], x[2], x[3]);
+            }});
   add_case({"lstm_cell", {{3, 16}, {3, 4}, {3, 4}, {16, 4}}, [](Graph&, auto& x) {
               LstmState s = lstm_cell(x[0] * 2.f, x[1], x[2], x[3]);
               return concat({s.h, s.c * 0.5f}, 1);  // both outputs carry gradient
@@ -154,7 +184,8 @@ TEST_P(OpGradient, MatchesFiniteDifferences) {
   const OpCase& oc = GetParam();
   Rng rng(7);
   std::vector<Tensor> inputs;
-  for (const Shape& s : oc.inputs) inputs.push_back(testing::random_tensor(s, rng, oc.lo, oc.hi, oc.gap));
+  for (const Shape& s : oc.inputs)
+    inputs.push_back(testing::random_tensor(s, rng, oc.lo, oc.hi, oc.gap));
   testing::expect_gradients(oc.fn, inputs, oc.check);
 }
 

@@ -76,10 +76,12 @@ TEST(ModelFiles, SaveLoadIsBitExact) {
 }
 
 TEST(ModelFiles, IndependentReaderSeesTheSameTensors) {
-  if (std::system("python3 -c 'import json, struct' 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  if (std::system("python3 -c 'import json, struct' 2>/dev/null") != 0)
+    GTEST_SKIP() << "no python3";
   TempDir dir;
   Tensor t = Tensor::from({2, 3}, std::vector<float>{1.5f, -2, 3, 0.25f, 5, -6});
-  write_safetensors(dir / "x.safetensors", {{"w", t}, {"b", Tensor::from({1}, std::vector<float>{7})}});
+  write_safetensors(dir / "x.safetensors",
+                    {{"w", t}, {"b", Tensor::from({1}, std::vector<float>{7})}});
   // A reader written from the published format, not from heed's code.
   std::ofstream(dir / "read.py") << R"(import json, struct, sys
 data = open(sys.argv[1], 'rb').read()

@@ -135,7 +135,8 @@ TEST(Layout, PermuteMatchesIndexArithmetic) {
     for (int b = 0; b < 3; ++b)
       for (int c = 0; c < 4; ++c)
         for (int d = 0; d < 5; ++d)
-          EXPECT_EQ(y.data()[((c * 2 + a) * 5 + d) * 3 + b], x.data()[((a * 3 + b) * 4 + c) * 5 + d]);
+          EXPECT_EQ(y.data()[((c * 2 + a) * 5 + d) * 3 + b],
+                    x.data()[((a * 3 + b) * 4 + c) * 5 + d]);
 }
 
 }  // namespace

@@ -53,8 +53,9 @@ struct TrainingRun {
 };
 
 TEST(ToyReverse, ResumeFromCheckpointContinuesExactly) {
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("heed_resume_" + std::to_string(::getpid()))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("heed_resume_" + std::to_string(::getpid())))
+          .string();
   TrainingRun straight;
   std::vector<float> expected = straight.train(0, 20);
 
@@ -77,7 +78,9 @@ TEST(ToyReverse, ResumeFromCheckpointContinuesExactly) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "step " << i;
   for (Parameter* p : straight.params.all())
     EXPECT_EQ(std::memcmp(p->value.data(), resumed.params.get(p->name).value.data(),
-                          p->value.numel() * 4), 0) << p->name;
+                          p->value.numel() * 4),
+              0)
+        << p->name;
   std::filesystem::remove_all(dir);
 }
 

@@ -65,7 +65,8 @@ inline void expect_gradients(const Fn& f, std::vector<Tensor> inputs, const Grad
     w = random_tensor(out.shape(), rng);
     Var loss = sum_all(mul(out, g.constant(w)));
     g.backward(loss);
-    for (Var& v : vars) analytic.push_back(v.has_grad() ? v.grad().clone() : Tensor::zeros(v.shape()));
+    for (Var& v : vars)
+      analytic.push_back(v.has_grad() ? v.grad().clone() : Tensor::zeros(v.shape()));
   }
   if (wrt.empty())
     for (size_t i = 0; i < inputs.size(); ++i) wrt.push_back(static_cast<int>(i));

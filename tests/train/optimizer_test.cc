@@ -104,8 +104,11 @@ TEST(Schedule, Formulas) {
 }
 
 TEST(Schedule, ReduceOnPlateauCutsAfterPatienceAndResumes) {
-  LrSchedule p({.kind = ScheduleConfig::Kind::ReduceOnPlateau, .lr = 1.f, .factor = 0.5f,
-                .patience = 1, .min_lr = 0.3f});
+  LrSchedule p({.kind = ScheduleConfig::Kind::ReduceOnPlateau,
+                .lr = 1.f,
+                .factor = 0.5f,
+                .patience = 1,
+                .min_lr = 0.3f});
   EXPECT_FALSE(p.report(5.0));
   EXPECT_FALSE(p.report(4.0));  // better
   EXPECT_FALSE(p.report(4.5));  // 1 bad: within patience

@@ -56,10 +56,10 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   // Leaves.
-  Var constant(const Tensor& t);                          // no gradient, shares t's storage
+  Var constant(const Tensor& t);                                 // no gradient, shares t's storage
   Var input(const Shape& shape, std::span<const float> values);  // copied into the arena
-  Var variable(const Tensor& t);                          // a leaf that wants its gradient
-  Var param(Parameter& p);                                // gradient accumulates into p.grad
+  Var variable(const Tensor& t);                                 // a leaf that wants its gradient
+  Var param(Parameter& p);                                       // gradient accumulates into p.grad
 
   // Appends a node. `backward(dy)` is stored only when some input requires a gradient; it
   // must accumulate (+=) into the inputs' grad(). Called by ops, not by models.
@@ -126,7 +126,8 @@ Var Graph::make(Tensor value, std::span<const Var> inputs, F&& backward) {
   Var out = push(std::move(value), rg);
   if (rg) {
     using Fn = std::decay_t<F>;
-    void* mem = arena_.allocate(sizeof(Fn), alignof(Fn) > Arena::kAlign ? alignof(Fn) : Arena::kAlign);
+    void* mem =
+        arena_.allocate(sizeof(Fn), alignof(Fn) > Arena::kAlign ? alignof(Fn) : Arena::kAlign);
     Backward& b = nodes_[out.id()].backward;
     b.fn = new (mem) Fn(std::forward<F>(backward));
     b.call = [](void* fn, const Tensor& dy) { (*static_cast<Fn*>(fn))(dy); };

@@ -22,7 +22,8 @@ inline std::array<int64_t, 4> broadcast_strides(const Shape& s, const Shape& out
 }
 
 // Offset of row r (of the out shape's [rows, last] view) inside the broadcast operand.
-inline int64_t broadcast_row_offset(int64_t r, const Shape& out4, const std::array<int64_t, 4>& st) {
+inline int64_t broadcast_row_offset(int64_t r, const Shape& out4,
+                                    const std::array<int64_t, 4>& st) {
   int64_t i0 = r / (out4[1] * out4[2]), i1 = (r / out4[2]) % out4[1], i2 = r % out4[2];
   return i0 * st[0] + i1 * st[1] + i2 * st[2];
 }

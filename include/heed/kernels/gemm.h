@@ -8,9 +8,8 @@ namespace heed::kernels {
 
 // Row-major C[M,N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T.
 // lda/ldb/ldc are the row strides of A, B and C as stored.
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-          const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-          int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
 // `batch` independent GEMMs, the i-th on A + i*stride_a, B + i*stride_b, C + i*stride_c
 // (a stride of 0 repeats that operand). Small matrices run one per thread.

@@ -29,8 +29,8 @@ void gru_backward(const float* dh_out, const float* h, const float* gates, const
 //   i = sigmoid(pre_i)  f = sigmoid(pre_f)  g = tanh(pre_g)  o = sigmoid(pre_o)
 //   c' = f * c + i * g,   h' = o * tanh(c')
 // Activates `pre` in place into the gates [i | f | g | o], writes h' and c', saves tanh(c').
-void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float* tanh_c,
-                  int64_t B, int64_t H);
+void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float* tanh_c, int64_t B,
+                  int64_t H);
 // From dh', dc' [B, H] (either may be null): writes dpre [B, 4H], accumulates dc [B, H].
 //   dc~ = dc' + dh' o (1 - tanh(c')^2)
 //   dpre = [dc~ g i(1-i) | dc~ c f(1-f) | dc~ i (1-g^2) | dh' tanh(c') o(1-o)],  dc += dc~ f

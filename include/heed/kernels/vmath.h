@@ -36,7 +36,11 @@ inline float tanh(float x) {
   float ax = x < 0 ? -x : x;
   float z = x * x;
   float small = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z +
-                  1.33314422036E-1f) * z - 3.33332819422E-1f) * z * x + x;
+                  1.33314422036E-1f) *
+                     z -
+                 3.33332819422E-1f) *
+                    z * x +
+                x;
   float e = exp(2.f * (ax > 15.f ? 15.f : ax));  // tanh(15) rounds to 1
   float big = 1.f - 2.f / (e + 1.f);
   big = x < 0 ? -big : big;
@@ -44,11 +48,15 @@ inline float tanh(float x) {
 }
 
 // sigmoid(x) = 1 / (1 + e^{-x})
-inline float sigmoid(float x) { return 1.f / (1.f + exp(-x)); }
+inline float sigmoid(float x) {
+  return 1.f / (1.f + exp(-x));
+}
 
 // GELU, tanh form (Hendrycks & Gimpel 2016): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 inline constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
-inline float gelu(float x) { return 0.5f * x * (1.f + tanh(kGeluC * (x + 0.044715f * x * x * x))); }
+inline float gelu(float x) {
+  return 0.5f * x * (1.f + tanh(kGeluC * (x + 0.044715f * x * x * x)));
+}
 // d/dx GELU = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 inline float gelu_grad(float x) {
   float t = tanh(kGeluC * (x + 0.044715f * x * x * x));

@@ -31,9 +31,9 @@ struct Batch {
 Batch sample_batch(const ReverseTask& task, int64_t B, Rng& rng);
 
 struct GruSeq2SeqConfig {
-  int64_t vocab = 12;   // V: symbols + 2
-  int64_t embed = 32;   // E
-  int64_t hidden = 128; // H
+  int64_t vocab = 12;    // V: symbols + 2
+  int64_t embed = 32;    // E
+  int64_t hidden = 128;  // H
 };
 
 class GruSeq2Seq {
@@ -51,11 +51,11 @@ class GruSeq2Seq {
   Var step(Graph& g, Var y_prev_gx, Var context_gx, Var s) const;
 
   GruSeq2SeqConfig config_;
-  Parameter *src_emb_, *tgt_emb_;           // [V, E]
-  Parameter *enc_W_, *enc_b_, *enc_U_, *enc_bh_;  // [3H, E], [3H], [3H, H], [3H]
+  Parameter *src_emb_, *tgt_emb_;                          // [V, E]
+  Parameter *enc_W_, *enc_b_, *enc_U_, *enc_bh_;           // [3H, E], [3H], [3H, H], [3H]
   Parameter *dec_W_, *dec_b_, *dec_C_, *dec_U_, *dec_bh_;  // [3H, E], [3H], [3H, H], [3H, H], [3H]
-  Parameter *init_W_, *init_b_;             // s_0 = tanh(W c + b): [H, H], [H]
-  Parameter *out_W_, *out_b_;               // logits = W s + b: [V, H], [V]
+  Parameter *init_W_, *init_b_;                            // s_0 = tanh(W c + b): [H, H], [H]
+  Parameter *out_W_, *out_b_;                              // logits = W s + b: [V, H], [V]
 };
 
 struct ReverseDemoOptions {

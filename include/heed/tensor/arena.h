@@ -18,8 +18,8 @@ class Arena {
   explicit Arena(size_t initial_bytes = size_t{1} << 20);
 
   void* allocate(size_t bytes, size_t align = kAlign);
-  Tensor tensor(const Shape& shape);        // uninitialised
-  Tensor zeros(const Shape& shape);         // zero-filled
+  Tensor tensor(const Shape& shape);  // uninitialised
+  Tensor zeros(const Shape& shape);   // zero-filled
   template <class T>
   T* array(size_t n) {
     return static_cast<T*>(allocate(n * sizeof(T), alignof(T) > kAlign ? alignof(T) : kAlign));

@@ -36,7 +36,7 @@ class Tensor {
   // Views sharing storage.
   Tensor reshape(const Shape& shape) const;
   Tensor rows(int64_t start, int64_t count) const;  // slice of the first axis
-  Tensor operator[](int64_t i) const;              // select on the first axis
+  Tensor operator[](int64_t i) const;               // select on the first axis
 
   // Deep copy into new heap storage; and element-wise copy into a same-sized tensor.
   Tensor clone() const;

@@ -12,12 +12,12 @@ namespace heed {
 struct ScheduleConfig {
   enum class Kind { Constant, StepDecay, InverseSqrt, ReduceOnPlateau };
   Kind kind = Kind::Constant;
-  float lr = 1e-3f;          // the base (peak) learning rate
-  int64_t warmup = 0;        // steps of linear warmup from 0 to lr
-  int64_t decay_every = 0;   // StepDecay: multiply by `factor` every this many steps
-  float factor = 0.5f;       // StepDecay / ReduceOnPlateau: the multiplier
-  int patience = 2;          // ReduceOnPlateau: validations without improvement before a cut
-  float min_lr = 0.f;        // ReduceOnPlateau: never below this
+  float lr = 1e-3f;               // the base (peak) learning rate
+  int64_t warmup = 0;             // steps of linear warmup from 0 to lr
+  int64_t decay_every = 0;        // StepDecay: multiply by `factor` every this many steps
+  float factor = 0.5f;            // StepDecay / ReduceOnPlateau: the multiplier
+  int patience = 2;               // ReduceOnPlateau: validations without improvement before a cut
+  float min_lr = 0.f;             // ReduceOnPlateau: never below this
   bool higher_is_better = false;  // ReduceOnPlateau: the metric is maximised (BLEU) or not (loss)
 };
 

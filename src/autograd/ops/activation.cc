@@ -12,18 +12,29 @@ Var unary(kernels::Unary op, Var x) {
   Tensor y = G.alloc(x.shape());
   kernels::unary_forward(op, x.value().data(), y.data(), y.numel());
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::unary_backward(op, x.value().data(), y.data(), dy.data(), x.grad().data(),
-                            dy.numel());
+    kernels::unary_backward(op, x.value().data(), y.data(), dy.data(), x.grad().data(), dy.numel());
   });
 }
 
 }  // namespace
 
-Var tanh(Var x) { return unary(kernels::Unary::Tanh, x); }
-Var sigmoid(Var x) { return unary(kernels::Unary::Sigmoid, x); }
-Var relu(Var x) { return unary(kernels::Unary::Relu, x); }
-Var gelu(Var x) { return unary(kernels::Unary::Gelu, x); }
-Var exp(Var x) { return unary(kernels::Unary::Exp, x); }
-Var log(Var x) { return unary(kernels::Unary::Log, x); }
+Var tanh(Var x) {
+  return unary(kernels::Unary::Tanh, x);
+}
+Var sigmoid(Var x) {
+  return unary(kernels::Unary::Sigmoid, x);
+}
+Var relu(Var x) {
+  return unary(kernels::Unary::Relu, x);
+}
+Var gelu(Var x) {
+  return unary(kernels::Unary::Gelu, x);
+}
+Var exp(Var x) {
+  return unary(kernels::Unary::Exp, x);
+}
+Var log(Var x) {
+  return unary(kernels::Unary::Log, x);
+}
 
 }  // namespace heed

@@ -66,10 +66,18 @@ Var binary_op(Binary op, Var a, Var b, const char* name) {
 
 }  // namespace
 
-Var add(Var a, Var b) { return binary_op(Binary::Add, a, b, "add"); }
-Var sub(Var a, Var b) { return binary_op(Binary::Sub, a, b, "sub"); }
-Var mul(Var a, Var b) { return binary_op(Binary::Mul, a, b, "mul"); }
-Var div(Var a, Var b) { return binary_op(Binary::Div, a, b, "div"); }
+Var add(Var a, Var b) {
+  return binary_op(Binary::Add, a, b, "add");
+}
+Var sub(Var a, Var b) {
+  return binary_op(Binary::Sub, a, b, "sub");
+}
+Var mul(Var a, Var b) {
+  return binary_op(Binary::Mul, a, b, "mul");
+}
+Var div(Var a, Var b) {
+  return binary_op(Binary::Div, a, b, "div");
+}
 
 Var affine(Var x, float alpha, float beta) {
   Graph& G = x.graph();

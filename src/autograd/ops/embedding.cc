@@ -24,7 +24,8 @@ Var embedding(Var table, std::span<const int32_t> ids, const Shape& ids_shape) {
   Tensor y = G.alloc(Shape(od));  // [ids..., D]
   const float* T = table.value().data();
   parallel_for(N, 64, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::memcpy(y.data() + i * D, T + ids[i] * D, D * sizeof(float));
+    for (int64_t i = b; i < e; ++i)
+      std::memcpy(y.data() + i * D, T + ids[i] * D, D * sizeof(float));
   });
   std::span<int32_t> saved = G.copy<int32_t>(ids);
   return G.make(y, {table}, [=](const Tensor& dy) {

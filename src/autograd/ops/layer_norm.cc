@@ -17,8 +17,8 @@ Var layer_norm(Var x, Var gamma, Var beta, float eps) {
   Tensor y = G.alloc(s);
   float* mean = G.arena().array<float>(N);  // [N] saved for backward
   float* rstd = G.arena().array<float>(N);  // [N]
-  kernels::layer_norm_forward(x.value().data(), gamma.value().data(), beta.value().data(),
-                              y.data(), mean, rstd, N, D, eps);
+  kernels::layer_norm_forward(x.value().data(), gamma.value().data(), beta.value().data(), y.data(),
+                              mean, rstd, N, D, eps);
   return G.make(y, {x, gamma, beta}, [=](const Tensor& dy) {
     kernels::layer_norm_backward(dy.data(), x.value().data(), gamma.value().data(), mean, rstd,
                                  x.requires_grad() ? x.grad().data() : nullptr,

@@ -18,16 +18,16 @@ Var cross_entropy(Var logits, std::span<const int32_t> targets, CrossEntropyOpti
   Tensor probs = G.alloc(s);  // [N, V] softmax, saved for backward
   std::span<int32_t> t = G.copy<int32_t>(targets);
   int64_t count = 0;
-  double total = kernels::cross_entropy_forward(logits.value().data(), N, V, t.data(),
-                                                o.ignore_index, o.label_smoothing, probs.data(),
-                                                &count);
-  float scale = o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;
+  double total =
+      kernels::cross_entropy_forward(logits.value().data(), N, V, t.data(), o.ignore_index,
+                                     o.label_smoothing, probs.data(), &count);
+  float scale =
+      o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;
   Tensor loss = G.alloc(Shape{});
   loss.data()[0] = static_cast<float>(total * scale);
   return G.make(loss, {logits}, [=](const Tensor& dl) {  // dlogits += dl * scale * (p - q)
-    kernels::cross_entropy_backward(probs.data(), N, V, t.data(), o.ignore_index,
-                                    o.label_smoothing, dl.data()[0] * scale,
-                                    logits.grad().data());
+    kernels::cross_entropy_backward(probs.data(), N, V, t.data(), o.ignore_index, o.label_smoothing,
+                                    dl.data()[0] * scale, logits.grad().data());
   });
 }
 

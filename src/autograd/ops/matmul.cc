@@ -110,15 +110,15 @@ Var matmul(Var a, Var b, MatmulOptions o) {
 
 Var linear(Var x, Var w, Var b) {
   const Shape &sx = x.shape(), &sw = w.shape();
-  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear: x ", sx.str(),
-        " and W ", sw.str(), " (W is [out, in])");
+  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear: x ", sx.str(), " and W ",
+        sw.str(), " (W is [out, in])");
   const bool has_bias = b.valid();
   check(!has_bias || (b.shape().rank() == 1 && b.shape()[0] == sw[0]), "linear: bias ",
         has_bias ? b.shape().str() : "", " for W ", sw.str());
   const int64_t M = sx.rows(), N = sw[0], K = sw[1];
   Graph& G = x.graph();
   Tensor y = G.alloc(sx.with(-1, N));  // [..., N]
-  if (has_bias) {  // preload C with the bias, then C = x W^T + C
+  if (has_bias) {                      // preload C with the bias, then C = x W^T + C
     const float* pb = b.value().data();
     for (int64_t i = 0; i < M; ++i) std::copy(pb, pb + N, y.data() + i * N);
   }
@@ -137,6 +137,8 @@ Var linear(Var x, Var w, Var b) {
   });
 }
 
-Var linear(Var x, Var w) { return linear(x, w, Var()); }
+Var linear(Var x, Var w) {
+  return linear(x, w, Var());
+}
 
 }  // namespace heed

@@ -2,10 +2,10 @@
 // Leaves out: variance (layer_norm computes its own).
 #include "heed/autograd/ops/reduce.h"
 
-#include "heed/kernels/elementwise.h"
-#include "heed/kernels/reduce.h"
 #include "heed/autograd/ops/arithmetic.h"
 #include "heed/autograd/ops/shape.h"
+#include "heed/kernels/elementwise.h"
+#include "heed/kernels/reduce.h"
 
 namespace heed {
 namespace {
@@ -41,7 +41,9 @@ Var max(Var x, int axis, bool keepdim) {
   });
 }
 
-Var sum_all(Var x) { return reshape(sum(reshape(x, Shape{x.value().numel()}), 0), Shape{}); }
+Var sum_all(Var x) {
+  return reshape(sum(reshape(x, Shape{x.value().numel()}), 0), Shape{});
+}
 
 Var mean_all(Var x) {
   return affine(sum_all(x), 1.f / static_cast<float>(x.value().numel()), 0.f);

@@ -45,7 +45,8 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
     if (U.requires_grad())  // dU [3H, H] += dgh^T h
       kernels::gemm(true, false, G3, H, B, 1.f, dgh.data(), G3, h.value().data(), H, 1.f,
                     U.grad().data(), H);
-    if (b_h.requires_grad()) kernels::reduce_to(dgh.data(), Shape{B, G3}, b_h.grad().data(), Shape{G3});
+    if (b_h.requires_grad())
+      kernels::reduce_to(dgh.data(), Shape{B, G3}, b_h.grad().data(), Shape{G3});
     if (h.requires_grad())  // dh [B, H] += dgh U
       kernels::gemm(false, false, B, H, G3, 1.f, dgh.data(), G3, U.value().data(), H, 1.f,
                     h.grad().data(), H);

@@ -98,22 +98,23 @@ Var concat(std::initializer_list<Var> xs, int axis) {
 Var slice(Var x, int axis, int64_t start, int64_t length) {
   const Shape& s = x.shape();
   int a = s.normalize(axis);
-  check(start >= 0 && length >= 0 && start + length <= s[a], "slice [", start, ", ",
-        start + length, ") is out of range for axis ", axis, " of ", s.str());
+  check(start >= 0 && length >= 0 && start + length <= s[a], "slice [", start, ", ", start + length,
+        ") is out of range for axis ", axis, " of ", s.str());
   int64_t outer = s.outer(a), inner = s.inner(a), n = s[a];
   Graph& G = x.graph();
   Tensor y;
   if (outer == 1) {  // a contiguous block: a view
-    y = x.value().reshape(Shape{s.numel()}).rows(start * inner, length * inner).reshape(
-        s.with(a, length));
+    y = x.value()
+            .reshape(Shape{s.numel()})
+            .rows(start * inner, length * inner)
+            .reshape(s.with(a, length));
   } else {
     y = G.alloc(s.with(a, length));
     kernels::copy_slab(x.value().data(), n, start, y.data(), length, 0, outer, length, inner,
                        false);
   }
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::copy_slab(dy.data(), length, 0, x.grad().data(), n, start, outer, length, inner,
-                       true);
+    kernels::copy_slab(dy.data(), length, 0, x.grad().data(), n, start, outer, length, inner, true);
   });
 }
 

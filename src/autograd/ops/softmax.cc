@@ -13,8 +13,8 @@ Var softmax_op(Var x, const Tensor& mask, bool log) {
   Graph& G = x.graph();
   kernels::RowMask m;
   if (mask.data()) {
-    check(broadcast_shapes(x.shape(), mask.shape(), "softmax mask") == x.shape(),
-          "softmax: mask ", mask.shape().str(), " does not broadcast to ", x.shape().str());
+    check(broadcast_shapes(x.shape(), mask.shape(), "softmax mask") == x.shape(), "softmax: mask ",
+          mask.shape().str(), " does not broadcast to ", x.shape().str());
     m = {mask.data(), mask.shape()};
   }
   Tensor y = G.alloc(x.shape());
@@ -26,8 +26,12 @@ Var softmax_op(Var x, const Tensor& mask, bool log) {
 
 }  // namespace
 
-Var softmax(Var x, const Tensor& mask) { return softmax_op(x, mask, false); }
-Var log_softmax(Var x, const Tensor& mask) { return softmax_op(x, mask, true); }
+Var softmax(Var x, const Tensor& mask) {
+  return softmax_op(x, mask, false);
+}
+Var log_softmax(Var x, const Tensor& mask) {
+  return softmax_op(x, mask, true);
+}
 
 Var masked_fill(Var x, const Tensor& mask, float value) {
   check(broadcast_shapes(x.shape(), mask.shape(), "masked_fill") == x.shape(), "masked_fill: mask ",
@@ -36,8 +40,7 @@ Var masked_fill(Var x, const Tensor& mask, float value) {
   Tensor y = G.alloc(x.shape());
   kernels::masked_fill(x.value().data(), mask.data(), mask.shape(), value, y.data(), x.shape());
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::masked_fill_backward(dy.data(), mask.data(), mask.shape(), x.grad().data(),
-                                  x.shape());
+    kernels::masked_fill_backward(dy.data(), mask.data(), mask.shape(), x.grad().data(), x.shape());
   });
 }
 

@@ -20,7 +20,8 @@ struct LstmState {
   Var c;  // [B, H]
 };
 // LSTM (Hochreiter & Schmidhuber 1997, with forget gate):
-//   [i | f | g | o] = gx + h U^T,  c' = sigmoid(f) c + sigmoid(i) tanh(g),  h' = sigmoid(o) tanh(c')
+//   [i | f | g | o] = gx + h U^T,  c' = sigmoid(f) c + sigmoid(i) tanh(g),  h' = sigmoid(o)
+//   tanh(c')
 // gx [B, 4H] = W x + b,  h, c [B, H],  U [4H, H]
 LstmState lstm_cell(Var gx, Var h, Var c, Var U);
 
