@@ -16,6 +16,13 @@ bool Var::requires_grad() const {
   return graph_->nodes_[id_].requires_grad;
 }
 
+Var::GemmTarget Var::gemm_target() const {
+  auto& n = graph_->nodes_[id_];
+  if (n.grad.data() || n.param) return {grad().data(), 1.f};
+  n.grad = graph_->arena_.tensor(n.value.shape());
+  return {n.grad.data(), 0.f};
+}
+
 Parameter* Var::param() const {
   return graph_->nodes_[id_].param;
 }
@@ -82,7 +89,7 @@ void Graph::backward(Var out, const Tensor& seed) {
   Node& top = nodes_[out.id()];
   if (!top.grad.data() && !top.param) {  // a fresh gradient: copy the seed, skip zero-filling
     top.grad = arena_.tensor(seed.shape());
-    top.grad.copy_from(seed);
+    kernels::copy(seed.data(), top.grad.data(), seed.numel());
   } else {
     kernels::axpy(1.f, seed.data(), out.grad().data(), seed.numel());
   }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include "heed/kernels/broadcast.h"
 #include "heed/kernels/parallel.h"
@@ -151,6 +152,11 @@ void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to) {
       for (int64_t j = c0; j < c1; ++j) pd[j] += pg[j];
     }
   });
+}
+
+void copy(const float* x, float* y, int64_t n) {
+  parallel_for(n, kGrain,
+               [&](int64_t b, int64_t e) { std::memcpy(y + b, x + b, (e - b) * sizeof(float)); });
 }
 
 void axpy(float alpha, const float* x, float* y, int64_t n) {

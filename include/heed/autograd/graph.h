@@ -32,6 +32,14 @@ class Var {
   bool requires_grad() const;
   // The gradient accumulator, zero-filled on first use (for a parameter: its .grad).
   Tensor& grad() const;
+  // For a backward that writes the *whole* gradient with one GEMM (C = A B + beta C): the
+  // gradient memory and the beta to use. beta is 0 for the first contribution, whose memory is
+  // left uninitialised instead of being zero-filled and then read back; 1 afterwards.
+  struct GemmTarget {
+    float* data;
+    float beta;
+  };
+  GemmTarget gemm_target() const;
   bool has_grad() const;
   Parameter* param() const;  // the parameter behind a param() leaf, else nullptr
   Graph& graph() const { return *graph_; }

@@ -25,6 +25,8 @@ void binary(Binary op, const float* a, const Shape& sa, const float* b, const Sh
 // dst[shape `to`] += g[shape `from`] summed over the axes that `to` broadcasts (size 1 or absent).
 void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to);
 
+// y = x, threaded: the copy lands in every core's cache, as the threads that read it next expect
+void copy(const float* x, float* y, int64_t n);
 // y = alpha * x + y; y = alpha * x + beta; x *= alpha
 void axpy(float alpha, const float* x, float* y, int64_t n);
 void affine(const float* x, float alpha, float beta, float* y, int64_t n);

@@ -66,13 +66,15 @@ Geometry geometry(const Shape& sa, const Shape& sb, const MatmulOptions& o) {
 // the products are summed into it one after the other (no two threads write it at once).
 void gemm_acc(bool ta, bool tb, const Geometry& g, int64_t M, int64_t N, int64_t K, float alpha,
               const float* A, int64_t lda, int64_t sa, const float* B, int64_t ldb, int64_t sb,
-              float* C, int64_t sc) {
+              Var::GemmTarget C, int64_t sc) {
   if (sc == 0 && g.batch > 1) {
     for (int64_t i = 0; i < g.batch; ++i)
-      kernels::gemm(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, 1.f, C, N);
+      kernels::gemm(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, i ? 1.f : C.beta,
+                    C.data, N);
     return;
   }
-  kernels::gemm_batched(ta, tb, g.batch, M, N, K, alpha, A, lda, sa, B, ldb, sb, 1.f, C, N, sc);
+  kernels::gemm_batched(ta, tb, g.batch, M, N, K, alpha, A, lda, sa, B, ldb, sb, C.beta, C.data, N,
+                        sc);
 }
 
 }  // namespace
@@ -88,7 +90,7 @@ Var matmul(Var a, Var b, MatmulOptions o) {
   return G.make(c, {a, b}, [=](const Tensor& dc) {
     const float *A = a.value().data(), *B = b.value().data(), *dC = dc.data();
     if (a.requires_grad()) {
-      float* dA = a.grad().data();
+      Var::GemmTarget dA = a.gemm_target();
       if (!o.trans_a)  // dA [M, K] += dC op(B)^T
         gemm_acc(false, !o.trans_b, g, M, K, N, o.alpha, dC, N, sc, B, ldb, g.stride_b, dA,
                  g.stride_a);
@@ -97,7 +99,7 @@ Var matmul(Var a, Var b, MatmulOptions o) {
                  g.stride_a);
     }
     if (b.requires_grad()) {
-      float* dB = b.grad().data();
+      Var::GemmTarget dB = b.gemm_target();
       if (!o.trans_b)  // dB [K, N] += op(A)^T dC
         gemm_acc(!o.trans_a, false, g, K, N, M, o.alpha, A, lda, g.stride_a, dC, N, sc, dB,
                  g.stride_b);
@@ -126,12 +128,16 @@ Var linear(Var x, Var w, Var b) {
                 has_bias ? 1.f : 0.f, y.data(), N);
   const Var inputs[3] = {x, w, b};
   return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
-    if (x.requires_grad())  // dx [M, K] += dy [M, N] W [N, K]
-      kernels::gemm(false, false, M, K, N, 1.f, dy.data(), N, w.value().data(), K, 1.f,
-                    x.grad().data(), K);
-    if (w.requires_grad())  // dW [N, K] += dy^T [N, M] x [M, K]
-      kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, 1.f,
-                    w.grad().data(), K);
+    if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
+      Var::GemmTarget dx = x.gemm_target();
+      kernels::gemm(false, false, M, K, N, 1.f, dy.data(), N, w.value().data(), K, dx.beta, dx.data,
+                    K);
+    }
+    if (w.requires_grad()) {  // dW [N, K] += dy^T [N, M] x [M, K]
+      Var::GemmTarget dw = w.gemm_target();
+      kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, dw.beta, dw.data,
+                    K);
+    }
     if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
       kernels::reduce_to(dy.data(), Shape{M, N}, b.grad().data(), Shape{N});
   });
