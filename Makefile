@@ -40,7 +40,7 @@ bench: deps configure
 	$(BUILD)/heed_bench --benchmark_min_time=0.3
 
 install: $(BUILD)/heed
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

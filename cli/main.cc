@@ -9,7 +9,7 @@
 #include "heed/util/error.h"
 #include "heed/version.h"
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"heed: train, run and inspect attention-based sequence models on the CPU"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
   app.require_subcommand(1);
@@ -31,18 +31,23 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
+  if (*demo_cmd) {
+    std::cout << "heed demo: a GRU encoder-decoder (Cho et al. 2014) learns to reverse sequences "
+                 "of "
+              << demo.task.min_len << "-" << demo.task.max_len << " symbols, " << heed::threads()
+              << " thread(s)\n";
+    auto r = heed::toy::run_reverse_demo(demo, &std::cout);
+    return r.sequence_accuracy > 0.5 ? 0 : 1;
+  }
+  return 0;
+}
+
+// heed::Error (bad input, with file/line/shape) and any other exception end in one message.
+int main(int argc, char** argv) {
   try {
-    if (*demo_cmd) {
-      std::cout << "heed demo: a GRU encoder-decoder (Cho et al. 2014) learns to reverse sequences "
-                   "of "
-                << demo.task.min_len << "-" << demo.task.max_len << " symbols, " << heed::threads()
-                << " thread(s)\n";
-      auto r = heed::toy::run_reverse_demo(demo, &std::cout);
-      return r.sequence_accuracy > 0.5 ? 0 : 1;
-    }
-  } catch (const heed::Error& e) {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
     std::cerr << "heed: error: " << e.what() << "\n";
     return 2;
   }
-  return 0;
 }

@@ -17,6 +17,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log) {
   int64_t n = shape.last(), rows = shape.rows();
+  if (n == 0) return;
   Shape o = shape.padded(4);
   std::array<int64_t, 4> ms{};
   if (mask.data) {
@@ -44,6 +45,7 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
           if (log) {
 #pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < n; ++j) s += vmath::exp(xr[j] - m);
+            // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
             float lse = m + std::log(s);
             for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - lse;
           } else {
@@ -84,6 +86,7 @@ void softmax_backward(const float* y, const float* dy, float* dx, const Shape& s
 
 double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const int32_t* targets,
                              int32_t ignore, float eps, float* probs, int64_t* count) {
+  check(V > 0, "cross_entropy: empty vocabulary axis");
   double total = 0;
   int64_t kept = 0;
   bool bad = false;
@@ -109,6 +112,7 @@ double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const in
       s += p[j];
       sum_x += x[j];
     }
+    // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
     float inv = 1.f / s, lse = m + std::log(s);
 #pragma omp simd
     for (int64_t j = 0; j < V; ++j) p[j] *= inv;

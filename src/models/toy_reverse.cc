@@ -10,10 +10,14 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/train/optimizer.h"
+#include "heed/util/error.h"
 
 namespace heed::toy {
 
 Batch sample_batch(const ReverseTask& task, int64_t B, Rng& rng) {
+  check(task.symbols >= 1 && task.min_len >= 1 && task.max_len >= task.min_len && B >= 1,
+        "reverse task: need symbols >= 1, 1 <= min_len <= max_len and a batch >= 1 (got ",
+        task.symbols, " symbols, lengths ", task.min_len, "-", task.max_len, ", batch ", B, ")");
   Batch b;
   b.B = B;
   b.S = task.min_len + rng.below(task.max_len - task.min_len + 1);

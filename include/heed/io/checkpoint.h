@@ -26,6 +26,7 @@ nlohmann::json read_config(const std::string& dir);
 // same shape, and the file must hold nothing else; otherwise an Error names file and tensor.
 void load_weights(const std::string& path, ParameterStore& params);
 
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's move asserts its invariant
 struct TrainerState {
   int64_t step = 0;           // optimiser updates done
   int64_t epoch = 0;          // epochs completed
