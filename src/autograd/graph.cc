@@ -77,7 +77,9 @@ Var Graph::param(Parameter& p) {
 void Graph::backward(Var loss) {
   check(loss.valid() && loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
         loss.valid() ? loss.shape().str() : "an empty Var");
-  backward(loss, Tensor::full(loss.shape(), 1.f));
+  Tensor one = arena_.tensor(loss.shape());  // the seed dL/dL = 1, in the arena: no malloc
+  one.data()[0] = 1.f;
+  backward(loss, one);
 }
 
 void Graph::backward(Var out, const Tensor& seed) {

@@ -50,6 +50,7 @@ Parameter& ParameterStore::add(const std::string& name, const Shape& shape, bool
   p->row_sparse = row_sparse;
   index_[name] = params_.size();
   params_.push_back(std::move(p));
+  ptrs_.push_back(params_.back().get());
   return *params_.back();
 }
 
@@ -61,12 +62,6 @@ Parameter& ParameterStore::get(const std::string& name) {
 
 const Parameter& ParameterStore::get(const std::string& name) const {
   return const_cast<ParameterStore*>(this)->get(name);
-}
-
-std::vector<Parameter*> ParameterStore::all() {
-  std::vector<Parameter*> out;
-  for (auto& p : params_) out.push_back(p.get());
-  return out;
 }
 
 std::vector<const Parameter*> ParameterStore::all() const {

@@ -8,9 +8,13 @@
 
 namespace heed {
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(dims)) {}
+// Shapes are built on every op: no heap allocation anywhere in this file's hot paths.
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
 
-Shape::Shape(const std::vector<int64_t>& dims) {
+Shape::Shape(const std::vector<int64_t>& dims) : Shape(std::span<const int64_t>(dims)) {}
+
+Shape::Shape(std::span<const int64_t> dims) {
   check(dims.size() <= kMaxRank, "tensor rank ", dims.size(), " exceeds the maximum of ", kMaxRank);
   rank_ = static_cast<int>(dims.size());
   for (int i = 0; i < rank_; ++i) {
@@ -53,17 +57,27 @@ Shape Shape::with(int axis, int64_t value) const {
 
 Shape Shape::without(int axis) const {
   int a = normalize(axis);
-  std::vector<int64_t> d;
-  for (int i = 0; i < rank_; ++i)
-    if (i != a) d.push_back(dims_[i]);
-  return Shape(d);
+  Shape s;
+  s.rank_ = rank_ - 1;
+  for (int i = 0, j = 0; i < rank_; ++i)
+    if (i != a) s.dims_[j++] = dims_[i];
+  return s;
+}
+
+Shape Shape::appended(int64_t dim) const {
+  check(rank_ < kMaxRank, "cannot add an axis to shape ", str());
+  Shape s = *this;
+  s.dims_[s.rank_++] = dim;
+  return s;
 }
 
 Shape Shape::padded(int rank) const {
   check(rank >= rank_ && rank <= kMaxRank, "cannot pad shape ", str(), " to rank ", rank);
-  std::vector<int64_t> d(rank - rank_, 1);
-  for (int i = 0; i < rank_; ++i) d.push_back(dims_[i]);
-  return Shape(d);
+  Shape s;
+  s.rank_ = rank;
+  int pad = rank - rank_;
+  for (int i = 0; i < rank; ++i) s.dims_[i] = i < pad ? 1 : dims_[i - pad];
+  return s;
 }
 
 bool Shape::operator==(const Shape& o) const {
@@ -84,14 +98,13 @@ std::string Shape::str() const {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   int r = std::max(a.rank(), b.rank());
-  Shape pa = a.padded(r), pb = b.padded(r);
-  std::vector<int64_t> d(r);
+  Shape pa = a.padded(r), pb = b.padded(r), out = pa;
   for (int i = 0; i < r; ++i) {
     check(pa[i] == pb[i] || pa[i] == 1 || pb[i] == 1, op, ": shapes ", a.str(), " and ", b.str(),
           " do not broadcast");
-    d[i] = pa[i] == 1 ? pb[i] : pa[i];
+    out[i] = pa[i] == 1 ? pb[i] : pa[i];
   }
-  return Shape(d);
+  return out;
 }
 
 }  // namespace heed

@@ -23,7 +23,7 @@ Optimizer::Optimizer(const OptimizerConfig& config, ParameterStore& params)
 void Optimizer::step(float lr) {
   ++steps_;
   const OptimizerConfig& c = config_;
-  auto all = params_->all();
+  const auto& all = params_->all();
   check(all.size() == m_.size(), "optimizer: the parameter store changed after construction");
   // Adam bias corrections: mhat = m / (1 - beta1^t), vhat = v / (1 - beta2^t)
   const float bc1 = 1.f - std::pow(c.beta1, static_cast<float>(steps_));
@@ -66,7 +66,7 @@ void Optimizer::step(float lr) {
 
 std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
   std::vector<std::pair<std::string, Tensor>> out;
-  auto all = params_->all();
+  const auto& all = params_->all();
   for (size_t k = 0; k < all.size(); ++k) {
     out.emplace_back("m/" + all[k]->name, m_[k]);
     if (v_[k].data()) out.emplace_back("v/" + all[k]->name, v_[k]);
@@ -76,7 +76,7 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
 
 void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t steps,
                            const std::string& file) {
-  auto all = params_->all();
+  const auto& all = params_->all();
   auto take = [&](const std::string& name, Tensor& dst) {
     auto it = tensors.find(name);
     check(it != tensors.end(), file, ": optimizer state has no tensor '", name, "'");

@@ -38,8 +38,9 @@ class ParameterStore {
   const Parameter& get(const std::string& name) const;
   bool contains(const std::string& name) const { return index_.count(name) > 0; }
 
-  // In creation order, so that saving, loading and optimiser state line up.
-  std::vector<Parameter*> all();
+  // In creation order, so that saving, loading and optimiser state line up. The mutable view
+  // is kept, not built per call: optimisers walk it every step without allocating.
+  const std::vector<Parameter*>& all() { return ptrs_; }
   std::vector<const Parameter*> all() const;
   size_t size() const { return params_.size(); }
   int64_t numel() const;
@@ -47,6 +48,7 @@ class ParameterStore {
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;
+  std::vector<Parameter*> ptrs_;  // params_ as raw pointers
   std::map<std::string, size_t> index_;
 };
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ class Shape {
   Shape() = default;  // rank 0: a scalar with one element
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(const std::vector<int64_t>& dims);
+  explicit Shape(std::span<const int64_t> dims);
 
   int rank() const { return rank_; }
   int64_t operator[](int axis) const { return dims_[axis]; }
@@ -35,6 +37,7 @@ class Shape {
   std::vector<int64_t> dims() const { return {dims_.begin(), dims_.begin() + rank_}; }
   Shape with(int axis, int64_t value) const;  // a copy with one dimension changed
   Shape without(int axis) const;              // a copy with one axis removed
+  Shape appended(int64_t dim) const;          // a copy with a new last axis
   Shape padded(int rank) const;               // left-padded with 1s to `rank`
 
   bool operator==(const Shape& o) const;

@@ -18,10 +18,8 @@ Var embedding(Var table, std::span<const int32_t> ids, const Shape& ids_shape) {
   for (int64_t i = 0; i < N; ++i)
     check(ids[i] >= 0 && ids[i] < V, "embedding: id ", ids[i], " at position ", i,
           " is outside the vocabulary [0, ", V, ")");
-  std::vector<int64_t> od = ids_shape.dims();
-  od.push_back(D);
   Graph& G = table.graph();
-  Tensor y = G.alloc(Shape(od));  // [ids..., D]
+  Tensor y = G.alloc(ids_shape.appended(D));  // [ids..., D]
   const float* T = table.value().data();
   parallel_for(N, 64, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)

@@ -30,23 +30,19 @@ Geometry geometry(const Shape& sa, const Shape& sb, const MatmulOptions& o) {
   g.M = am;
   g.N = bn;
   g.K = ak;
-  std::vector<int64_t> od;
   if (sb.rank() == 2 && !o.trans_a) {  // [..., M, K] x [K, N]: one GEMM over all rows
     g.M = sa.rows();
-    od = sa.dims();
-    od.back() = bn;
-  } else if (sb.rank() == 2) {  // batched A^T x shared B
+    g.out = sa.with(-1, bn);
+    return g;
+  }
+  if (sb.rank() == 2) {  // batched A^T x shared B
     g.batch = sa.numel() / (am * ak);
     g.stride_a = am * ak;
-    od = sa.dims();
-    od[od.size() - 2] = am;
-    od.back() = bn;
+    g.out = sa;
   } else if (sa.rank() == 2) {  // shared A x batched B
     g.batch = sb.numel() / (bk * bn);
     g.stride_b = bk * bn;
-    od = sb.dims();
-    od[od.size() - 2] = am;
-    od.back() = bn;
+    g.out = sb;
   } else {
     if (sa.rank() != sb.rank()) bad("batch ranks differ");
     for (int i = 0; i < sa.rank() - 2; ++i)
@@ -54,11 +50,9 @@ Geometry geometry(const Shape& sa, const Shape& sb, const MatmulOptions& o) {
     g.batch = sa.numel() / (am * ak);
     g.stride_a = am * ak;
     g.stride_b = bk * bn;
-    od = sa.dims();
-    od[od.size() - 2] = am;
-    od.back() = bn;
+    g.out = sa;
   }
-  g.out = Shape(od);
+  g.out = g.out.with(-2, am).with(-1, bn);
   return g;
 }
 

@@ -27,18 +27,18 @@ Var permute(Var x, std::span<const int> perm) {
   check(static_cast<int>(perm.size()) == s.rank(), "permute: ", perm.size(),
         " axes given for shape ", s.str());
   std::array<int, 4> p{}, inv{};
-  std::vector<bool> seen(s.rank(), false);
-  std::vector<int64_t> od(s.rank());
+  std::array<bool, 4> seen{};
+  Shape out = s;
   for (int i = 0; i < s.rank(); ++i) {
     int a = perm[i] < 0 ? perm[i] + s.rank() : perm[i];
     check(a >= 0 && a < s.rank() && !seen[a], "permute: invalid permutation of ", s.str());
     seen[a] = true;
     p[i] = a;
     inv[a] = i;
-    od[i] = s[a];
+    out[i] = s[a];
   }
   Graph& G = x.graph();
-  Tensor y = G.alloc(Shape(od));
+  Tensor y = G.alloc(out);
   kernels::permute(x.value().data(), s, p, y.data(), false);
   return G.make(y, {x}, [=](const Tensor& dy) {  // dx += permute(dy, inverse)
     kernels::permute(dy.data(), dy.shape(), inv, x.grad().data(), true);
@@ -51,10 +51,9 @@ Var permute(Var x, std::initializer_list<int> perm) {
 
 Var transpose(Var x, int axis0, int axis1) {
   const Shape& s = x.shape();
-  std::vector<int> perm(s.rank());
-  for (int i = 0; i < s.rank(); ++i) perm[i] = i;
+  std::array<int, 4> perm{0, 1, 2, 3};
   std::swap(perm[s.normalize(axis0)], perm[s.normalize(axis1)]);
-  return permute(x, perm);
+  return permute(x, std::span<const int>(perm.data(), s.rank()));
 }
 
 Var concat(std::span<const Var> xs, int axis) {
