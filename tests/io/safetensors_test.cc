@@ -13,6 +13,7 @@
 #include "heed/io/safetensors.h"
 #include "heed/nn/init.h"
 #include "heed/util/error.h"
+#include "support/errors.h"
 
 namespace fs = std::filesystem;
 
@@ -44,14 +45,7 @@ void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
   root.param("scale", {}, Init::constant(2.f));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(ModelFiles, SaveLoadIsBitExact) {
   TempDir dir;

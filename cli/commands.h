@@ -1,0 +1,36 @@
+// The subcommands of `heed`: each parses its flags into a typed options struct (add) and then
+// runs the library on them (run). main.cc owns the app and the dispatch.
+// Leaves out: any model or metric logic (libheed has it).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "heed/models/toy_reverse.h"
+
+namespace heed::cli {
+
+struct DemoCommand {
+  toy::ReverseDemoOptions options;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
+};
+
+enum class Metric { Bleu, Chrf, Wer, Per };
+
+struct ScoreCommand {
+  Metric metric = Metric::Bleu;
+  std::vector<std::string> refs;  // one or more reference files, line-parallel to hyp
+  std::string hyp;                // the hypothesis file ("-": stdin)
+  std::string tokenize = "none";  // BLEU: "none" (text as given) or "13a" (sacreBLEU)
+  bool lowercase = false;         // BLEU: case-insensitive
+  bool json = false;              // one JSON object instead of the human line
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
+}  // namespace heed::cli

@@ -1,0 +1,60 @@
+// Parallel corpora read from the published files of a dataset, with no hand preprocessing:
+//   - two line-parallel text files (Multi30k tok/ and raw/),
+//   - a TSV file of pairs (Tatoeba/Anki spa.txt: "English<TAB>Spanish[<TAB>attribution]"),
+//   - the CMUdict format ("WORD  PH PH PH"; a word with several pronunciations has several
+//     lines, all kept as training pairs and, for scoring, as alternative references).
+// Leaves out: tokenisation into units and vocabularies (data/vocab.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace heed {
+
+enum class CorpusFormat {
+  Auto,      // cmudict or tsv when the first file looks like one, else parallel text
+  Parallel,  // --*-src and --*-tgt, line i of one translates line i of the other
+  Tsv,       // one file; columns chosen by the reader
+  Cmudict,   // one file; source = the word, target = its phones
+};
+
+struct SentencePair {
+  std::string src;  // raw text of the source side
+  std::string tgt;  // raw text of the target side
+  int64_t line;     // 1-based line in the (first) file, for error messages
+};
+
+struct Corpus {
+  std::string origin;  // the file(s) read, for messages
+  std::vector<SentencePair> pairs;
+};
+
+// Two line-parallel files. Errors: different line counts (both files and counts named), an
+// empty line on either side (file and line named), and everything read_lines checks.
+Corpus read_parallel(const std::string& src_path, const std::string& tgt_path);
+// TSV pairs: columns src_col and tgt_col (0-based) of every line; a line with fewer columns or
+// an empty field is an error naming file and line.
+Corpus read_tsv(const std::string& path, int src_col, int tgt_col);
+// CMUdict: "WORD  PH PH ...": word, two spaces, phones. A malformed line is an error.
+Corpus read_cmudict(const std::string& path);
+
+// Guesses the format of a file from its first line: a tab means TSV; an upper-case word,
+// two spaces and upper-case phones means CMUdict; else parallel text.
+CorpusFormat detect_format(const std::string& path);
+CorpusFormat parse_format(const std::string& name);  // "auto", "parallel", "tsv", "cmudict"
+// Reads per format; tgt_path is used by Parallel only (and must be given for it).
+Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path);
+
+// A deterministic split of one file into train/dev/test by line number (1-based):
+// line % 50 == 0 is test, line % 50 == 25 is dev, everything else train (96/2/2 %).
+// Used for Tatoeba/Anki spa-eng, which is published without a split.
+enum class Split { Train, Dev, Test };
+Split split_of_line(int64_t line);
+Corpus select_split(const Corpus& all, Split split);
+
+// CMUdict references for scoring: word -> its pronunciations, in file order.
+std::map<std::string, std::vector<std::string>> group_alternatives(const Corpus& corpus);
+
+}  // namespace heed

@@ -1,0 +1,145 @@
+// Corpus readers for the published formats (see the header).
+// Leaves out: streaming very large corpora (the shared datasets are at most a few MB).
+#include "heed/data/corpus.h"
+
+#include "heed/data/text.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+bool blank(const std::string& s) {
+  return s.find_first_not_of(" \t") == std::string::npos;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> cols;
+  size_t start = 0;
+  for (;;) {
+    size_t tab = line.find('\t', start);
+    cols.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) return cols;
+    start = tab + 1;
+  }
+}
+
+bool cmudict_word(std::string_view w) {
+  if (w.empty()) return false;
+  for (char c : w)
+    if (!((c >= 'A' && c <= 'Z') || c == '\'' || c == '.' || c == '-' || c == '_' ||
+          (c >= '0' && c <= '9')))
+      return false;
+  return true;
+}
+
+// "WORD  PH PH": returns false when the line does not have that shape.
+bool parse_cmudict_line(const std::string& line, std::string* word, std::string* phones) {
+  size_t sep = line.find("  ");
+  if (sep == std::string::npos || sep == 0) return false;
+  *word = line.substr(0, sep);
+  *phones = line.substr(sep + 2);
+  if (!cmudict_word(*word) || blank(*phones)) return false;
+  for (char c : *phones)
+    if (!((c >= 'A' && c <= 'Z') || c == ' ' || (c >= '0' && c <= '2'))) return false;
+  return true;
+}
+
+}  // namespace
+
+Corpus read_parallel(const std::string& src_path, const std::string& tgt_path) {
+  std::vector<std::string> src = read_lines(src_path), tgt = read_lines(tgt_path);
+  check(src.size() == tgt.size(), "parallel files differ in length: ", src_path, " has ",
+        src.size(), " lines, ", tgt_path, " has ", tgt.size());
+  Corpus c{src_path + " / " + tgt_path, {}};
+  c.pairs.reserve(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    check(!blank(src[i]), src_path, ":", i + 1, ": empty line");
+    check(!blank(tgt[i]), tgt_path, ":", i + 1, ": empty line");
+    c.pairs.push_back({src[i], tgt[i], static_cast<int64_t>(i + 1)});
+  }
+  return c;
+}
+
+Corpus read_tsv(const std::string& path, int src_col, int tgt_col) {
+  std::vector<std::string> lines = read_lines(path);
+  Corpus c{path, {}};
+  int need = std::max(src_col, tgt_col) + 1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i + 1 == lines.size() && lines[i].empty()) break;  // a trailing empty line
+    auto cols = split_tabs(lines[i]);
+    check(static_cast<int>(cols.size()) >= need, path, ":", i + 1, ": expected at least ", need,
+          " tab-separated columns, found ", cols.size());
+    check(!blank(cols[src_col]) && !blank(cols[tgt_col]), path, ":", i + 1, ": empty field");
+    c.pairs.push_back({cols[src_col], cols[tgt_col], static_cast<int64_t>(i + 1)});
+  }
+  return c;
+}
+
+Corpus read_cmudict(const std::string& path) {
+  std::vector<std::string> lines = read_lines(path);
+  Corpus c{path, {}};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind(";;;", 0) == 0) continue;  // comments of the original dictionary
+    std::string word, phones;
+    check(parse_cmudict_line(lines[i], &word, &phones), path, ":", i + 1,
+          ": not a CMUdict entry (expected \"WORD  PH PH ...\": upper-case word, two spaces, "
+          "phones), got \"",
+          lines[i].substr(0, 60), "\"");
+    c.pairs.push_back({word, join_words(split_words(phones)), static_cast<int64_t>(i + 1)});
+  }
+  return c;
+}
+
+CorpusFormat detect_format(const std::string& path) {
+  std::vector<std::string> lines = read_lines(path);
+  const std::string& first = lines.front();
+  if (first.find('\t') != std::string::npos) return CorpusFormat::Tsv;
+  std::string w, p;
+  if (parse_cmudict_line(first, &w, &p)) return CorpusFormat::Cmudict;
+  return CorpusFormat::Parallel;
+}
+
+CorpusFormat parse_format(const std::string& name) {
+  if (name == "auto") return CorpusFormat::Auto;
+  if (name == "parallel") return CorpusFormat::Parallel;
+  if (name == "tsv") return CorpusFormat::Tsv;
+  if (name == "cmudict") return CorpusFormat::Cmudict;
+  fail("unknown data format '", name, "' (expected auto, parallel, tsv or cmudict)");
+}
+
+Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path) {
+  if (format == CorpusFormat::Auto) format = detect_format(src_path);
+  switch (format) {
+    case CorpusFormat::Parallel:
+      check(!tgt_path.empty(), src_path, ": parallel text needs a target file as well");
+      return read_parallel(src_path, tgt_path);
+    case CorpusFormat::Tsv:
+      return read_tsv(src_path, 0, 1);
+    case CorpusFormat::Cmudict:
+      return read_cmudict(src_path);
+    case CorpusFormat::Auto:
+      break;
+  }
+  fail(src_path, ": unknown format");
+}
+
+Split split_of_line(int64_t line) {
+  if (line % 50 == 0) return Split::Test;
+  if (line % 50 == 25) return Split::Dev;
+  return Split::Train;
+}
+
+Corpus select_split(const Corpus& all, Split split) {
+  Corpus c{all.origin, {}};
+  for (const auto& p : all.pairs)
+    if (split_of_line(p.line) == split) c.pairs.push_back(p);
+  return c;
+}
+
+std::map<std::string, std::vector<std::string>> group_alternatives(const Corpus& corpus) {
+  std::map<std::string, std::vector<std::string>> refs;
+  for (const auto& p : corpus.pairs) refs[p.src].push_back(p.tgt);
+  return refs;
+}
+
+}  // namespace heed

@@ -1,0 +1,167 @@
+// Text, corpora and vocabularies: the published formats read as they are, and bad input
+// (mismatched files, empty lines, invalid UTF-8, malformed entries) rejected with file and line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "heed/data/corpus.h"
+#include "heed/data/text.h"
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+#include "support/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+namespace {
+
+struct Files {
+  fs::path dir = fs::temp_directory_path() / ("heed_data_" + std::to_string(::getpid()));
+  Files() { fs::create_directories(dir); }
+  ~Files() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  }
+};
+
+using testing::error_of;
+
+// ../shared/data beside the project, when present (it is on the project's machines and CI).
+fs::path shared_data() {
+  return fs::path(HEED_SOURCE_DIR) / ".." / "shared" / "data";
+}
+
+TEST(Text, Utf8Validation) {
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("Grüße, 日本, 🙂"));
+  size_t at = 0;
+  EXPECT_FALSE(is_valid_utf8("ab\xff", &at));
+  EXPECT_EQ(at, 2u);
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a UTF-16 surrogate
+  EXPECT_FALSE(is_valid_utf8("\xe2\x82"));          // truncated sequence
+  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
+}
+
+TEST(Text, ReadLinesReportsFileAndLine) {
+  Files f;
+  EXPECT_EQ(read_lines(f.write("crlf.txt", "a b\r\nc\r\n")),
+            (std::vector<std::string>{"a b", "c"}));
+  EXPECT_EQ(read_lines(f.write("nonl.txt", "x\ny")).size(), 2u);
+  std::string bad = f.write("bad.txt", "fine\nalso fine\nbroken \xc3\x28 here\n");
+  std::string m = error_of([&] { read_lines(bad); });
+  EXPECT_NE(m.find(bad + ":3: invalid UTF-8"), std::string::npos) << m;
+  std::string empty = f.write("empty.txt", "");
+  EXPECT_NE(error_of([&] { read_lines(empty); }).find("empty"), std::string::npos);
+  std::string nul = f.write("nul.txt", std::string("a\0b\n", 4));
+  EXPECT_NE(error_of([&] { read_lines(nul); }).find(":1: NUL byte"), std::string::npos);
+}
+
+TEST(Text, UnitsRoundTrip) {
+  EXPECT_EQ(split_words("  a\tb  c "), (std::vector<std::string>{"a", "b", "c"}));
+  auto chars = split_chars("Grüß dich");
+  EXPECT_EQ(chars.size(), 9u);
+  EXPECT_EQ(chars[2], "ü");
+  EXPECT_EQ(chars[4], std::string(kSpaceUnit));
+  EXPECT_EQ(join_chars(chars), "Grüß dich");
+}
+
+TEST(Corpus, ParallelFilesMustMatch) {
+  Files f;
+  std::string src = f.write("a.en", "one\ntwo\nthree\n"), tgt = f.write("a.de", "eins\nzwei\n");
+  std::string m = error_of([&] { read_parallel(src, tgt); });
+  EXPECT_NE(m.find(src + " has 3 lines"), std::string::npos) << m;
+  EXPECT_NE(m.find(tgt + " has 2"), std::string::npos) << m;
+  std::string gap = f.write("b.de", "eins\n\ndrei\n");
+  EXPECT_NE(error_of([&] { read_parallel(src, gap); }).find(gap + ":2: empty line"),
+            std::string::npos);
+  Corpus ok = read_parallel(src, f.write("c.de", "eins\nzwei\ndrei\n"));
+  ASSERT_EQ(ok.pairs.size(), 3u);
+  EXPECT_EQ(ok.pairs[2].tgt, "drei");
+  EXPECT_EQ(ok.pairs[2].line, 3);
+}
+
+TEST(Corpus, TsvAndCmudictFormats) {
+  Files f;
+  std::string tsv = f.write("pairs.tsv", "Go.\tVe.\tCC-BY 2.0\nHi.\tHola.\n");
+  Corpus c = read_tsv(tsv, 0, 1);
+  ASSERT_EQ(c.pairs.size(), 2u);
+  EXPECT_EQ(c.pairs[1].tgt, "Hola.");
+  std::string short_line = f.write("short.tsv", "Go.\tVe.\nno tab here\n");
+  EXPECT_NE(
+      error_of([&] { read_tsv(short_line, 0, 1); }).find(short_line + ":2: expected at least 2"),
+      std::string::npos);
+  std::string dict = f.write("d.dict", "'CAUSE  K AH Z\nREAD  R IY D\nREAD  R EH D\n");
+  Corpus d = read_cmudict(dict);
+  ASSERT_EQ(d.pairs.size(), 3u);
+  EXPECT_EQ(d.pairs[0].src, "'CAUSE");
+  EXPECT_EQ(d.pairs[0].tgt, "K AH Z");
+  EXPECT_EQ(group_alternatives(d)["READ"].size(), 2u);
+  std::string broken = f.write("b.dict", "ABBA  AE B AH\nabba ae b ah\n");
+  EXPECT_NE(error_of([&] { read_cmudict(broken); }).find(broken + ":2: not a CMUdict entry"),
+            std::string::npos);
+  EXPECT_EQ(detect_format(tsv), CorpusFormat::Tsv);
+  EXPECT_EQ(detect_format(dict), CorpusFormat::Cmudict);
+  EXPECT_EQ(detect_format(f.write("t.en", "a man is walking .\n")), CorpusFormat::Parallel);
+  EXPECT_NE(error_of([] { parse_format("xml"); }).find("unknown data format 'xml'"),
+            std::string::npos);
+}
+
+TEST(Corpus, SharedDatasetsAsPublished) {
+  if (!fs::exists(shared_data())) GTEST_SKIP() << "no ../shared/data";
+  fs::path d = shared_data();
+  // CMUdict test split: 12,855 entries of 11,994 distinct words (data/README.md)
+  Corpus test = read_corpus(CorpusFormat::Auto, (d / "cmudict/cmudict-0.7b.test").string(), "");
+  EXPECT_EQ(test.pairs.size(), 12855u);
+  EXPECT_EQ(group_alternatives(test).size(), 11994u);
+  // Multi30k validation, tokenised en-de: 1,014 line-parallel sentences
+  Corpus val = read_corpus(CorpusFormat::Auto, (d / "multi30k/tok/val.lc.norm.tok.en").string(),
+                           (d / "multi30k/tok/val.lc.norm.tok.de").string());
+  EXPECT_EQ(val.pairs.size(), 1014u);
+  // Anki spa-eng: TSV; the documented split is deterministic and disjoint
+  Corpus anki = read_corpus(CorpusFormat::Auto, (d / "anki-spa-eng/spa.txt").string(), "");
+  size_t n_train = select_split(anki, Split::Train).pairs.size();
+  size_t n_dev = select_split(anki, Split::Dev).pairs.size();
+  size_t n_test = select_split(anki, Split::Test).pairs.size();
+  EXPECT_EQ(n_train + n_dev + n_test, anki.pairs.size());
+  EXPECT_EQ(n_test, anki.pairs.size() / 50);
+  EXPECT_GT(n_dev, 0u);
+}
+
+TEST(Vocab, BuildLimitsAndUnknowns) {
+  std::vector<std::vector<std::string>> text = {{"a", "b", "a"}, {"c", "a", "b"}, {"d"}};
+  Vocab v = Vocab::build(text);
+  EXPECT_EQ(v.size(), 8);                     // 4 specials + a b c d
+  EXPECT_EQ(v.token(Vocab::kSpecials), "a");  // most frequent first
+  EXPECT_EQ(v.token(Vocab::kSpecials + 1), "b");
+  EXPECT_EQ(v.id("zzz"), Vocab::kUnk);
+  EXPECT_EQ(Vocab::build(text, {.min_freq = 2}).size(), 6);
+  EXPECT_EQ(Vocab::build(text, {.max_size = 1}).size(), 5);
+  auto ids = v.encode({"a", "zzz", "d"});
+  ids.push_back(Vocab::kEos);
+  ids.push_back(v.id("b"));  // after EOS: dropped
+  EXPECT_EQ(v.decode(ids), (std::vector<std::string>{"a", "<unk>", "d"}));
+}
+
+TEST(Vocab, SaveLoadAndBadFiles) {
+  Files f;
+  Vocab v = Vocab::build({{"der", "hund", "läuft"}});
+  std::string path = (f.dir / "vocab.txt").string();
+  v.save(path);
+  Vocab w = Vocab::load(path);
+  ASSERT_EQ(w.size(), v.size());
+  EXPECT_EQ(w.id("läuft"), v.id("läuft"));
+  std::string dup = f.write("dup.txt", "<pad>\n<s>\n</s>\n<unk>\nx\nx\n");
+  EXPECT_NE(error_of([&] { Vocab::load(dup); }).find(dup + ":6: duplicate token"),
+            std::string::npos);
+  std::string nospec = f.write("nospec.txt", "a\nb\nc\nd\ne\n");
+  EXPECT_NE(
+      error_of([&] { Vocab::load(nospec); }).find(nospec + ":1: expected the special token <pad>"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace heed
