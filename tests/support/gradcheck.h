@@ -51,12 +51,14 @@ inline double weighted_loss(const Fn& f, const std::vector<Tensor>& inputs, cons
   return s;
 }
 
-// Runs the check for every input whose index is in `wrt` (all when empty).
+// Runs the check for every input whose index is in `wrt` (all when empty), and for the
+// parameters in `params` (which f puts on the graph with g.param).
 inline void expect_gradients(const Fn& f, std::vector<Tensor> inputs, const GradCheck& opt = {},
-                             std::vector<int> wrt = {}) {
+                             std::vector<int> wrt = {}, std::vector<Parameter*> params = {}) {
   Rng rng(opt.seed);
-  std::vector<Tensor> analytic;
+  std::vector<Tensor> analytic, param_grads;
   Tensor w;
+  for (Parameter* p : params) p->grad.fill(0.f);
   {
     Graph g(Mode::Train, opt.seed);
     std::vector<Var> vars;
@@ -67,11 +69,9 @@ inline void expect_gradients(const Fn& f, std::vector<Tensor> inputs, const Grad
     g.backward(loss);
     for (Var& v : vars)
       analytic.push_back(v.has_grad() ? v.grad().clone() : Tensor::zeros(v.shape()));
+    for (Parameter* p : params) param_grads.push_back(p->grad.clone());
   }
-  if (wrt.empty())
-    for (size_t i = 0; i < inputs.size(); ++i) wrt.push_back(static_cast<int>(i));
-  for (int k : wrt) {
-    Tensor& x = inputs[k];
+  auto check_entries = [&](Tensor& x, const Tensor& grad, const std::string& what) {
     int64_t n = x.numel();
     std::vector<int64_t> entries;
     if (n <= opt.max_entries) {
@@ -87,11 +87,16 @@ inline void expect_gradients(const Fn& f, std::vector<Tensor> inputs, const Grad
       double down = weighted_loss(f, inputs, w, opt.seed);
       x.data()[i] = orig;
       double numeric = (up - down) / (2.0 * opt.eps);
-      double a = analytic[k].data()[i];
+      double a = grad.data()[i];
       double tol = opt.atol + opt.rtol * std::max(std::fabs(a), std::fabs(numeric));
-      EXPECT_NEAR(a, numeric, tol) << "input " << k << " " << x.shape().str() << ", entry " << i;
+      EXPECT_NEAR(a, numeric, tol) << what << " " << x.shape().str() << ", entry " << i;
     }
-  }
+  };
+  for (size_t k = 0; k < params.size(); ++k)
+    check_entries(params[k]->value, param_grads[k], "parameter " + params[k]->name);
+  if (wrt.empty())
+    for (size_t i = 0; i < inputs.size(); ++i) wrt.push_back(static_cast<int>(i));
+  for (int k : wrt) check_entries(inputs[k], analytic[k], "input " + std::to_string(k));
 }
 
 }  // namespace heed::testing

@@ -1,0 +1,79 @@
+// Shared pieces of the attention family: names, the factory, padding masks, weighted sums.
+// Leaves out: the mechanisms (one file each beside this one).
+#include "heed/nn/attention/attention.h"
+
+#include <limits>
+
+#include "heed/autograd/ops.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+std::unique_ptr<Attention> make_none_attention();
+std::unique_ptr<Attention> make_bahdanau_attention(const AttentionConfig& c, const Scope& s);
+std::unique_ptr<Attention> make_luong_attention(const AttentionConfig& c, const Scope& s);
+std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const Scope& s);
+
+namespace {
+struct Named {
+  AttentionKind kind;
+  const char* name;
+};
+constexpr Named kNames[] = {{AttentionKind::None, "none"},
+                            {AttentionKind::Bahdanau, "bahdanau"},
+                            {AttentionKind::LuongDot, "luong-dot"},
+                            {AttentionKind::LuongGeneral, "luong-general"},
+                            {AttentionKind::LuongConcat, "luong-concat"},
+                            {AttentionKind::LocalM, "local-m"},
+                            {AttentionKind::LocalP, "local-p"}};
+}  // namespace
+
+AttentionKind parse_attention(const std::string& name) {
+  for (const auto& n : kNames)
+    if (name == n.name) return n.kind;
+  fail("unknown attention '", name,
+       "' (expected none, bahdanau, luong-dot, luong-general, luong-concat, local-m, local-p)");
+}
+
+std::string attention_name(AttentionKind kind) {
+  for (const auto& n : kNames)
+    if (kind == n.kind) return n.name;
+  return "?";
+}
+
+std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope& scope) {
+  switch (c.kind) {
+    case AttentionKind::None:
+      return make_none_attention();
+    case AttentionKind::Bahdanau:
+      return make_bahdanau_attention(c, scope);
+    case AttentionKind::LuongDot:
+    case AttentionKind::LuongGeneral:
+    case AttentionKind::LuongConcat:
+      return make_luong_attention(c, scope);
+    case AttentionKind::LocalM:
+    case AttentionKind::LocalP:
+      return make_local_attention(c, scope);
+  }
+  fail("unknown attention kind");
+}
+
+Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g) {
+  const auto B = static_cast<int64_t>(lengths.size());
+  Tensor m = g.alloc(Shape{B, S});  // [B, S]
+  for (int64_t b = 0; b < B; ++b) {
+    check(lengths[b] >= 1 && lengths[b] <= S, "source length ", lengths[b], " of sequence ", b,
+          " is outside [1, ", S, "]");
+    for (int64_t s = 0; s < S; ++s)
+      m.data()[b * S + s] = s < lengths[b] ? 0.f : -std::numeric_limits<float>::infinity();
+  }
+  return m;
+}
+
+Var weighted_sum(Var alpha, Var memory) {
+  const int64_t B = alpha.dim(0), S = alpha.dim(1), Dm = memory.dim(2);
+  // c_i = sum_j alpha_ij h_j:  [B, 1, S] x [B, S, Dm] -> [B, 1, Dm]
+  return reshape(matmul(reshape(alpha, Shape{B, 1, S}), memory), Shape{B, Dm});
+}
+
+}  // namespace heed

@@ -1,0 +1,47 @@
+// Additive attention, Bahdanau, Cho & Bengio 2015 ("Neural Machine Translation by Jointly
+// Learning to Align and Translate"), section 3.1 and appendix A.1.2.
+// Leaves out: the decoder's deep output (models/rnn_seq2seq).
+#include "heed/autograd/ops.h"
+#include "heed/nn/attention/attention.h"
+
+namespace heed {
+namespace {
+
+class BahdanauAttention final : public Attention {
+ public:
+  BahdanauAttention(const AttentionConfig& c, const Scope& s)
+      : W_(&s.param("W", {c.attn_dim, c.query_dim}, Init::glorot_uniform())),
+        U_(&s.param("U", {c.attn_dim, c.memory_dim}, Init::glorot_uniform())),
+        b_(&s.param("b", {c.attn_dim}, Init::zeros())),
+        v_(&s.param("v", {1, c.attn_dim}, Init::glorot_uniform())) {}
+
+  void start(Graph& g, const Memory& m) override {
+    memory_ = m;
+    // U h_j + b, once per batch (not per decoder step): [B, S, A]
+    Uh_ = linear(m.annotations, g.param(*U_), g.param(*b_));
+  }
+
+  Attended attend(Graph& g, Var s_prev, int64_t) override {
+    const int64_t B = s_prev.dim(0), S = Uh_.dim(1), A = Uh_.dim(2);
+    // eq. (6): e_ij = v^T tanh(W s_{i-1} + U h_j + b)
+    Var Ws = reshape(linear(s_prev, g.param(*W_)), Shape{B, 1, A});      // [B, 1, A]
+    Var e = reshape(linear(tanh(Uh_ + Ws), g.param(*v_)), Shape{B, S});  // [B, S]
+    // eq. (6): alpha_ij = exp(e_ij) / sum_k exp(e_ik), padding masked out
+    Var alpha = softmax(e, memory_.mask);  // [B, S]
+    // eq. (5): c_i = sum_j alpha_ij h_j
+    return {weighted_sum(alpha, memory_.annotations), alpha};
+  }
+
+ private:
+  Parameter *W_, *U_, *b_, *v_;  // [A, Dq], [A, Dm], [A], [1, A]
+  Memory memory_;
+  Var Uh_;  // [B, S, A]
+};
+
+}  // namespace
+
+std::unique_ptr<Attention> make_bahdanau_attention(const AttentionConfig& c, const Scope& s) {
+  return std::make_unique<BahdanauAttention>(c, s);
+}
+
+}  // namespace heed

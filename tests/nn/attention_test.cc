@@ -1,0 +1,133 @@
+// The attention family: a gradient check of each mechanism's step (query, annotations and
+// every parameter), padding that receives no weight and changes nothing, and the shapes of
+// the none / local-m alignments.
+#include <gtest/gtest.h>
+
+#include "heed/nn/attention/attention.h"
+#include "support/errors.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+constexpr int64_t B = 3, S = 5, Dq = 6, Dm = 6, A = 4;
+const std::vector<int32_t> kLengths = {5, 3, 1};  // padding in two of the three sequences
+
+struct AttentionRig {
+  ParameterStore store;
+  Rng rng{17};
+  std::unique_ptr<Attention> attn;
+  explicit AttentionRig(AttentionKind kind, int64_t window = 10) {
+    attn = make_attention(
+        {.kind = kind, .query_dim = Dq, .memory_dim = Dm, .attn_dim = A, .window = window},
+        Scope(store, rng, "attn"));
+  }
+  // One step: start on the memory, attend with the query at target step t.
+  Attended step(Graph& g, Var query, Var memory, int64_t t = 1) {
+    attn->start(g, {memory, padding_mask(kLengths, S, g), kLengths});
+    return attn->attend(g, query, t);
+  }
+};
+
+class EachAttention : public ::testing::TestWithParam<AttentionKind> {};
+
+TEST_P(EachAttention, StepGradientsMatchFiniteDifferences) {
+  AttentionRig s(GetParam());
+  Rng rng(3);
+  std::vector<Tensor> in = {testing::random_tensor({B, Dq}, rng),
+                            testing::random_tensor({B, S, Dm}, rng)};
+  std::vector<Parameter*> params(s.store.all().begin(), s.store.all().end());
+  testing::expect_gradients(
+      [&](Graph& g, std::vector<Var>& x) {
+        Attended a = s.step(g, x[0], x[1]);
+        return concat({a.context, a.weights}, 1);  // both outputs carry gradient
+      },
+      in, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 24}, {}, params);
+}
+
+TEST_P(EachAttention, PaddingGetsNoWeightAndChangesNothing) {
+  AttentionRig s(GetParam());
+  Rng rng(4);
+  Tensor q = testing::random_tensor({B, Dq}, rng), mem = testing::random_tensor({B, S, Dm}, rng);
+  auto run = [&](const Tensor& memory) {
+    Graph g(Mode::Inference);
+    Attended a = s.step(g, g.constant(q), g.constant(memory));
+    return std::pair{a.context.value().clone(), a.weights.value().clone()};
+  };
+  auto [c1, w1] = run(mem);
+  Tensor noisy = mem.clone();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = kLengths[b]; j < S; ++j)
+      for (int64_t d = 0; d < Dm; ++d) noisy.data()[(b * S + j) * Dm + d] += 100.f;
+  auto [c2, w2] = run(noisy);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = kLengths[b]; j < S; ++j) EXPECT_EQ(w1.data()[b * S + j], 0.f);
+  for (int64_t i = 0; i < c1.numel(); ++i) EXPECT_EQ(c1.data()[i], c2.data()[i]);
+  if (GetParam() != AttentionKind::LocalM && GetParam() != AttentionKind::LocalP)
+    for (int64_t b = 0; b < B; ++b) {  // global weights are a distribution over the source
+      double sum = 0;
+      for (int64_t j = 0; j < S; ++j) sum += w1.data()[b * S + j];
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EachAttention,
+                         ::testing::Values(AttentionKind::None, AttentionKind::Bahdanau,
+                                           AttentionKind::LuongDot, AttentionKind::LuongGeneral,
+                                           AttentionKind::LuongConcat, AttentionKind::LocalM,
+                                           AttentionKind::LocalP),
+                         [](const auto& info) {
+                           std::string n = attention_name(info.param);
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Attention, NoneIsTheLastAnnotation) {
+  AttentionRig s(AttentionKind::None);
+  Rng rng(5);
+  Tensor mem = testing::random_tensor({B, S, Dm}, rng);
+  Graph g(Mode::Inference);
+  Attended a = s.step(g, g.constant(testing::random_tensor({B, Dq}, rng)), g.constant(mem));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t d = 0; d < Dm; ++d)
+      EXPECT_EQ(a.context.value().data()[b * Dm + d],
+                mem.data()[(b * S + kLengths[b] - 1) * Dm + d]);
+}
+
+TEST(Attention, LocalMonotonicStaysInsideItsWindow) {
+  AttentionRig s(AttentionKind::LocalM, /*window=*/1);
+  Rng rng(6);
+  Graph g(Mode::Inference);
+  const int64_t t = 3;  // p_t = 3 (clamped to the last real position for shorter sequences)
+  Attended a = s.step(g, g.constant(testing::random_tensor({B, Dq}, rng)),
+                      g.constant(testing::random_tensor({B, S, Dm}, rng)), t);
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t p = std::min<int64_t>(t, kLengths[b] - 1);
+    for (int64_t j = 0; j < S; ++j) {
+      float w = a.weights.value().data()[b * S + j];
+      if (std::abs(j - p) > 1 || j >= kLengths[b]) {
+        EXPECT_EQ(w, 0.f) << "b " << b << " j " << j;
+      }
+    }
+    EXPECT_GT(a.weights.value().data()[b * S + p], 0.f);
+  }
+}
+
+TEST(Attention, UnknownNamesAndBadSizesAreErrors) {
+  EXPECT_NE(testing::error_of([] { parse_attention("luong"); }).find("unknown attention 'luong'"),
+            std::string::npos);
+  ParameterStore store;
+  Rng rng(1);
+  EXPECT_NE(testing::error_of([&] {
+              make_attention({.kind = AttentionKind::LuongDot, .query_dim = 4, .memory_dim = 8},
+                             Scope(store, rng));
+            }).find("luong-dot attention needs equal"),
+            std::string::npos);
+  for (const char* n :
+       {"none", "bahdanau", "luong-dot", "luong-general", "luong-concat", "local-m", "local-p"})
+    EXPECT_EQ(attention_name(parse_attention(n)), n);
+}
+
+}  // namespace
+}  // namespace heed
