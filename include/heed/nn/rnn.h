@@ -1,0 +1,91 @@
+// Recurrent layers: RnnCell (one GRU or LSTM cell: the input projection of a whole sequence in
+// one GEMM, then one fused step per time), RnnLayer (a cell run over a padded, time-major
+// batch in either direction) and RnnEncoder (embeddings, then 1..N uni- or bidirectional
+// layers, annotations h_j = [->h_j ; <-h_j] as in Bahdanau et al. 2015, section 3.2).
+// Padding: a sequence's state is frozen after its last token (forward) and stays zero until
+// its last token (backward), so every sequence sees only its own tokens.
+// Leaves out: the decoder loop (models/rnn_seq2seq) and variational dropout.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "heed/autograd/graph.h"
+#include "heed/nn/init.h"
+
+namespace heed {
+
+enum class CellKind { Gru, Lstm };
+
+struct RnnState {
+  Var h;  // [B, H]
+  Var c;  // [B, H], LSTM only
+};
+
+class RnnCell {
+ public:
+  RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& scope);
+  int64_t hidden() const { return hidden_; }
+  // W x + b for all positions at once: x [..., In] -> [..., G*H]
+  Var project(Graph& g, Var x) const;
+  // One step from a projected input gx [B, G*H]: the fused cell (autograd/ops/rnn_cell.h).
+  RnnState step(Graph& g, Var gx, const RnnState& prev) const;
+  RnnState zero_state(Graph& g, int64_t B) const;
+
+ private:
+  CellKind kind_;
+  int64_t hidden_;
+  Parameter *W_, *b_, *U_, *bh_;  // [G*H, In], [G*H], [G*H, H], [G*H] (bh: GRU only)
+};
+
+// Step masks of a batch: mask[t][b] = 1 when t < lengths[b], else 0; shape [S, B, 1].
+Tensor step_mask(std::span<const int32_t> lengths, int64_t S, Graph& g);
+// Freezes padded rows: h' = h_prev + m (h_new - h_prev),  m [B, 1]
+Var keep_where_padded(Var h_new, Var h_prev, Var m);
+
+class RnnLayer {
+ public:
+  RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& scope);
+  struct Output {
+    Var states;     // [S, B, H]
+    RnnState last;  // the state after each sequence's last token (forward) / first (reverse)
+  };
+  // x [S, B, In], mask [S, B, 1] from step_mask
+  Output forward(Graph& g, Var x, const Tensor& mask) const;
+
+ private:
+  RnnCell cell_;
+  bool reverse_;
+};
+
+struct RnnEncoderConfig {
+  CellKind cell = CellKind::Gru;
+  int64_t vocab = 0;     // V
+  int64_t embed = 256;   // E
+  int64_t hidden = 256;  // H per direction
+  int layers = 1;
+  bool bidirectional = true;
+  float dropout = 0.f;  // between layers and on the embeddings
+};
+
+class RnnEncoder {
+ public:
+  RnnEncoder(const RnnEncoderConfig& config, const Scope& scope);
+  struct Output {
+    Var annotations;  // h [B, S, Dm], Dm = H or 2H (batch-major, for attention)
+    Var final_fwd;    // ->h at each sequence's last token [B, H]
+    Var final_bwd;    // <-h at each sequence's first token [B, H] (bidirectional only)
+  };
+  // ids [S * B] time-major, lengths [B]
+  Output forward(Graph& g, std::span<const int32_t> ids, int64_t S,
+                 std::span<const int32_t> lengths) const;
+  int64_t annotation_dim() const { return config_.hidden * (config_.bidirectional ? 2 : 1); }
+
+ private:
+  RnnEncoderConfig config_;
+  Parameter* embed_;  // [V, E]
+  std::vector<RnnLayer> fwd_, bwd_;
+};
+
+}  // namespace heed
