@@ -1,0 +1,107 @@
+// The RNN encoder-decoder with attention (`heed train --model rnn`).
+//   Encoder: embeddings -> 1..N GRU/LSTM layers, uni- or bidirectional (nn/rnn.h); optional
+//     source reversal (Sutskever et al. 2014).
+//   Decoder, two styles chosen by the attention:
+//     Bahdanau (none, bahdanau): c_i = attend(s_{i-1}); s_i = RNN([E y_{i-1} ; c_i], s_{i-1});
+//       logits from [s_i ; c_i ; E y_{i-1}] (the deep-output inputs of Bahdanau et al. 2015,
+//       with a linear read-out as in the PyTorch peer).
+//     Luong (luong-*, local-*): h_t = RNN([E y_{t-1} ; h~_{t-1}], h_{t-1}) (input feeding);
+//       c_t = attend(h_t); h~_t = tanh(W_c [c_t ; h_t]); logits = W_s h~_t (Luong et al. 2015).
+//   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2).
+// Leaves out: data handling (data/, train/) and beam search (decode/).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/nn/attention/attention.h"
+#include "heed/nn/rnn.h"
+
+namespace heed {
+
+struct RnnSeq2SeqConfig {
+  RnnEncoderConfig encoder;  // source side (vocab, embed, hidden per direction, layers, ...)
+  int64_t tgt_vocab = 0;     // V
+  int64_t tgt_embed = 256;   // E
+  int64_t dec_hidden = 512;  // H_d
+  CellKind dec_cell = CellKind::Gru;
+  AttentionKind attention = AttentionKind::Bahdanau;
+  int64_t attn_dim = 512;       // A: additive scorers
+  int64_t window = 10;          // D: local attention
+  float dropout = 0.f;          // on embeddings and before the read-out
+  bool reverse_source = false;  // feed the source reversed (Sutskever et al. 2014)
+
+  bool luong_style() const;
+  nlohmann::json to_json() const;
+  static RnnSeq2SeqConfig from_json(const nlohmann::json& j);
+};
+
+// A padded, time-major batch. Padding ids are Vocab::kPad; lengths exclude padding.
+struct Seq2SeqBatch {
+  int64_t B = 0, S = 0, T = 0;
+  std::vector<int32_t> src;          // [S, B]
+  std::vector<int32_t> src_lengths;  // [B]
+  std::vector<int32_t> tgt_in;       // [T, B]: BOS y_1 .. y_{n}
+  std::vector<int32_t> tgt_out;      // [T, B]: y_1 .. y_n EOS, padding = kPad (ignored)
+  int64_t target_tokens = 0;         // non-padding entries of tgt_out
+};
+// Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
+Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
+                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source);
+
+class RnnSeq2Seq {
+ public:
+  RnnSeq2Seq(const RnnSeq2SeqConfig& config, const Scope& scope);
+  const RnnSeq2SeqConfig& config() const { return config_; }
+
+  // Teacher-forced cross-entropy over the target tokens (padding ignored).
+  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const;
+
+  // Incremental decoding, used by greedy and beam search: the source is encoded once by
+  // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
+  struct DecoderState {
+    RnnState rnn;   // s (or h_t) [B, H_d]
+    Var feed;       // h~_{t-1} [B, H_d] (Luong style) or the last context (Bahdanau)
+    int64_t t = 0;  // target position
+  };
+  struct Step {
+    Var log_probs;  // [B, V]
+    Var weights;    // alpha [B, S]
+    DecoderState next;
+  };
+  DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
+                     std::span<const int32_t> lengths, Attention& attention) const;
+  Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
+            Attention& attention) const;
+  // The attention mechanism, with this model's weights. It keeps the memory of the batch being
+  // processed, so one model decodes or trains one batch at a time.
+  Attention& attention() const { return *attention_; }
+
+ private:
+  Var logits_bahdanau(Graph& g, Var s, Var c, Var y) const;
+  RnnSeq2SeqConfig config_;
+  RnnEncoder encoder_;
+  RnnCell dec_cell_;
+  Parameter* tgt_embed_;         // [V, E]
+  Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d]
+  Parameter* feed_W_;            // context (Bahdanau) or h~ (Luong) into the gates: [G H_d, *]
+  Parameter *out_W_, *out_b_;    // read-out: [V, *], [V]
+  Parameter* comb_W_ = nullptr;  // Luong W_c: [H_d, Dm + H_d]
+  std::unique_ptr<Attention> attention_;
+};
+
+// Greedy decoding of a batch: tokens before EOS per sequence, and per output token the
+// attention weights over that sequence's source (the EOS row included last).
+struct Hypothesis {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> attention;  // [len(tokens) + 1][S_b]
+  double log_prob = 0;
+};
+std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatch& batch,
+                                      int64_t max_len);
+
+}  // namespace heed

@@ -1,0 +1,240 @@
+// The RNN encoder-decoder with attention (equations in the header), greedy decoding.
+// Leaves out: beam search (decode/beam.cc) and training loops (train/).
+#include "heed/models/rnn_seq2seq.h"
+
+#include <algorithm>
+
+#include "heed/autograd/ops.h"
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+bool RnnSeq2SeqConfig::luong_style() const {
+  return attention != AttentionKind::None && attention != AttentionKind::Bahdanau;
+}
+
+namespace {
+const char* cell_name(CellKind k) {
+  return k == CellKind::Gru ? "gru" : "lstm";
+}
+CellKind parse_cell(const std::string& s) {
+  if (s == "gru") return CellKind::Gru;
+  if (s == "lstm") return CellKind::Lstm;
+  fail("unknown cell '", s, "' (expected gru or lstm)");
+}
+}  // namespace
+
+nlohmann::json RnnSeq2SeqConfig::to_json() const {
+  return {{"model", "rnn"},
+          {"cell", cell_name(encoder.cell)},
+          {"src_vocab", encoder.vocab},
+          {"src_embed", encoder.embed},
+          {"enc_hidden", encoder.hidden},
+          {"enc_layers", encoder.layers},
+          {"bidirectional", encoder.bidirectional},
+          {"tgt_vocab", tgt_vocab},
+          {"tgt_embed", tgt_embed},
+          {"dec_hidden", dec_hidden},
+          {"dec_cell", cell_name(dec_cell)},
+          {"attention", attention_name(attention)},
+          {"attn_dim", attn_dim},
+          {"window", window},
+          {"dropout", dropout},
+          {"reverse_source", reverse_source}};
+}
+
+RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
+  RnnSeq2SeqConfig c;
+  try {
+    check(j.at("model").get<std::string>() == "rnn", "config.json: not an rnn model");
+    c.encoder.cell = parse_cell(j.at("cell").get<std::string>());
+    c.encoder.vocab = j.at("src_vocab").get<int64_t>();
+    c.encoder.embed = j.at("src_embed").get<int64_t>();
+    c.encoder.hidden = j.at("enc_hidden").get<int64_t>();
+    c.encoder.layers = j.at("enc_layers").get<int>();
+    c.encoder.bidirectional = j.at("bidirectional").get<bool>();
+    c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
+    c.tgt_embed = j.at("tgt_embed").get<int64_t>();
+    c.dec_hidden = j.at("dec_hidden").get<int64_t>();
+    c.dec_cell = parse_cell(j.at("dec_cell").get<std::string>());
+    c.attention = parse_attention(j.at("attention").get<std::string>());
+    c.attn_dim = j.at("attn_dim").get<int64_t>();
+    c.window = j.at("window").get<int64_t>();
+    c.dropout = j.at("dropout").get<float>();
+    c.reverse_source = j.at("reverse_source").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("config.json: malformed rnn model config (", e.what(), ")");
+  }
+  c.encoder.dropout = c.dropout;
+  return c;
+}
+
+Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
+                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source) {
+  check(src.size() == tgt.size() && !src.empty(), "make_batch: ", src.size(), " sources and ",
+        tgt.size(), " targets");
+  Seq2SeqBatch b;
+  b.B = static_cast<int64_t>(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    check(!src[i].empty(), "make_batch: empty source sequence ", i);
+    b.S = std::max<int64_t>(b.S, static_cast<int64_t>(src[i].size()));
+    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(tgt[i].size()) + 1);
+  }
+  b.src.assign(b.S * b.B, Vocab::kPad);
+  b.tgt_in.assign(b.T * b.B, Vocab::kPad);
+  b.tgt_out.assign(b.T * b.B, Vocab::kPad);
+  for (int64_t i = 0; i < b.B; ++i) {
+    const auto& s = src[i];
+    const auto& t = tgt[i];
+    auto n = static_cast<int64_t>(s.size());
+    b.src_lengths.push_back(static_cast<int32_t>(n));
+    for (int64_t k = 0; k < n; ++k) b.src[k * b.B + i] = reverse_source ? s[n - 1 - k] : s[k];
+    b.tgt_in[i] = Vocab::kBos;
+    for (size_t k = 0; k < t.size(); ++k) {
+      b.tgt_in[(k + 1) * b.B + i] = t[k];
+      b.tgt_out[k * b.B + i] = t[k];
+    }
+    b.tgt_out[t.size() * b.B + i] = Vocab::kEos;
+    b.target_tokens += static_cast<int64_t>(t.size()) + 1;
+  }
+  return b;
+}
+
+RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
+    : config_(c),
+      encoder_(c.encoder, scope / "encoder"),
+      dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
+  check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
+  const int64_t Dm = encoder_.annotation_dim(), H = c.dec_hidden, V = c.tgt_vocab;
+  const int64_t G = (c.dec_cell == CellKind::Gru ? 3 : 4) * H;
+  Scope dec = scope / "decoder";
+  tgt_embed_ = &dec.param("embed", {V, c.tgt_embed}, Init::normal(0.1f), /*row_sparse=*/true);
+  init_W_ = &dec.param("init/W", {H, Dm}, Init::glorot_uniform());
+  init_b_ = &dec.param("init/b", {H}, Init::zeros());
+  if (c.luong_style()) {
+    feed_W_ = &dec.param("rnn/W_feed", {G, H}, Init::glorot_uniform());  // input feeding h~
+    comb_W_ = &dec.param("W_c", {H, Dm + H}, Init::glorot_uniform());
+    out_W_ = &dec.param("out/W", {V, H}, Init::glorot_uniform());
+  } else {
+    feed_W_ = &dec.param("rnn/W_context", {G, Dm}, Init::glorot_uniform());  // c_i into gates
+    out_W_ = &dec.param("out/W", {V, H + Dm + c.tgt_embed}, Init::glorot_uniform());
+  }
+  out_b_ = &dec.param("out/b", {V}, Init::zeros());
+  AttentionConfig ac{c.attention, H, Dm, c.attn_dim, c.window};
+  attention_ = make_attention(ac, dec / "attention");
+}
+
+Var RnnSeq2Seq::logits_bahdanau(Graph& g, Var s, Var c, Var y) const {
+  return linear(dropout(concat({s, c, y}, 1), config_.dropout), g.param(*out_W_), g.param(*out_b_));
+}
+
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> src, int64_t S,
+                                           std::span<const int32_t> lengths,
+                                           Attention& attention) const {
+  const auto B = static_cast<int64_t>(lengths.size());
+  RnnEncoder::Output enc = encoder_.forward(g, src, S, lengths);
+  attention.start(g, {enc.annotations, padding_mask(lengths, S, g), lengths});
+  // s_0 = tanh(W [->h_S ; <-h_1] + b)
+  Var last =
+      config_.encoder.bidirectional ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd;
+  DecoderState st;
+  st.rnn.h = tanh(linear(last, g.param(*init_W_), g.param(*init_b_)));
+  if (config_.dec_cell == CellKind::Lstm)
+    st.rnn.c = g.constant(g.zeros(Shape{B, config_.dec_hidden}));
+  st.feed = g.constant(g.zeros(Shape{B, config_.dec_hidden}));
+  return st;
+}
+
+RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
+                                  const DecoderState& state, Attention& attention) const {
+  const auto B = static_cast<int64_t>(prev.size());
+  Var y = embedding(g.param(*tgt_embed_), prev, Shape{B});  // E y_{t-1} [B, E]
+  Var gy = dec_cell_.project(g, y);                         // [B, G H]
+  Step out;
+  Var logits;
+  if (!config_.luong_style()) {
+    Attended a = attention.attend(g, state.rnn.h, state.t);  // c_i from s_{i-1}
+    RnnState s = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), state.rnn);
+    logits = logits_bahdanau(g, s.h, a.context, y);
+    out.weights = a.weights;
+    out.next = {s, a.context, state.t + 1};
+  } else {
+    RnnState h = dec_cell_.step(g, gy + linear(state.feed, g.param(*feed_W_)), state.rnn);
+    Attended a = attention.attend(g, h.h, state.t);                         // c_t from h_t
+    Var ht = tanh(linear(concat({a.context, h.h}, 1), g.param(*comb_W_)));  // h~_t
+    logits = linear(dropout(ht, config_.dropout), g.param(*out_W_), g.param(*out_b_));
+    out.weights = a.weights;
+    out.next = {h, ht, state.t + 1};
+  }
+  out.log_probs = log_softmax(logits);
+  return out;
+}
+
+Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
+  Attention* attn = attention_.get();
+  DecoderState st = start(g, b.src, b.S, b.src_lengths, *attn);
+  // Teacher forcing: every target-side input projection in one GEMM, [T, B, G H]
+  Var y = dropout(embedding(g.param(*tgt_embed_), b.tgt_in, Shape{b.T, b.B}), config_.dropout);
+  Var gy = dec_cell_.project(g, y);
+  std::vector<Var> outs;
+  outs.reserve(b.T);
+  for (int64_t t = 0; t < b.T; ++t) {
+    Var gyt = select(gy, 0, t);
+    if (!config_.luong_style()) {
+      Attended a = attn->attend(g, st.rnn.h, t);
+      st.rnn = dec_cell_.step(g, gyt + linear(a.context, g.param(*feed_W_)), st.rnn);
+      Var o = concat({st.rnn.h, a.context, select(y, 0, t)}, 1);  // [s_i ; c_i ; E y_{i-1}]
+      outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
+    } else {
+      st.rnn = dec_cell_.step(g, gyt + linear(st.feed, g.param(*feed_W_)), st.rnn);
+      Attended a = attn->attend(g, st.rnn.h, t);
+      st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));
+      outs.push_back(reshape(st.feed, Shape{1, b.B, config_.dec_hidden}));
+    }
+  }
+  // One read-out GEMM over all target positions: [T, B, *] -> [T, B, V]
+  Var logits =
+      linear(dropout(concat(outs, 0), config_.dropout), g.param(*out_W_), g.param(*out_b_));
+  return cross_entropy(logits, b.tgt_out,
+                       {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+}
+
+std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatch& b,
+                                      int64_t max_len) {
+  Graph g(Mode::Inference);
+  Attention* attn = &model.attention();
+  RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, *attn);
+  std::vector<Hypothesis> out(b.B);
+  std::vector<int32_t> prev(b.B, Vocab::kBos);
+  std::vector<bool> done(b.B, false);
+  const int64_t V = model.config().tgt_vocab;
+  for (int64_t t = 0; t < max_len; ++t) {
+    RnnSeq2Seq::Step s = model.step(g, prev, st, *attn);
+    const float* lp = s.log_probs.value().data();
+    const float* w = s.weights.value().data();
+    bool all = true;
+    for (int64_t i = 0; i < b.B; ++i) {
+      if (done[i]) continue;
+      const float* row = lp + i * V;
+      auto best = static_cast<int32_t>(std::max_element(row, row + V) - row);
+      prev[i] = best;
+      Hypothesis& h = out[i];
+      h.log_prob += row[best];
+      int32_t len = b.src_lengths[i];
+      std::vector<float> a(w + i * b.S, w + i * b.S + len);
+      if (model.config().reverse_source) std::reverse(a.begin(), a.end());
+      h.attention.push_back(std::move(a));
+      if (best == Vocab::kEos)
+        done[i] = true;
+      else
+        h.tokens.push_back(best);
+      all = all && done[i];
+    }
+    st = s.next;
+    if (all) break;
+  }
+  return out;
+}
+
+}  // namespace heed
