@@ -7,6 +7,7 @@
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/train/optimizer.h"
 #include "support/gradcheck.h"
+#include "support/print.h"
 
 namespace heed {
 

@@ -6,6 +6,7 @@
 #include "heed/nn/attention/attention.h"
 #include "support/errors.h"
 #include "support/gradcheck.h"
+#include "support/print.h"
 
 namespace heed {
 
