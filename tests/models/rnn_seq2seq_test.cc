@@ -11,10 +11,6 @@
 
 namespace heed {
 
-void PrintTo(AttentionKind k, std::ostream* os) {
-  *os << attention_name(k);
-}
-
 namespace {
 
 RnnSeq2SeqConfig tiny(AttentionKind kind, CellKind cell = CellKind::Gru) {

@@ -10,10 +10,6 @@
 
 namespace heed {
 
-void PrintTo(AttentionKind k, std::ostream* os) {
-  *os << attention_name(k);
-}
-
 namespace {
 
 constexpr int64_t B = 3, S = 5, Dq = 6, Dm = 6, A = 4;
