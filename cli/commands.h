@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "heed/models/toy_reverse.h"
+#include "heed/train/rnn_trainer.h"
 
 namespace heed::cli {
 
@@ -30,6 +31,27 @@ struct ScoreCommand {
   bool json = false;              // one JSON object instead of the human line
   CLI::App* app = nullptr;
   void add(CLI::App& parent);
+  int run() const;
+};
+
+struct TrainCommand {
+  std::string model = "rnn";  // the architecture (rnn; transformer arrives with its issue)
+  std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
+              cell = "gru";
+  RnnTrainConfig config;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run();
+};
+
+struct TranslateCommand {
+  std::string model_dir;
+  int beam = 1;                // beam size (1: greedy)
+  double max_len_ratio = 2.0;  // output length limit: ratio * source length + 10
+  int64_t batch = 32;          // sentences decoded together
+  std::string attention_out;   // JSONL of attention weights, one object per input line
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
   int run() const;
 };
 

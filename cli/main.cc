@@ -20,12 +20,18 @@ int run(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   heed::cli::DemoCommand demo;
   heed::cli::ScoreCommand score;
+  heed::cli::TrainCommand train;
+  heed::cli::TranslateCommand translate;
   demo.add(app, threads);
+  train.add(app, threads);
+  translate.add(app, threads);
   score.add(app);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
   if (*score.app) return score.run();
+  if (*train.app) return train.run();
+  if (*translate.app) return translate.run();
   return 0;
 }
 

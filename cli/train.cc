@@ -1,0 +1,95 @@
+// `heed train`: train a model from the published files of a dataset.
+// Leaves out: the training loop (train/rnn_trainer.cc).
+#include <iostream>
+
+#include "commands.h"
+#include "heed/util/error.h"
+
+namespace heed::cli {
+
+void TrainCommand::add(CLI::App& parent, int& threads) {
+  app = parent.add_subcommand("train", "Train a sequence-to-sequence model");
+  auto& c = config;
+  auto& m = c.model;
+  app->add_option("--model", model, "Architecture: rnn")
+      ->check(CLI::IsMember({"rnn"}))
+      ->capture_default_str();
+  app->add_option("--attention", attention,
+                  "none | bahdanau | luong-dot | luong-general | luong-concat | local-m | local-p")
+      ->capture_default_str();
+  app->add_option("--train-src", c.train_src,
+                  "Training source file (or the single TSV/CMUdict file)")
+      ->required();
+  app->add_option("--train-tgt", c.train_tgt, "Training target file (parallel text)");
+  app->add_option("--valid-src", c.valid_src, "Validation source file (or single file)")
+      ->required();
+  app->add_option("--valid-tgt", c.valid_tgt, "Validation target file (parallel text)");
+  app->add_option("--format", format, "auto | parallel | tsv | cmudict")->capture_default_str();
+  app->add_option("--src-units", src_units, "Source units: word | char")->capture_default_str();
+  app->add_option("--tgt-units", tgt_units, "Target units: word | char")->capture_default_str();
+  app->add_option("--src-vocab-size", c.src_vocab.max_size, "Source vocabulary limit (0: none)")
+      ->capture_default_str();
+  app->add_option("--tgt-vocab-size", c.tgt_vocab.max_size, "Target vocabulary limit (0: none)")
+      ->capture_default_str();
+  app->add_option("--min-freq", c.src_vocab.min_freq, "Drop tokens seen fewer times in training")
+      ->capture_default_str();
+  app->add_option("--max-len", c.max_len, "Skip training pairs with a longer side")
+      ->capture_default_str();
+  app->add_option("--cell", cell, "gru | lstm (encoder and decoder)")->capture_default_str();
+  app->add_option("--embed", m.encoder.embed, "Source embedding size")->capture_default_str();
+  app->add_option("--tgt-embed", m.tgt_embed, "Target embedding size")->capture_default_str();
+  app->add_option("--hidden", m.encoder.hidden, "Encoder hidden size per direction")
+      ->capture_default_str();
+  app->add_option("--dec-hidden", m.dec_hidden, "Decoder hidden size")->capture_default_str();
+  app->add_option("--layers", m.encoder.layers, "Encoder layers")->capture_default_str();
+  app->add_flag("--bidirectional,!--unidirectional", m.encoder.bidirectional,
+                "Bidirectional encoder (annotations [->h ; <-h])")
+      ->capture_default_str();
+  app->add_flag("--reverse-source", m.reverse_source,
+                "Feed the source reversed (Sutskever et al. 2014)");
+  app->add_option("--attn-dim", m.attn_dim, "Hidden size of additive attention scorers")
+      ->capture_default_str();
+  app->add_option("--window", m.window, "Local attention half-width D")->capture_default_str();
+  app->add_option("--dropout", m.dropout,
+                  "Dropout on embeddings, between layers and before the read-out")
+      ->capture_default_str();
+  app->add_option("--batch", c.batch_size, "Sentences per batch")->capture_default_str();
+  app->add_option("--epochs", c.epochs, "Maximum epochs")->capture_default_str();
+  app->add_option("--max-minutes", c.max_minutes, "Training time budget in minutes (0: none)")
+      ->capture_default_str();
+  app->add_option("--max-steps", c.max_steps, "Stop after this many updates (0: none)")
+      ->capture_default_str();
+  app->add_option("--lr", c.lr,
+                  "Adam learning rate (halved when dev cross-entropy stops improving)")
+      ->capture_default_str();
+  app->add_option("--clip", c.clip, "Global gradient-norm clipping")->capture_default_str();
+  app->add_option("--label-smoothing", c.label_smoothing, "Label smoothing epsilon")
+      ->capture_default_str();
+  app->add_option("--patience", c.patience, "Early stopping: epochs without a better dev metric")
+      ->capture_default_str();
+  app->add_option("--checkpoint-every", c.checkpoint_every, "Steps between checkpoints")
+      ->capture_default_str();
+  app->add_option("--valid-max", c.valid_max, "Dev sentences decoded for the metric (0: all)")
+      ->capture_default_str();
+  app->add_option("--seed", c.seed, "Random seed")->capture_default_str();
+  app->add_option("--save", c.save_dir, "Model directory")->required();
+  app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");
+  app->add_option("--threads", threads, "Threads (0 = all cores)");
+}
+
+int TrainCommand::run() {
+  config.format = parse_format(format);
+  config.src_units = parse_units(src_units);
+  config.tgt_units = parse_units(tgt_units);
+  config.tgt_vocab.min_freq = config.src_vocab.min_freq;
+  config.model.attention = parse_attention(attention);
+  config.model.encoder.cell = config.model.dec_cell =
+      (cell == "lstm" ? CellKind::Lstm : CellKind::Gru);
+  check(cell == "gru" || cell == "lstm", "unknown cell '", cell, "' (expected gru or lstm)");
+  RnnTrainResult r = train_rnn(config, std::cout);
+  std::cout << "best dev " << r.metric_name << " " << r.best_metric << " after " << r.steps
+            << " steps, " << r.minutes << " min; model in " << config.save_dir << "\n";
+  return 0;
+}
+
+}  // namespace heed::cli

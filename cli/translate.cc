@@ -1,0 +1,71 @@
+// `heed translate`: stdin -> stdout, one output line per input line, optionally with the
+// attention weights as JSON lines. For a G2P model, input lines may be words or CMUdict
+// entries ("WORD  PH ..."), and output lines are CMUdict entries, ready for `heed score`.
+// Leaves out: the decoder (models/rnn_seq2seq).
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "heed/data/text.h"
+#include "heed/util/error.h"
+
+namespace heed::cli {
+
+void TranslateCommand::add(CLI::App& parent, int& threads) {
+  app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
+  app->add_option("--model", model_dir, "Model directory (from heed train)")->required();
+  app->add_option("--beam", beam, "Beam size (1: greedy)")->capture_default_str();
+  app->add_option("--max-len-ratio", max_len_ratio, "Output length limit: ratio x source + 10")
+      ->capture_default_str();
+  app->add_option("--batch", batch, "Sentences decoded together")->capture_default_str();
+  app->add_option("--attention-out", attention_out,
+                  "Write {\"src\", \"out\", \"attention\"} JSON per line to this file");
+  app->add_option("--threads", threads, "Threads (0 = all cores)");
+}
+
+int TranslateCommand::run() const {
+  check(beam == 1, "--beam ", beam, ": beam search is not implemented yet; use --beam 1 (greedy)");
+  auto m = load_rnn_model(model_dir);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(std::cin, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    check(is_valid_utf8(line), "<stdin>:", lines.size() + 1, ": invalid UTF-8");
+    if (m->g2p) line = line.substr(0, line.find("  "));  // a CMUdict entry: keep the word
+    lines.push_back(line);
+  }
+  std::ofstream attn;
+  if (!attention_out.empty()) {
+    attn.open(attention_out);
+    check(attn.good(), attention_out, ": cannot open for writing");
+  }
+  for (size_t i = 0; i < lines.size(); i += static_cast<size_t>(batch)) {
+    std::vector<std::vector<int32_t>> src, none;
+    std::vector<std::vector<std::string>> units;
+    int64_t longest = 1;
+    for (size_t k = i; k < std::min(lines.size(), i + static_cast<size_t>(batch)); ++k) {
+      units.push_back(split_units(lines[k], m->src_units));
+      auto ids = m->src_vocab.encode(units.back());
+      if (ids.empty()) ids.push_back(Vocab::kUnk);  // an empty line still gets an output line
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
+      src.push_back(ids);
+      none.push_back({});
+    }
+    auto hyps =
+        greedy_decode(*m->model, make_batch(src, none, m->config.reverse_source),
+                      static_cast<int64_t>(max_len_ratio * static_cast<double>(longest)) + 10);
+    for (size_t k = 0; k < hyps.size(); ++k) {
+      auto out = m->tgt_vocab.decode(hyps[k].tokens);
+      std::string text = join_units(out, m->tgt_units);
+      std::cout << (m->g2p ? lines[i + k] + "  " + text : text) << "\n";
+      if (attn.is_open()) {
+        out.push_back("</s>");
+        attn << nlohmann::json{{"src", units[k]}, {"out", out}, {"attention", hyps[k].attention}}
+                    .dump()
+             << "\n";
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace heed::cli

@@ -1,0 +1,77 @@
+// Training and loading of the RNN encoder-decoder from the published files of a dataset:
+// read the corpus, split into units, build vocabularies on the training side, batch by length,
+// train with Adam, gradient clipping and a reduce-on-plateau schedule, validate every epoch
+// (cross-entropy, perplexity and the task metric: BLEU, or WER for CMUdict), keep the best
+// model, stop early, checkpoint atomically and resume exactly.
+// Model directory: config.json, src.vocab, tgt.vocab, model.safetensors (the best weights),
+// checkpoint/ (the latest training state), train.jsonl (one line per validation).
+// Leaves out: SentencePiece units and beam search (later), the Transformer (its own trainer).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heed/data/corpus.h"
+#include "heed/data/vocab.h"
+#include "heed/models/rnn_seq2seq.h"
+
+namespace heed {
+
+enum class Units { Word, Char };
+Units parse_units(const std::string& name);  // "word" or "char"
+const char* units_name(Units u);
+std::vector<std::string> split_units(const std::string& text, Units u);
+std::string join_units(const std::vector<std::string>& units, Units u);
+
+struct RnnTrainConfig {
+  // data, as published
+  std::string train_src, train_tgt;  // train_tgt unused for tsv/cmudict (one file)
+  std::string valid_src, valid_tgt;
+  CorpusFormat format = CorpusFormat::Auto;
+  Units src_units = Units::Word, tgt_units = Units::Word;
+  VocabOptions src_vocab, tgt_vocab;
+  int64_t max_len = 100;  // training pairs with a longer side are skipped
+  // model (vocabulary sizes are filled in from the data)
+  RnnSeq2SeqConfig model;
+  // optimisation
+  int64_t batch_size = 64;  // sentences per batch
+  int epochs = 10;
+  double max_minutes = 0;  // stop after this much training time (0: no limit)
+  int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
+  float lr = 1e-3f;        // Adam
+  float clip = 1.0f;       // global gradient-norm clipping
+  float label_smoothing = 0.f;
+  int patience = 3;                 // early stopping: epochs without a better dev metric
+  int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
+  int64_t valid_max = 0;            // dev sentences decoded for the metric (0: all)
+  uint64_t seed = 1;
+  // output
+  std::string save_dir;
+  bool resume = false;  // continue from save_dir/checkpoint
+};
+
+struct RnnTrainResult {
+  double best_metric = 0;   // BLEU (higher is better) or WER (lower is better)
+  std::string metric_name;  // "BLEU" or "WER"
+  int64_t steps = 0;
+  int epochs = 0;
+  double minutes = 0;
+};
+
+RnnTrainResult train_rnn(const RnnTrainConfig& config, std::ostream& log);
+
+// A trained model loaded from its directory, ready to translate.
+struct RnnModelFiles {
+  RnnSeq2SeqConfig config;
+  Units src_units = Units::Word, tgt_units = Units::Word;
+  bool g2p = false;  // trained on CMUdict: input/output lines are "WORD  PH PH"
+  Vocab src_vocab, tgt_vocab;
+  ParameterStore params;
+  std::unique_ptr<RnnSeq2Seq> model;
+};
+std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir);
+
+}  // namespace heed

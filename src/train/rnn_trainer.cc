@@ -1,0 +1,365 @@
+// The RNN encoder-decoder trainer and model loader (see the header).
+// Leaves out: multi-process data loading (the shared datasets fit in memory many times over).
+#include "heed/train/rnn_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <ostream>
+
+#include "heed/autograd/ops.h"
+#include "heed/data/text.h"
+#include "heed/io/checkpoint.h"
+#include "heed/metrics/metrics.h"
+#include "heed/train/optimizer.h"
+#include "heed/train/schedule.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+
+Units parse_units(const std::string& name) {
+  if (name == "word") return Units::Word;
+  if (name == "char") return Units::Char;
+  fail("unknown units '", name, "' (expected word or char)");
+}
+
+const char* units_name(Units u) {
+  return u == Units::Word ? "word" : "char";
+}
+
+std::vector<std::string> split_units(const std::string& text, Units u) {
+  return u == Units::Word ? split_words(text) : split_chars(text);
+}
+
+std::string join_units(const std::vector<std::string>& units, Units u) {
+  return u == Units::Word ? join_words(units) : join_chars(units);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Pair {
+  std::vector<int32_t> src, tgt;
+};
+
+std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Vocab& sv,
+                         const Vocab& tv, bool filter) {
+  std::vector<Pair> out;
+  for (const auto& p : c.pairs) {
+    Pair e{sv.encode(split_units(p.src, cfg.src_units)),
+           tv.encode(split_units(p.tgt, cfg.tgt_units))};
+    if (e.src.empty() || e.tgt.empty()) continue;
+    if (filter && (static_cast<int64_t>(e.src.size()) > cfg.max_len ||
+                   static_cast<int64_t>(e.tgt.size()) > cfg.max_len))
+      continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// The batches of one epoch, a pure function of (seed, epoch): shuffle, sort chunks of 50
+// batches by source length (little padding), shuffle the batches.
+std::vector<std::vector<size_t>> epoch_batches(const std::vector<Pair>& data, int64_t batch,
+                                               uint64_t seed, int64_t epoch) {
+  Rng rng(seed * 1000003 + static_cast<uint64_t>(epoch));
+  std::vector<size_t> idx(data.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  for (size_t i = idx.size(); i > 1; --i)
+    std::swap(idx[i - 1], idx[rng.below(static_cast<int64_t>(i))]);
+  std::vector<std::vector<size_t>> out;
+  const size_t chunk = static_cast<size_t>(batch) * 50;
+  for (size_t c = 0; c < idx.size(); c += chunk) {
+    auto end = idx.begin() + static_cast<long>(std::min(idx.size(), c + chunk));
+    std::stable_sort(idx.begin() + static_cast<long>(c), end,
+                     [&](size_t a, size_t b) { return data[a].src.size() < data[b].src.size(); });
+    for (auto it = idx.begin() + static_cast<long>(c); it < end; it += batch)
+      out.emplace_back(it, std::min(it + batch, end));
+  }
+  for (size_t i = out.size(); i > 1; --i)
+    std::swap(out[i - 1], out[rng.below(static_cast<int64_t>(i))]);
+  return out;
+}
+
+Seq2SeqBatch batch_of(const std::vector<Pair>& data, const std::vector<size_t>& ids, bool reverse) {
+  std::vector<std::vector<int32_t>> s, t;
+  for (size_t i : ids) {
+    s.push_back(data[i].src);
+    t.push_back(data[i].tgt);
+  }
+  return make_batch(s, t, reverse);
+}
+
+nlohmann::json model_json(const RnnTrainConfig& c, bool g2p) {
+  nlohmann::json j = c.model.to_json();
+  j["src_units"] = units_name(c.src_units);
+  j["tgt_units"] = units_name(c.tgt_units);
+  j["g2p"] = g2p;
+  return j;
+}
+
+struct Validation {
+  double ce = 0, ppl = 0, metric = 0;
+};
+
+Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Corpus& valid,
+                    const std::vector<Pair>& enc, const Vocab& sv, const Vocab& tv, bool g2p) {
+  Validation v;
+  {  // cross-entropy over all dev target tokens
+    double total = 0;
+    int64_t tokens = 0;
+    Graph g(Mode::Inference);
+    for (size_t i = 0; i < enc.size(); i += static_cast<size_t>(cfg.batch_size)) {
+      std::vector<size_t> ids;
+      for (size_t k = i; k < std::min(enc.size(), i + static_cast<size_t>(cfg.batch_size)); ++k)
+        ids.push_back(k);
+      Seq2SeqBatch b = batch_of(enc, ids, cfg.model.reverse_source);
+      total += model.loss(g, b).value().data()[0] * static_cast<double>(b.target_tokens);
+      tokens += b.target_tokens;
+      g.clear();
+    }
+    v.ce = total / static_cast<double>(std::max<int64_t>(tokens, 1));
+    v.ppl = std::exp(v.ce);
+  }
+  // the task metric on greedy output
+  std::vector<std::string> sources;
+  std::vector<std::string> refs;
+  if (g2p) {
+    for (const auto& [word, prons] : group_alternatives(valid)) sources.push_back(word);
+  } else {
+    for (const auto& p : valid.pairs) {
+      sources.push_back(p.src);
+      refs.push_back(p.tgt);
+    }
+  }
+  if (cfg.valid_max > 0 && static_cast<int64_t>(sources.size()) > cfg.valid_max) {
+    sources.resize(cfg.valid_max);
+    if (!refs.empty()) refs.resize(cfg.valid_max);
+  }
+  std::vector<std::string> hyps;
+  for (size_t i = 0; i < sources.size(); i += static_cast<size_t>(cfg.batch_size)) {
+    std::vector<std::vector<int32_t>> s, t;
+    int64_t longest = 0;
+    for (size_t k = i; k < std::min(sources.size(), i + static_cast<size_t>(cfg.batch_size)); ++k) {
+      auto ids = sv.encode(split_units(sources[k], cfg.src_units));
+      if (ids.empty()) ids.push_back(Vocab::kUnk);
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
+      s.push_back(ids);
+      t.push_back({});
+    }
+    auto out = greedy_decode(model, make_batch(s, t, cfg.model.reverse_source), 2 * longest + 10);
+    for (auto& h : out) hyps.push_back(join_units(tv.decode(h.tokens), cfg.tgt_units));
+  }
+  if (g2p) {
+    std::map<std::string, std::string> h;
+    auto all = group_alternatives(valid);
+    std::map<std::string, std::vector<std::string>> r;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      h[sources[i]] = hyps[i];
+      r[sources[i]] = all[sources[i]];
+    }
+    v.metric = g2p_error_rates(h, r).wer;
+  } else {
+    v.metric = corpus_bleu(hyps, {refs}).score;
+  }
+  return v;
+}
+
+std::string clock_text(double seconds) {
+  char buf[32];
+  auto s = static_cast<long>(seconds);
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+}  // namespace
+
+RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
+  RnnTrainConfig cfg = cfg_in;
+  check(!cfg.save_dir.empty(), "train: --save DIR is required");
+  const auto t0 = Clock::now();
+  auto minutes = [&] { return std::chrono::duration<double>(Clock::now() - t0).count() / 60.0; };
+  // 1. data, as published
+  CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
+  const bool g2p = fmt == CorpusFormat::Cmudict;
+  Corpus train = read_corpus(fmt, cfg.train_src, cfg.train_tgt);
+  Corpus valid = read_corpus(fmt, cfg.valid_src, cfg.valid_tgt);
+  fs::create_directories(cfg.save_dir);
+  const std::string ckpt = (fs::path(cfg.save_dir) / "checkpoint").string();
+  const bool resuming = cfg.resume && has_checkpoint(ckpt);
+  // 2. vocabularies: built on the training side, or the run's own when resuming
+  Vocab sv, tv;
+  if (resuming) {
+    sv = Vocab::load((fs::path(cfg.save_dir) / "src.vocab").string());
+    tv = Vocab::load((fs::path(cfg.save_dir) / "tgt.vocab").string());
+  } else {
+    std::vector<std::vector<std::string>> s, t;
+    for (const auto& p : train.pairs) {
+      s.push_back(split_units(p.src, cfg.src_units));
+      t.push_back(split_units(p.tgt, cfg.tgt_units));
+    }
+    sv = Vocab::build(s, cfg.src_vocab);
+    tv = Vocab::build(t, cfg.tgt_vocab);
+    sv.save((fs::path(cfg.save_dir) / "src.vocab").string());
+    tv.save((fs::path(cfg.save_dir) / "tgt.vocab").string());
+  }
+  cfg.model.encoder.vocab = sv.size();
+  cfg.model.tgt_vocab = tv.size();
+  cfg.model.encoder.dropout = cfg.model.dropout;
+  std::vector<Pair> train_enc = encode(train, cfg, sv, tv, true);
+  std::vector<Pair> valid_enc = encode(valid, cfg, sv, tv, false);
+  check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
+  // 3. model, optimiser, schedule
+  ParameterStore params;
+  Rng init_rng(cfg.seed);
+  RnnSeq2Seq model(cfg.model, Scope(params, init_rng));
+  Optimizer opt({.kind = OptimizerConfig::Kind::Adam}, params);
+  LrSchedule sched({.kind = ScheduleConfig::Kind::ReduceOnPlateau,
+                    .lr = cfg.lr,
+                    .factor = 0.5f,
+                    .patience = 0,
+                    .min_lr = cfg.lr / 32});
+  const nlohmann::json config_json = model_json(cfg, g2p);
+  const bool lower_better = g2p;
+  RnnTrainResult result;
+  result.metric_name = g2p ? "WER" : "BLEU";
+  TrainerState state;
+  double best = lower_better ? 1e300 : -1e300;
+  int bad_epochs = 0;
+  if (resuming) {
+    state = load_checkpoint(ckpt, params, opt);
+    sched.load_state(state.schedule);
+    best = state.extra.at("best").get<double>();
+    bad_epochs = state.extra.at("bad_epochs").get<int>();
+    log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
+        << state.data_position << ", step " << state.step << "\n";
+  }
+  log << "heed train: rnn/" << attention_name(cfg.model.attention) << ", " << train_enc.size()
+      << " training pairs, vocab " << sv.size() << " -> " << tv.size() << ", " << params.numel()
+      << " parameters\n"
+      << std::flush;
+  auto save_state = [&](int64_t epoch, int64_t position) {
+    state.epoch = epoch;
+    state.data_position = position;
+    state.schedule = sched.state();
+    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}};
+    save_checkpoint(ckpt, config_json, params, opt, state);
+  };
+  std::ofstream curve((fs::path(cfg.save_dir) / "train.jsonl").string(), std::ios::app);
+  // 4. the loop
+  Graph g(Mode::Train, cfg.seed);
+  bool out_of_time = false;
+  for (int64_t epoch = state.epoch; epoch < cfg.epochs && !out_of_time; ++epoch) {
+    auto batches = epoch_batches(train_enc, cfg.batch_size, cfg.seed, epoch);
+    auto epoch_start = Clock::now();
+    auto last_print = Clock::now();
+    int64_t tokens = 0, first = state.data_position;
+    double loss_avg = 0;
+    int64_t k = first;
+    for (; k < static_cast<int64_t>(batches.size()); ++k) {
+      Seq2SeqBatch b = batch_of(train_enc, batches[k], cfg.model.reverse_source);
+      g.reseed(cfg.seed ^ mix64(static_cast<uint64_t>(state.step)));
+      Var loss = model.loss(g, b, cfg.label_smoothing);
+      double l = loss.value().data()[0];
+      g.backward(loss);
+      clip_grad_norm(params, cfg.clip);
+      opt.step(sched.lr(state.step + 1));
+      g.clear();
+      ++state.step;
+      tokens += b.target_tokens;
+      loss_avg = k == first ? l : 0.98 * loss_avg + 0.02 * l;
+      double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
+      if (std::chrono::duration<double>(Clock::now() - last_print).count() > 5 ||
+          k + 1 == static_cast<int64_t>(batches.size())) {
+        last_print = Clock::now();
+        double per_batch = secs / static_cast<double>(k + 1 - first);
+        double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches.size()) - k - 1);
+        if (cfg.max_minutes > 0) eta = std::min(eta, 60 * (cfg.max_minutes - minutes()));
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f tgt tok/s  "
+                      "elapsed %s  ETA %s\n",
+                      static_cast<long long>(epoch + 1), cfg.epochs, static_cast<long long>(k + 1),
+                      batches.size(), loss_avg, std::exp(loss_avg),
+                      static_cast<double>(tokens) / secs, clock_text(minutes() * 60).c_str(),
+                      clock_text(std::max(eta, 0.0)).c_str());
+        log << line << std::flush;
+      }
+      if (state.step % cfg.checkpoint_every == 0) save_state(epoch, k + 1);
+      if ((cfg.max_minutes > 0 && minutes() >= cfg.max_minutes) ||
+          (cfg.max_steps > 0 && state.step >= cfg.max_steps)) {
+        out_of_time = true;
+        ++k;
+        break;
+      }
+    }
+    // validation, best model; at the end of an epoch also the schedule and early stopping (a
+    // stop inside an epoch leaves them alone, so a resumed run continues exactly)
+    const bool epoch_done = k >= static_cast<int64_t>(batches.size());
+    Validation v = validate(model, cfg, valid, valid_enc, sv, tv, g2p);
+    bool better = lower_better ? v.metric < best : v.metric > best;
+    if (better) {
+      best = v.metric;
+      save_model(cfg.save_dir, config_json, params);
+    }
+    if (epoch_done) {
+      bad_epochs = better ? 0 : bad_epochs + 1;
+      sched.report(v.ce);
+    }
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "validation  epoch %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  (%.1f min)\n",
+                  static_cast<long long>(epoch + 1), v.ce, v.ppl, result.metric_name.c_str(),
+                  v.metric, better ? "  (best, saved)" : "", sched.lr(state.step + 1), minutes());
+    log << line << std::flush;
+    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
+                            {"minutes", minutes()},   {"dev_ce", v.ce},
+                            {"dev_ppl", v.ppl},       {"metric", result.metric_name},
+                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
+                 .dump()
+          << "\n"
+          << std::flush;
+    save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
+    result.epochs = static_cast<int>(epoch + 1);
+    if (bad_epochs > cfg.patience) {
+      log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
+          << " epochs\n";
+      break;
+    }
+  }
+  if (out_of_time) log << "stopped by the time or step budget; --resume continues\n";
+  result.best_metric = best;
+  result.steps = state.step;
+  result.minutes = minutes();
+  return result;
+}
+
+std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir) {
+  auto m = std::make_unique<RnnModelFiles>();
+  nlohmann::json j = read_config(dir);
+  m->config = RnnSeq2SeqConfig::from_json(j);
+  try {
+    m->src_units = parse_units(j.at("src_units").get<std::string>());
+    m->tgt_units = parse_units(j.at("tgt_units").get<std::string>());
+    m->g2p = j.at("g2p").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
+  m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
+  m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
+  check(
+      m->src_vocab.size() == m->config.encoder.vocab && m->tgt_vocab.size() == m->config.tgt_vocab,
+      dir, ": the vocabularies do not match config.json");
+  Rng rng(1);
+  m->model = std::make_unique<RnnSeq2Seq>(m->config, Scope(m->params, rng));
+  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
+  return m;
+}
+
+}  // namespace heed
