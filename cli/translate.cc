@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "heed/data/text.h"
+#include "heed/decode/beam_search.h"
 #include "heed/util/error.h"
 
 namespace heed::cli {
@@ -15,6 +16,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
   app->add_option("--model", model_dir, "Model directory (from heed train)")->required();
   app->add_option("--beam", beam, "Beam size (1: greedy)")->capture_default_str();
+  app->add_option("--length-penalty", length_penalty,
+                  "Beam: rank finished outputs by log p / length^alpha (0: raw log p)")
+      ->capture_default_str();
   app->add_option("--max-len-ratio", max_len_ratio, "Output length limit: ratio x source + 10")
       ->capture_default_str();
   app->add_option("--batch", batch, "Sentences decoded together")->capture_default_str();
@@ -24,7 +28,7 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
 }
 
 int TranslateCommand::run() const {
-  check(beam == 1, "--beam ", beam, ": beam search is not implemented yet; use --beam 1 (greedy)");
+  check(beam >= 1, "--beam must be >= 1, got ", beam);
   auto m = load_rnn_model(model_dir);
   std::vector<std::string> lines;
   for (std::string line; std::getline(std::cin, line);) {

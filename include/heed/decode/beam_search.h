@@ -1,0 +1,27 @@
+// Batched beam search for the RNN encoder-decoder: every sentence of a batch keeps K live
+// hypotheses, all decoded as one [N*K] batch per step; finished hypotheses are ranked by
+// length-normalised log-probability, log p / len^alpha (alpha = 0: no normalisation).
+// With K = 1 it returns exactly greedy decoding (tested).
+// Leaves out: coverage penalties and sampling.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "heed/models/rnn_seq2seq.h"
+
+namespace heed {
+
+struct BeamOptions {
+  int beam = 5;                 // K
+  double length_penalty = 1.0;  // alpha in log p / len^alpha
+  double max_len_ratio = 2.0;   // outputs stop at ratio * source length + 10 tokens
+};
+
+// src: id sequences (no BOS/EOS). Returns the best hypothesis of each sentence, with its
+// attention rows (the EOS row included last, source order as given).
+std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
+                                    const std::vector<std::vector<int32_t>>& src,
+                                    const BeamOptions& options);
+
+}  // namespace heed

@@ -1,0 +1,136 @@
+// Batched beam search (see the header).
+// Leaves out: encoding each source once for its K beams (the batch repeats each source K
+// times, which costs K encoder passes; decoding dominates at NMT lengths).
+#include "heed/decode/beam_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "heed/autograd/ops.h"
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+struct Beam {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> attention;
+  double log_prob = 0;
+  bool alive = false;
+};
+
+double normalised(const Hypothesis& h, double alpha) {
+  double len = static_cast<double>(h.tokens.size() + 1);  // EOS counts
+  return alpha == 0 ? h.log_prob : h.log_prob / std::pow(len, alpha);
+}
+
+// Rows `rows` of a [R, D] state (an embedding lookup is exactly a row gather).
+Var gather(Var x, const std::vector<int32_t>& rows) {
+  if (!x.valid()) return x;
+  return embedding(x, rows, Shape{static_cast<int64_t>(rows.size())});
+}
+
+}  // namespace
+
+std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
+                                    const std::vector<std::vector<int32_t>>& src,
+                                    const BeamOptions& o) {
+  check(o.beam >= 1, "beam size must be >= 1, got ", o.beam);
+  const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.config().tgt_vocab;
+  const bool reversed = model.config().reverse_source;
+  // every source K times: rows n*K .. n*K+K-1 belong to sentence n
+  std::vector<std::vector<int32_t>> rep, none;
+  int64_t longest = 0;
+  for (const auto& s : src) {
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
+    for (int64_t k = 0; k < K; ++k) {
+      rep.push_back(s);
+      none.push_back({});
+    }
+  }
+  Seq2SeqBatch b = make_batch(rep, none, reversed);
+  const auto max_len = static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10;
+  Graph g(Mode::Inference);
+  Attention& attn = model.attention();
+  RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, attn);
+  std::vector<Beam> beams(N * K);
+  for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
+  std::vector<std::vector<Hypothesis>> finished(N);
+  std::vector<int32_t> prev(N * K, Vocab::kBos);
+  for (int64_t t = 0; t < max_len; ++t) {
+    RnnSeq2Seq::Step step = model.step(g, prev, st, attn);
+    const float* lp = step.log_probs.value().data();  // [N*K, V]
+    const float* w = step.weights.value().data();     // [N*K, S]
+    std::vector<int32_t> parent(N * K), next(N * K, Vocab::kEos);
+    std::vector<Beam> fresh(N * K);
+    bool any_alive = false;
+    for (int64_t n = 0; n < N; ++n) {
+      // the best K (score, row, token) continuations of sentence n's live beams
+      std::vector<std::tuple<double, int64_t, int32_t>> cand;
+      for (int64_t k = 0; k < K; ++k) {
+        const Beam& bm = beams[n * K + k];
+        if (!bm.alive) continue;
+        const float* row = lp + (n * K + k) * V;
+        std::vector<int32_t> top(V);
+        for (int32_t v = 0; v < V; ++v) top[v] = v;
+        auto keep = std::min<int64_t>(K, V);
+        std::partial_sort(top.begin(), top.begin() + keep, top.end(), [&](int32_t a, int32_t c) {
+          return row[a] > row[c] || (row[a] == row[c] && a < c);
+        });
+        for (int64_t i = 0; i < keep; ++i)
+          cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i]);
+      }
+      std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
+        return std::get<0>(a) > std::get<0>(c);
+      });
+      int64_t filled = 0;
+      for (const auto& [score, r, v] : cand) {
+        if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
+        const Beam& from = beams[r];
+        std::vector<float> a(w + r * b.S, w + r * b.S + b.src_lengths[r]);
+        if (reversed) std::reverse(a.begin(), a.end());
+        if (v == Vocab::kEos || t + 1 == max_len) {
+          Hypothesis h{from.tokens, from.attention, score};
+          if (v != Vocab::kEos) h.tokens.push_back(v);
+          h.attention.push_back(std::move(a));
+          finished[n].push_back(std::move(h));
+          continue;
+        }
+        Beam& nb = fresh[n * K + filled];
+        nb = {from.tokens, from.attention, score, true};
+        nb.tokens.push_back(v);
+        nb.attention.push_back(std::move(a));
+        parent[n * K + filled] = static_cast<int32_t>(r);
+        next[n * K + filled] = v;
+        ++filled;
+      }
+      if (static_cast<int64_t>(finished[n].size()) >= K) filled = 0;  // sentence done
+      for (int64_t k = filled; k < K; ++k) {
+        fresh[n * K + k].alive = false;
+        parent[n * K + k] = static_cast<int32_t>(n * K);
+      }
+      if (filled > 0) any_alive = true;
+    }
+    if (!any_alive) break;
+    beams = std::move(fresh);
+    prev = next;
+    // reorder the decoder state to follow the surviving beams
+    st = step.next;
+    st.rnn.h = gather(st.rnn.h, parent);
+    st.rnn.c = gather(st.rnn.c, parent);
+    st.feed = gather(st.feed, parent);
+  }
+  std::vector<Hypothesis> out(N);
+  for (int64_t n = 0; n < N; ++n) {
+    check(!finished[n].empty(), "beam search finished no hypothesis for sentence ", n);
+    out[n] = *std::max_element(
+        finished[n].begin(), finished[n].end(), [&](const auto& a, const auto& c) {
+          return normalised(a, o.length_penalty) < normalised(c, o.length_penalty);
+        });
+  }
+  return out;
+}
+
+}  // namespace heed
