@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/bench/rnn_seq2seq_bench.h"
 #include "heed/models/toy_reverse.h"
 #include "heed/train/rnn_trainer.h"
 
@@ -51,6 +52,14 @@ struct TranslateCommand {
   double max_len_ratio = 2.0;   // output length limit: ratio * source length + 10
   int64_t batch = 32;           // sentences decoded together
   std::string attention_out;    // JSONL of attention weights, one object per input line
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
+};
+
+struct BenchCommand {
+  std::string workload;  // rnn-seq2seq
+  RnnBenchOptions rnn;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

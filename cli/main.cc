@@ -22,16 +22,19 @@ int run(int argc, char** argv) {
   heed::cli::ScoreCommand score;
   heed::cli::TrainCommand train;
   heed::cli::TranslateCommand translate;
+  heed::cli::BenchCommand bench;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
   score.add(app);
+  bench.add(app, threads);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
   if (*score.app) return score.run();
   if (*train.app) return train.run();
   if (*translate.app) return translate.run();
+  if (*bench.app) return bench.run();
   return 0;
 }
 

@@ -1,24 +1,80 @@
-// Arena: chunked bump allocation, reset per step.
-// Leaves out: thread safety (one graph, one thread builds it).
+// Arena: chunked bump allocation, reset per step, chunks pooled across arenas.
+// Leaves out: thread safety of one arena (one graph, one thread builds it); the pool is shared
+// and locked.
 #include "heed/tensor/arena.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 namespace heed {
+namespace {
 
-Arena::Arena(size_t initial_bytes) {
-  add_chunk(initial_bytes);
+constexpr size_t kHuge = size_t{2} << 20;       // one transparent huge page
+constexpr size_t kPoolLimit = size_t{4} << 30;  // bytes kept for reuse at most
+
+struct Pool {
+  std::mutex mutex;
+  std::vector<std::pair<std::byte*, size_t>> free;  // (memory, size)
+  size_t bytes = 0;
+};
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: arenas may outlive static destruction
+  return *p;
 }
 
-void Arena::add_chunk(size_t min_bytes) {
-  Chunk c;
-  c.size = std::max(min_bytes, size_t{1} << 16);
-  c.memory.reset(new std::byte[c.size + kAlign]);
-  auto addr = reinterpret_cast<uintptr_t>(c.memory.get());
-  c.base = c.memory.get() + ((kAlign - addr % kAlign) % kAlign);
-  chunks_.push_back(std::move(c));
+}  // namespace
+
+Arena::Chunk Arena::acquire(size_t min_bytes) {
+  size_t size = std::max(min_bytes, size_t{1} << 16);
+  {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    auto best = p.free.end();
+    for (auto it = p.free.begin(); it != p.free.end(); ++it)
+      if (it->second >= size && (best == p.free.end() || it->second < best->second)) best = it;
+    if (best != p.free.end()) {
+      Chunk c{best->first, best->second, 0};
+      p.bytes -= best->second;
+      p.free.erase(best);
+      return c;
+    }
+  }
+  const bool large = size >= kHuge;
+  const size_t align = large ? kHuge : kAlign;
+  size = (size + align - 1) / align * align;
+  auto* mem = static_cast<std::byte*>(std::aligned_alloc(align, size));
+  if (!mem) throw std::bad_alloc();
+  if (large) ::madvise(mem, size, MADV_HUGEPAGE);  // fewer, cheaper page faults
+  return {mem, size, 0};
 }
+
+void Arena::release(Chunk c) {
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.free.emplace_back(c.base, c.size);
+  p.bytes += c.size;
+  while (p.bytes > kPoolLimit) {  // drop the smallest blocks first
+    auto smallest = std::min_element(p.free.begin(), p.free.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    p.bytes -= smallest->second;
+    std::free(smallest->first);
+    p.free.erase(smallest);
+  }
+}
+
+Arena::Arena(size_t initial_bytes) { add_chunk(initial_bytes); }
+
+Arena::~Arena() {
+  for (auto& c : chunks_) release(c);
+}
+
+void Arena::add_chunk(size_t min_bytes) { chunks_.push_back(acquire(min_bytes)); }
 
 void* Arena::allocate(size_t bytes, size_t align) {
   bytes = std::max<size_t>(bytes, 1);
@@ -51,10 +107,11 @@ Tensor Arena::zeros(const Shape& shape) {
 }
 
 void Arena::reset() {
-  if (chunks_.size() > 1) {
+  if (chunks_.size() > 1) {  // merge, with headroom for a somewhat larger next step
     size_t total = capacity();
+    for (auto& c : chunks_) release(c);
     chunks_.clear();
-    add_chunk(total);
+    add_chunk(total + total / 4);
   }
   current_ = 0;
   chunks_[0].used = 0;

@@ -1,6 +1,9 @@
 // Arena: a bump allocator for the tensors of one step (values, gradients, saved activations).
 // Leaves out: freeing single blocks. reset() frees everything at once and keeps the memory,
-// so that after the first step a training step makes no call to malloc.
+// so that after the first step a training step makes no call to malloc. Chunk memory is the
+// expensive part of a first step (the kernel faults in and zeroes every page), so large chunks
+// ask for transparent huge pages, and chunks of a destroyed arena go to a process-wide pool
+// that the next arena (the next decoding graph, say) takes them from.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,9 @@ class Arena {
   static constexpr size_t kAlign = 64;  // one cache line, one AVX-512 register
 
   explicit Arena(size_t initial_bytes = size_t{1} << 20);
+  ~Arena();  // returns the chunks to a process-wide pool, for the next arena to reuse
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
 
   void* allocate(size_t bytes, size_t align = kAlign);
   Tensor tensor(const Shape& shape);  // uninitialised
@@ -34,11 +40,12 @@ class Arena {
 
  private:
   struct Chunk {
-    std::unique_ptr<std::byte[]> memory;
-    std::byte* base = nullptr;  // aligned start inside memory
+    std::byte* base = nullptr;  // kAlign-aligned (2 MiB-aligned and huge-page backed when large)
     size_t size = 0;
     size_t used = 0;
   };
+  static Chunk acquire(size_t min_bytes);  // from the pool, or fresh memory
+  static void release(Chunk c);            // to the pool (bounded), or freed
   void add_chunk(size_t min_bytes);
 
   std::vector<Chunk> chunks_;

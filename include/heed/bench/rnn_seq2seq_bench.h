@@ -1,0 +1,33 @@
+// `heed bench rnn-seq2seq`: the workload of ../shared/bench/pytorch/bahdanau_seq2seq.py run
+// through heed, printing the same JSON fields, so that the two can be compared line by line:
+// a bidirectional-GRU encoder, Bahdanau attention, a GRU decoder with the read-out from
+// [s ; c ; E y] (emb 256, encoder 512 per direction, decoder 512, vocabularies 8000 -> 6000),
+// synthetic batches of 128 with lengths clip(8 + round(Gamma(2, 2.5)), 8, 30), Adam 1e-3,
+// clipping at 1.0, dropout 0.5; training target tokens/s, then greedy decoding of exactly
+// max_len steps at batch 128 and at batch 1.
+// Leaves out: the "concat" attention variant of the peer (heed always precomputes U h + b,
+// which is the peer's "split" form; both compute the same function).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+
+namespace heed {
+
+struct RnnBenchOptions {
+  int64_t src_vocab = 8000, tgt_vocab = 6000;
+  int64_t emb = 256, enc_hid = 512, dec_hid = 512;
+  float dropout = 0.5f;
+  int64_t batch = 128;
+  int warmup = 3, steps = 20, min_steps = 5;
+  double train_budget = 45;  // seconds of timed training at most (after min_steps)
+  int64_t max_len = 50;
+  int decode_batches = 2, decode_single = 20;
+  double decode_budget = 8;  // seconds per decode measurement at most
+  bool skip_train = false, skip_dec128 = false, skip_dec1 = false;
+  uint64_t seed = 1234;
+};
+
+void run_rnn_seq2seq_bench(const RnnBenchOptions& options, std::ostream& out);
+
+}  // namespace heed
