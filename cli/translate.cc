@@ -34,7 +34,8 @@ int TranslateCommand::run() const {
   for (std::string line; std::getline(std::cin, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     check(is_valid_utf8(line), "<stdin>:", lines.size() + 1, ": invalid UTF-8");
-    if (m->g2p) line = line.substr(0, line.find("  "));  // a CMUdict entry: keep the word
+    if (m->g2p && line.find("  ") != std::string::npos)  // a CMUdict entry: keep the word
+      line.resize(line.find("  "));
     lines.push_back(line);
   }
   std::ofstream attn;
@@ -55,8 +56,12 @@ int TranslateCommand::run() const {
       none.push_back({});
     }
     auto hyps =
-        greedy_decode(*m->model, make_batch(src, none, m->config.reverse_source),
-                      static_cast<int64_t>(max_len_ratio * static_cast<double>(longest)) + 10);
+        beam == 1
+            ? greedy_decode(*m->model, make_batch(src, none, m->config.reverse_source),
+                            static_cast<int64_t>(max_len_ratio * static_cast<double>(longest)) + 10)
+            : beam_search(
+                  *m->model, src,
+                  {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
     for (size_t k = 0; k < hyps.size(); ++k) {
       auto out = m->tgt_vocab.decode(hyps[k].tokens);
       std::string text = join_units(out, m->tgt_units);
