@@ -8,16 +8,22 @@
 namespace heed::cli {
 
 void BenchCommand::add(CLI::App& parent, int& threads) {
-  app = parent.add_subcommand("bench", "Run a benchmark workload (JSON lines, as the PyTorch peer)");
-  app->add_option("workload", workload, "rnn-seq2seq")->required()->check(CLI::IsMember({"rnn-seq2seq"}));
+  app =
+      parent.add_subcommand("bench", "Run a benchmark workload (JSON lines, as the PyTorch peer)");
+  app->add_option("workload", workload, "rnn-seq2seq")
+      ->required()
+      ->check(CLI::IsMember({"rnn-seq2seq"}));
   app->add_option("--threads", threads, "Threads (0 = all cores)");
   app->add_option("--batch", rnn.batch, "Sentences per batch")->capture_default_str();
   app->add_option("--steps", rnn.steps, "Timed training steps at most")->capture_default_str();
   app->add_option("--warmup", rnn.warmup, "Untimed training steps first")->capture_default_str();
-  app->add_option("--train-budget", rnn.train_budget, "Seconds of timed training at most")->capture_default_str();
+  app->add_option("--train-budget", rnn.train_budget, "Seconds of timed training at most")
+      ->capture_default_str();
   app->add_option("--max-len", rnn.max_len, "Greedy decoding steps")->capture_default_str();
-  app->add_option("--decode-batches", rnn.decode_batches, "Timed batch decodes")->capture_default_str();
-  app->add_option("--decode-single", rnn.decode_single, "Timed batch-1 decodes")->capture_default_str();
+  app->add_option("--decode-batches", rnn.decode_batches, "Timed batch decodes")
+      ->capture_default_str();
+  app->add_option("--decode-single", rnn.decode_single, "Timed batch-1 decodes")
+      ->capture_default_str();
   app->add_flag("--skip-train", rnn.skip_train, "Skip the training measurement");
   app->add_option("--seed", rnn.seed, "Random seed")->capture_default_str();
 }

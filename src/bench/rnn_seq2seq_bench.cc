@@ -25,7 +25,9 @@ namespace heed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 double maxrss_mb() {
   rusage r{};
@@ -37,6 +39,27 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs item(i) for i = 0, 1, ... until `count` items or `budget` seconds (at least one item);
+// returns each item's seconds.
+template <class F>
+std::vector<double> timed(int count, double budget, F item) {
+  std::vector<double> times;
+  auto t_start = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    auto t0 = Clock::now();
+    item(i);
+    times.push_back(since(t0));
+    if (since(t_start) > budget) break;
+  }
+  return times;
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
 }
 
 double round_to(double x, int digits) {
@@ -64,8 +87,13 @@ struct Synthetic {
 
 void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
   RnnSeq2SeqConfig c;
-  c.encoder = {.cell = CellKind::Gru, .vocab = o.src_vocab, .embed = o.emb, .hidden = o.enc_hid,
-               .layers = 1, .bidirectional = true, .dropout = o.dropout};
+  c.encoder = {.cell = CellKind::Gru,
+               .vocab = o.src_vocab,
+               .embed = o.emb,
+               .hidden = o.enc_hid,
+               .layers = 1,
+               .bidirectional = true,
+               .dropout = o.dropout};
   c.tgt_vocab = o.tgt_vocab;
   c.tgt_embed = o.emb;
   c.dec_hidden = o.dec_hid;
@@ -75,16 +103,23 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
   ParameterStore params;
   Rng rng(o.seed);
   RnnSeq2Seq model(c, Scope(params, rng));
-  nlohmann::json base = {{"bench", "bahdanau_seq2seq"}, {"config", "default"}, {"attn", "split"},
-                         {"threads", threads()},        {"heed", HEED_VERSION},
-                         {"tag", ""},                   {"emb", o.emb},
-                         {"enc_hid", o.enc_hid},        {"dec_hid", o.dec_hid}};
+  nlohmann::json base = {{"bench", "bahdanau_seq2seq"},
+                         {"config", "default"},
+                         {"attn", "split"},
+                         {"threads", threads()},
+                         {"heed", HEED_VERSION},
+                         {"tag", ""},
+                         {"emb", o.emb},
+                         {"enc_hid", o.enc_hid},
+                         {"dec_hid", o.dec_hid}};
   auto line = [&](nlohmann::json extra) {
     nlohmann::json j = base;
     j.update(extra);
     out << j.dump() << "\n" << std::flush;
   };
-  line({{"what", "params"}, {"params", params.numel()}, {"src_vocab", o.src_vocab},
+  line({{"what", "params"},
+        {"params", params.numel()},
+        {"src_vocab", o.src_vocab},
         {"tgt_vocab", o.tgt_vocab}});
   // data: src whole (SOS .. EOS); the target's inner tokens, make_batch adds BOS/EOS back
   Synthetic syn(o.seed);
@@ -137,7 +172,8 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
           {"median_step_ms", round_to(median(times) * 1e3, 1)},
           {"min_step_ms", round_to(*std::min_element(times.begin(), times.end()) * 1e3, 1)},
           {"max_step_ms", round_to(*std::max_element(times.begin(), times.end()) * 1e3, 1)},
-          {"mean_tgt_len", round_to(static_cast<double>(tokens) / (static_cast<double>(o.batch) * n) + 1, 2)},
+          {"mean_tgt_len",
+           round_to(static_cast<double>(tokens) / (static_cast<double>(o.batch) * n) + 1, 2)},
           {"last_loss", round_to(loss, 4)},
           {"maxrss_mb", maxrss_mb()}});
   }
@@ -151,25 +187,22 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
       auto s = model.step(g, tok, st, model.attention());
       const float* lp = s.log_probs.value().data();
       for (size_t b = 0; b < tok.size(); ++b)
-        tok[b] = static_cast<int32_t>(std::max_element(lp + b * V, lp + (b + 1) * V) - (lp + b * V));
+        tok[b] =
+            static_cast<int32_t>(std::max_element(lp + b * V, lp + (b + 1) * V) - (lp + b * V));
       st = s.next;
     }
   };
   if (!o.skip_dec128) {
     greedy(data[0].src, data[0].S, data[0].src_lengths);  // warm-up
-    std::vector<double> times;
-    auto t_start = Clock::now();
-    for (int i = 0; i < o.decode_batches; ++i) {
+    auto times = timed(o.decode_batches, o.decode_budget, [&](int i) {
       const auto& b = data[i % data.size()];
-      auto t0 = Clock::now();
       greedy(b.src, b.S, b.src_lengths);
-      times.push_back(since(t0));
-      if (since(t_start) > o.decode_budget) break;
-    }
-    double total = 0;
-    for (double t : times) total += t;
+    });
+    double total = sum(times);
     auto n = static_cast<double>(times.size());
-    line({{"what", "greedy_decode"}, {"batch", o.batch}, {"max_len", o.max_len},
+    line({{"what", "greedy_decode"},
+          {"batch", o.batch},
+          {"max_len", o.max_len},
           {"batches", times.size()},
           {"sentences_per_s", round_to(static_cast<double>(o.batch) * n / total, 2)},
           {"tokens_per_s", round_to(static_cast<double>(o.batch * o.max_len) * n / total, 1)},
@@ -190,18 +223,13 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
     };
     one(singles[0]);
     one(singles[1]);
-    std::vector<double> times;
-    auto t_start = Clock::now();
-    for (int i = 0; i < o.decode_single; ++i) {
-      auto t0 = Clock::now();
-      one(singles[i % singles.size()]);
-      times.push_back(since(t0));
-      if (since(t_start) > o.decode_budget) break;
-    }
-    double total = 0;
-    for (double t : times) total += t;
+    auto times =
+        timed(o.decode_single, o.decode_budget, [&](int i) { one(singles[i % singles.size()]); });
+    double total = sum(times);
     auto n = static_cast<double>(times.size());
-    line({{"what", "greedy_decode"}, {"batch", 1}, {"max_len", o.max_len},
+    line({{"what", "greedy_decode"},
+          {"batch", 1},
+          {"max_len", o.max_len},
           {"sentences", times.size()},
           {"sentences_per_s", round_to(n / total, 2)},
           {"tokens_per_s", round_to(static_cast<double>(o.max_len) * n / total, 1)},

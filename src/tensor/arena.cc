@@ -59,22 +59,26 @@ void Arena::release(Chunk c) {
   p.free.emplace_back(c.base, c.size);
   p.bytes += c.size;
   while (p.bytes > kPoolLimit) {  // drop the smallest blocks first
-    auto smallest = std::min_element(p.free.begin(), p.free.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    auto smallest =
+        std::min_element(p.free.begin(), p.free.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     p.bytes -= smallest->second;
     std::free(smallest->first);
     p.free.erase(smallest);
   }
 }
 
-Arena::Arena(size_t initial_bytes) { add_chunk(initial_bytes); }
+Arena::Arena(size_t initial_bytes) {
+  add_chunk(initial_bytes);
+}
 
 Arena::~Arena() {
   for (auto& c : chunks_) release(c);
 }
 
-void Arena::add_chunk(size_t min_bytes) { chunks_.push_back(acquire(min_bytes)); }
+void Arena::add_chunk(size_t min_bytes) {
+  chunks_.push_back(acquire(min_bytes));
+}
 
 void* Arena::allocate(size_t bytes, size_t align) {
   bytes = std::max<size_t>(bytes, 1);

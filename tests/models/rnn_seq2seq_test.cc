@@ -114,17 +114,8 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
   EXPECT_GT(acc, GetParam() == AttentionKind::None ? 0.5 : 0.9) << attention_name(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, EachMechanism,
-                         ::testing::Values(AttentionKind::None, AttentionKind::Bahdanau,
-                                           AttentionKind::LuongDot, AttentionKind::LuongGeneral,
-                                           AttentionKind::LuongConcat, AttentionKind::LocalM,
-                                           AttentionKind::LocalP),
-                         [](const auto& info) {
-                           std::string n = attention_name(info.param);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(All, EachMechanism, ::testing::ValuesIn(kAllAttentionKinds),
+                         attention_test_name<::testing::TestParamInfo<AttentionKind>>);
 
 TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   RnnSeq2SeqConfig c = tiny(AttentionKind::LocalP, CellKind::Lstm);

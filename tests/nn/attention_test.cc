@@ -73,17 +73,8 @@ TEST_P(EachAttention, PaddingGetsNoWeightAndChangesNothing) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, EachAttention,
-                         ::testing::Values(AttentionKind::None, AttentionKind::Bahdanau,
-                                           AttentionKind::LuongDot, AttentionKind::LuongGeneral,
-                                           AttentionKind::LuongConcat, AttentionKind::LocalM,
-                                           AttentionKind::LocalP),
-                         [](const auto& info) {
-                           std::string n = attention_name(info.param);
-                           for (char& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(All, EachAttention, ::testing::ValuesIn(kAllAttentionKinds),
+                         attention_test_name<::testing::TestParamInfo<AttentionKind>>);
 
 TEST(Attention, NoneIsTheLastAnnotation) {
   AttentionRig s(AttentionKind::None);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The command line end to end on the shared CMUdict files: a tiny `heed train` (30 steps),
+# `heed translate` greedy and with --beam 3 and --attention-out, `heed score`, `--resume`,
+# and clear errors for bad flags. Run by ctest: train_translate_score.sh HEED DATA_DIR
+set -euo pipefail
+heed=$1 data=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$heed" --threads 1 train --model rnn --attention luong-general \
+  --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
+  --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log"
+grep -q "best dev WER" "$work/train.log" || fail "no training summary"
+for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
+  [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
+done
+
+head -25 "$data/cmudict/cmudict-0.7b.test" > "$work/in.txt"
+"$heed" --threads 1 translate --model "$work/m" < "$work/in.txt" > "$work/greedy.txt"
+"$heed" --threads 1 translate --model "$work/m" --beam 3 --attention-out "$work/att.jsonl" \
+  < "$work/in.txt" > "$work/beam.txt"
+[ "$(wc -l < "$work/greedy.txt")" -eq 25 ] || fail "greedy: not one output line per input line"
+[ "$(wc -l < "$work/beam.txt")" -eq 25 ] || fail "beam: not one output line per input line"
+[ "$(wc -l < "$work/att.jsonl")" -eq 25 ] || fail "attention: not one JSON line per input line"
+grep -q '"attention":\[\[' "$work/att.jsonl" || fail "attention rows missing"
+grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output row"
+"$heed" score --metric wer --ref "$work/in.txt" --hyp "$work/beam.txt" | grep -q "^WER = " \
+  || fail "score of the translation"
+
+# --resume continues past the 30 steps already done
+"$heed" --threads 1 train --model rnn --attention luong-general \
+  --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
+  --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log"
+grep -q "resuming from .*step 30" "$work/resume.log" || fail "did not resume at step 30"
+
+# bad input: clear errors, non-zero exit
+if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
+  fail "--beam 0 accepted"
+fi
+grep -q "beam must be >= 1" "$work/err" || fail "no message for --beam 0"
+if "$heed" train --model rnn --attention luong --train-src "$work/in.txt" --valid-src "$work/in.txt" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "unknown attention accepted"; fi
+grep -q "unknown attention 'luong'" "$work/err" || fail "no message for an unknown attention"
+echo "ok"
