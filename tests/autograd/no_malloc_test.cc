@@ -15,15 +15,44 @@ namespace {
 std::atomic<long> g_allocations{0};
 }
 
+// GCC reads free() inside a replacement operator delete as a mismatch with operator new; here
+// both sides are malloc/free by construction.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+// The plain and nothrow forms of new and delete, scalar and array, all on malloc/free (so
+// sanitizers see matching pairs); the aligned forms are left to the runtime and pair among
+// themselves.
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  return operator new(n);
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept {
+  return operator new(n, t);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 void operator delete(void* p) noexcept {
   std::free(p);
 }
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
 void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
   std::free(p);
 }
 
