@@ -59,6 +59,7 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
   std::vector<int32_t> prev(N * K, Vocab::kBos);
+  std::vector<int32_t> top(V);  // token ids, partially sorted per live beam (reused)
   for (int64_t t = 0; t < max_len; ++t) {
     RnnSeq2Seq::Step step = model.step(g, prev, st, attn);
     const float* lp = step.log_probs.value().data();  // [N*K, V]
@@ -73,7 +74,6 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
         const Beam& bm = beams[n * K + k];
         if (!bm.alive) continue;
         const float* row = lp + (n * K + k) * V;
-        std::vector<int32_t> top(V);
         for (int32_t v = 0; v < V; ++v) top[v] = v;
         auto keep = std::min<int64_t>(K, V);
         std::partial_sort(top.begin(), top.begin() + keep, top.end(), [&](int32_t a, int32_t c) {

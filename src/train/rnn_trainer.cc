@@ -130,8 +130,10 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
   // the task metric on greedy output
   std::vector<std::string> sources;
   std::vector<std::string> refs;
+  std::map<std::string, std::vector<std::string>> alternatives;  // G2P: word -> pronunciations
   if (g2p) {
-    for (const auto& [word, prons] : group_alternatives(valid)) sources.push_back(word);
+    alternatives = group_alternatives(valid);
+    for (const auto& [word, prons] : alternatives) sources.push_back(word);
   } else {
     for (const auto& p : valid.pairs) {
       sources.push_back(p.src);
@@ -158,11 +160,10 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
   }
   if (g2p) {
     std::map<std::string, std::string> h;
-    auto all = group_alternatives(valid);
     std::map<std::string, std::vector<std::string>> r;
     for (size_t i = 0; i < sources.size(); ++i) {
       h[sources[i]] = hyps[i];
-      r[sources[i]] = all[sources[i]];
+      r[sources[i]] = alternatives[sources[i]];
     }
     v.metric = g2p_error_rates(h, r).wer;
   } else {
