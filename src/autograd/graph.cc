@@ -9,6 +9,9 @@
 namespace heed {
 
 const Tensor& Var::value() const {
+  // a handle made after a rewind() mark and not kept is stale: say so instead of reading garbage
+  check(static_cast<size_t>(id_) < graph_->nodes_.size(), "Var ", id_,
+        " is no longer in its graph (cleared or rewound past)");
   return graph_->nodes_[id_].value;
 }
 
@@ -106,6 +109,40 @@ void Graph::clear() {
     if (it->backward.destroy) it->backward.destroy(it->backward.fn);
   nodes_.clear();
   arena_.reset();
+}
+
+void Graph::rewind(const Mark& m, std::initializer_list<Var*> keep) {
+  check(mode_ == Mode::Inference, "Graph::rewind: only inference graphs can be rewound");
+  check(m.nodes <= nodes_.size(), "Graph::rewind: the mark is ahead of the graph");
+  auto made_after = [&](const Var* v) {
+    if (!v->valid()) return false;
+    check(&v->graph() == this, "Graph::rewind: a kept Var belongs to another graph");
+    return static_cast<size_t>(v->id()) >= m.nodes;
+  };
+  size_t total = 0;
+  kept_shapes_.clear();
+  for (const Var* v : keep)
+    if (made_after(v)) {
+      kept_shapes_.push_back(v->shape());
+      total += static_cast<size_t>(v->value().numel());
+    }
+  kept_.resize(total);  // grows once, to the state size
+  float* p = kept_.data();
+  for (const Var* v : keep)
+    if (made_after(v)) {
+      kernels::copy(v->value().data(), p, v->value().numel());
+      p += v->value().numel();
+    }
+  nodes_.resize(m.nodes);  // inference nodes hold no closures
+  arena_.rewind(m.arena);
+  p = kept_.data();
+  size_t i = 0;
+  for (Var* v : keep)
+    if (v->valid() && static_cast<size_t>(v->id()) >= m.nodes) {
+      const Shape& shape = kept_shapes_[i++];
+      *v = input(shape, {p, static_cast<size_t>(shape.numel())});
+      p += shape.numel();
+    }
 }
 
 uint64_t Graph::next_stream() {

@@ -181,6 +181,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
   auto greedy = [&](std::span<const int32_t> src, int64_t S, std::span<const int32_t> lengths) {
     Graph g(Mode::Inference);
     auto st = model.start(g, src, S, lengths, model.attention());
+    const Graph::Mark encoded = g.mark();
     std::vector<int32_t> tok(lengths.size(), Vocab::kBos);
     const int64_t V = c.tgt_vocab;
     for (int64_t t = 0; t < o.max_len; ++t) {
@@ -190,6 +191,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
         tok[b] =
             static_cast<int32_t>(std::max_element(lp + b * V, lp + (b + 1) * V) - (lp + b * V));
       st = s.next;
+      RnnSeq2Seq::recycle(g, encoded, st);
     }
   };
   if (!o.skip_dec128) {

@@ -55,6 +55,7 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
   Graph g(Mode::Inference);
   Attention& attn = model.attention();
   RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, attn);
+  const Graph::Mark encoded = g.mark();
   std::vector<Beam> beams(N * K);
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
@@ -121,6 +122,7 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
     st.rnn.h = gather(st.rnn.h, parent);
     st.rnn.c = gather(st.rnn.c, parent);
     st.feed = gather(st.feed, parent);
+    RnnSeq2Seq::recycle(g, encoded, st);
   }
   std::vector<Hypothesis> out(N);
   for (int64_t n = 0; n < N; ++n) {

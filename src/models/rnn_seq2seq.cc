@@ -205,6 +205,7 @@ std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatc
   Graph g(Mode::Inference);
   Attention* attn = &model.attention();
   RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, *attn);
+  const Graph::Mark encoded = g.mark();
   std::vector<Hypothesis> out(b.B);
   std::vector<int32_t> prev(b.B, Vocab::kBos);
   std::vector<bool> done(b.B, false);
@@ -231,8 +232,9 @@ std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatc
         h.tokens.push_back(best);
       all = all && done[i];
     }
-    st = s.next;
     if (all) break;
+    st = s.next;
+    RnnSeq2Seq::recycle(g, encoded, st);
   }
   return out;
 }

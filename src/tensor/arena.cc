@@ -3,6 +3,8 @@
 // and locked.
 #include "heed/tensor/arena.h"
 
+#include "heed/util/error.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -119,6 +121,13 @@ void Arena::reset() {
   }
   current_ = 0;
   chunks_[0].used = 0;
+}
+
+void Arena::rewind(const Mark& m) {
+  check(m.chunk < chunks_.size() && (m.chunk < current_ || m.used <= chunks_[current_].used),
+        "Arena::rewind: the mark is not behind the current position");
+  current_ = m.chunk;
+  chunks_[current_].used = m.used;
 }
 
 size_t Arena::bytes_in_use() const {

@@ -78,6 +78,42 @@ TEST_P(EachMechanism, DecodingIgnoresPaddingOfOtherSequences) {
   }
 }
 
+TEST_P(EachMechanism, RecyclingStepMemoryChangesNoOutput) {
+  // greedy_decode frees each step's memory (Graph::rewind); a graph that keeps every step
+  // must give the same log-probabilities and attention at every step.
+  ParameterStore store;
+  Rng rng(11);
+  RnnSeq2Seq model(tiny(GetParam(), CellKind::Lstm), Scope(store, rng, "m"));
+  auto [src, tgt] = reversal(rng, 3, 1, 6, 8);
+  Seq2SeqBatch b = make_batch(src, tgt, false);
+  Graph keep_all(Mode::Inference), recycled(Mode::Inference);
+  auto sa = model.start(keep_all, b.src, b.S, b.src_lengths, model.attention());
+  std::vector<std::vector<float>> want;
+  std::vector<int32_t> prev(b.B, Vocab::kBos);
+  for (int t = 0; t < 6; ++t) {
+    auto s = model.step(keep_all, prev, sa, model.attention());
+    want.emplace_back(s.log_probs.value().span().begin(), s.log_probs.value().span().end());
+    want.back().insert(want.back().end(), s.weights.value().span().begin(),
+                       s.weights.value().span().end());
+    sa = s.next;
+    for (int64_t i = 0; i < b.B; ++i)
+      prev[i] = static_cast<int32_t>(Vocab::kSpecials + (t + i) % 4);
+  }
+  auto sb = model.start(recycled, b.src, b.S, b.src_lengths, model.attention());
+  const Graph::Mark encoded = recycled.mark();
+  std::fill(prev.begin(), prev.end(), Vocab::kBos);
+  for (int t = 0; t < 6; ++t) {
+    auto s = model.step(recycled, prev, sb, model.attention());
+    std::vector<float> got(s.log_probs.value().span().begin(), s.log_probs.value().span().end());
+    got.insert(got.end(), s.weights.value().span().begin(), s.weights.value().span().end());
+    EXPECT_EQ(got, want[t]) << "step " << t;
+    sb = s.next;
+    RnnSeq2Seq::recycle(recycled, encoded, sb);
+    for (int64_t i = 0; i < b.B; ++i)
+      prev[i] = static_cast<int32_t>(Vocab::kSpecials + (t + i) % 4);
+  }
+}
+
 // Reversal, except for local-m: its alignment p_t = t is monotonic by definition, so it learns
 // to copy (on reversal, with D = 3 and lengths up to 6, it reaches about 70 %: the window
 // is in the wrong place for the early and late target words).

@@ -91,6 +91,17 @@ class Graph {
   void backward(Var out, const Tensor& seed);
   // Frees all nodes and arena memory (keeping it for the next step).
   void clear();
+  // Decoding in bounded memory (inference graphs only): take mark() once the source is
+  // encoded; after each decoder step, rewind(mark, {&state...}) frees every node and block made
+  // since the mark except the values of `keep`, which come back as new leaves (the Vars are
+  // updated in place). Each step then reuses the previous step's cache-warm memory instead of
+  // touching fresh pages. Vars made after the mark and not kept are invalid afterwards.
+  struct Mark {
+    size_t nodes = 0;
+    Arena::Mark arena;
+  };
+  Mark mark() const { return {nodes_.size(), arena_.mark()}; }
+  void rewind(const Mark& m, std::initializer_list<Var*> keep);
 
   Mode mode() const { return mode_; }
   bool training() const { return mode_ == Mode::Train; }
@@ -124,6 +135,8 @@ class Graph {
   uint64_t streams_ = 0;
   Arena arena_;
   std::vector<Node> nodes_;
+  std::vector<float> kept_;         // rewind(): the kept values while their memory is freed
+  std::vector<Shape> kept_shapes_;  // and their shapes
 };
 
 template <class F>

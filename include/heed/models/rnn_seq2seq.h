@@ -77,6 +77,11 @@ class RnnSeq2Seq {
                      std::span<const int32_t> lengths, Attention& attention) const;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Attention& attention) const;
+  // Frees everything the graph made since `encoded` (a mark taken after start()) except the
+  // decoder state, which is carried over: decoding then runs in the memory of one step.
+  static void recycle(Graph& g, const Graph::Mark& encoded, DecoderState& state) {
+    g.rewind(encoded, {&state.rnn.h, &state.rnn.c, &state.feed});
+  }
   // The attention mechanism, with this model's weights. It keeps the memory of the batch being
   // processed, so one model decodes or trains one batch at a time.
   Attention& attention() const { return *attention_; }

@@ -34,6 +34,13 @@ class Arena {
   // Frees all blocks at once. When the last step needed more than one chunk, the chunks are
   // merged into one of the total size, so the next step of the same size fits in one.
   void reset();
+  // A position in the arena; rewind(m) frees every block allocated after mark() returned m
+  // (and keeps the memory, so the next blocks reuse the same, cache-warm, pages).
+  struct Mark {
+    size_t chunk = 0, used = 0;
+  };
+  Mark mark() const { return {current_, chunks_[current_].used}; }
+  void rewind(const Mark& m);
   size_t bytes_in_use() const;
   size_t capacity() const;
   size_t chunk_count() const { return chunks_.size(); }
