@@ -25,8 +25,16 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->required();
   app->add_option("--valid-tgt", c.valid_tgt, "Validation target file (parallel text)");
   app->add_option("--format", format, "auto | parallel | tsv | cmudict")->capture_default_str();
-  app->add_option("--src-units", src_units, "Source units: word | char")->capture_default_str();
-  app->add_option("--tgt-units", tgt_units, "Target units: word | char")->capture_default_str();
+  app->add_option("--src-units", src_units,
+                  "Source units: word | char | spm (SentencePiece, trained on the training side)")
+      ->capture_default_str();
+  app->add_option("--tgt-units", tgt_units, "Target units: word | char | spm")
+      ->capture_default_str();
+  app->add_option("--spm-vocab-size", c.spm.vocab_size,
+                  "SentencePiece pieces per side (a soft limit: small corpora get fewer)")
+      ->capture_default_str();
+  app->add_option("--spm-type", c.spm.model_type, "SentencePiece model: unigram | bpe")
+      ->capture_default_str();
   app->add_option("--src-vocab-size", c.src_vocab.max_size, "Source vocabulary limit (0: none)")
       ->capture_default_str();
   app->add_option("--tgt-vocab-size", c.tgt_vocab.max_size, "Target vocabulary limit (0: none)")

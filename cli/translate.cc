@@ -48,7 +48,7 @@ int TranslateCommand::run() const {
     std::vector<std::vector<std::string>> units;
     int64_t longest = 1;
     for (size_t k = i; k < std::min(lines.size(), i + static_cast<size_t>(batch)); ++k) {
-      units.push_back(split_units(lines[k], m->src_units));
+      units.push_back(m->src_seg.split(lines[k]));
       auto ids = m->src_vocab.encode(units.back());
       if (ids.empty()) ids.push_back(Vocab::kUnk);  // an empty line still gets an output line
       longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
@@ -64,7 +64,7 @@ int TranslateCommand::run() const {
                   {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
     for (size_t k = 0; k < hyps.size(); ++k) {
       auto out = m->tgt_vocab.decode(hyps[k].tokens);
-      std::string text = join_units(out, m->tgt_units);
+      std::string text = m->tgt_seg.join(out);
       std::cout << (m->g2p ? lines[i + k] + "  " + text : text) << "\n";
       if (attn.is_open()) {
         out.push_back("</s>");

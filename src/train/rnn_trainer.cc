@@ -14,6 +14,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/text.h"
 #include "heed/io/checkpoint.h"
+#include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
 #include "heed/train/optimizer.h"
 #include "heed/train/schedule.h"
@@ -23,24 +24,6 @@ namespace fs = std::filesystem;
 
 namespace heed {
 
-Units parse_units(const std::string& name) {
-  if (name == "word") return Units::Word;
-  if (name == "char") return Units::Char;
-  fail("unknown units '", name, "' (expected word or char)");
-}
-
-const char* units_name(Units u) {
-  return u == Units::Word ? "word" : "char";
-}
-
-std::vector<std::string> split_units(const std::string& text, Units u) {
-  return u == Units::Word ? split_words(text) : split_chars(text);
-}
-
-std::string join_units(const std::vector<std::string>& units, Units u) {
-  return u == Units::Word ? join_words(units) : join_chars(units);
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -49,12 +32,16 @@ struct Pair {
   std::vector<int32_t> src, tgt;
 };
 
-std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Vocab& sv,
-                         const Vocab& tv, bool filter) {
+// The two sides of a corpus: how each is segmented and the vocabulary of its units.
+struct Sides {
+  Segmenter src_seg, tgt_seg;
+  Vocab src, tgt;
+};
+
+std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Sides& sd, bool filter) {
   std::vector<Pair> out;
   for (const auto& p : c.pairs) {
-    Pair e{sv.encode(split_units(p.src, cfg.src_units)),
-           tv.encode(split_units(p.tgt, cfg.tgt_units))};
+    Pair e{sd.src.encode(sd.src_seg.split(p.src)), sd.tgt.encode(sd.tgt_seg.split(p.tgt))};
     if (e.src.empty() || e.tgt.empty()) continue;
     if (filter && (static_cast<int64_t>(e.src.size()) > cfg.max_len ||
                    static_cast<int64_t>(e.tgt.size()) > cfg.max_len))
@@ -104,12 +91,21 @@ nlohmann::json model_json(const RnnTrainConfig& c, bool g2p) {
   return j;
 }
 
+// One side's segmenter. SentencePiece models are trained on that side's training lines and
+// stored in the model directory as `file`; with no lines (resuming) the stored one is read.
+Segmenter side_segmenter(Units u, const std::vector<std::string>* lines, const SpmOptions& o,
+                         const std::string& file) {
+  if (u != Units::Spm) return Segmenter(u);
+  if (lines) write_file_atomic(file, Segmenter::train_spm(*lines, o));
+  return Segmenter::from_spm(read_file(file), file);
+}
+
 struct Validation {
   double ce = 0, ppl = 0, metric = 0;
 };
 
 Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Corpus& valid,
-                    const std::vector<Pair>& enc, const Vocab& sv, const Vocab& tv, bool g2p) {
+                    const std::vector<Pair>& enc, const Sides& sd, bool g2p) {
   Validation v;
   {  // cross-entropy over all dev target tokens
     double total = 0;
@@ -149,14 +145,14 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
     std::vector<std::vector<int32_t>> s, t;
     int64_t longest = 0;
     for (size_t k = i; k < std::min(sources.size(), i + static_cast<size_t>(cfg.batch_size)); ++k) {
-      auto ids = sv.encode(split_units(sources[k], cfg.src_units));
+      auto ids = sd.src.encode(sd.src_seg.split(sources[k]));
       if (ids.empty()) ids.push_back(Vocab::kUnk);
       longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
       s.push_back(ids);
       t.push_back({});
     }
     auto out = greedy_decode(model, make_batch(s, t, cfg.model.reverse_source), 2 * longest + 10);
-    for (auto& h : out) hyps.push_back(join_units(tv.decode(h.tokens), cfg.tgt_units));
+    for (auto& h : out) hyps.push_back(sd.tgt_seg.join(sd.tgt.decode(h.tokens)));
   }
   if (g2p) {
     std::map<std::string, std::string> h;
@@ -194,27 +190,37 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
   fs::create_directories(cfg.save_dir);
   const std::string ckpt = (fs::path(cfg.save_dir) / "checkpoint").string();
   const bool resuming = cfg.resume && has_checkpoint(ckpt);
-  // 2. vocabularies: built on the training side, or the run's own when resuming
-  Vocab sv, tv;
+  // 2. segmentation and vocabularies: built on the training side, or the run's own on resume
+  Sides sd;
+  const fs::path dir(cfg.save_dir);
+  std::vector<std::string> src_lines, tgt_lines;
+  for (const auto& p : train.pairs) {
+    src_lines.push_back(p.src);
+    tgt_lines.push_back(p.tgt);
+  }
+  sd.src_seg = side_segmenter(cfg.src_units, resuming ? nullptr : &src_lines, cfg.spm,
+                              (dir / "src.spm").string());
+  sd.tgt_seg = side_segmenter(cfg.tgt_units, resuming ? nullptr : &tgt_lines, cfg.spm,
+                              (dir / "tgt.spm").string());
   if (resuming) {
-    sv = Vocab::load((fs::path(cfg.save_dir) / "src.vocab").string());
-    tv = Vocab::load((fs::path(cfg.save_dir) / "tgt.vocab").string());
+    sd.src = Vocab::load((dir / "src.vocab").string());
+    sd.tgt = Vocab::load((dir / "tgt.vocab").string());
   } else {
     std::vector<std::vector<std::string>> s, t;
-    for (const auto& p : train.pairs) {
-      s.push_back(split_units(p.src, cfg.src_units));
-      t.push_back(split_units(p.tgt, cfg.tgt_units));
+    for (size_t i = 0; i < src_lines.size(); ++i) {
+      s.push_back(sd.src_seg.split(src_lines[i]));
+      t.push_back(sd.tgt_seg.split(tgt_lines[i]));
     }
-    sv = Vocab::build(s, cfg.src_vocab);
-    tv = Vocab::build(t, cfg.tgt_vocab);
-    sv.save((fs::path(cfg.save_dir) / "src.vocab").string());
-    tv.save((fs::path(cfg.save_dir) / "tgt.vocab").string());
+    sd.src = Vocab::build(s, cfg.src_vocab);
+    sd.tgt = Vocab::build(t, cfg.tgt_vocab);
+    sd.src.save((dir / "src.vocab").string());
+    sd.tgt.save((dir / "tgt.vocab").string());
   }
-  cfg.model.encoder.vocab = sv.size();
-  cfg.model.tgt_vocab = tv.size();
+  cfg.model.encoder.vocab = sd.src.size();
+  cfg.model.tgt_vocab = sd.tgt.size();
   cfg.model.encoder.dropout = cfg.model.dropout;
-  std::vector<Pair> train_enc = encode(train, cfg, sv, tv, true);
-  std::vector<Pair> valid_enc = encode(valid, cfg, sv, tv, false);
+  std::vector<Pair> train_enc = encode(train, cfg, sd, true);
+  std::vector<Pair> valid_enc = encode(valid, cfg, sd, false);
   check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
   // 3. model, optimiser, schedule
   ParameterStore params;
@@ -242,8 +248,8 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
         << state.data_position << ", step " << state.step << "\n";
   }
   log << "heed train: rnn/" << attention_name(cfg.model.attention) << ", " << train_enc.size()
-      << " training pairs, vocab " << sv.size() << " -> " << tv.size() << ", " << params.numel()
-      << " parameters\n"
+      << " training pairs, vocab " << sd.src.size() << " -> " << sd.tgt.size() << ", "
+      << params.numel() << " parameters\n"
       << std::flush;
   auto save_state = [&](int64_t epoch, int64_t position) {
     state.epoch = epoch;
@@ -303,7 +309,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     // validation, best model; at the end of an epoch also the schedule and early stopping (a
     // stop inside an epoch leaves them alone, so a resumed run continues exactly)
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    Validation v = validate(model, cfg, valid, valid_enc, sv, tv, g2p);
+    Validation v = validate(model, cfg, valid, valid_enc, sd, g2p);
     bool better = lower_better ? v.metric < best : v.metric > best;
     if (better) {
       best = v.metric;
@@ -346,8 +352,11 @@ std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir) {
   nlohmann::json j = read_config(dir);
   m->config = RnnSeq2SeqConfig::from_json(j);
   try {
-    m->src_units = parse_units(j.at("src_units").get<std::string>());
-    m->tgt_units = parse_units(j.at("tgt_units").get<std::string>());
+    const fs::path d(dir);
+    m->src_seg = side_segmenter(parse_units(j.at("src_units").get<std::string>()), nullptr, {},
+                                (d / "src.spm").string());
+    m->tgt_seg = side_segmenter(parse_units(j.at("tgt_units").get<std::string>()), nullptr, {},
+                                (d / "tgt.spm").string());
     m->g2p = j.at("g2p").get<bool>();
   } catch (const nlohmann::json::exception& e) {
     fail(dir, "/config.json: ", e.what());

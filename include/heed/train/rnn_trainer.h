@@ -4,8 +4,9 @@
 // (cross-entropy, perplexity and the task metric: BLEU, or WER for CMUdict), keep the best
 // model, stop early, checkpoint atomically and resume exactly.
 // Model directory: config.json, src.vocab, tgt.vocab, model.safetensors (the best weights),
-// checkpoint/ (the latest training state), train.jsonl (one line per validation).
-// Leaves out: SentencePiece units and beam search (later), the Transformer (its own trainer).
+// src.spm / tgt.spm (SentencePiece models, for --src-units/--tgt-units spm), checkpoint/ (the
+// latest training state), train.jsonl (one line per validation).
+// Leaves out: beam search (decode/), the Transformer (its own trainer).
 #pragma once
 
 #include <cstdint>
@@ -15,16 +16,11 @@
 #include <vector>
 
 #include "heed/data/corpus.h"
+#include "heed/data/segmenter.h"
 #include "heed/data/vocab.h"
 #include "heed/models/rnn_seq2seq.h"
 
 namespace heed {
-
-enum class Units { Word, Char };
-Units parse_units(const std::string& name);  // "word" or "char"
-const char* units_name(Units u);
-std::vector<std::string> split_units(const std::string& text, Units u);
-std::string join_units(const std::vector<std::string>& units, Units u);
 
 struct RnnTrainConfig {
   // data, as published
@@ -32,6 +28,7 @@ struct RnnTrainConfig {
   std::string valid_src, valid_tgt;
   CorpusFormat format = CorpusFormat::Auto;
   Units src_units = Units::Word, tgt_units = Units::Word;
+  SpmOptions spm;  // for spm units, trained on each training side
   VocabOptions src_vocab, tgt_vocab;
   int64_t max_len = 100;  // training pairs with a longer side are skipped
   // model (vocabulary sizes are filled in from the data)
@@ -66,7 +63,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& config, std::ostream& log);
 // A trained model loaded from its directory, ready to translate.
 struct RnnModelFiles {
   RnnSeq2SeqConfig config;
-  Units src_units = Units::Word, tgt_units = Units::Word;
+  Segmenter src_seg, tgt_seg;
   bool g2p = false;  // trained on CMUdict: input/output lines are "WORD  PH PH"
   Vocab src_vocab, tgt_vocab;
   ParameterStore params;

@@ -1,0 +1,48 @@
+// Segmenter: how a line of text becomes the units a model reads or writes, and back.
+//   word: whitespace-separated words (Multi30k tok/ comes Moses-tokenised and lowercased);
+//   char: Unicode code points, a space as '▁' (G2P letters, character models);
+//   spm:  SentencePiece subwords (Kudo & Richardson 2018), a unigram or BPE model that heed
+//         trains on the training side only and stores in the model directory.
+// Leaves out: vocabularies (data/vocab.h map units to ids).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace heed {
+
+enum class Units { Word, Char, Spm };
+Units parse_units(const std::string& name);  // "word", "char" or "spm"
+const char* units_name(Units u);
+
+struct SpmOptions {
+  int vocab_size = 8000;  // a soft limit: a small corpus gets fewer pieces, not an error
+  std::string model_type = "unigram";  // unigram | bpe
+  double character_coverage = 1.0;     // keep every character of the training side
+};
+
+class Segmenter {
+ public:
+  explicit Segmenter(Units u = Units::Word);
+  // Trains a SentencePiece model on `lines` (the training side) and returns its serialized
+  // form, to be written next to the model and given to from_spm().
+  static std::string train_spm(const std::vector<std::string>& lines, const SpmOptions& o);
+  // A SentencePiece segmenter from a serialized model; `origin` names it in errors.
+  static Segmenter from_spm(const std::string& serialized, const std::string& origin);
+
+  Units units() const { return units_; }
+  std::vector<std::string> split(std::string_view line) const;
+  std::string join(const std::vector<std::string>& units) const;
+
+ private:
+  Units units_;
+  std::shared_ptr<const sentencepiece::SentencePieceProcessor> spm_;  // Units::Spm only
+};
+
+}  // namespace heed
