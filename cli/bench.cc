@@ -25,6 +25,11 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--decode-single", rnn.decode_single, "Timed batch-1 decodes")
       ->capture_default_str();
   app->add_flag("--skip-train", rnn.skip_train, "Skip the training measurement");
+  app->add_flag("--skip-decode-batch", rnn.skip_dec128, "Skip the batched decoding measurement");
+  app->add_flag("--skip-decode-single", rnn.skip_dec1, "Skip the batch-1 decoding measurement");
+  app->add_option("--compute-type", rnn.compute,
+                  "Decoding weights: float32 | int8 (per-row symmetric, oneDNN s8s8s32 GEMM)")
+      ->capture_default_str();
   app->add_option("--seed", rnn.seed, "Random seed")->capture_default_str();
 }
 

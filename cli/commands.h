@@ -47,11 +47,12 @@ struct TrainCommand {
 
 struct TranslateCommand {
   std::string model_dir;
-  int beam = 1;                 // beam size (1: greedy)
-  double length_penalty = 1.0;  // beam: alpha of log p / len^alpha
-  double max_len_ratio = 2.0;   // output length limit: ratio * source length + 10
-  int64_t batch = 32;           // sentences decoded together
-  std::string attention_out;    // JSONL of attention weights, one object per input line
+  int beam = 1;                     // beam size (1: greedy)
+  double length_penalty = 1.0;      // beam: alpha of log p / len^alpha
+  double max_len_ratio = 2.0;       // output length limit: ratio * source length + 10
+  int64_t batch = 32;               // sentences decoded together
+  std::string attention_out;        // JSONL of attention weights, one object per input line
+  std::string compute = "float32";  // float32 | int8 weights for decoding
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

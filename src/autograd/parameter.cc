@@ -76,6 +76,13 @@ int64_t ParameterStore::numel() const {
   return n;
 }
 
+void ParameterStore::quantize_for_inference() {
+  for (Parameter* p : ptrs_)
+    if (p->value.shape().rank() == 2 && !p->row_sparse)
+      p->int8 = std::make_shared<const kernels::Int8Matrix>(
+          kernels::quantize_matrix(p->value.data(), p->value.shape()[0], p->value.shape()[1]));
+}
+
 void ParameterStore::zero_grad() {
   for (auto& p : params_) p->zero_grad();
 }

@@ -19,6 +19,7 @@
 #include "heed/kernels/parallel.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/train/optimizer.h"
+#include "heed/util/error.h"
 #include "heed/version.h"
 
 namespace heed {
@@ -177,6 +178,9 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
           {"last_loss", round_to(loss, 4)},
           {"maxrss_mb", maxrss_mb()}});
   }
+  check(o.compute == "float32" || o.compute == "int8", "--compute-type ", o.compute,
+        " (expected float32 or int8)");
+  if (o.compute == "int8") params.quantize_for_inference();
   // greedy decoding of exactly max_len steps (no early stop, as the peer)
   auto greedy = [&](std::span<const int32_t> src, int64_t S, std::span<const int32_t> lengths) {
     Graph g(Mode::Inference);
@@ -203,6 +207,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
     double total = sum(times);
     auto n = static_cast<double>(times.size());
     line({{"what", "greedy_decode"},
+          {"compute", o.compute},
           {"batch", o.batch},
           {"max_len", o.max_len},
           {"batches", times.size()},
@@ -230,6 +235,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
     double total = sum(times);
     auto n = static_cast<double>(times.size());
     line({{"what", "greedy_decode"},
+          {"compute", o.compute},
           {"batch", 1},
           {"max_len", o.max_len},
           {"sentences", times.size()},

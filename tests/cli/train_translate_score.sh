@@ -1,11 +1,12 @@
-#!/ usr / bin / env bash
-#The command line end to end on the shared CMUdict files : a tiny `heed train` (30 steps),
-# `heed translate` greedy and with -- beam 3 and -- attention - out, `heed score`, `-- resume`,
-#and clear errors for bad flags.Run by ctest : train_translate_score.sh HEED DATA_DIR
-set - euo pipefail heed = $1 data = $2 work = $(mktemp - d) trap 'rm -rf "$work"' EXIT fail() {
-  echo "FAIL: $*" > &2;
-  exit 1;
-}
+#!/usr/bin/env bash
+# The command line end to end on the shared CMUdict and Multi30k files: a tiny `heed train` (30 steps),
+# `heed translate` greedy and with --beam 3 and --attention-out, `heed score`, `--resume`,
+# and clear errors for bad flags. Run by ctest: train_translate_score.sh HEED DATA_DIR
+set -euo pipefail
+heed=$1 data=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$heed" --threads 1 train --model rnn --attention luong-general \
   --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
@@ -13,8 +14,7 @@ set - euo pipefail heed = $1 data = $2 work = $(mktemp - d) trap 'rm -rf "$work"
   --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
   --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log"
 grep -q "best dev WER" "$work/train.log" || fail "no training summary"
-for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json;
-do
+for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
   [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
 done
 
@@ -23,6 +23,8 @@ head -25 "$data/cmudict/cmudict-0.7b.test" > "$work/in.txt"
 "$heed" --threads 1 translate --model "$work/m" --beam 3 --attention-out "$work/att.jsonl" \
   < "$work/in.txt" > "$work/beam.txt"
 [ "$(wc -l < "$work/greedy.txt")" -eq 25 ] || fail "greedy: not one output line per input line"
+"$heed" --threads 1 translate --model "$work/m" --compute-type int8 < "$work/in.txt" > "$work/int8.txt"
+[ "$(wc -l < "$work/int8.txt")" -eq 25 ] || fail "int8: not one output line per input line"
 [ "$(wc -l < "$work/beam.txt")" -eq 25 ] || fail "beam: not one output line per input line"
 [ "$(wc -l < "$work/att.jsonl")" -eq 25 ] || fail "attention: not one JSON line per input line"
 grep -q '"attention":\[\[' "$work/att.jsonl" || fail "attention rows missing"
@@ -30,7 +32,7 @@ grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output 
 "$heed" score --metric wer --ref "$work/in.txt" --hyp "$work/beam.txt" | grep -q "^WER = " \
   || fail "score of the translation"
 
-#-- resume continues past the 30 steps already done
+# --resume continues past the 30 steps already done
 "$heed" --threads 1 train --model rnn --attention luong-general \
   --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
@@ -38,10 +40,10 @@ grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output 
   --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log"
 grep -q "resuming from .*step 30" "$work/resume.log" || fail "did not resume at step 30"
 
-#SentencePiece units on Multi30k : trained on the training side, stored, reused on resume
+# SentencePiece units on Multi30k: trained on the training side, stored, reused on resume
 m30k="$data/multi30k/tok"
-for steps in 5 8;
-do extra = (); [ "$steps" = 8 ] && extra=(--resume)
+for steps in 5 8; do
+  extra=(); [ "$steps" = 8 ] && extra=(--resume)
   "$heed" --threads 1 train --model rnn --train-src "$m30k/train.lc.norm.tok.en" \
     --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
     --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
@@ -49,25 +51,22 @@ do extra = (); [ "$steps" = 8 ] && extra=(--resume)
     --max-steps "$steps" --valid-max 20 --save "$work/spm" "${extra[@]}" > "$work/spm.log"
 done
 grep -q "resuming from .*step 5" "$work/spm.log" || fail "spm run did not resume at step 5"
-for f in src.spm tgt.spm;
-do [-s "$work/spm/$f"] || fail "missing $f";
-done head - 5 "$m30k/test_2016_flickr.lc.norm.tok.en" |
-        "$heed" --threads 1 translate-- model "$work/spm" --attention - out "$work/spm_att.jsonl" >
-            "$work/spm_out.txt"["$(wc -l < " $work / spm_out.txt ")" - eq 5] ||
-    fail "spm: not one output line per input line" grep - q '"src":\["▁' "$work/spm_att.jsonl" ||
-    fail "spm: attention source is not in pieces"
+for f in src.spm tgt.spm; do [ -s "$work/spm/$f" ] || fail "missing $f"; done
+head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate --model "$work/spm" \
+  --attention-out "$work/spm_att.jsonl" > "$work/spm_out.txt"
+[ "$(wc -l < "$work/spm_out.txt")" -eq 5 ] || fail "spm: not one output line per input line"
+grep -q '"src":\["▁' "$work/spm_att.jsonl" || fail "spm: attention source is not in pieces"
 
-#bad input : clear errors, non - zero exit
-        if "$heed" translate-- model
-        "$work/m" --beam 0 < "$work/in.txt" 2 > "$work/err" > / dev / null;
-then fail "--beam 0 accepted" fi grep - q
-        "beam must be >= 1"
-        "$work/err" ||
-    fail "no message for --beam 0" if "$heed" train-- model rnn-- attention luong-- train -
-            src "$work/in.txt" --valid - src "$work/in.txt" --save "$work/x" 2 >
-        "$work/err" > / dev / null;
-then fail "unknown attention accepted";
-fi grep - q
-        "unknown attention 'luong'"
-        "$work/err" ||
-    fail "no message for an unknown attention" echo "ok"
+# bad input: clear errors, non-zero exit
+if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
+  fail "--beam 0 accepted"
+fi
+grep -q "beam must be >= 1" "$work/err" || fail "no message for --beam 0"
+if "$heed" train --model rnn --attention luong --train-src "$work/in.txt" --valid-src "$work/in.txt" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "unknown attention accepted"; fi
+grep -q "unknown attention 'luong'" "$work/err" || fail "no message for an unknown attention"
+if "$heed" translate --model "$work/m" --compute-type int4 < "$work/in.txt" 2> "$work/err" > /dev/null; then
+  fail "--compute-type int4 accepted"
+fi
+grep -q "expected float32 or int8" "$work/err" || fail "no message for an unknown compute type"
+echo "ok"

@@ -148,6 +148,12 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
   double acc = right / 200.0;
   // Attention solves reversal; the fixed-length bottleneck gets most but not all of it.
   EXPECT_GT(acc, GetParam() == AttentionKind::None ? 0.5 : 0.9) << attention_name(GetParam());
+  // int8 decoding (translate --compute-type int8) keeps what the model learned
+  store.quantize_for_inference();
+  auto hyp8 = greedy_decode(model, make_batch(src, tgt, false), 10);
+  int right8 = 0;
+  for (size_t i = 0; i < hyp8.size(); ++i) right8 += hyp8[i].tokens == tgt[i];
+  EXPECT_GE(right8 / 200.0, acc - 0.03) << attention_name(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EachMechanism, ::testing::ValuesIn(kAllAttentionKinds),

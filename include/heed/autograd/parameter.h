@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/kernels/quantize.h"
 #include "heed/tensor/tensor.h"
 
 namespace heed {
@@ -25,6 +26,9 @@ struct Parameter {
   std::vector<int32_t> touched;
   std::vector<uint8_t> is_touched;  // [rows]
 
+  // int8 copy for inference (ParameterStore::quantize_for_inference); when set, inference
+  // graphs multiply by it in linear(). Training never reads it.
+  std::shared_ptr<const kernels::Int8Matrix> int8;
   void mark_rows(std::span<const int32_t> rows);
   void zero_grad();
   double grad_sum_squares() const;
@@ -45,6 +49,9 @@ class ParameterStore {
   size_t size() const { return params_.size(); }
   int64_t numel() const;
   void zero_grad();
+  // int8 decoding: gives every weight matrix (rank 2, not an embedding table) an int8 copy
+  // that inference-mode linear() uses instead of fp32. Call once the weights are final.
+  void quantize_for_inference();
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <string>
 
 namespace heed {
 
@@ -25,6 +26,7 @@ struct RnnBenchOptions {
   int decode_batches = 2, decode_single = 20;
   double decode_budget = 8;  // seconds per decode measurement at most
   bool skip_train = false, skip_dec128 = false, skip_dec1 = false;
+  std::string compute = "float32";  // decoding weights: float32 | int8 (kernels/quantize.h)
   uint64_t seed = 1234;
 };
 

@@ -4,6 +4,7 @@
 
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
+#include "heed/kernels/quantize.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -114,7 +115,19 @@ Var linear(Var x, Var w, Var b) {
   const int64_t M = sx.rows(), N = sw[0], K = sw[1];
   Graph& G = x.graph();
   Tensor y = G.alloc(sx.with(-1, N));  // [..., N]
-  if (has_bias) {                      // preload C with the bias, then C = x W^T + C
+  // int8 decoding (kernels/quantize.h), where the product is worth quantizing x for: a narrow W
+  // (the attention's v, N = 1) costs more to quantize x for than it saves.
+  if (!G.training() && w.param() && w.param()->int8 && N >= kernels::kInt8MinOutputs) {
+    auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
+    auto* sxs = G.arena().array<float>(static_cast<size_t>(M));        // s_x [M]
+    auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
+    kernels::quantize_rows(x.value().data(), M, K, qx, sxs);
+    kernels::gemm_int8(M, qx, sxs, *w.param()->int8, has_bias ? b.value().data() : nullptr, acc,
+                       y.data());
+    const Var inputs[3] = {x, w, b};
+    return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [](const Tensor&) {});
+  }
+  if (has_bias) {  // preload C with the bias, then C = x W^T + C
     const float* pb = b.value().data();
     for (int64_t i = 0; i < M; ++i) std::copy(pb, pb + N, y.data() + i * N);
   }

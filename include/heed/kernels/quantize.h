@@ -1,0 +1,35 @@
+// int8 inference GEMM (as CTranslate2's and Marian's int8 CPU decoding): weights are quantized
+// once per output row, activations per input row, both symmetric,
+//   q(x)_k = round(x_k / s),  s = max_k |x_k| / 127,
+// the product runs on oneDNN's s8s8s32 GEMM (VNNI dot products: four times the multiply-adds
+// of an fp32 FMA per instruction, and a quarter of the weight bytes for batch-1 decoding), and
+//   y[m,n] = s_x[m] * s_w[n] * sum_k q(x)[m,k] q(w)[n,k] + b[n].
+// Leaves out: training in int8 (inference only) and activation zero points (symmetric only).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace heed::kernels {
+
+// A [N, K] weight matrix, each row quantized with its own scale.
+struct Int8Matrix {
+  int64_t rows = 0, cols = 0;  // N, K
+  std::vector<int8_t> q;       // [N, K]
+  std::vector<float> scale;    // [N]
+};
+
+// linear() takes the int8 path for weights with at least this many output rows.
+inline constexpr int64_t kInt8MinOutputs = 64;
+
+// Symmetric per-row quantization of x [M, K] into q [M, K] and scale [M]; an all-zero row gets
+// scale 1 and zeros.
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
+Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
+
+// y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given).
+// `acc` is scratch of M*N int32.
+void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
+               int32_t* acc, float* y);
+
+}  // namespace heed::kernels

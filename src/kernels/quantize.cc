@@ -1,0 +1,63 @@
+// int8 inference GEMM (see the header).
+// Leaves out: saturation handling beyond [-127, 127] (symmetric scales never reach -128).
+#include "heed/kernels/quantize.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "heed/kernels/parallel.h"
+#include "heed/util/error.h"
+
+namespace heed::kernels {
+
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
+  parallel_for(M, 16, [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) {
+      const float* r = x + m * K;
+      float amax = 0.f;
+      for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(r[k]));
+      // s = max|x| / 127; q = round(x / s)
+      const float s = amax > 0.f ? amax / 127.f : 1.f, inv = 1.f / s;
+      int8_t* qr = q + m * K;
+      for (int64_t k = 0; k < K; ++k) {  // round half away from zero; |y| <= 127.5 - ulp
+        float y = r[k] * inv;
+        qr[k] = static_cast<int8_t>(static_cast<int32_t>(y + std::copysign(0.5f, y)));
+      }
+      scale[m] = s;
+    }
+  });
+}
+
+Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
+  Int8Matrix m{N, K, std::vector<int8_t>(static_cast<size_t>(N * K)),
+               std::vector<float>(static_cast<size_t>(N))};
+  quantize_rows(w, N, K, m.q.data(), m.scale.data());
+  return m;
+}
+
+void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
+               int32_t* acc, float* y) {
+  const int64_t N = w.rows, K = w.cols;
+  if (M == 0 || N == 0) return;
+  const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
+  dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.f, qx, K, 0, w.q.data(), K, 0, 0.f,
+                                       acc, N, &zero);
+  check(st == dnnl_success, "dnnl_gemm_s8s8s32 failed (status ", static_cast<int>(st),
+        ") for M=", M, " N=", N, " K=", K);
+  const float* sw = w.scale.data();
+  parallel_for(M, 8, [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) {
+      const int32_t* a = acc + m * N;
+      float* out = y + m * N;
+      const float s = sx[m];
+      if (bias)
+        for (int64_t n = 0; n < N; ++n) out[n] = s * sw[n] * static_cast<float>(a[n]) + bias[n];
+      else
+        for (int64_t n = 0; n < N; ++n) out[n] = s * sw[n] * static_cast<float>(a[n]);
+    }
+  });
+}
+
+}  // namespace heed::kernels

@@ -1,0 +1,91 @@
+// int8 inference GEMM: quantization error bounds, the int8 product against its formula on the
+// quantized values, and linear() in an inference graph against fp32.
+#include "heed/kernels/quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "heed/autograd/ops.h"
+#include "heed/nn/init.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+TEST(Quantize, RowsAreWithinHalfAStepAndUseTheFullRange) {
+  Rng rng(3);
+  const int64_t M = 7, K = 33;
+  Tensor x = testing::random_tensor({M, K}, rng, -4, 4);
+  for (int64_t k = 0; k < K; ++k) x.data()[3 * K + k] = 0.f;  // an all-zero row
+  std::vector<int8_t> q(M * K);
+  std::vector<float> s(M);
+  kernels::quantize_rows(x.data(), M, K, q.data(), s.data());
+  for (int64_t m = 0; m < M; ++m) {
+    int maxq = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      float v = x.data()[m * K + k];
+      EXPECT_LE(std::fabs(q[m * K + k] * s[m] - v), 0.5f * s[m] * (1 + 1e-5f)) << m << "," << k;
+      maxq = std::max(maxq, std::abs(static_cast<int>(q[m * K + k])));
+    }
+    if (m == 3) {
+      EXPECT_EQ(maxq, 0);
+      EXPECT_EQ(s[m], 1.f);
+    } else {
+      EXPECT_EQ(maxq, 127) << "row " << m;
+    }
+  }
+}
+
+TEST(Quantize, Int8GemmEqualsItsFormulaOnTheQuantizedValues) {
+  Rng rng(4);
+  for (auto [M, N, K] :
+       {std::tuple<int64_t, int64_t, int64_t>{1, 70, 19}, {13, 129, 64}, {64, 300, 257}}) {
+    Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
+    Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
+    Tensor b = testing::random_tensor({N}, rng);
+    kernels::Int8Matrix qw = kernels::quantize_matrix(w.data(), N, K);
+    std::vector<int8_t> qx(M * K);
+    std::vector<float> sx(M), y(M * N);
+    std::vector<int32_t> acc(M * N);
+    kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
+    kernels::gemm_int8(M, qx.data(), sx.data(), qw, b.data(), acc.data(), y.data());
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t dot = 0;  // exact
+        for (int64_t k = 0; k < K; ++k) dot += int64_t{qx[m * K + k]} * qw.q[n * K + k];
+        double want = double(sx[m]) * qw.scale[n] * double(dot) + b.data()[n];
+        ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want))) << M << "x" << N << "x" << K;
+      }
+  }
+}
+
+TEST(Quantize, InferenceLinearUsesInt8AndStaysCloseToFp32TrainingDoesNot) {
+  ParameterStore store;
+  Rng rng(5);
+  Parameter& w = store.add("w", {200, 96});
+  Parameter& b = store.add("b", {200});
+  initialize(w.value, Init::glorot_uniform(), rng);
+  Tensor x = testing::random_tensor({9, 96}, rng);
+  auto run = [&](Mode mode) {
+    Graph g(mode);
+    Var y = linear(g.input({9, 96}, x.span()), g.param(w), g.param(b));
+    return std::vector<float>(y.value().span().begin(), y.value().span().end());
+  };
+  auto fp32 = run(Mode::Inference);
+  store.quantize_for_inference();
+  ASSERT_TRUE(w.int8);
+  EXPECT_FALSE(b.int8);  // vectors stay fp32
+  auto int8 = run(Mode::Inference);
+  EXPECT_EQ(run(Mode::Train), fp32);  // training never reads the int8 copy
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    err += (int8[i] - fp32[i]) * (int8[i] - fp32[i]);
+    norm += fp32[i] * fp32[i];
+  }
+  EXPECT_NE(int8, fp32);                   // the int8 path ran
+  EXPECT_LT(std::sqrt(err / norm), 0.02);  // and is within 2 % (relative L2)
+}
+
+}  // namespace
+}  // namespace heed
