@@ -189,8 +189,9 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
     std::vector<int32_t> tok(lengths.size(), Vocab::kBos);
     const int64_t V = c.tgt_vocab;
     for (int64_t t = 0; t < o.max_len; ++t) {
-      auto s = model.step(g, tok, st, model.attention());
-      const float* lp = s.log_probs.value().data();
+      // the peer's greedy search: argmax of the logits (no softmax)
+      auto s = model.step(g, tok, st, model.attention(), RnnSeq2Seq::Scores::LogitsOnly);
+      const float* lp = s.logits.value().data();
       for (size_t b = 0; b < tok.size(); ++b)
         tok[b] =
             static_cast<int32_t>(std::max_element(lp + b * V, lp + (b + 1) * V) - (lp + b * V));

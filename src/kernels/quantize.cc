@@ -38,7 +38,7 @@ Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
 }
 
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
-               int32_t* acc, float* y) {
+               int32_t* acc, float* y, bool accumulate) {
   const int64_t N = w.rows, K = w.cols;
   if (M == 0 || N == 0) return;
   const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
@@ -52,10 +52,11 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
       const int32_t* a = acc + m * N;
       float* out = y + m * N;
       const float s = sx[m];
-      if (bias)
-        for (int64_t n = 0; n < N; ++n) out[n] = s * sw[n] * static_cast<float>(a[n]) + bias[n];
-      else
-        for (int64_t n = 0; n < N; ++n) out[n] = s * sw[n] * static_cast<float>(a[n]);
+      for (int64_t n = 0; n < N; ++n) {
+        float v = s * sw[n] * static_cast<float>(a[n]);
+        if (bias) v += bias[n];
+        out[n] = accumulate ? out[n] + v : v;
+      }
     }
   });
 }

@@ -147,7 +147,8 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
 }
 
 RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
-                                  const DecoderState& state, Attention& attention) const {
+                                  const DecoderState& state, Attention& attention,
+                                  Scores scores) const {
   const auto B = static_cast<int64_t>(prev.size());
   Var y = embedding(g.param(*tgt_embed_), prev, Shape{B});  // E y_{t-1} [B, E]
   Var gy = dec_cell_.project(g, y);                         // [B, G H]
@@ -167,7 +168,8 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
     out.weights = a.weights;
     out.next = {h, ht, state.t + 1};
   }
-  out.log_probs = log_softmax(logits);
+  out.logits = logits;
+  if (scores == Scores::LogProbs) out.log_probs = log_softmax(logits);
   return out;
 }
 

@@ -9,10 +9,12 @@
 
 namespace heed {
 
-inline void PrintTo(AttentionKind k, std::ostream* os) { *os << attention_name(k); }
+inline void PrintTo(AttentionKind k, std::ostream* os) {
+  *os << attention_name(k);
+}
 
 inline constexpr AttentionKind kAllAttentionKinds[] = {
-    AttentionKind::None,        AttentionKind::Bahdanau, AttentionKind::LuongDot,
+    AttentionKind::None,         AttentionKind::Bahdanau,    AttentionKind::LuongDot,
     AttentionKind::LuongGeneral, AttentionKind::LuongConcat, AttentionKind::LocalM,
     AttentionKind::LocalP};
 

@@ -27,9 +27,9 @@ inline constexpr int64_t kInt8MinOutputs = 64;
 void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale);
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
 
-// y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given).
-// `acc` is scratch of M*N int32.
+// y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given; added to y's
+// contents when `accumulate`). `acc` is scratch of M*N int32.
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
-               int32_t* acc, float* y);
+               int32_t* acc, float* y, bool accumulate = false);
 
 }  // namespace heed::kernels

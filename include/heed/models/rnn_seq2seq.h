@@ -69,14 +69,16 @@ class RnnSeq2Seq {
     int64_t t = 0;  // target position
   };
   struct Step {
-    Var log_probs;  // [B, V]
+    Var logits;     // [B, V]
+    Var log_probs;  // [B, V], unless step() was asked for logits only
     Var weights;    // alpha [B, S]
     DecoderState next;
   };
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, Attention& attention) const;
+  enum class Scores { LogProbs, LogitsOnly };  // an argmax needs no softmax
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
-            Attention& attention) const;
+            Attention& attention, Scores scores = Scores::LogProbs) const;
   // Frees everything the graph made since `encoded` (a mark taken after start()) except the
   // decoder state, which is carried over: decoding then runs in the memory of one step.
   static void recycle(Graph& g, const Graph::Mark& encoded, DecoderState& state) {

@@ -115,16 +115,8 @@ Var linear(Var x, Var w, Var b) {
   const int64_t M = sx.rows(), N = sw[0], K = sw[1];
   Graph& G = x.graph();
   Tensor y = G.alloc(sx.with(-1, N));  // [..., N]
-  // int8 decoding (kernels/quantize.h), where the product is worth quantizing x for: a narrow W
-  // (the attention's v, N = 1) costs more to quantize x for than it saves.
-  if (!G.training() && w.param() && w.param()->int8 && N >= kernels::kInt8MinOutputs) {
-    auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
-    auto* sxs = G.arena().array<float>(static_cast<size_t>(M));        // s_x [M]
-    auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
-    kernels::quantize_rows(x.value().data(), M, K, qx, sxs);
-    kernels::gemm_int8(M, qx, sxs, *w.param()->int8, has_bias ? b.value().data() : nullptr, acc,
-                       y.data());
-    const Var inputs[3] = {x, w, b};
+  if (int8_product(x, w, has_bias ? b.value().data() : nullptr, false, y.data())) {
+    const Var inputs[3] = {x, w, b};  // inference: no backward is recorded
     return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [](const Tensor&) {});
   }
   if (has_bias) {  // preload C with the bias, then C = x W^T + C
@@ -152,6 +144,20 @@ Var linear(Var x, Var w, Var b) {
 
 Var linear(Var x, Var w) {
   return linear(x, w, Var());
+}
+
+bool int8_product(Var x, Var w, const float* bias, bool accumulate, float* y) {
+  Graph& G = x.graph();
+  const Parameter* p = w.param();
+  // a narrow W (the attention's v, N = 1) costs more to quantize x for than it saves
+  if (G.training() || !p || !p->int8 || p->int8->rows < kernels::kInt8MinOutputs) return false;
+  const int64_t M = x.shape().rows(), N = p->int8->rows, K = p->int8->cols;
+  auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
+  auto* sx = G.arena().array<float>(static_cast<size_t>(M));         // s_x [M]
+  auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
+  kernels::quantize_rows(x.value().data(), M, K, qx, sx);
+  kernels::gemm_int8(M, qx, sx, *p->int8, bias, acc, y, accumulate);
+  return true;
 }
 
 }  // namespace heed

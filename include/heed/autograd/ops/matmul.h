@@ -1,5 +1,6 @@
 // Matrix products on the graph: matmul (batched, with transposes) and linear (x W^T + b).
-// Every product goes to kernels::gemm (oneDNN). Leaves out: sparse and quantised products.
+// Every product goes to kernels::gemm (oneDNN), or kernels::gemm_int8 for int8 decoding.
+// Leaves out: sparse products, int8 training.
 #pragma once
 
 #include "heed/autograd/graph.h"
@@ -21,5 +22,11 @@ Var matmul(Var a, Var b, MatmulOptions opts = {});
 // One GEMM with the bias preloaded into C.
 Var linear(Var x, Var w, Var b);
 Var linear(Var x, Var w);
+
+// For ops with a product inside (linear, the fused RNN cells): y [M, N] = x [M, K] W^T
+// (+ bias) (+ y when `accumulate`) on W's int8 copy, when x's graph is an inference graph, W is
+// a parameter quantized for inference (ParameterStore::quantize_for_inference) and wide enough
+// to pay for quantizing x (kernels::kInt8MinOutputs). Returns false, touching nothing, if not.
+bool int8_product(Var x, Var w, const float* bias, bool accumulate, float* y);
 
 }  // namespace heed
