@@ -30,6 +30,8 @@ struct ScoreCommand {
   std::string tokenize = "none";  // BLEU: "none" (text as given) or "13a" (sacreBLEU)
   bool lowercase = false;         // BLEU: case-insensitive
   bool json = false;              // one JSON object instead of the human line
+  std::string by_src_length;      // BLEU/chrF per source-length bucket of this source file
+  std::vector<int> buckets = {10, 20, 30, 40};  // upper edges (words) of the length buckets
   CLI::App* app = nullptr;
   void add(CLI::App& parent);
   int run() const;

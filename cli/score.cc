@@ -1,8 +1,10 @@
 // `heed score`: BLEU, chrF, and G2P word/phone error rates of a hypothesis file against
 // reference files. The score comes first on the line, as sacreBLEU prints it; --json for machines.
 // Leaves out: the metrics themselves (metrics/).
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +55,12 @@ void ScoreCommand::add(CLI::App& parent) {
       ->capture_default_str();
   app->add_flag("--lowercase", lowercase, "BLEU: lowercase both sides first");
   app->add_flag("--json", json, "Print one JSON object instead of the human-readable line");
+  app->add_option("--by-src-length", by_src_length,
+                  "Source file (line-parallel): also score each source-length bucket, to see how "
+                  "quality falls with sentence length (Cho et al. 2014; Bahdanau et al. 2015)");
+  app->add_option("--buckets", buckets, "Upper edges in source words of the length buckets")
+      ->delimiter(',')
+      ->capture_default_str();
 }
 
 int ScoreCommand::run() const {
@@ -77,16 +85,60 @@ int ScoreCommand::run() const {
       check(r.back().size() == h.size(), "score: ", hyp, " has ", h.size(), " lines but ", f,
             " has ", r.back().size());
     }
-    if (metric == Metric::Bleu) {
-      BleuScore s = corpus_bleu(h, r, {.tokenize_13a = tokenize == "13a", .lowercase = lowercase});
-      line = s.str();
-      out = {{"metric", "bleu"},     {"score", s.score},        {"precisions", s.precisions},
-             {"bp", s.bp},           {"ratio", s.ratio},        {"hyp_len", s.hyp_len},
-             {"ref_len", s.ref_len}, {"signature", s.signature}};
-    } else {
-      ChrfScore s = corpus_chrf(h, r);
-      line = s.str();
-      out = {{"metric", "chrf"}, {"score", s.score}};
+    // the corpus score of the lines `keep` (all when empty): its line and its JSON
+    auto score = [&](const std::vector<size_t>& keep) -> std::pair<std::string, nlohmann::json> {
+      auto pick = [&](const std::vector<std::string>& v) {
+        if (keep.empty()) return v;
+        std::vector<std::string> sub;
+        for (size_t i : keep) sub.push_back(v[i]);
+        return sub;
+      };
+      std::vector<std::vector<std::string>> rr;
+      for (const auto& ref : r) rr.push_back(pick(ref));
+      if (metric == Metric::Bleu) {
+        BleuScore s =
+            corpus_bleu(pick(h), rr, {.tokenize_13a = tokenize == "13a", .lowercase = lowercase});
+        return {s.str(),
+                {{"metric", "bleu"},
+                 {"score", s.score},
+                 {"precisions", s.precisions},
+                 {"bp", s.bp},
+                 {"ratio", s.ratio},
+                 {"hyp_len", s.hyp_len},
+                 {"ref_len", s.ref_len},
+                 {"signature", s.signature}}};
+      }
+      ChrfScore s = corpus_chrf(pick(h), rr);
+      return {s.str(), {{"metric", "chrf"}, {"score", s.score}}};
+    };
+    std::tie(line, out) = score({});
+    if (!by_src_length.empty()) {
+      std::vector<std::string> src = lines_of(by_src_length);
+      check(src.size() == h.size(), "score: ", hyp, " has ", h.size(), " lines but ", by_src_length,
+            " has ", src.size());
+      check(
+          !buckets.empty() && std::is_sorted(buckets.begin(), buckets.end()) && buckets.front() > 0,
+          "--buckets: positive, increasing upper edges, e.g. 10,20,30");
+      std::vector<std::vector<size_t>> lines_in(buckets.size() + 1);
+      for (size_t i = 0; i < src.size(); ++i) {
+        auto len = static_cast<int>(split_words(src[i]).size());
+        lines_in[std::lower_bound(buckets.begin(), buckets.end(), len) - buckets.begin()].push_back(
+            i);
+      }
+      out["by_src_length"] = nlohmann::json::array();
+      for (size_t b = 0; b < lines_in.size(); ++b) {
+        if (lines_in[b].empty()) continue;
+        int lo = b == 0 ? 1 : buckets[b - 1] + 1;
+        std::string range = b < buckets.size()
+                                ? std::to_string(lo) + "-" + std::to_string(buckets[b])
+                                : std::to_string(lo) + "+";
+        auto [bl, bj] = score(lines_in[b]);
+        line += "\n  source words " + range + " (" + std::to_string(lines_in[b].size()) +
+                " lines): " + bl;
+        bj["src_words"] = range;
+        bj["lines"] = lines_in[b].size();
+        out["by_src_length"].push_back(bj);
+      }
     }
   }
   std::cout << (json ? out.dump() : line) << "\n";

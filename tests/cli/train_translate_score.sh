@@ -57,6 +57,14 @@ head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate 
 [ "$(wc -l < "$work/spm_out.txt")" -eq 5 ] || fail "spm: not one output line per input line"
 grep -q '"src":\["▁' "$work/spm_att.jsonl" || fail "spm: attention source is not in pieces"
 
+# BLEU by source-length bucket: a perfect hypothesis scores 100 in every bucket
+"$heed" score --metric bleu --ref "$m30k/val.lc.norm.tok.de" --hyp "$m30k/val.lc.norm.tok.de" \
+  --by-src-length "$m30k/val.lc.norm.tok.en" --buckets 10,20 --json > "$work/buckets.json"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); b=j["by_src_length"];
+assert [x["src_words"] for x in b]==["1-10","11-20","21+"], b
+assert all(abs(x["score"]-100)<1e-9 for x in b) and sum(x["lines"] for x in b)==1014' "$work/buckets.json" \
+  || fail "score by source length"
+
 # bad input: clear errors, non-zero exit
 if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
   fail "--beam 0 accepted"
@@ -69,4 +77,7 @@ if "$heed" translate --model "$work/m" --compute-type int4 < "$work/in.txt" 2> "
   fail "--compute-type int4 accepted"
 fi
 grep -q "expected float32 or int8" "$work/err" || fail "no message for an unknown compute type"
+if "$heed" score --ref "$m30k/val.lc.norm.tok.de" --hyp "$m30k/val.lc.norm.tok.de" \
+  --by-src-length "$work/in.txt" 2> "$work/err" > /dev/null; then fail "short source file accepted"; fi
+grep -q "has 1014 lines but .*in.txt has 25" "$work/err" || fail "no message for a short source file"
 echo "ok"
