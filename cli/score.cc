@@ -90,10 +90,12 @@ int ScoreCommand::run() const {
       auto pick = [&](const std::vector<std::string>& v) {
         if (keep.empty()) return v;
         std::vector<std::string> sub;
+        sub.reserve(keep.size());
         for (size_t i : keep) sub.push_back(v[i]);
         return sub;
       };
       std::vector<std::vector<std::string>> rr;
+      rr.reserve(r.size());
       for (const auto& ref : r) rr.push_back(pick(ref));
       if (metric == Metric::Bleu) {
         BleuScore s =
@@ -133,8 +135,10 @@ int ScoreCommand::run() const {
                                 ? std::to_string(lo) + "-" + std::to_string(buckets[b])
                                 : std::to_string(lo) + "+";
         auto [bl, bj] = score(lines_in[b]);
-        line += "\n  source words " + range + " (" + std::to_string(lines_in[b].size()) +
-                " lines): " + bl;
+        line += "\n  source words ";
+        line += range;
+        line += " (" + std::to_string(lines_in[b].size()) + " lines): ";
+        line += bl;
         bj["src_words"] = range;
         bj["lines"] = lines_in[b].size();
         out["by_src_length"].push_back(bj);

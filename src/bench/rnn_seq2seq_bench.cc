@@ -113,7 +113,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
                          {"emb", o.emb},
                          {"enc_hid", o.enc_hid},
                          {"dec_hid", o.dec_hid}};
-  auto line = [&](nlohmann::json extra) {
+  auto line = [&](const nlohmann::json& extra) {
     nlohmann::json j = base;
     j.update(extra);
     out << j.dump() << "\n" << std::flush;

@@ -292,7 +292,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
         std::snprintf(line, sizeof line,
                       "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f tgt tok/s  "
                       "elapsed %s  ETA %s\n",
-                      static_cast<long long>(epoch + 1), cfg.epochs, static_cast<long long>(k + 1),
+                      static_cast<long long>(epoch) + 1, cfg.epochs, static_cast<long long>(k) + 1,
                       batches.size(), loss_avg, std::exp(loss_avg),
                       static_cast<double>(tokens) / secs, clock_text(minutes() * 60).c_str(),
                       clock_text(std::max(eta, 0.0)).c_str());
@@ -322,7 +322,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     char line[200];
     std::snprintf(line, sizeof line,
                   "validation  epoch %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  (%.1f min)\n",
-                  static_cast<long long>(epoch + 1), v.ce, v.ppl, result.metric_name.c_str(),
+                  static_cast<long long>(epoch) + 1, v.ce, v.ppl, result.metric_name.c_str(),
                   v.metric, better ? "  (best, saved)" : "", sched.lr(state.step + 1), minutes());
     log << line << std::flush;
     curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
