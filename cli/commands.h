@@ -55,6 +55,7 @@ struct TranslateCommand {
   int64_t batch = 32;               // sentences decoded together
   std::string attention_out;        // JSONL of attention weights, one object per input line
   std::string compute = "float32";  // float32 | int8 weights for decoding
+  bool replace_unk = false;         // <unk> -> the most attended source word
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

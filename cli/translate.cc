@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
+#include "heed/decode/replace_unk.h"
 #include "heed/util/error.h"
 
 namespace heed::cli {
@@ -28,6 +29,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "float32 | int8: int8 quantizes the weight matrices per row at load time "
                   "(faster, especially at small batches; slightly different scores)")
       ->capture_default_str();
+  app->add_flag("--replace-unk", replace_unk,
+                "Replace each <unk> in the output by the source word it attends to most "
+                "(Jean et al. 2015; word-level targets)");
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
 
@@ -70,7 +74,9 @@ int TranslateCommand::run() const {
                   *m->model, src,
                   {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
     for (size_t k = 0; k < hyps.size(); ++k) {
-      auto out = m->tgt_vocab.decode(hyps[k].tokens);
+      auto out = replace_unk
+                     ? replace_unknowns(hyps[k].tokens, hyps[k].attention, units[k], m->tgt_vocab)
+                     : m->tgt_vocab.decode(hyps[k].tokens);
       std::string text = m->tgt_seg.join(out);
       std::cout << (m->g2p ? lines[i + k] + "  " + text : text) << "\n";
       if (attn.is_open()) {

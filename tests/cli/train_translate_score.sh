@@ -23,7 +23,7 @@ head -25 "$data/cmudict/cmudict-0.7b.test" > "$work/in.txt"
 "$heed" --threads 1 translate --model "$work/m" --beam 3 --attention-out "$work/att.jsonl" \
   < "$work/in.txt" > "$work/beam.txt"
 [ "$(wc -l < "$work/greedy.txt")" -eq 25 ] || fail "greedy: not one output line per input line"
-"$heed" --threads 1 translate --model "$work/m" --compute-type int8 < "$work/in.txt" > "$work/int8.txt"
+"$heed" --threads 1 translate --model "$work/m" --compute-type int8 --replace-unk < "$work/in.txt" > "$work/int8.txt"
 [ "$(wc -l < "$work/int8.txt")" -eq 25 ] || fail "int8: not one output line per input line"
 [ "$(wc -l < "$work/beam.txt")" -eq 25 ] || fail "beam: not one output line per input line"
 [ "$(wc -l < "$work/att.jsonl")" -eq 25 ] || fail "attention: not one JSON line per input line"

@@ -4,6 +4,8 @@
 
 #include "heed/data/vocab.h"
 #include "heed/decode/beam_search.h"
+#include "heed/decode/replace_unk.h"
+#include "heed/util/error.h"
 #include "support/print.h"
 
 namespace heed {
@@ -108,6 +110,20 @@ INSTANTIATE_TEST_SUITE_P(Styles, BothStyles,
                            return std::string(info.param == AttentionKind::Bahdanau ? "bahdanau"
                                                                                     : "luong");
                          });
+
+TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {
+  Vocab v = Vocab::build({{"ein", "mann", "mit"}}, {});
+  std::vector<int32_t> out = {v.id("ein"), Vocab::kUnk, v.id("mit"), Vocab::kUnk};
+  std::vector<std::string> src = {"a", "man", "with", "zorro"};
+  std::vector<std::vector<float>> att = {
+      {0.9f, 0.1f, 0, 0}, {0.1f, 0.8f, 0.1f, 0}, {0, 0, 1, 0}, {0, 0.2f, 0, 0.8f}, {0, 0, 0, 1}};
+  EXPECT_EQ(replace_unknowns(out, att, src, v),
+            (std::vector<std::string>{"ein", "man", "mit", "zorro"}));
+  // an empty source line (decoded from one <unk>) leaves the <unk>
+  EXPECT_EQ(replace_unknowns(std::vector<int32_t>{Vocab::kUnk}, {{1.f}}, {}, v),
+            (std::vector<std::string>{"<unk>"}));
+  EXPECT_THROW(replace_unknowns(out, {}, src, v), Error);
+}
 
 }  // namespace
 }  // namespace heed
