@@ -61,7 +61,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--dropout", m.dropout,
                   "Dropout on embeddings, between layers and before the read-out")
       ->capture_default_str();
-  app->add_option("--batch", c.batch_size, "Sentences per batch")->capture_default_str();
+  app->add_option("--batch", c.batch_size,
+                  "Sentences per batch (also sets the length-sorting window: 50 batches)")
+      ->capture_default_str();
+  app->add_option("--batch-tokens", c.batch_tokens,
+                  "Batch by size instead: at most this many padded positions per batch "
+                  "(sentences x longest side, as fairseq's --max-tokens); 0: by sentences")
+      ->capture_default_str();
   app->add_option("--epochs", c.epochs, "Maximum epochs")->capture_default_str();
   app->add_option("--max-minutes", c.max_minutes, "Training time budget in minutes (0: none)")
       ->capture_default_str();

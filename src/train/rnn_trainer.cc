@@ -16,6 +16,7 @@
 #include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
+#include "heed/train/batching.h"
 #include "heed/train/optimizer.h"
 #include "heed/train/schedule.h"
 #include "heed/util/error.h"
@@ -48,29 +49,6 @@ std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Sides
       continue;
     out.push_back(std::move(e));
   }
-  return out;
-}
-
-// The batches of one epoch, a pure function of (seed, epoch): shuffle, sort chunks of 50
-// batches by source length (little padding), shuffle the batches.
-std::vector<std::vector<size_t>> epoch_batches(const std::vector<Pair>& data, int64_t batch,
-                                               uint64_t seed, int64_t epoch) {
-  Rng rng(seed * 1000003 + static_cast<uint64_t>(epoch));
-  std::vector<size_t> idx(data.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  for (size_t i = idx.size(); i > 1; --i)
-    std::swap(idx[i - 1], idx[rng.below(static_cast<int64_t>(i))]);
-  std::vector<std::vector<size_t>> out;
-  const size_t chunk = static_cast<size_t>(batch) * 50;
-  for (size_t c = 0; c < idx.size(); c += chunk) {
-    auto end = idx.begin() + static_cast<long>(std::min(idx.size(), c + chunk));
-    std::stable_sort(idx.begin() + static_cast<long>(c), end,
-                     [&](size_t a, size_t b) { return data[a].src.size() < data[b].src.size(); });
-    for (auto it = idx.begin() + static_cast<long>(c); it < end; it += batch)
-      out.emplace_back(it, std::min(it + batch, end));
-  }
-  for (size_t i = out.size(); i > 1; --i)
-    std::swap(out[i - 1], out[rng.below(static_cast<int64_t>(i))]);
   return out;
 }
 
@@ -259,11 +237,17 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     save_checkpoint(ckpt, config_json, params, opt, state);
   };
   std::ofstream curve((fs::path(cfg.save_dir) / "train.jsonl").string(), std::ios::app);
-  // 4. the loop
+  // 4. the loop, over length-bucketed batches
+  std::vector<int64_t> src_len, cost;
+  for (const Pair& p : train_enc) {
+    src_len.push_back(static_cast<int64_t>(p.src.size()));
+    cost.push_back(static_cast<int64_t>(std::max(p.src.size(), p.tgt.size()) + 1));  // + EOS
+  }
+  const BatchOptions batching{.sentences = cfg.batch_size, .tokens = cfg.batch_tokens};
   Graph g(Mode::Train, cfg.seed);
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < cfg.epochs && !out_of_time; ++epoch) {
-    auto batches = epoch_batches(train_enc, cfg.batch_size, cfg.seed, epoch);
+    auto batches = epoch_batches(src_len, cost, batching, cfg.seed, epoch);
     auto epoch_start = Clock::now();
     auto last_print = Clock::now();
     int64_t tokens = 0, first = state.data_position;

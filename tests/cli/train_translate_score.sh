@@ -40,14 +40,15 @@ grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output 
   --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log"
 grep -q "resuming from .*step 30" "$work/resume.log" || fail "did not resume at step 30"
 
-# SentencePiece units on Multi30k: trained on the training side, stored, reused on resume
+# SentencePiece units on Multi30k (batches by tokens): trained on the training side, stored,
+# reused on resume
 m30k="$data/multi30k/tok"
 for steps in 5 8; do
   extra=(); [ "$steps" = 8 ] && extra=(--resume)
   "$heed" --threads 1 train --model rnn --train-src "$m30k/train.lc.norm.tok.en" \
     --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
     --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
-    --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 --batch 32 \
+    --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 --batch-tokens 600 \
     --max-steps "$steps" --valid-max 20 --save "$work/spm" "${extra[@]}" > "$work/spm.log"
 done
 grep -q "resuming from .*step 5" "$work/spm.log" || fail "spm run did not resume at step 5"

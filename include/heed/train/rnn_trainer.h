@@ -34,7 +34,8 @@ struct RnnTrainConfig {
   // model (vocabulary sizes are filled in from the data)
   RnnSeq2SeqConfig model;
   // optimisation
-  int64_t batch_size = 64;  // sentences per batch
+  int64_t batch_size = 64;   // sentences per batch
+  int64_t batch_tokens = 0;  // > 0: batches of at most this many padded positions instead
   int epochs = 10;
   double max_minutes = 0;  // stop after this much training time (0: no limit)
   int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
