@@ -83,6 +83,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--checkpoint-every", c.checkpoint_every, "Steps between checkpoints")
       ->capture_default_str();
+  app->add_option("--valid-every", c.valid_every,
+                  "Also validate (and keep the best model) every N steps inside an epoch; "
+                  "0: at epoch ends only")
+      ->capture_default_str();
   app->add_option("--valid-max", c.valid_max, "Dev sentences decoded for the metric (0: all)")
       ->capture_default_str();
   app->add_option("--seed", c.seed, "Random seed")->capture_default_str();

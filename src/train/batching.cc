@@ -10,9 +10,8 @@
 namespace heed {
 
 std::vector<std::vector<size_t>> epoch_batches(std::span<const int64_t> src_len,
-                                               std::span<const int64_t> cost,
-                                               const BatchOptions& o, uint64_t seed,
-                                               int64_t epoch) {
+                                               std::span<const int64_t> cost, const BatchOptions& o,
+                                               uint64_t seed, int64_t epoch) {
   check(o.sentences > 0, "batches: sentences per batch must be > 0, got ", o.sentences);
   check(o.tokens >= 0, "batches: tokens per batch must be >= 0, got ", o.tokens);
   check(src_len.size() == cost.size(), "batches: ", src_len.size(), " source lengths for ",
@@ -32,9 +31,8 @@ std::vector<std::vector<size_t>> epoch_batches(std::span<const int64_t> src_len,
     int64_t longest = 0;
     for (size_t i = w; i < end; ++i) {
       const int64_t c = std::max<int64_t>(cost[idx[i]], longest);
-      const bool full = o.tokens > 0
-                            ? static_cast<int64_t>(batch.size() + 1) * c > o.tokens
-                            : static_cast<int64_t>(batch.size()) == o.sentences;
+      const bool full = o.tokens > 0 ? static_cast<int64_t>(batch.size() + 1) * c > o.tokens
+                                     : static_cast<int64_t>(batch.size()) == o.sentences;
       if (full && !batch.empty()) {
         out.push_back(std::move(batch));
         batch.clear();

@@ -244,6 +244,36 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     cost.push_back(static_cast<int64_t>(std::max(p.src.size(), p.tgt.size()) + 1));  // + EOS
   }
   const BatchOptions batching{.sentences = cfg.batch_size, .tokens = cfg.batch_tokens};
+  // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
+  // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
+  // leaves them alone, so that a resumed run continues exactly.
+  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg) {
+    Validation v = validate(model, cfg, valid, valid_enc, sd, g2p);
+    bool better = lower_better ? v.metric < best : v.metric > best;
+    if (better) {
+      best = v.metric;
+      save_model(cfg.save_dir, config_json, params);
+    }
+    if (epoch_done) {
+      bad_epochs = better ? 0 : bad_epochs + 1;
+      sched.report(v.ce);
+    }
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "validation  epoch %lld  step %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  "
+                  "(%.1f min)\n",
+                  static_cast<long long>(epoch) + 1, static_cast<long long>(state.step), v.ce,
+                  v.ppl, result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "",
+                  sched.lr(state.step + 1), minutes());
+    log << line << std::flush;
+    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
+                            {"minutes", minutes()},   {"dev_ce", v.ce},
+                            {"dev_ppl", v.ppl},       {"metric", result.metric_name},
+                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
+                 .dump()
+          << "\n"
+          << std::flush;
+  };
   Graph g(Mode::Train, cfg.seed);
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < cfg.epochs && !out_of_time; ++epoch) {
@@ -282,7 +312,15 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
                       clock_text(std::max(eta, 0.0)).c_str());
         log << line << std::flush;
       }
-      if (state.step % cfg.checkpoint_every == 0) save_state(epoch, k + 1);
+      if (cfg.valid_every > 0 && state.step % cfg.valid_every == 0 &&
+          k + 1 < static_cast<int64_t>(batches.size())) {
+        auto t = Clock::now();
+        validate_and_record(epoch, false, loss_avg);
+        save_state(epoch, k + 1);
+        epoch_start += Clock::now() - t;  // tokens/s counts training time only
+      } else if (state.step % cfg.checkpoint_every == 0) {
+        save_state(epoch, k + 1);
+      }
       if ((cfg.max_minutes > 0 && minutes() >= cfg.max_minutes) ||
           (cfg.max_steps > 0 && state.step >= cfg.max_steps)) {
         out_of_time = true;
@@ -290,32 +328,8 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
         break;
       }
     }
-    // validation, best model; at the end of an epoch also the schedule and early stopping (a
-    // stop inside an epoch leaves them alone, so a resumed run continues exactly)
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    Validation v = validate(model, cfg, valid, valid_enc, sd, g2p);
-    bool better = lower_better ? v.metric < best : v.metric > best;
-    if (better) {
-      best = v.metric;
-      save_model(cfg.save_dir, config_json, params);
-    }
-    if (epoch_done) {
-      bad_epochs = better ? 0 : bad_epochs + 1;
-      sched.report(v.ce);
-    }
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "validation  epoch %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  (%.1f min)\n",
-                  static_cast<long long>(epoch) + 1, v.ce, v.ppl, result.metric_name.c_str(),
-                  v.metric, better ? "  (best, saved)" : "", sched.lr(state.step + 1), minutes());
-    log << line << std::flush;
-    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
-                            {"minutes", minutes()},   {"dev_ce", v.ce},
-                            {"dev_ppl", v.ppl},       {"metric", result.metric_name},
-                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
-                 .dump()
-          << "\n"
-          << std::flush;
+    validate_and_record(epoch, epoch_done, loss_avg);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     result.epochs = static_cast<int>(epoch + 1);
     if (bad_epochs > cfg.patience) {

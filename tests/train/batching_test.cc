@@ -50,7 +50,7 @@ TEST(Batching, BySentences) {
       real += static_cast<double>(l.src[i]);
     }
   }
-  EXPECT_LE(partial, 1u);  // one sorting window of 1000 < 50 x 32: one short batch at most
+  EXPECT_LE(partial, 1u);           // one sorting window of 1000 < 50 x 32: one short batch at most
   EXPECT_LT(padding / real, 0.05);  // sorted: almost no source padding
 }
 
@@ -69,7 +69,8 @@ TEST(Batching, ByTokensRespectsTheBudget) {
   // short sentences make bigger batches than long ones
   auto size_of_len = [&](bool shortest) {
     size_t best = shortest ? 0 : SIZE_MAX;
-    for (const auto& b : batches) best = shortest ? std::max(best, b.size()) : std::min(best, b.size());
+    for (const auto& b : batches)
+      best = shortest ? std::max(best, b.size()) : std::min(best, b.size());
     return best;
   };
   EXPECT_GT(size_of_len(true), 4 * size_of_len(false));

@@ -85,6 +85,30 @@ TEST(RnnTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
     EXPECT_EQ(std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4), 0) << name;
 }
 
+TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {
+  // --valid-every validates (and may save the best model) mid-epoch; the weights after training
+  // must equal those of a run that validates at epoch ends only, also across a resume.
+  Dataset d;
+  std::ostringstream log, every_log;
+  train_rnn(d.config("a"), log);
+  RnnTrainConfig first = d.config("b");
+  first.valid_every = 10;
+  first.max_steps = 45;
+  train_rnn(first, every_log);
+  RnnTrainConfig rest = first;
+  rest.max_steps = 0;
+  rest.resume = true;
+  train_rnn(rest, every_log);
+  // 76 steps: mid-epoch validations at 10, 20, 30 / 40, 50, 60, 70 and the stop at 45
+  size_t count = 0;
+  for (size_t p = 0; (p = every_log.str().find("validation  epoch", p)) != std::string::npos; ++p)
+    ++count;
+  EXPECT_EQ(count, 10u) << every_log.str();
+  Safetensors a = weights(d.config("a").save_dir), b = weights(d.config("b").save_dir);
+  for (const auto& [name, t] : a.tensors)
+    EXPECT_EQ(std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4), 0) << name;
+}
+
 TEST(RnnTrainer, LearnsAndWritesALoadableModel) {
   Dataset d;
   RnnTrainConfig c = d.config("m");

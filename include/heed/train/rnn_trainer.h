@@ -45,6 +45,7 @@ struct RnnTrainConfig {
   int patience = 3;                 // early stopping: epochs without a better dev metric
   int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
   int64_t valid_max = 0;            // dev sentences decoded for the metric (0: all)
+  int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
   uint64_t seed = 1;
   // output
   std::string save_dir;
