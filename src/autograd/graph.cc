@@ -114,31 +114,24 @@ void Graph::clear() {
 void Graph::rewind(const Mark& m, std::initializer_list<Var*> keep) {
   check(mode_ == Mode::Inference, "Graph::rewind: only inference graphs can be rewound");
   check(m.nodes <= nodes_.size(), "Graph::rewind: the mark is ahead of the graph");
-  auto made_after = [&](const Var* v) {
+  auto made_after = [&](const Var* v) {  // by id only: valid before and after the rewind
     if (!v->valid()) return false;
     check(&v->graph() == this, "Graph::rewind: a kept Var belongs to another graph");
     return static_cast<size_t>(v->id()) >= m.nodes;
   };
-  size_t total = 0;
+  kept_.clear();  // keeps its capacity: after the first step no allocation
   kept_shapes_.clear();
   for (const Var* v : keep)
     if (made_after(v)) {
       kept_shapes_.push_back(v->shape());
-      total += static_cast<size_t>(v->value().numel());
-    }
-  kept_.resize(total);  // grows once, to the state size
-  float* p = kept_.data();
-  for (const Var* v : keep)
-    if (made_after(v)) {
-      kernels::copy(v->value().data(), p, v->value().numel());
-      p += v->value().numel();
+      kept_.insert(kept_.end(), v->value().span().begin(), v->value().span().end());
     }
   nodes_.resize(m.nodes);  // inference nodes hold no closures
   arena_.rewind(m.arena);
-  p = kept_.data();
+  const float* p = kept_.data();
   size_t i = 0;
   for (Var* v : keep)
-    if (v->valid() && static_cast<size_t>(v->id()) >= m.nodes) {
+    if (made_after(v)) {
       const Shape& shape = kept_shapes_[i++];
       *v = input(shape, {p, static_cast<size_t>(shape.numel())});
       p += shape.numel();

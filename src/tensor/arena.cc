@@ -124,7 +124,7 @@ void Arena::reset() {
 }
 
 void Arena::rewind(const Mark& m) {
-  check(m.chunk < chunks_.size() && (m.chunk < current_ || m.used <= chunks_[current_].used),
+  check(m.chunk < current_ || (m.chunk == current_ && m.used <= chunks_[current_].used),
         "Arena::rewind: the mark is not behind the current position");
   current_ = m.chunk;
   chunks_[current_].used = m.used;
