@@ -55,24 +55,15 @@ int TranslateCommand::run() const {
     check(attn.good(), attention_out, ": cannot open for writing");
   }
   for (size_t i = 0; i < lines.size(); i += static_cast<size_t>(batch)) {
-    std::vector<std::vector<int32_t>> src, none;
+    std::vector<std::vector<int32_t>> src;
     std::vector<std::vector<std::string>> units;
-    int64_t longest = 1;
     for (size_t k = i; k < std::min(lines.size(), i + static_cast<size_t>(batch)); ++k) {
       units.push_back(m->src_seg.split(lines[k]));
-      auto ids = m->src_vocab.encode(units.back());
-      if (ids.empty()) ids.push_back(Vocab::kUnk);  // an empty line still gets an output line
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
-      src.push_back(ids);
-      none.push_back({});
+      src.push_back(m->src_vocab.encode(units.back()));
     }
-    auto hyps =
-        beam == 1
-            ? greedy_decode(*m->model, make_batch(src, none, m->config.reverse_source),
-                            static_cast<int64_t>(max_len_ratio * static_cast<double>(longest)) + 10)
-            : beam_search(
-                  *m->model, src,
-                  {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
+    auto hyps = decode_batch(
+        *m->model, std::move(src),
+        {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
     for (size_t k = 0; k < hyps.size(); ++k) {
       auto out = replace_unk
                      ? replace_unknowns(hyps[k].tokens, hyps[k].attention, units[k], m->tgt_vocab)

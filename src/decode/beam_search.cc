@@ -135,4 +135,17 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
   return out;
 }
 
+std::vector<Hypothesis> decode_batch(const RnnSeq2Seq& model, std::vector<std::vector<int32_t>> src,
+                                     const BeamOptions& o) {
+  int64_t longest = 0;
+  for (auto& ids : src) {
+    if (ids.empty()) ids.push_back(Vocab::kUnk);
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
+  }
+  if (o.beam > 1) return beam_search(model, src, o);
+  std::vector<std::vector<int32_t>> none(src.size());
+  return greedy_decode(model, make_batch(src, none, model.config().reverse_source),
+                       static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10);
+}
+
 }  // namespace heed

@@ -13,6 +13,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/text.h"
+#include "heed/decode/beam_search.h"
 #include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
@@ -120,16 +121,10 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
   }
   std::vector<std::string> hyps;
   for (size_t i = 0; i < sources.size(); i += static_cast<size_t>(cfg.batch_size)) {
-    std::vector<std::vector<int32_t>> s, t;
-    int64_t longest = 0;
-    for (size_t k = i; k < std::min(sources.size(), i + static_cast<size_t>(cfg.batch_size)); ++k) {
-      auto ids = sd.src.encode(sd.src_seg.split(sources[k]));
-      if (ids.empty()) ids.push_back(Vocab::kUnk);
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
-      s.push_back(ids);
-      t.push_back({});
-    }
-    auto out = greedy_decode(model, make_batch(s, t, cfg.model.reverse_source), 2 * longest + 10);
+    std::vector<std::vector<int32_t>> s;
+    for (size_t k = i; k < std::min(sources.size(), i + static_cast<size_t>(cfg.batch_size)); ++k)
+      s.push_back(sd.src.encode(sd.src_seg.split(sources[k])));
+    auto out = decode_batch(model, std::move(s), {.beam = 1, .max_len_ratio = 2.0});
     for (auto& h : out) hyps.push_back(sd.tgt_seg.join(sd.tgt.decode(h.tokens)));
   }
   if (g2p) {

@@ -24,4 +24,10 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
                                     const std::vector<std::vector<int32_t>>& src,
                                     const BeamOptions& options);
 
+// What `heed translate` and validation run on a batch of sources: beam search, or for K = 1
+// greedy decoding (the same result, without beam bookkeeping) up to max_len_ratio x the longest
+// source + 10 tokens. An empty source is read as one <unk>, so every line gets an output.
+std::vector<Hypothesis> decode_batch(const RnnSeq2Seq& model, std::vector<std::vector<int32_t>> src,
+                                     const BeamOptions& options);
+
 }  // namespace heed
