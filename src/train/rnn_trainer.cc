@@ -40,10 +40,14 @@ struct Sides {
   Vocab src, tgt;
 };
 
-std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Sides& sd, bool filter) {
+// Unit sequences -> id pairs; pairs with an empty side are dropped, and with `filter` those
+// with a side longer than --max-len.
+std::vector<Pair> encode(const std::vector<std::vector<std::string>>& src,
+                         const std::vector<std::vector<std::string>>& tgt,
+                         const RnnTrainConfig& cfg, const Sides& sd, bool filter) {
   std::vector<Pair> out;
-  for (const auto& p : c.pairs) {
-    Pair e{sd.src.encode(sd.src_seg.split(p.src)), sd.tgt.encode(sd.tgt_seg.split(p.tgt))};
+  for (size_t i = 0; i < src.size(); ++i) {
+    Pair e{sd.src.encode(src[i]), sd.tgt.encode(tgt[i])};
     if (e.src.empty() || e.tgt.empty()) continue;
     if (filter && (static_cast<int64_t>(e.src.size()) > cfg.max_len ||
                    static_cast<int64_t>(e.tgt.size()) > cfg.max_len))
@@ -51,6 +55,19 @@ std::vector<Pair> encode(const Corpus& c, const RnnTrainConfig& cfg, const Sides
     out.push_back(std::move(e));
   }
   return out;
+}
+
+// Both sides of a corpus, split into units (each line once).
+std::pair<std::vector<std::vector<std::string>>, std::vector<std::vector<std::string>>> split(
+    const Corpus& c, const Sides& sd) {
+  std::vector<std::vector<std::string>> s, t;
+  s.reserve(c.pairs.size());
+  t.reserve(c.pairs.size());
+  for (const auto& p : c.pairs) {
+    s.push_back(sd.src_seg.split(p.src));
+    t.push_back(sd.tgt_seg.split(p.tgt));
+  }
+  return {std::move(s), std::move(t)};
 }
 
 Seq2SeqBatch batch_of(const std::vector<Pair>& data, const std::vector<size_t>& ids, bool reverse) {
@@ -175,25 +192,22 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
                               (dir / "src.spm").string());
   sd.tgt_seg = side_segmenter(cfg.tgt_units, resuming ? nullptr : &tgt_lines, cfg.spm,
                               (dir / "tgt.spm").string());
+  auto [train_src, train_tgt] = split(train, sd);
   if (resuming) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());
   } else {
-    std::vector<std::vector<std::string>> s, t;
-    for (size_t i = 0; i < src_lines.size(); ++i) {
-      s.push_back(sd.src_seg.split(src_lines[i]));
-      t.push_back(sd.tgt_seg.split(tgt_lines[i]));
-    }
-    sd.src = Vocab::build(s, cfg.src_vocab);
-    sd.tgt = Vocab::build(t, cfg.tgt_vocab);
+    sd.src = Vocab::build(train_src, cfg.src_vocab);
+    sd.tgt = Vocab::build(train_tgt, cfg.tgt_vocab);
     sd.src.save((dir / "src.vocab").string());
     sd.tgt.save((dir / "tgt.vocab").string());
   }
   cfg.model.encoder.vocab = sd.src.size();
   cfg.model.tgt_vocab = sd.tgt.size();
   cfg.model.encoder.dropout = cfg.model.dropout;
-  std::vector<Pair> train_enc = encode(train, cfg, sd, true);
-  std::vector<Pair> valid_enc = encode(valid, cfg, sd, false);
+  std::vector<Pair> train_enc = encode(train_src, train_tgt, cfg, sd, true);
+  auto [valid_src, valid_tgt] = split(valid, sd);
+  std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, cfg, sd, false);
   check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
   // 3. model, optimiser, schedule
   ParameterStore params;
