@@ -18,14 +18,7 @@ namespace heed::cli {
 namespace {
 
 std::vector<std::string> lines_of(const std::string& path) {
-  if (path != "-") return read_lines(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(std::cin, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    check(is_valid_utf8(line), "<stdin>:", lines.size() + 1, ": invalid UTF-8");
-    lines.push_back(line);
-  }
-  return lines;
+  return path == "-" ? read_lines(std::cin, "<stdin>") : read_lines(path);
 }
 
 // G2P files: CMUdict format ("WORD  PH PH"), several lines of a word = its alternatives.

@@ -41,14 +41,10 @@ int TranslateCommand::run() const {
         " (expected float32 or int8)");
   auto m = load_rnn_model(model_dir);
   if (compute == "int8") m->params.quantize_for_inference();
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(std::cin, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    check(is_valid_utf8(line), "<stdin>:", lines.size() + 1, ": invalid UTF-8");
-    if (m->g2p && line.find("  ") != std::string::npos)  // a CMUdict entry: keep the word
-      line.resize(line.find("  "));
-    lines.push_back(line);
-  }
+  std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
+  if (m->g2p)  // CMUdict entries: keep the word
+    for (auto& line : lines)
+      if (line.find("  ") != std::string::npos) line.resize(line.find("  "));
   std::ofstream attn;
   if (!attention_out.empty()) {
     attn.open(attention_out);

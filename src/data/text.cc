@@ -2,6 +2,9 @@
 // Leaves out: any encoding but UTF-8 (the shared datasets are all UTF-8 or ASCII).
 #include "heed/data/text.h"
 
+#include <istream>
+#include <sstream>
+
 #include "heed/io/files.h"
 #include "heed/util/error.h"
 
@@ -36,9 +39,10 @@ bool is_valid_utf8(std::string_view s, size_t* bad_offset) {
   return true;
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::string text = read_file(path);
-  check(!text.empty(), path, ": the file is empty");
+namespace {
+
+// Lines of a text (LF or CRLF, the last newline optional), each checked: no NUL, valid UTF-8.
+std::vector<std::string> checked_lines(std::string_view text, const std::string& name) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {
@@ -47,13 +51,28 @@ std::vector<std::string> read_lines(const std::string& path) {
     std::string_view line(text.data() + start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     size_t lineno = lines.size() + 1, bad = 0;
-    check(line.find('\0') == std::string_view::npos, path, ":", lineno, ": NUL byte in the line");
-    check(is_valid_utf8(line, &bad), path, ":", lineno, ": invalid UTF-8 at byte ", bad + 1,
+    check(line.find('\0') == std::string_view::npos, name, ":", lineno, ": NUL byte in the line");
+    check(is_valid_utf8(line, &bad), name, ":", lineno, ": invalid UTF-8 at byte ", bad + 1,
           " of the line");
     lines.emplace_back(line);
     start = end + 1;
   }
   return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::string text = read_file(path);
+  check(!text.empty(), path, ": the file is empty");
+  return checked_lines(text, path);
+}
+
+std::vector<std::string> read_lines(std::istream& in, const std::string& name) {
+  std::ostringstream text;
+  text << in.rdbuf();
+  check(!in.bad(), name, ": read error");
+  return checked_lines(text.str(), name);
 }
 
 std::vector<std::string> split_words(std::string_view line) {

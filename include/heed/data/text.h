@@ -4,6 +4,7 @@
 // tokenised Multi30k comes tokenised) and subwords (data/subword.h, SentencePiece).
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,9 @@ bool is_valid_utf8(std::string_view s, size_t* bad_offset = nullptr);
 // All lines of a text file (LF or CRLF endings, a missing final newline is fine). Errors name
 // the file and line: unreadable file, empty file, invalid UTF-8, NUL byte.
 std::vector<std::string> read_lines(const std::string& path);
+// All lines of a stream (stdin, say), with the same checks; `name` names it in errors. An
+// empty stream gives no lines.
+std::vector<std::string> read_lines(std::istream& in, const std::string& name);
 
 // Whitespace-separated words (runs of space/tab collapse; no empty words).
 std::vector<std::string> split_words(std::string_view line);
