@@ -125,10 +125,6 @@ RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
   attention_ = make_attention(ac, dec / "attention");
 }
 
-Var RnnSeq2Seq::logits_bahdanau(Graph& g, Var s, Var c, Var y) const {
-  return linear(dropout(concat({s, c, y}, 1), config_.dropout), g.param(*out_W_), g.param(*out_b_));
-}
-
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> src, int64_t S,
                                            std::span<const int32_t> lengths,
                                            Attention& attention) const {
@@ -146,30 +142,36 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   return st;
 }
 
+Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attention& attention,
+                        Var& weights) const {
+  Var out;
+  if (!config_.luong_style()) {
+    Attended a = attention.attend(g, st.rnn.h, st.t);  // c_i from s_{i-1}
+    st.rnn = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), st.rnn);
+    st.feed = a.context;
+    out = concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
+    weights = a.weights;
+  } else {
+    st.rnn = dec_cell_.step(g, gy + linear(st.feed, g.param(*feed_W_)), st.rnn);  // input feeding
+    Attended a = attention.attend(g, st.rnn.h, st.t);                             // c_t from h_t
+    st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));  // h~_t [B, H]
+    out = st.feed;
+    weights = a.weights;
+  }
+  ++st.t;
+  return out;
+}
+
 RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
                                   const DecoderState& state, Attention& attention,
                                   Scores scores) const {
   const auto B = static_cast<int64_t>(prev.size());
   Var y = embedding(g.param(*tgt_embed_), prev, Shape{B});  // E y_{t-1} [B, E]
-  Var gy = dec_cell_.project(g, y);                         // [B, G H]
   Step out;
-  Var logits;
-  if (!config_.luong_style()) {
-    Attended a = attention.attend(g, state.rnn.h, state.t);  // c_i from s_{i-1}
-    RnnState s = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), state.rnn);
-    logits = logits_bahdanau(g, s.h, a.context, y);
-    out.weights = a.weights;
-    out.next = {s, a.context, state.t + 1};
-  } else {
-    RnnState h = dec_cell_.step(g, gy + linear(state.feed, g.param(*feed_W_)), state.rnn);
-    Attended a = attention.attend(g, h.h, state.t);                         // c_t from h_t
-    Var ht = tanh(linear(concat({a.context, h.h}, 1), g.param(*comb_W_)));  // h~_t
-    logits = linear(dropout(ht, config_.dropout), g.param(*out_W_), g.param(*out_b_));
-    out.weights = a.weights;
-    out.next = {h, ht, state.t + 1};
-  }
-  out.logits = logits;
-  if (scores == Scores::LogProbs) out.log_probs = log_softmax(logits);
+  out.next = state;
+  Var o = advance(g, dec_cell_.project(g, y), y, out.next, attention, out.weights);
+  out.logits = linear(dropout(o, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, V]
+  if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   return out;
 }
 
@@ -181,19 +183,10 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   Var gy = dec_cell_.project(g, y);
   std::vector<Var> outs;
   outs.reserve(b.T);
+  Var weights;
   for (int64_t t = 0; t < b.T; ++t) {
-    Var gyt = select(gy, 0, t);
-    if (!config_.luong_style()) {
-      Attended a = attn->attend(g, st.rnn.h, t);
-      st.rnn = dec_cell_.step(g, gyt + linear(a.context, g.param(*feed_W_)), st.rnn);
-      Var o = concat({st.rnn.h, a.context, select(y, 0, t)}, 1);  // [s_i ; c_i ; E y_{i-1}]
-      outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
-    } else {
-      st.rnn = dec_cell_.step(g, gyt + linear(st.feed, g.param(*feed_W_)), st.rnn);
-      Attended a = attn->attend(g, st.rnn.h, t);
-      st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));
-      outs.push_back(reshape(st.feed, Shape{1, b.B, config_.dec_hidden}));
-    }
+    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, *attn, weights);  // [B, *]
+    outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
   }
   // One read-out GEMM over all target positions: [T, B, *] -> [T, B, V]
   Var logits =

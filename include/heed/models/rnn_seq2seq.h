@@ -89,7 +89,11 @@ class RnnSeq2Seq {
   Attention& attention() const { return *attention_; }
 
  private:
-  Var logits_bahdanau(Graph& g, Var s, Var c, Var y) const;
+  // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
+  // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
+  // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style) or h~_t (Luong style);
+  // `weights` gets alpha [B, S].
+  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attention& attention, Var& weights) const;
   RnnSeq2SeqConfig config_;
   RnnEncoder encoder_;
   RnnCell dec_cell_;
