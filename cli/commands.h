@@ -40,11 +40,24 @@ struct ScoreCommand {
 struct TrainCommand {
   std::string model = "rnn";  // the architecture (rnn; transformer arrives with its issue)
   std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
-              cell = "gru";
+              cell = "gru", tsv_columns = "1,2";
   RnnTrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();
+};
+
+// Prints one part of the documented by-line-number split of a single TSV file (data/corpus.h),
+// one side per line, so that the test sources can be piped into `heed translate` and the
+// references scored with `heed score`.
+struct SplitCommand {
+  std::string file;
+  std::string part = "test";        // train | dev | test
+  std::string side = "src";         // src | tgt
+  std::string tsv_columns = "1,2";  // as heed train's --tsv-columns
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
 };
 
 struct TranslateCommand {

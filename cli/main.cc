@@ -23,11 +23,13 @@ int run(int argc, char** argv) {
   heed::cli::TrainCommand train;
   heed::cli::TranslateCommand translate;
   heed::cli::BenchCommand bench;
+  heed::cli::SplitCommand split;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
   score.add(app);
   bench.add(app, threads);
+  split.add(app);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
@@ -35,6 +37,7 @@ int run(int argc, char** argv) {
   if (*train.app) return train.run();
   if (*translate.app) return translate.run();
   if (*bench.app) return bench.run();
+  if (*split.app) return split.run();
   return 0;
 }
 

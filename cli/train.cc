@@ -21,10 +21,16 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Training source file (or the single TSV/CMUdict file)")
       ->required();
   app->add_option("--train-tgt", c.train_tgt, "Training target file (parallel text)");
-  app->add_option("--valid-src", c.valid_src, "Validation source file (or single file)")
-      ->required();
+  app->add_option("--valid-src", c.valid_src,
+                  "Validation source file (or single file); required unless the training "
+                  "file is TSV, whose lines are then split by number: line % 50 == 25 dev, "
+                  "== 0 test (left out), else train");
   app->add_option("--valid-tgt", c.valid_tgt, "Validation target file (parallel text)");
   app->add_option("--format", format, "auto | parallel | tsv | cmudict")->capture_default_str();
+  app->add_option("--tsv-columns", tsv_columns,
+                  "TSV: source and target columns, 1-based (Anki spa.txt is en<TAB>es: 2,1 "
+                  "trains es->en)")
+      ->capture_default_str();
   app->add_option("--src-units", src_units,
                   "Source units: word | char | spm (SentencePiece, trained on the training side)")
       ->capture_default_str();
@@ -74,7 +80,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--max-steps", c.max_steps, "Stop after this many updates (0: none)")
       ->capture_default_str();
   app->add_option("--lr", c.lr,
-                  "Adam learning rate (halved when dev cross-entropy stops improving)")
+                  "Adam learning rate (cut by --lr-decay when dev cross-entropy stops improving)")
+      ->capture_default_str();
+  app->add_option("--lr-decay", c.lr_decay,
+                  "Factor applied to the LR when dev cross-entropy stops improving")
+      ->capture_default_str();
+  app->add_option("--lr-patience", c.lr_patience,
+                  "Epochs without a better dev cross-entropy tolerated before each LR cut")
       ->capture_default_str();
   app->add_option("--clip", c.clip, "Global gradient-norm clipping")->capture_default_str();
   app->add_option("--label-smoothing", c.label_smoothing, "Label smoothing epsilon")
@@ -97,6 +109,7 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 
 int TrainCommand::run() {
   config.format = parse_format(format);
+  config.tsv_columns = parse_tsv_columns(tsv_columns);
   config.src_units = parse_units(src_units);
   config.tgt_units = parse_units(tgt_units);
   config.tgt_vocab.min_freq = config.src_vocab.min_freq;

@@ -2,6 +2,8 @@
 // Leaves out: streaming very large corpora (the shared datasets are at most a few MB).
 #include "heed/data/corpus.h"
 
+#include <cstdio>
+
 #include "heed/data/text.h"
 #include "heed/util/error.h"
 
@@ -75,6 +77,15 @@ Corpus read_tsv(const std::string& path, int src_col, int tgt_col) {
   return c;
 }
 
+TsvColumns parse_tsv_columns(const std::string& spec) {
+  int src = 0, tgt = 0;
+  char comma = 0, extra = 0;
+  const int n = std::sscanf(spec.c_str(), "%d%c%d%c", &src, &comma, &tgt, &extra);
+  check(n == 3 && comma == ',' && src >= 1 && tgt >= 1 && src != tgt, "bad TSV columns '", spec,
+        "' (expected two different 1-based column numbers SRC,TGT such as 2,1)");
+  return {src - 1, tgt - 1};
+}
+
 Corpus read_cmudict(const std::string& path) {
   std::vector<std::string> lines = read_lines(path);
   Corpus c{path, {}};
@@ -107,14 +118,15 @@ CorpusFormat parse_format(const std::string& name) {
   fail("unknown data format '", name, "' (expected auto, parallel, tsv or cmudict)");
 }
 
-Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path) {
+Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path,
+                   TsvColumns columns) {
   if (format == CorpusFormat::Auto) format = detect_format(src_path);
   switch (format) {
     case CorpusFormat::Parallel:
       check(!tgt_path.empty(), src_path, ": parallel text needs a target file as well");
       return read_parallel(src_path, tgt_path);
     case CorpusFormat::Tsv:
-      return read_tsv(src_path, 0, 1);
+      return read_tsv(src_path, columns.src, columns.tgt);
     case CorpusFormat::Cmudict:
       return read_cmudict(src_path);
     case CorpusFormat::Auto:
@@ -127,6 +139,13 @@ Split split_of_line(int64_t line) {
   if (line % 50 == 0) return Split::Test;
   if (line % 50 == 25) return Split::Dev;
   return Split::Train;
+}
+
+Split parse_split(const std::string& name) {
+  if (name == "train") return Split::Train;
+  if (name == "dev") return Split::Dev;
+  if (name == "test") return Split::Test;
+  fail("unknown split '", name, "' (expected train, dev or test)");
 }
 
 Corpus select_split(const Corpus& all, Split split) {

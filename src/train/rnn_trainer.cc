@@ -175,8 +175,20 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   const bool g2p = fmt == CorpusFormat::Cmudict;
-  Corpus train = read_corpus(fmt, cfg.train_src, cfg.train_tgt);
-  Corpus valid = read_corpus(fmt, cfg.valid_src, cfg.valid_tgt);
+  // a single TSV file without a dev file of its own is split by line number (data/corpus.h)
+  const bool split_file =
+      fmt == CorpusFormat::Tsv && (cfg.valid_src.empty() || cfg.valid_src == cfg.train_src);
+  check(split_file || !cfg.valid_src.empty(),
+        "train: --valid-src is required (only a single TSV file is split into train and dev)");
+  Corpus train = read_corpus(fmt, cfg.train_src, cfg.train_tgt, cfg.tsv_columns);
+  Corpus valid = split_file ? select_split(train, Split::Dev)
+                            : read_corpus(fmt, cfg.valid_src, cfg.valid_tgt, cfg.tsv_columns);
+  if (split_file) {
+    train = select_split(train, Split::Train);
+    log << cfg.train_src
+        << ": split by line number (line % 50: 0 test, 25 dev, else train): " << train.pairs.size()
+        << " training and " << valid.pairs.size() << " dev pairs\n";
+  }
   fs::create_directories(cfg.save_dir);
   const std::string ckpt = (fs::path(cfg.save_dir) / "checkpoint").string();
   const bool resuming = cfg.resume && has_checkpoint(ckpt);
@@ -216,8 +228,8 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
   Optimizer opt({.kind = OptimizerConfig::Kind::Adam}, params);
   LrSchedule sched({.kind = ScheduleConfig::Kind::ReduceOnPlateau,
                     .lr = cfg.lr,
-                    .factor = 0.5f,
-                    .patience = 0,
+                    .factor = cfg.lr_decay,
+                    .patience = cfg.lr_patience,
                     .min_lr = cfg.lr / 32});
   const nlohmann::json config_json = model_json(cfg, g2p);
   const bool lower_better = g2p;

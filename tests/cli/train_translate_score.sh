@@ -58,6 +58,27 @@ head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate 
 [ "$(wc -l < "$work/spm_out.txt")" -eq 5 ] || fail "spm: not one output line per input line"
 grep -q '"src":\["▁' "$work/spm_att.jsonl" || fail "spm: attention source is not in pieces"
 
+# a single TSV file (Anki es->en, columns 2,1) trains on its documented split without a dev file;
+# heed split gives the test sources and references
+anki="$data/anki-spa-eng/spa.txt"
+"$heed" --threads 1 train --model rnn --train-src "$anki" --tsv-columns 2,1 --src-units char \
+  --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 \
+  --max-steps 3 --valid-max 10 --save "$work/anki" > "$work/anki.log"
+grep -q "split by line number .*: 114206 training and 2379 dev pairs" "$work/anki.log" \
+  || fail "anki: no train/dev split"
+"$heed" split "$anki" --part test --side src --tsv-columns 2,1 > "$work/anki_test.es"
+"$heed" split "$anki" --part test --side tgt --tsv-columns 2,1 > "$work/anki_test.en"
+[ "$(wc -l < "$work/anki_test.es")" -eq 2379 ] || fail "anki: test split size"
+[ "$(sed -n 1p "$work/anki_test.en")" = "$(sed -n 50p "$anki" | cut -f1)" ] \
+  || fail "anki: the first test reference is not line 50's English side"
+[ "$(sed -n 1p "$work/anki_test.es")" = "$(sed -n 50p "$anki" | cut -f2)" ] \
+  || fail "anki: the first test source is not line 50's Spanish side"
+if "$heed" train --model rnn --train-src "$m30k/train.lc.norm.tok.en" \
+  --train-tgt "$m30k/train.lc.norm.tok.de" --save "$work/x" 2> "$work/err" > /dev/null; then
+  fail "parallel text without a dev file accepted"
+fi
+grep -q "valid-src is required" "$work/err" || fail "no message for a missing dev file"
+
 # BLEU by source-length bucket: a perfect hypothesis scores 100 in every bucket
 "$heed" score --metric bleu --ref "$m30k/val.lc.norm.tok.de" --hyp "$m30k/val.lc.norm.tok.de" \
   --by-src-length "$m30k/val.lc.norm.tok.en" --buckets 10,20 --json > "$work/buckets.json"

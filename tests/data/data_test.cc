@@ -103,6 +103,18 @@ TEST(Corpus, TsvAndCmudictFormats) {
   std::string broken = f.write("b.dict", "ABBA  AE B AH\nabba ae b ah\n");
   EXPECT_NE(error_of([&] { read_cmudict(broken); }).find(broken + ":2: not a CMUdict entry"),
             std::string::npos);
+  Corpus swapped = read_corpus(CorpusFormat::Tsv, tsv, "", parse_tsv_columns("2,1"));
+  EXPECT_EQ(swapped.pairs[1].src, "Hola.");
+  EXPECT_EQ(swapped.pairs[1].tgt, "Hi.");
+  EXPECT_EQ(read_corpus(CorpusFormat::Tsv, tsv, "", parse_tsv_columns("3,1")).pairs[0].src,
+            "CC-BY 2.0");
+  EXPECT_NE(error_of([&] {
+              read_corpus(CorpusFormat::Tsv, tsv, "", parse_tsv_columns("3,1"));
+            }).find(tsv + ":2: expected at least 3"),
+            std::string::npos);
+  for (const char* bad : {"2", "0,1", "1,1", "2,1,3", "a,b", "2,1x"})
+    EXPECT_NE(error_of([&] { parse_tsv_columns(bad); }).find("bad TSV columns"), std::string::npos)
+        << bad;
   EXPECT_EQ(detect_format(tsv), CorpusFormat::Tsv);
   EXPECT_EQ(detect_format(dict), CorpusFormat::Cmudict);
   EXPECT_EQ(detect_format(f.write("t.en", "a man is walking .\n")), CorpusFormat::Parallel);
@@ -129,6 +141,10 @@ TEST(Corpus, SharedDatasetsAsPublished) {
   EXPECT_EQ(n_train + n_dev + n_test, anki.pairs.size());
   EXPECT_EQ(n_test, anki.pairs.size() / 50);
   EXPECT_GT(n_dev, 0u);
+  EXPECT_EQ(select_split(anki, parse_split("test")).pairs.front().line, 50);
+  EXPECT_EQ(select_split(anki, parse_split("dev")).pairs.front().line, 25);
+  EXPECT_NE(error_of([] { parse_split("valid"); }).find("unknown split 'valid'"),
+            std::string::npos);
 }
 
 TEST(Vocab, BuildLimitsAndUnknowns) {

@@ -37,6 +37,12 @@ Corpus read_parallel(const std::string& src_path, const std::string& tgt_path);
 // TSV pairs: columns src_col and tgt_col (0-based) of every line; a line with fewer columns or
 // an empty field is an error naming file and line.
 Corpus read_tsv(const std::string& path, int src_col, int tgt_col);
+// Which TSV columns are the source and the target (0-based; Anki's spa.txt is "en<TAB>es", so
+// es->en is {1, 0}). parse_tsv_columns reads the CLI's 1-based "SRC,TGT" ("2,1"), as `cut -f`.
+struct TsvColumns {
+  int src = 0, tgt = 1;
+};
+TsvColumns parse_tsv_columns(const std::string& spec);
 // CMUdict: "WORD  PH PH ...": word, two spaces, phones. A malformed line is an error.
 Corpus read_cmudict(const std::string& path);
 
@@ -44,14 +50,17 @@ Corpus read_cmudict(const std::string& path);
 // two spaces and upper-case phones means CMUdict; else parallel text.
 CorpusFormat detect_format(const std::string& path);
 CorpusFormat parse_format(const std::string& name);  // "auto", "parallel", "tsv", "cmudict"
-// Reads per format; tgt_path is used by Parallel only (and must be given for it).
-Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path);
+// Reads per format; tgt_path is used by Parallel only (and must be given for it), columns by
+// Tsv only.
+Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path,
+                   TsvColumns columns = {});
 
 // A deterministic split of one file into train/dev/test by line number (1-based):
 // line % 50 == 0 is test, line % 50 == 25 is dev, everything else train (96/2/2 %).
 // Used for Tatoeba/Anki spa-eng, which is published without a split.
 enum class Split { Train, Dev, Test };
 Split split_of_line(int64_t line);
+Split parse_split(const std::string& name);  // "train", "dev", "test"
 Corpus select_split(const Corpus& all, Split split);
 
 // CMUdict references for scoring: word -> its pronunciations, in file order.

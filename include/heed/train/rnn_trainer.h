@@ -25,8 +25,9 @@ namespace heed {
 struct RnnTrainConfig {
   // data, as published
   std::string train_src, train_tgt;  // train_tgt unused for tsv/cmudict (one file)
-  std::string valid_src, valid_tgt;
+  std::string valid_src, valid_tgt;  // empty for a TSV file: its dev split (data/corpus.h)
   CorpusFormat format = CorpusFormat::Auto;
+  TsvColumns tsv_columns;  // source and target columns of a TSV file
   Units src_units = Units::Word, tgt_units = Units::Word;
   SpmOptions spm;  // for spm units, trained on each training side
   VocabOptions src_vocab, tgt_vocab;
@@ -40,6 +41,8 @@ struct RnnTrainConfig {
   double max_minutes = 0;  // stop after this much training time (0: no limit)
   int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
   float lr = 1e-3f;        // Adam
+  float lr_decay = 0.5f;   // the LR is multiplied by this when dev cross-entropy stalls ...
+  int lr_patience = 0;     // ... for more than this many epochs in a row
   float clip = 1.0f;       // global gradient-norm clipping
   float label_smoothing = 0.f;
   int patience = 3;                 // early stopping: epochs without a better dev metric
