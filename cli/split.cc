@@ -30,7 +30,8 @@ void SplitCommand::add(CLI::App& parent) {
 int SplitCommand::run() const {
   TsvColumns columns = parse_tsv_columns(tsv_columns);
   Corpus part_pairs = select_split(read_tsv(file, columns.src, columns.tgt), parse_split(part));
-  for (const SentencePair& p : part_pairs.pairs) std::cout << (side == "src" ? p.src : p.tgt) << "\n";
+  for (const SentencePair& p : part_pairs.pairs)
+    std::cout << (side == "src" ? p.src : p.tgt) << "\n";
   return 0;
 }
 

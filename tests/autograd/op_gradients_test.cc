@@ -175,6 +175,23 @@ std::vector<OpCase> cases() {
               LstmState s = lstm_cell(x[0] * 2.f, x[1], x[2], x[3]);
               return concat({s.h, s.c * 0.5f}, 1);  // both outputs carry gradient
             }});
+  // --- fused scaled dot-product attention (tile edges are crossed in tests/kernels/)
+  add_case({"attention_padding", {{2, 3, 4}, {2, 5, 4}, {2, 5, 4}}, [](Graph&, auto& x) {
+              static const std::vector<int32_t> len = {5, 2};
+              return scaled_dot_product_attention(x[0] * 2.f, x[1], x[2],
+                                                  {.heads = 2, .key_lengths = len});
+            }});
+  add_case({"attention_causal_offset", {{2, 3, 6}, {2, 5, 6}, {2, 5, 6}}, [](Graph&, auto& x) {
+              return scaled_dot_product_attention(x[0] * 2.f, x[1], x[2],
+                                                  {.heads = 3, .causal = true});
+            }});
+  add_case({"self_attention_fused_qkv", {{2, 4, 12}}, [](Graph&, auto& x) {
+              static const std::vector<int32_t> len = {4, 3};
+              return self_attention(x[0] * 2.f, {.heads = 2, .causal = true, .key_lengths = len});
+            }});
+  add_case({"attention_same_operand", {{2, 4, 6}}, [](Graph&, auto& x) {
+              return scaled_dot_product_attention(x[0], x[0], x[0], {.heads = 2});
+            }});
   return c;
 }
 

@@ -1,0 +1,36 @@
+// Scaled dot-product attention over h heads on the graph (Vaswani et al. 2017, eq. 1):
+//   Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + M) V
+// as one fused op with its own backward (kernels/attention.h: tiled, online softmax, no
+// T_q x T_k matrix), reading the heads where a projection wrote them, side by side in the last
+// axis, so no transpose or copy is needed around it. The masks (padding from key lengths,
+// causal) are computed per score, not stored.
+// Leaves out: the projections W^Q, W^K, W^V, W^O (nn/ multi-head attention) and dropout on the
+// weights (the Transformer applies dropout to the output instead).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "heed/autograd/graph.h"
+
+namespace heed {
+
+struct SdpaOptions {
+  int64_t heads = 1;                      // h; d_k = d_v = width / h
+  bool causal = false;                    // query i sees keys j <= i + (T_k - T_q)
+  std::span<const int32_t> key_lengths = {};  // [B]: keys at or past a length are padding (empty: none)
+  float scale = 0.f;                      // 0: 1 / sqrt(d_k)
+};
+
+// q [B, Tq, h*d], k and v [B, Tk, h*d] -> [B, Tq, h*d] (head j in columns [j*d, (j+1)*d)).
+Var scaled_dot_product_attention(Var q, Var k, Var v, const SdpaOptions& opts);
+
+// Self-attention from one fused projection: qkv [B, T, 3*h*d] holds Q | K | V side by side
+// (one GEMM x [W^Q; W^K; W^V]^T made it); -> [B, T, h*d]. Gradients land in qkv's gradient.
+Var self_attention(Var qkv, const SdpaOptions& opts);
+
+// The weights softmax(Q K^T / sqrt(d_k) + M), [B, h, Tq, Tk], as a constant (no gradient):
+// what --attention-out and the heatmaps show.
+Tensor attention_weights(Var q, Var k, const SdpaOptions& opts);
+
+}  // namespace heed

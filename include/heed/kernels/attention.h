@@ -1,0 +1,71 @@
+// Fused scaled dot-product attention (Vaswani et al. 2017, eq. 1), forward and backward:
+//
+//   Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + M) V
+//
+// computed tile by tile with an online softmax (Milakov & Gimelshein 2018; Dao et al. 2022,
+// FlashAttention), so that the T_q x T_k score matrix is never stored: the extra memory is one
+// [Bq, Bk] score tile and one [Bq, D] accumulator per thread in the forward, plus one [T_q, D]
+// gradient accumulator per extra thread in the backward. The mask M is built on the fly from
+// key lengths (padding) and causality; masked scores are -inf before the softmax.
+// Every product of tiles goes through kernels::gemm (oneDNN).
+// Leaves out: dropout on the attention weights, arbitrary additive masks (the naive composition
+// in autograd/ops/softmax.h takes those) and returning the weights (decoding asks for those
+// explicitly: attention_weights below).
+#pragma once
+
+#include <cstdint>
+
+namespace heed::kernels {
+
+// Where the heads of one operand live: element (b, h, t, d) of its [B, H, T, D] view is at
+// data[b * batch + h * head + t * row + d]; d is contiguous. A [B, T, H*D] tensor (heads side
+// by side, as a projection writes them) is {T*H*D, D, H*D}; one third of a fused Q|K|V
+// projection [B, T, 3*H*D] is {3*T*H*D, D, 3*H*D} at offset 0, H*D or 2*H*D.
+struct HeadsView {
+  int64_t batch = 0, head = 0, row = 0;
+  int64_t at(int64_t b, int64_t h, int64_t t) const { return b * batch + h * head + t * row; }
+};
+
+struct AttentionDims {
+  int64_t B = 0, H = 0;    // batch, heads
+  int64_t Tq = 0, Tk = 0;  // query and key positions
+  int64_t D = 0;           // d_k = d_v, the size of one head
+};
+
+// The mask, computed per score instead of stored: query i of batch entry b sees key j iff
+//   j < key_lengths[b]            (padding; nullptr: every key is real), and
+//   j <= i + causal_offset        (when causal; the offset is Tk - Tq when the Tq queries are the
+//                                  last positions of a Tk-long prefix, as in cached decoding).
+// A query that sees no key gets a zero output and no gradient.
+struct AttentionMask {
+  const int32_t* key_lengths = nullptr;  // [B]
+  bool causal = false;
+  int64_t causal_offset = 0;
+  // One past the last key that query i of entry b sees (<= 0: none).
+  int64_t key_end(int64_t b, int64_t i, int64_t Tk) const;
+};
+
+// O = softmax(scale * Q K^T + M) V, and lse[(b*H + h)*Tq + i] = log sum_j exp(scale q_i.k_j)
+// over the visible keys (-inf for a query that sees none), kept for the backward.
+void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
+                       HeadsView v, float* O, HeadsView o, float* lse, const AttentionDims& dims,
+                       const AttentionMask& mask, float scale);
+
+// The backward from O, lse and dO, recomputing each score tile (FlashAttention-2's order: key
+// tiles outside, so dK and dV of a tile are finished by one thread):
+//   P  = exp(scale Q K^T - lse)          dV += P^T dO
+//   dP = dO V^T                          dS  = P * (dP - rowsum(dO * O))
+//   dQ += scale dS K                     dK += scale dS^T Q
+// dQ, dK and dV accumulate (+=) into memory laid out by dq, dk and dv.
+void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
+                        HeadsView v, const float* O, HeadsView o, const float* dO, HeadsView dout,
+                        const float* lse, float* dQ, HeadsView dq, float* dK, HeadsView dk,
+                        float* dV, HeadsView dv, const AttentionDims& dims,
+                        const AttentionMask& mask, float scale);
+
+// The attention weights themselves, W[(b*H + h)*Tq + i, j] = softmax(scale Q K^T + M)_ij,
+// [B, H, Tq, Tk] (masked entries 0): for --attention-out and the heatmaps, not for training.
+void attention_weights(const float* Q, HeadsView q, const float* K, HeadsView k, float* W,
+                       const AttentionDims& dims, const AttentionMask& mask, float scale);
+
+}  // namespace heed::kernels

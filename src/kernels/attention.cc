@@ -1,0 +1,232 @@
+// Fused scaled dot-product attention: tiles, online softmax, recomputation in the backward.
+// Leaves out: a hand-written micro-kernel for the tile products (oneDNN's sgemm does them).
+#include "heed/kernels/attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "heed/kernels/gemm.h"
+#include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
+
+namespace heed::kernels {
+namespace {
+
+constexpr int64_t kTileQ = 64;   // query rows per tile
+constexpr int64_t kTileK = 128;  // key rows per tile
+constexpr int kMaxThreads = 64;  // backward: private dQ accumulators are kept for at most these
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Per-thread scratch that grows to the largest request and is then reused, so that steady-state
+// training allocates nothing. Slots: 0 score/probability tile, 1 accumulator or dP tile,
+// 2 running max and sum, 3 rowsum(dO * O), 4 a private dQ.
+float* scratch(int slot, size_t n) {
+  thread_local std::array<std::vector<float>, 5> buf;
+  if (buf[slot].size() < n) buf[slot].resize(n);
+  return buf[slot].data();
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The number of entries of a tile row that query i sees among keys [j0, j0 + width).
+int64_t visible(const AttentionMask& mask, int64_t b, int64_t i, int64_t j0, int64_t width,
+                int64_t Tk) {
+  return std::clamp<int64_t>(mask.key_end(b, i, Tk) - j0, 0, width);
+}
+
+}  // namespace
+
+int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
+  int64_t end = key_lengths ? std::min<int64_t>(key_lengths[b], Tk) : Tk;
+  if (causal) end = std::min(end, i + causal_offset + 1);
+  return end;
+}
+
+// One tile of queries [i0, i0 + bq) of head (b, h) at a time, keys in tiles of kTileK:
+//   S = scale Q_i K_j^T                        [bq, bk]
+//   m' = max(m, rowmax S),  P = exp(S - m')    (masked entries 0)
+//   l = l e^{m - m'} + rowsum P,  A = A e^{m - m'} + P V_j,  m = m'
+// and at the end O_i = A / l, lse_i = m + log l.
+void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
+                       HeadsView v, float* O, HeadsView o, float* lse, const AttentionDims& dims,
+                       const AttentionMask& mask, float scale) {
+  const auto [B, H, Tq, Tk, D] = dims;
+  const int64_t n_qt = ceil_div(Tq, kTileQ);
+  parallel_for(B * H * n_qt, 1, [&](int64_t begin, int64_t end) {
+    float* S = scratch(0, kTileQ * kTileK);  // [bq, kTileK]
+    float* A = scratch(1, kTileQ * D);       // [bq, D]
+    float* m = scratch(2, 2 * kTileQ);       // running max, then running sum
+    float* l = m + kTileQ;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t bh = item / n_qt, b = bh / H, h = bh % H;
+      const int64_t i0 = (item % n_qt) * kTileQ, bq = std::min(kTileQ, Tq - i0);
+      const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk);  // the last row sees the most
+      std::fill(m, m + bq, kNegInf);
+      std::fill(l, l + bq, 0.f);
+      std::fill(A, A + bq * D, 0.f);
+      const float* Qi = Q + q.at(b, h, i0);
+      for (int64_t j0 = 0; j0 < k_end; j0 += kTileK) {
+        const int64_t bk = std::min(kTileK, k_end - j0);
+        gemm(false, true, bq, bk, D, scale, Qi, q.row, K + k.at(b, h, j0), k.row, 0.f, S, kTileK);
+        for (int64_t r = 0; r < bq; ++r) {
+          float* s = S + r * kTileK;
+          const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
+          float mx = kNegInf;
+          for (int64_t c = 0; c < n; ++c) mx = std::max(mx, s[c]);
+          const float m_new = std::max(m[r], mx);
+          float sum = 0.f;
+          for (int64_t c = 0; c < n; ++c) {
+            s[c] = vmath::exp(s[c] - m_new);
+            sum += s[c];
+          }
+          std::fill(s + n, s + bk, 0.f);
+          if (n == 0) continue;
+          const float alpha = vmath::exp(m[r] - m_new);  // 0 while m was -inf
+          l[r] = l[r] * alpha + sum;
+          m[r] = m_new;
+          if (alpha != 1.f)
+            for (int64_t d = 0; d < D; ++d) A[r * D + d] *= alpha;
+        }
+        gemm(false, false, bq, D, bk, 1.f, S, kTileK, V + v.at(b, h, j0), v.row, 1.f, A, D);
+      }
+      for (int64_t r = 0; r < bq; ++r) {
+        float* out = O + o.at(b, h, i0 + r);
+        const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+        for (int64_t d = 0; d < D; ++d) out[d] = A[r * D + d] * inv;
+        lse[bh * Tq + i0 + r] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
+      }
+    }
+  });
+}
+
+void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
+                        HeadsView v, const float* O, HeadsView o, const float* dO, HeadsView dout,
+                        const float* lse, float* dQ, HeadsView dq, float* dK, HeadsView dk,
+                        float* dV, HeadsView dv, const AttentionDims& dims,
+                        const AttentionMask& mask, float scale) {
+  const auto [B, H, Tq, Tk, D] = dims;
+  // Delta_i = rowsum(dO_i * O_i) = sum_j P_ij dP_ij, the softmax backward's inner product
+  float* delta = scratch(3, B * H * Tq);
+  parallel_for(B * H * Tq, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      const int64_t bh = n / Tq, b = bh / H, h = bh % H, i = n % Tq;
+      const float *x = dO + dout.at(b, h, i), *y = O + o.at(b, h, i);
+      float s = 0.f;
+      for (int64_t d = 0; d < D; ++d) s += x[d] * y[d];
+      delta[n] = s;
+    }
+  });
+  const int64_t n_kt = ceil_div(Tk, kTileK), n_items = B * H * n_kt;
+  const int nt = omp_in_parallel()
+                     ? 1
+                     : static_cast<int>(std::min<int64_t>({omp_get_max_threads(), n_items,
+                                                           int64_t{kMaxThreads}}));
+  const int64_t per = ceil_div(n_items, nt);
+  // Thread 0 accumulates dQ in place; thread t > 0 into its own zeroed copy of the heads its
+  // items touch, [first_bh[t], last head], added to dQ after the parallel region.
+  std::array<float*, kMaxThreads> private_dq{};
+  std::array<int64_t, kMaxThreads> first_bh{}, n_bh{};
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    const int64_t begin = t * per, end = std::min(n_items, begin + per);
+    if (begin < end) {
+      float* S = scratch(0, kTileQ * kTileK);   // P [bq, kTileK]
+      float* dP = scratch(1, kTileQ * kTileK);  // dP, then dS [bq, kTileK]
+      first_bh[t] = begin / n_kt;
+      n_bh[t] = (end - 1) / n_kt - first_bh[t] + 1;
+      float* mine = nullptr;
+      if (t > 0) {
+        mine = scratch(4, n_bh[t] * Tq * D);
+        std::memset(mine, 0, sizeof(float) * n_bh[t] * Tq * D);
+        private_dq[t] = mine;
+      }
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t bh = item / n_kt, b = bh / H, h = bh % H;
+        const int64_t j0 = (item % n_kt) * kTileK;
+        const int64_t key_len = mask.key_lengths ? std::min<int64_t>(mask.key_lengths[b], Tk) : Tk;
+        if (j0 >= key_len) continue;  // padding keys: no gradient
+        const int64_t bk = std::min({kTileK, Tk - j0, key_len - j0});
+        const float *Kj = K + k.at(b, h, j0), *Vj = V + v.at(b, h, j0);
+        float *dKj = dK + dk.at(b, h, j0), *dVj = dV + dv.at(b, h, j0);
+        // causal: query i sees key j0 from i = j0 - offset on
+        const int64_t i_first = mask.causal ? std::max<int64_t>(0, j0 - mask.causal_offset) : 0;
+        for (int64_t i0 = i_first / kTileQ * kTileQ; i0 < Tq; i0 += kTileQ) {
+          const int64_t bq = std::min(kTileQ, Tq - i0);
+          const float *Qi = Q + q.at(b, h, i0), *dOi = dO + dout.at(b, h, i0);
+          // P = exp(scale Q_i K_j^T - lse)   [bq, bk]
+          gemm(false, true, bq, bk, D, scale, Qi, q.row, Kj, k.row, 0.f, S, kTileK);
+          for (int64_t r = 0; r < bq; ++r) {
+            float* p = S + r * kTileK;
+            const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
+            const float lse_r = lse[bh * Tq + i0 + r];
+            for (int64_t c = 0; c < n; ++c) p[c] = vmath::exp(p[c] - lse_r);
+            std::fill(p + n, p + bk, 0.f);
+          }
+          // dV_j += P^T dO_i   [bk, D]
+          gemm(true, false, bk, D, bq, 1.f, S, kTileK, dOi, dout.row, 1.f, dVj, dv.row);
+          // dP = dO_i V_j^T   [bq, bk];  dS = P * (dP - Delta)
+          gemm(false, true, bq, bk, D, 1.f, dOi, dout.row, Vj, v.row, 0.f, dP, kTileK);
+          for (int64_t r = 0; r < bq; ++r) {
+            const float* p = S + r * kTileK;
+            float* ds = dP + r * kTileK;
+            const float dr = delta[bh * Tq + i0 + r];
+            for (int64_t c = 0; c < bk; ++c) ds[c] = p[c] * (ds[c] - dr);
+          }
+          // dQ_i += scale dS K_j   [bq, D]
+          float* dQi = t == 0 ? dQ + dq.at(b, h, i0) : mine + ((bh - first_bh[t]) * Tq + i0) * D;
+          gemm(false, false, bq, D, bk, scale, dP, kTileK, Kj, k.row, 1.f, dQi,
+               t == 0 ? dq.row : D);
+          // dK_j += scale dS^T Q_i   [bk, D]
+          gemm(true, false, bk, D, bq, scale, dP, kTileK, Qi, q.row, 1.f, dKj, dk.row);
+        }
+      }
+    }
+  }
+  for (int t = 1; t < nt; ++t) {
+    if (!private_dq[t]) continue;
+    for (int64_t n = 0; n < n_bh[t]; ++n) {
+      const int64_t bh = first_bh[t] + n, b = bh / H, h = bh % H;
+      for (int64_t i = 0; i < Tq; ++i) {
+        float* dst = dQ + dq.at(b, h, i);
+        const float* src = private_dq[t] + (n * Tq + i) * D;
+        for (int64_t d = 0; d < D; ++d) dst[d] += src[d];
+      }
+    }
+  }
+}
+
+void attention_weights(const float* Q, HeadsView q, const float* K, HeadsView k, float* W,
+                       const AttentionDims& dims, const AttentionMask& mask, float scale) {
+  const auto [B, H, Tq, Tk, D] = dims;
+  parallel_for(B * H, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      float* w = W + bh * Tq * Tk;
+      gemm(false, true, Tq, Tk, D, scale, Q + q.at(b, h, 0), q.row, K + k.at(b, h, 0), k.row, 0.f,
+           w, Tk);
+      for (int64_t i = 0; i < Tq; ++i) {
+        float* row = w + i * Tk;
+        const int64_t n = visible(mask, b, i, 0, Tk, Tk);
+        float mx = kNegInf, sum = 0.f;
+        for (int64_t c = 0; c < n; ++c) mx = std::max(mx, row[c]);
+        for (int64_t c = 0; c < n; ++c) {
+          row[c] = vmath::exp(row[c] - mx);
+          sum += row[c];
+        }
+        for (int64_t c = 0; c < n; ++c) row[c] /= sum;
+        std::fill(row + n, row + Tk, 0.f);
+      }
+    }
+  });
+}
+
+}  // namespace heed::kernels
