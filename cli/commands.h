@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/bench/attention_bench.h"
 #include "heed/bench/rnn_seq2seq_bench.h"
 #include "heed/models/toy_reverse.h"
 #include "heed/train/rnn_trainer.h"
@@ -75,8 +76,9 @@ struct TranslateCommand {
 };
 
 struct BenchCommand {
-  std::string workload;  // rnn-seq2seq
+  std::string workload;  // rnn-seq2seq | attention
   RnnBenchOptions rnn;
+  AttentionBenchOptions attention;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

@@ -3,8 +3,6 @@
 // distributions with heed's RNG, so lengths and tokens differ sentence by sentence, not in law).
 #include "heed/bench/rnn_seq2seq_bench.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heed/autograd/ops.h"
+#include "heed/bench/measure.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/parallel.h"
 #include "heed/models/rnn_seq2seq.h"
@@ -25,48 +24,13 @@
 namespace heed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-double maxrss_mb() {
-  rusage r{};
-  getrusage(RUSAGE_SELF, &r);
-  return std::round(static_cast<double>(r.ru_maxrss) / 1024.0 * 10) / 10;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Runs item(i) for i = 0, 1, ... until `count` items or `budget` seconds (at least one item);
-// returns each item's seconds.
-template <class F>
-std::vector<double> timed(int count, double budget, F item) {
-  std::vector<double> times;
-  auto t_start = Clock::now();
-  for (int i = 0; i < count; ++i) {
-    auto t0 = Clock::now();
-    item(i);
-    times.push_back(since(t0));
-    if (since(t_start) > budget) break;
-  }
-  return times;
-}
-
-double sum(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
-
-double round_to(double x, int digits) {
-  double p = std::pow(10.0, digits);
-  return std::round(x * p) / p;
-}
+using bench::Clock;
+using bench::maxrss_mb;
+using bench::median;
+using bench::round_to;
+using bench::since;
+using bench::sum;
+using bench::timed;
 
 // One synthetic sequence: SOS, uniform tokens in [4, vocab), EOS; length as the peer draws it.
 struct Synthetic {

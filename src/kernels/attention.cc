@@ -125,10 +125,9 @@ void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k
     }
   });
   const int64_t n_kt = ceil_div(Tk, kTileK), n_items = B * H * n_kt;
-  const int nt = omp_in_parallel()
-                     ? 1
-                     : static_cast<int>(std::min<int64_t>({omp_get_max_threads(), n_items,
-                                                           int64_t{kMaxThreads}}));
+  const int nt = omp_in_parallel() ? 1
+                                   : static_cast<int>(std::min<int64_t>(
+                                         {omp_get_max_threads(), n_items, int64_t{kMaxThreads}}));
   const int64_t per = ceil_div(n_items, nt);
   // Thread 0 accumulates dQ in place; thread t > 0 into its own zeroed copy of the heads its
   // items touch, [first_bh[t], last head], added to dQ after the parallel region.

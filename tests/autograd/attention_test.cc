@@ -82,7 +82,8 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
   Result fused = run(
       c, [&](Var q, Var k, Var v) { return scaled_dot_product_attention(q, k, v, options(c)); },
       11);
-  Result naive = run(c, [&](Var q, Var k, Var v) { return naive_attention(q, k, v, c); }, 11);
+  Result naive = run(
+      c, [&](Var q, Var k, Var v) { return naive_attention(q, k, v, c); }, 11);
   set_threads(before);
   expect_near(fused.out, naive.out, "output");
   expect_near(fused.dq, naive.dq, "dQ");
@@ -93,12 +94,9 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
 // Tiles are 64 queries x 128 keys: 70 x 131 and 130 x 130 leave partial tiles on both axes;
 // a query of length 1 against a long prefix is cached decoding; length 0 is a fully masked row.
 const Case kCases[] = {
-    {2, 3, 70, 131, 16, false, {131, 77}},
-    {2, 2, 130, 130, 8, true, {130, 129}},
-    {3, 2, 5, 7, 7, false, {7, 1, 4}},
-    {2, 4, 1, 200, 32, true, {}},
-    {1, 1, 3, 260, 5, true, {}},
-    {2, 1, 9, 9, 4, false, {9, 0}},
+    {2, 3, 70, 131, 16, false, {131, 77}}, {2, 2, 130, 130, 8, true, {130, 129}},
+    {3, 2, 5, 7, 7, false, {7, 1, 4}},     {2, 4, 1, 200, 32, true, {}},
+    {1, 1, 3, 260, 5, true, {}},           {2, 1, 9, 9, 4, false, {9, 0}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedAttention,

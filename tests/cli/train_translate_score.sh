@@ -87,6 +87,15 @@ assert [x["src_words"] for x in b]==["1-10","11-20","21+"], b
 assert all(abs(x["score"]-100)<1e-9 for x in b) and sum(x["lines"] for x in b)==1014' "$work/buckets.json" \
   || fail "score by source length"
 
+# heed bench attention: the peer's fields, one line per mode x mask, each from its own process
+"$heed" --threads 1 bench attention --shapes 1x2x70x16 --budget 0.02 > "$work/attn.jsonl"
+python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]
+assert [(r["mode"], r["mask"]) for r in rows]==[("fwd","none"),("fwd","causal"),("fwdbwd","none"),("fwdbwd","causal")], rows
+for r in rows:
+    assert (r["bench"], r["B"], r["H"], r["T"], r["d"]) == ("attention", 1, 2, 70, 16), r
+    assert r["median_ms"] > 0 and r["peak_delta_mb"] is not None and r["reps"] >= 5, r' "$work/attn.jsonl" \
+  || fail "bench attention output"
+
 # bad input: clear errors, non-zero exit
 if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
   fail "--beam 0 accepted"

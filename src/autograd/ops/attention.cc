@@ -32,8 +32,8 @@ Prepared prepare(Graph& G, int64_t B, int64_t Tq, int64_t Tk, int64_t width,
   p.dims = {B, opts.heads, Tq, Tk, D};
   p.scale = opts.scale > 0.f ? opts.scale : 1.f / std::sqrt(static_cast<float>(D));
   if (!opts.key_lengths.empty()) {
-    check(static_cast<int64_t>(opts.key_lengths.size()) == B, "attention: ",
-          opts.key_lengths.size(), " key lengths for a batch of ", B);
+    check(static_cast<int64_t>(opts.key_lengths.size()) == B,
+          "attention: ", opts.key_lengths.size(), " key lengths for a batch of ", B);
     for (int32_t len : opts.key_lengths)
       check(len >= 0 && len <= Tk, "attention: key length ", len, " outside [0, ", Tk, "]");
     p.mask.key_lengths = G.copy(opts.key_lengths).data();  // lives as long as the graph step
@@ -57,20 +57,19 @@ Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t 
   const HeadsView o = heads_of(out.shape(), D);
   const float *Q = q_src.value().data() + q_col, *K = k_src.value().data() + k_col,
               *V = v_src.value().data() + v_col;
-  kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask,
-                             p.scale);
+  kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask, p.scale);
   // The kernel accumulates dQ and dK/dV from different threads: when q is the very operand k or
   // v is (attention(x, x, x)), dQ goes through a buffer of its own, added afterwards.
-  const bool q_aliased = (q_src.id() == k_src.id() && q_col == k_col) ||
-                         (q_src.id() == v_src.id() && q_col == v_col);
+  const bool q_aliased =
+      (q_src.id() == k_src.id() && q_col == k_col) || (q_src.id() == v_src.id() && q_col == v_col);
   return G.make(out, inputs, [=](const Tensor& dy) {
     // With one qkv tensor (self_attention) the three gradients are its column blocks.
     float* dK = k_src.grad().data() + k_col;
     float* dV = v_src.grad().data() + v_col;
     if (!q_aliased) {
       float* dQ = q_src.grad().data() + q_col;
-      kernels::attention_backward(Q, q, K, k, V, v, out.data(), o, dy.data(), o, lse.data(), dQ,
-                                  q, dK, k, dV, v, p.dims, p.mask, p.scale);
+      kernels::attention_backward(Q, q, K, k, V, v, out.data(), o, dy.data(), o, lse.data(), dQ, q,
+                                  dK, k, dV, v, p.dims, p.mask, p.scale);
       return;
     }
     Tensor dq_own = q_src.graph().zeros(Shape{B, Tq, width});
@@ -93,8 +92,8 @@ Var scaled_dot_product_attention(Var q, Var k, Var v, const SdpaOptions& opts) {
 }
 
 Var self_attention(Var qkv, const SdpaOptions& opts) {
-  check(qkv.shape().rank() == 3 && qkv.dim(2) % 3 == 0, "self_attention: qkv ",
-        qkv.shape().str(), " (expected [B, T, 3*h*d])");
+  check(qkv.shape().rank() == 3 && qkv.dim(2) % 3 == 0, "self_attention: qkv ", qkv.shape().str(),
+        " (expected [B, T, 3*h*d])");
   const int64_t width = qkv.dim(2) / 3;
   return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts);
 }

@@ -16,10 +16,11 @@
 namespace heed {
 
 struct SdpaOptions {
-  int64_t heads = 1;                      // h; d_k = d_v = width / h
-  bool causal = false;                    // query i sees keys j <= i + (T_k - T_q)
-  std::span<const int32_t> key_lengths = {};  // [B]: keys at or past a length are padding (empty: none)
-  float scale = 0.f;                      // 0: 1 / sqrt(d_k)
+  int64_t heads = 1;    // h; d_k = d_v = width / h
+  bool causal = false;  // query i sees keys j <= i + (T_k - T_q)
+  std::span<const int32_t> key_lengths =
+      {};             // [B]: keys at or past a length are padding (empty: none)
+  float scale = 0.f;  // 0: 1 / sqrt(d_k)
 };
 
 // q [B, Tq, h*d], k and v [B, Tk, h*d] -> [B, Tq, h*d] (head j in columns [j*d, (j+1)*d)).
