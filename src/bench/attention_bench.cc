@@ -37,10 +37,9 @@ std::vector<BenchShape> parse_shapes(const std::string& list) {
     if (item.empty()) continue;
     BenchShape s{};
     char x1 = 0, x2 = 0, x3 = 0, extra = 0;
-    const int n = std::sscanf(item.c_str(), "%" SCNd64 "%c%" SCNd64 "%c%" SCNd64 "%c%" SCNd64 "%c", &s.B, &x1, &s.H, &x2, &s.T,
-                              &x3, &s.d, &extra);
-    check(n == 7 && x1 == 'x' && x2 == 'x' && x3 == 'x' && s.B > 0 && s.H > 0 && s.T > 0 &&
-              s.d > 0,
+    const int n = std::sscanf(item.c_str(), "%" SCNd64 "%c%" SCNd64 "%c%" SCNd64 "%c%" SCNd64 "%c",
+                              &s.B, &x1, &s.H, &x2, &s.T, &x3, &s.d, &extra);
+    check(n == 7 && x1 == 'x' && x2 == 'x' && x3 == 'x' && s.B > 0 && s.H > 0 && s.T > 0 && s.d > 0,
           "bench attention: bad shape '", item, "' (expected BxHxTxd, e.g. 1x8x1024x64)");
     shapes.push_back(s);
   }
@@ -96,9 +95,9 @@ void run_attention_bench(const AttentionBenchOptions& o, std::ostream& out) {
                                    std::to_string(s.T) + "x" + std::to_string(s.d) + "/" + mode +
                                    "/" + mask;
           out << std::flush;
-          run_child({"/proc/self/exe", "--threads", std::to_string(threads()), "bench",
-                     "attention", "--child", spec, "--budget", std::to_string(o.budget),
-                     "--tag", o.tag, "--seed", std::to_string(o.seed)});
+          run_child({"/proc/self/exe", "--threads", std::to_string(threads()), "bench", "attention",
+                     "--child", spec, "--budget", std::to_string(o.budget), "--tag", o.tag,
+                     "--seed", std::to_string(o.seed)});
         }
     return;
   }

@@ -98,6 +98,15 @@ Var self_attention(Var qkv, const SdpaOptions& opts) {
   return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts);
 }
 
+Var cross_attention(Var q, Var kv, const SdpaOptions& opts) {
+  check(q.shape().rank() == 3 && kv.shape().rank() == 3 && q.dim(0) == kv.dim(0) &&
+            kv.dim(2) == 2 * q.dim(2),
+        "cross_attention: q ", q.shape().str(), ", kv ", kv.shape().str(),
+        " (expected [B, Tq, h*d] and [B, Tk, 2*h*d])");
+  const int64_t width = q.dim(2);
+  return sdpa(q, 0, kv, 0, kv, width, width, {q, kv}, opts);
+}
+
 Tensor attention_weights(Var q, Var k, const SdpaOptions& opts) {
   Graph& G = q.graph();
   const int64_t B = q.dim(0), Tq = q.dim(1), Tk = k.dim(1);

@@ -30,6 +30,10 @@ Var scaled_dot_product_attention(Var q, Var k, Var v, const SdpaOptions& opts);
 // (one GEMM x [W^Q; W^K; W^V]^T made it); -> [B, T, h*d]. Gradients land in qkv's gradient.
 Var self_attention(Var qkv, const SdpaOptions& opts);
 
+// Cross-attention with the keys and values of one fused projection of the memory:
+// q [B, Tq, h*d], kv [B, Tk, 2*h*d] holding K | V side by side -> [B, Tq, h*d].
+Var cross_attention(Var q, Var kv, const SdpaOptions& opts);
+
 // The weights softmax(Q K^T / sqrt(d_k) + M), [B, h, Tq, Tk], as a constant (no gradient):
 // what --attention-out and the heatmaps show.
 Tensor attention_weights(Var q, Var k, const SdpaOptions& opts);

@@ -1,0 +1,88 @@
+// The Transformer encoder-decoder (Vaswani et al. 2017; `heed train --model transformer`):
+//   x = Dropout(E_src[src] * sqrt(d) + PE),  memory = Encoder(x)          [B, S, d]
+//   y = Dropout(E_tgt[y_<t] * sqrt(d) + PE), h = Decoder(y, memory)       [B, T, d]
+//   logits = h E_tgt^T + b  (output projection tied to the target embedding, Press & Wolf
+//   2017, as in the paper's section 3.4; or a separate matrix)
+// with sinusoidal or learned positions and pre- or post-LN layers (nn/transformer.h).
+// Decoding is incremental: start() encodes the source and projects each layer's cross-attention
+// keys and values once; step() runs one position through every decoder layer with its
+// key/value cache, so the prefix is never recomputed.
+// Leaves out: the training loop and search (train/, decode/).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/models/rnn_seq2seq.h"
+#include "heed/nn/transformer.h"
+
+namespace heed {
+
+struct TransformerSeq2SeqConfig {
+  int64_t src_vocab = 0, tgt_vocab = 0;
+  TransformerLayerConfig layer;  // d_model, heads, ff, dropout, norm placement, activation
+  int64_t enc_layers = 3, dec_layers = 3;
+  bool learned_positions = false;  // else sinusoidal
+  int64_t max_positions = 1024;    // longest sequence (table size)
+  bool tie_output = true;          // logits from the target embedding matrix
+  bool share_embeddings = false;   // one table for both sides (needs one joint vocabulary)
+
+  nlohmann::json to_json() const;
+  static TransformerSeq2SeqConfig from_json(const nlohmann::json& j);
+};
+
+class TransformerSeq2Seq {
+ public:
+  TransformerSeq2Seq(const TransformerSeq2SeqConfig& config, const Scope& scope);
+  const TransformerSeq2SeqConfig& config() const { return config_; }
+
+  // src time-major [S, B] (as in Seq2SeqBatch) -> memory [B, S, d]
+  Var encode(Graph& g, std::span<const int32_t> src, int64_t S,
+             std::span<const int32_t> lengths) const;
+  // Teacher-forced decoder over tgt_in time-major [T, B] -> logits [B, T, V]
+  Var decode(Graph& g, std::span<const int32_t> tgt_in, int64_t T, Var memory,
+             std::span<const int32_t> src_lengths) const;
+  // Cross-entropy over the target tokens (padding ignored).
+  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const;
+
+  struct DecoderState {
+    std::vector<Var> memory_kv;            // per decoder layer: [B, S, 2d]
+    std::vector<KvCache> caches;           // per decoder layer
+    std::span<const int32_t> src_lengths;  // [B], in the graph's arena
+    int64_t t = 0;                         // the next target position
+  };
+  // Encodes the source and prepares caches for at most `max_len` target positions.
+  DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
+                     std::span<const int32_t> lengths, int64_t max_len) const;
+  struct Step {
+    Var logits;      // [B, V]
+    Var log_probs;   // [B, V] unless only logits were asked for
+    Tensor weights;  // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
+  };
+  using Scores = RnnSeq2Seq::Scores;
+  // One position: the previous tokens [B] -> the next token's scores; advances `state`.
+  // attention_layer >= 0 also returns that decoder layer's cross-attention weights.
+  Step step(Graph& g, std::span<const int32_t> prev, DecoderState& state,
+            Scores scores = Scores::LogProbs, int attention_layer = -1) const;
+
+ private:
+  // E[ids] * sqrt(d) + PE[positions from first_pos], dropout: [ids_shape..., d]
+  Var embed(Graph& g, const Parameter& table, std::span<const int32_t> ids, int64_t B, int64_t T,
+            int64_t first_pos) const;
+  Var output(Var h) const;  // h [..., d] -> logits [..., V]
+  TransformerSeq2SeqConfig config_;
+  Parameter* src_embed_;  // [V_src, d]
+  Parameter* tgt_embed_;  // [V_tgt, d] (the same as src_embed_ when shared)
+  Parameter* positions_ = nullptr;  // learned: [max_positions, d]
+  Tensor sinusoid_;                 // sinusoidal: [max_positions, d]
+  Parameter* out_W_ = nullptr;      // untied output: [V_tgt, d]
+  Parameter* out_b_;                // [V_tgt]
+  TransformerEncoder encoder_;
+  std::vector<TransformerDecoderLayer> decoder_;
+  std::vector<LayerNorm> dec_final_;  // pre-LN: one final LayerNorm
+};
+
+}  // namespace heed

@@ -1,0 +1,56 @@
+// Multi-head attention (Vaswani et al. 2017, section 3.2.2):
+//   MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
+//   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V),  d_k = d_v = d_model / h
+// Self-attention projects x once with the stacked [W^Q; W^K; W^V] (one GEMM) and the fused op
+// reads the three blocks in place; cross-attention projects the queries from the decoder and
+// the keys and values from the encoder output (once per batch: project_memory). For
+// incremental decoding, a KvCache keeps the keys and values of the positions decoded so far, so
+// a step costs O(t d) and not a recomputation of the prefix.
+// Leaves out: dropout on the attention weights (the Transformer drops the sub-layer output).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "heed/autograd/ops/attention.h"
+#include "heed/nn/init.h"
+
+namespace heed {
+
+// Keys and values of the decoded prefix, [B, capacity, d_model] each, filled position by position
+// (inference only; lives in the decoding graph's arena, before its per-step mark).
+struct KvCache {
+  Tensor k, v;     // [B, capacity, d_model]
+  int64_t t = 0;   // positions filled
+  // Keeps only the rows `from` (beam search: each hypothesis continues the cache of its parent).
+  void reorder(std::span<const int32_t> from, Graph& g);
+};
+
+class MultiHeadAttention {
+ public:
+  MultiHeadAttention(int64_t d_model, int64_t heads, bool self_attention, const Scope& scope);
+  int64_t heads() const { return heads_; }
+
+  // Self-attention: x [B, T, d] -> [B, T, d]; `causal` for the decoder, key_lengths for padding.
+  Var self(Var x, bool causal, std::span<const int32_t> key_lengths) const;
+  // One decoder position with a cache: x [B, 1, d]; appends its key and value to the cache and
+  // attends over positions 0..t (causality by construction).
+  Var self_step(Var x, KvCache& cache) const;
+  KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const;
+
+  // Cross-attention: keys and values of the memory [B, S, d], projected once: [B, S, 2d].
+  Var project_memory(Var memory) const;
+  // x [B, Tq, d] attends over the projected memory; key_lengths are the source lengths.
+  Var cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths) const;
+  // The weights of cross(), [B, h, Tq, S], for --attention-out (no gradient).
+  Tensor cross_weights(Var x, Var memory_kv, std::span<const int32_t> key_lengths) const;
+
+ private:
+  int64_t d_model_, heads_;
+  Parameter *W_in_, *b_in_;    // self: [3d, d], [3d] (W^Q; W^K; W^V); cross: [d, d], [d] (W^Q)
+  Parameter *W_kv_ = nullptr;  // cross only: [2d, d] (W^K; W^V)
+  Parameter* b_kv_ = nullptr;  // [2d]
+  Parameter *W_out_, *b_out_;  // W^O [d, d], [d]
+};
+
+}  // namespace heed

@@ -1,0 +1,121 @@
+// The Transformer's layers (Vaswani et al. 2017, section 3): positional encodings, the
+// position-wise feed-forward network, and the encoder and decoder layers with their residual
+// sub-layers, in either placement of layer normalisation:
+//   post-LN (the paper):           x = LayerNorm(x + Dropout(Sublayer(x)))
+//   pre-LN (Xiong et al. 2020):    x = x + Dropout(Sublayer(LayerNorm(x))), and a final
+//                                  LayerNorm after the last layer
+// TransformerEncoder is usable on its own (the classifier and G2P use it).
+// Leaves out: embeddings and the output projection (models/transformer_seq2seq).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "heed/autograd/ops.h"
+#include "heed/nn/multi_head_attention.h"
+
+namespace heed {
+
+enum class NormPlacement { Pre, Post };
+enum class FfnActivation { Relu, Gelu };
+
+struct TransformerLayerConfig {
+  int64_t d_model = 256;
+  int64_t heads = 8;
+  int64_t ff = 1024;  // d_ff
+  float dropout = 0.1f;
+  NormPlacement norm = NormPlacement::Pre;
+  FfnActivation activation = FfnActivation::Relu;
+};
+
+// PE(pos, 2i) = sin(pos / 10000^{2i/d}),  PE(pos, 2i+1) = cos(pos / 10000^{2i/d})  (eq. 3.5)
+// as a table [positions, d].
+Tensor sinusoidal_positions(int64_t positions, int64_t d);
+
+// FFN(x) = max(0, x W_1 + b_1) W_2 + b_2  (eq. 2; or GELU instead of max(0, .))
+class FeedForward {
+ public:
+  FeedForward(const TransformerLayerConfig& c, const Scope& scope);
+  Var forward(Var x) const;  // [..., d] -> [..., d]
+
+ private:
+  FfnActivation activation_;
+  float dropout_;
+  Parameter *W1_, *b1_, *W2_, *b2_;  // [ff, d], [ff], [d, ff], [d]
+};
+
+class LayerNorm {
+ public:
+  LayerNorm(int64_t d, const Scope& scope);
+  Var forward(Var x) const;
+
+ private:
+  Parameter *gamma_, *beta_;  // [d], [d]
+};
+
+// One residual sub-layer around f, with the configured norm placement.
+class Residual {
+ public:
+  Residual(const TransformerLayerConfig& c, const Scope& scope);
+  template <class F>
+  Var operator()(Var x, F&& f) const;
+
+ private:
+  NormPlacement norm_;
+  float dropout_;
+  LayerNorm ln_;
+};
+
+class TransformerEncoderLayer {
+ public:
+  TransformerEncoderLayer(const TransformerLayerConfig& c, const Scope& scope);
+  // x [B, S, d], lengths [B] (padding keys masked)
+  Var forward(Var x, std::span<const int32_t> lengths) const;
+
+ private:
+  MultiHeadAttention self_;
+  FeedForward ff_;
+  Residual r_self_, r_ff_;
+};
+
+class TransformerDecoderLayer {
+ public:
+  TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope);
+  const MultiHeadAttention& cross_attention() const { return cross_; }
+  // The encoder output's keys and values for this layer's cross-attention: [B, S, 2d].
+  Var project_memory(Var memory) const { return cross_.project_memory(memory); }
+  KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const {
+    return self_.make_cache(g, B, capacity);
+  }
+  // Teacher forcing: y [B, T, d], causal self-attention, cross-attention over the memory.
+  Var forward(Var y, Var memory_kv, std::span<const int32_t> src_lengths) const;
+  // One position y_t [B, 1, d] with this layer's key/value cache. When `weights` is given, it
+  // gets the cross-attention weights [B, h, 1, S] of this step.
+  Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
+           Tensor* weights = nullptr) const;
+
+ private:
+  MultiHeadAttention self_, cross_;
+  FeedForward ff_;
+  Residual r_self_, r_cross_, r_ff_;
+};
+
+// Stacked encoder layers (and the final LayerNorm of pre-LN): [B, S, d] -> [B, S, d].
+class TransformerEncoder {
+ public:
+  TransformerEncoder(const TransformerLayerConfig& c, int64_t layers, const Scope& scope);
+  Var forward(Var x, std::span<const int32_t> lengths) const;
+
+ private:
+  std::vector<TransformerEncoderLayer> layers_;
+  std::vector<LayerNorm> final_;  // one for pre-LN, none for post-LN
+};
+
+template <class F>
+Var Residual::operator()(Var x, F&& f) const {
+  if (norm_ == NormPlacement::Pre) return x + dropout(f(ln_.forward(x)), dropout_);
+  return ln_.forward(x + dropout(f(x), dropout_));
+}
+
+}  // namespace heed

@@ -1,0 +1,166 @@
+// The Transformer encoder-decoder (see the header).
+// Leaves out: beam search (decode/) and the trainer (train/).
+#include "heed/models/transformer_seq2seq.h"
+
+#include <cmath>
+#include <string>
+
+#include "heed/autograd/ops.h"
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+// [T, B] time-major ids -> [B, T] batch-major, in the graph's arena
+std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t T,
+                                     int64_t B) {
+  int32_t* out = g.arena().array<int32_t>(ids.size());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < B; ++b) out[b * T + t] = ids[t * B + b];
+  return {out, ids.size()};
+}
+
+const char* norm_name(NormPlacement n) {
+  return n == NormPlacement::Pre ? "pre" : "post";
+}
+
+}  // namespace
+
+nlohmann::json TransformerSeq2SeqConfig::to_json() const {
+  return {{"model", "transformer"},
+          {"src_vocab", src_vocab},
+          {"tgt_vocab", tgt_vocab},
+          {"d_model", layer.d_model},
+          {"heads", layer.heads},
+          {"ff", layer.ff},
+          {"dropout", layer.dropout},
+          {"norm", norm_name(layer.norm)},
+          {"activation", layer.activation == FfnActivation::Relu ? "relu" : "gelu"},
+          {"enc_layers", enc_layers},
+          {"dec_layers", dec_layers},
+          {"positions", learned_positions ? "learned" : "sinusoidal"},
+          {"max_positions", max_positions},
+          {"tie_output", tie_output},
+          {"share_embeddings", share_embeddings}};
+}
+
+TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::json& j) {
+  TransformerSeq2SeqConfig c;
+  c.src_vocab = j.at("src_vocab").get<int64_t>();
+  c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
+  c.layer.d_model = j.at("d_model").get<int64_t>();
+  c.layer.heads = j.at("heads").get<int64_t>();
+  c.layer.ff = j.at("ff").get<int64_t>();
+  c.layer.dropout = j.at("dropout").get<float>();
+  c.layer.norm = j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+  c.layer.activation =
+      j.at("activation").get<std::string>() == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
+  c.enc_layers = j.at("enc_layers").get<int64_t>();
+  c.dec_layers = j.at("dec_layers").get<int64_t>();
+  c.learned_positions = j.at("positions").get<std::string>() == "learned";
+  c.max_positions = j.at("max_positions").get<int64_t>();
+  c.tie_output = j.at("tie_output").get<bool>();
+  c.share_embeddings = j.at("share_embeddings").get<bool>();
+  return c;
+}
+
+TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const Scope& scope)
+    : config_(c), encoder_(c.layer, c.enc_layers, scope / "encoder") {
+  const int64_t d = c.layer.d_model;
+  check(c.src_vocab > 0 && c.tgt_vocab > 0, "transformer: empty vocabulary");
+  check(!c.share_embeddings || c.src_vocab == c.tgt_vocab,
+        "transformer: shared embeddings need one vocabulary (", c.src_vocab, " vs ", c.tgt_vocab,
+        ")");
+  // N(0, d^-1/2), scaled up by sqrt(d) in embed(): unit-variance inputs (as fairseq)
+  const Init emb = Init::normal(1.f / std::sqrt(static_cast<float>(d)));
+  src_embed_ = &scope.param("src_embed", {c.src_vocab, d}, emb, /*row_sparse=*/true);
+  tgt_embed_ = c.share_embeddings
+                   ? src_embed_
+                   : &scope.param("tgt_embed", {c.tgt_vocab, d}, emb, /*row_sparse=*/!c.tie_output);
+  if (c.learned_positions)
+    positions_ = &scope.param("positions", {c.max_positions, d}, Init::normal(0.02f));
+  else
+    sinusoid_ = sinusoidal_positions(c.max_positions, d);
+  if (!c.tie_output) out_W_ = &scope.param("out/W", {c.tgt_vocab, d}, Init::glorot_uniform());
+  out_b_ = &scope.param("out/b", {c.tgt_vocab}, Init::zeros());
+  Scope dec = scope / "decoder";
+  decoder_.reserve(c.dec_layers);
+  for (int64_t i = 0; i < c.dec_layers; ++i)
+    decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)));
+  if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
+}
+
+Var TransformerSeq2Seq::embed(Graph& g, const Parameter& table, std::span<const int32_t> ids,
+                              int64_t B, int64_t T, int64_t first_pos) const {
+  const int64_t d = config_.layer.d_model;
+  check(first_pos + T <= config_.max_positions, "transformer: position ", first_pos + T - 1,
+        " beyond --max-positions ", config_.max_positions);
+  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, Shape{B, T});  // [B, T, d]
+  Var pe = positions_ ? slice(g.param(*positions_), 0, first_pos, T)
+                      : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()) +
+                                                    first_pos * d,
+                                                Shape{T, d}));  // [T, d]
+  return dropout(x * std::sqrt(static_cast<float>(d)) + pe, config_.layer.dropout);
+}
+
+Var TransformerSeq2Seq::output(Var h) const {
+  Graph& g = h.graph();
+  return linear(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_), g.param(*out_b_));
+}
+
+Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, int64_t S,
+                               std::span<const int32_t> lengths) const {
+  const auto B = static_cast<int64_t>(lengths.size());
+  Var x = embed(g, *src_embed_, batch_major(g, src, S, B), B, S, 0);  // [B, S, d]
+  return encoder_.forward(x, lengths);
+}
+
+Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, int64_t T, Var memory,
+                               std::span<const int32_t> src_lengths) const {
+  const auto B = static_cast<int64_t>(src_lengths.size());
+  Var y = embed(g, *tgt_embed_, batch_major(g, tgt_in, T, B), B, T, 0);  // [B, T, d]
+  for (const auto& layer : decoder_) y = layer.forward(y, layer.project_memory(memory), src_lengths);
+  if (!dec_final_.empty()) y = dec_final_.front().forward(y);
+  return output(y);  // [B, T, V]
+}
+
+Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
+  Var memory = encode(g, b.src, b.S, b.src_lengths);
+  Var logits = decode(g, b.tgt_in, b.T, memory, b.src_lengths);  // [B, T, V]
+  return cross_entropy(logits, batch_major(g, b.tgt_out, b.T, b.B),
+                       {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+}
+
+TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,
+                                                           int64_t S,
+                                                           std::span<const int32_t> lengths,
+                                                           int64_t max_len) const {
+  const auto B = static_cast<int64_t>(lengths.size());
+  DecoderState st;
+  st.src_lengths = g.copy(lengths);
+  Var memory = encode(g, src, S, st.src_lengths);
+  for (const auto& layer : decoder_) {
+    st.memory_kv.push_back(layer.project_memory(memory));
+    st.caches.push_back(layer.make_cache(g, B, max_len));
+  }
+  return st;
+}
+
+TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
+                                                  DecoderState& st, Scores scores,
+                                                  int attention_layer) const {
+  const auto B = static_cast<int64_t>(prev.size());
+  Var y = embed(g, *tgt_embed_, prev, B, 1, st.t);  // y_{t-1} at position t  [B, 1, d]
+  Step out;
+  for (size_t l = 0; l < decoder_.size(); ++l)
+    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l],
+                         static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
+  if (!dec_final_.empty()) y = dec_final_.front().forward(y);
+  out.logits = reshape(output(y), Shape{B, config_.tgt_vocab});  // [B, V]
+  if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
+  ++st.t;
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,104 @@
+// The Transformer's layers (see the header for the equations).
+// Leaves out: the model around them (models/transformer_seq2seq.cc).
+#include "heed/nn/transformer.h"
+
+#include <cmath>
+
+#include "heed/util/error.h"
+
+namespace heed {
+
+Tensor sinusoidal_positions(int64_t positions, int64_t d) {
+  Tensor pe = Tensor::empty({positions, d});
+  for (int64_t pos = 0; pos < positions; ++pos)
+    for (int64_t i = 0; i < d; i += 2) {
+      // the angle pos / 10000^{2i/d} (i here is the even column 2i of the paper)
+      const double angle =
+          static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(i) / d);
+      pe.data()[pos * d + i] = static_cast<float>(std::sin(angle));
+      if (i + 1 < d) pe.data()[pos * d + i + 1] = static_cast<float>(std::cos(angle));
+    }
+  return pe;
+}
+
+FeedForward::FeedForward(const TransformerLayerConfig& c, const Scope& scope)
+    : activation_(c.activation), dropout_(c.dropout) {
+  W1_ = &scope.param("W1", {c.ff, c.d_model}, Init::glorot_uniform());
+  b1_ = &scope.param("b1", {c.ff}, Init::zeros());
+  W2_ = &scope.param("W2", {c.d_model, c.ff}, Init::glorot_uniform());
+  b2_ = &scope.param("b2", {c.d_model}, Init::zeros());
+}
+
+Var FeedForward::forward(Var x) const {
+  Graph& g = x.graph();
+  Var h = linear(x, g.param(*W1_), g.param(*b1_));  // x W_1 + b_1  [..., ff]
+  h = activation_ == FfnActivation::Relu ? relu(h) : gelu(h);
+  return linear(dropout(h, dropout_), g.param(*W2_), g.param(*b2_));  // [..., d]
+}
+
+LayerNorm::LayerNorm(int64_t d, const Scope& scope)
+    : gamma_(&scope.param("gamma", {d}, Init::ones())),
+      beta_(&scope.param("beta", {d}, Init::zeros())) {}
+
+Var LayerNorm::forward(Var x) const {
+  Graph& g = x.graph();
+  return layer_norm(x, g.param(*gamma_), g.param(*beta_));
+}
+
+Residual::Residual(const TransformerLayerConfig& c, const Scope& scope)
+    : norm_(c.norm), dropout_(c.dropout), ln_(c.d_model, scope / "ln") {}
+
+TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerConfig& c,
+                                                 const Scope& scope)
+    : self_(c.d_model, c.heads, true, scope / "self_attn"),
+      ff_(c, scope / "ffn"),
+      r_self_(c, scope / "self_attn"),
+      r_ff_(c, scope / "ffn") {}
+
+Var TransformerEncoderLayer::forward(Var x, std::span<const int32_t> lengths) const {
+  x = r_self_(x, [&](Var h) { return self_.self(h, /*causal=*/false, lengths); });
+  return r_ff_(x, [&](Var h) { return ff_.forward(h); });
+}
+
+TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
+                                                 const Scope& scope)
+    : self_(c.d_model, c.heads, true, scope / "self_attn"),
+      cross_(c.d_model, c.heads, false, scope / "cross_attn"),
+      ff_(c, scope / "ffn"),
+      r_self_(c, scope / "self_attn"),
+      r_cross_(c, scope / "cross_attn"),
+      r_ff_(c, scope / "ffn") {}
+
+Var TransformerDecoderLayer::forward(Var y, Var memory_kv,
+                                     std::span<const int32_t> src_lengths) const {
+  // target padding sits after every real position, so the causal mask already hides it
+  y = r_self_(y, [&](Var h) { return self_.self(h, /*causal=*/true, {}); });
+  y = r_cross_(y, [&](Var h) { return cross_.cross(h, memory_kv, src_lengths); });
+  return r_ff_(y, [&](Var h) { return ff_.forward(h); });
+}
+
+Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
+                                  KvCache& cache, Tensor* weights) const {
+  y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
+  y = r_cross_(y, [&](Var h) {
+    if (weights) *weights = cross_.cross_weights(h, memory_kv, src_lengths);
+    return cross_.cross(h, memory_kv, src_lengths);
+  });
+  return r_ff_(y, [&](Var h) { return ff_.forward(h); });
+}
+
+TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t layers,
+                                       const Scope& scope) {
+  check(layers >= 1, "transformer encoder: ", layers, " layers");
+  layers_.reserve(layers);
+  for (int64_t i = 0; i < layers; ++i)
+    layers_.emplace_back(c, scope / ("layer_" + std::to_string(i)));
+  if (c.norm == NormPlacement::Pre) final_.emplace_back(c.d_model, scope / "final_ln");
+}
+
+Var TransformerEncoder::forward(Var x, std::span<const int32_t> lengths) const {
+  for (const auto& layer : layers_) x = layer.forward(x, lengths);
+  return final_.empty() ? x : final_.front().forward(x);
+}
+
+}  // namespace heed
