@@ -13,8 +13,7 @@ namespace heed {
 namespace {
 
 // [T, B] time-major ids -> [B, T] batch-major, in the graph's arena
-std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t T,
-                                     int64_t B) {
+std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t T, int64_t B) {
   int32_t* out = g.arena().array<int32_t>(ids.size());
   for (int64_t t = 0; t < T; ++t)
     for (int64_t b = 0; b < B; ++b) out[b * T + t] = ids[t * B + b];
@@ -53,7 +52,8 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::jso
   c.layer.heads = j.at("heads").get<int64_t>();
   c.layer.ff = j.at("ff").get<int64_t>();
   c.layer.dropout = j.at("dropout").get<float>();
-  c.layer.norm = j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+  c.layer.norm =
+      j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   c.layer.activation =
       j.at("activation").get<std::string>() == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
   c.enc_layers = j.at("enc_layers").get<int64_t>();
@@ -97,10 +97,10 @@ Var TransformerSeq2Seq::embed(Graph& g, const Parameter& table, std::span<const 
   check(first_pos + T <= config_.max_positions, "transformer: position ", first_pos + T - 1,
         " beyond --max-positions ", config_.max_positions);
   Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, Shape{B, T});  // [B, T, d]
-  Var pe = positions_ ? slice(g.param(*positions_), 0, first_pos, T)
-                      : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()) +
-                                                    first_pos * d,
-                                                Shape{T, d}));  // [T, d]
+  Var pe = positions_
+               ? slice(g.param(*positions_), 0, first_pos, T)
+               : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()) + first_pos * d,
+                                         Shape{T, d}));  // [T, d]
   return dropout(x * std::sqrt(static_cast<float>(d)) + pe, config_.layer.dropout);
 }
 
@@ -120,7 +120,8 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, int64_
                                std::span<const int32_t> src_lengths) const {
   const auto B = static_cast<int64_t>(src_lengths.size());
   Var y = embed(g, *tgt_embed_, batch_major(g, tgt_in, T, B), B, T, 0);  // [B, T, d]
-  for (const auto& layer : decoder_) y = layer.forward(y, layer.project_memory(memory), src_lengths);
+  for (const auto& layer : decoder_)
+    y = layer.forward(y, layer.project_memory(memory), src_lengths);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return output(y);  // [B, T, V]
 }

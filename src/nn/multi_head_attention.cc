@@ -63,8 +63,7 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   const float* p = qkv.value().data();
   for (int64_t b = 0; b < B; ++b) {  // k_t, v_t into row t of the cache
     std::memcpy(cache.k.data() + (b * cap + cache.t) * d, p + b * 3 * d + d, sizeof(float) * d);
-    std::memcpy(cache.v.data() + (b * cap + cache.t) * d, p + b * 3 * d + 2 * d,
-                sizeof(float) * d);
+    std::memcpy(cache.v.data() + (b * cap + cache.t) * d, p + b * 3 * d + 2 * d, sizeof(float) * d);
   }
   ++cache.t;
   // positions 0..t are the keys; later rows of the cache are masked as padding

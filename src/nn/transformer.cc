@@ -13,8 +13,7 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d) {
   for (int64_t pos = 0; pos < positions; ++pos)
     for (int64_t i = 0; i < d; i += 2) {
       // the angle pos / 10000^{2i/d} (i here is the even column 2i of the paper)
-      const double angle =
-          static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(i) / d);
+      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(i) / d);
       pe.data()[pos * d + i] = static_cast<float>(std::sin(angle));
       if (i + 1 < d) pe.data()[pos * d + i + 1] = static_cast<float>(std::cos(angle));
     }

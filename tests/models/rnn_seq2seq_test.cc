@@ -8,6 +8,7 @@
 #include "heed/train/optimizer.h"
 #include "support/gradcheck.h"
 #include "support/print.h"
+#include "support/reversal.h"
 
 namespace heed {
 
@@ -27,24 +28,7 @@ RnnSeq2SeqConfig tiny(AttentionKind kind, CellKind cell = CellKind::Gru) {
   return c;
 }
 
-// Reversal of random symbols 4..V-1, lengths in [lo, hi]: source ids -> reversed target ids
-// (or copied, for a monotonic task).
-std::pair<std::vector<std::vector<int32_t>>, std::vector<std::vector<int32_t>>> reversal(
-    Rng& rng, int64_t n, int lo, int hi, int32_t V, bool copy = false) {
-  std::vector<std::vector<int32_t>> src, tgt;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t len = lo + rng.below(hi - lo + 1);
-    std::vector<int32_t> s;
-    for (int64_t k = 0; k < len; ++k)
-      s.push_back(static_cast<int32_t>(Vocab::kSpecials + rng.below(V - Vocab::kSpecials)));
-    src.push_back(s);
-    if (copy)
-      tgt.push_back(s);
-    else
-      tgt.emplace_back(s.rbegin(), s.rend());
-  }
-  return {src, tgt};
-}
+using testing::reversal;
 
 class EachMechanism : public ::testing::TestWithParam<AttentionKind> {};
 

@@ -9,6 +9,7 @@
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/train/optimizer.h"
 #include "support/gradcheck.h"
+#include "support/reversal.h"
 
 namespace heed {
 namespace {
@@ -31,20 +32,7 @@ TransformerSeq2SeqConfig tiny(NormPlacement norm, bool learned) {
   return c;
 }
 
-// Random symbols reversed, lengths in [lo, hi]
-std::pair<std::vector<std::vector<int32_t>>, std::vector<std::vector<int32_t>>> reversal(
-    Rng& rng, int64_t n, int lo, int hi, int32_t V) {
-  std::vector<std::vector<int32_t>> src, tgt;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t len = lo + rng.below(hi - lo + 1);
-    std::vector<int32_t> s;
-    for (int64_t k = 0; k < len; ++k)
-      s.push_back(static_cast<int32_t>(Vocab::kSpecials + rng.below(V - Vocab::kSpecials)));
-    src.push_back(s);
-    tgt.emplace_back(s.rbegin(), s.rend());
-  }
-  return {src, tgt};
-}
+using testing::reversal;
 
 // Greedy decoding through the cached step(): tokens before EOS.
 std::vector<std::vector<int32_t>> greedy(const TransformerSeq2Seq& m, const Seq2SeqBatch& b,
@@ -78,9 +66,9 @@ TEST_P(EachVariant, WholeModelGradients) {
   auto [src, tgt] = reversal(rng, 3, 2, 5, 8);
   const Seq2SeqBatch b = make_batch(src, tgt, false);
   std::vector<Parameter*> params(store.all().begin(), store.all().end());
-  testing::expect_gradients(
-      [&](Graph& g, std::vector<Var>&) { return model.loss(g, b, 0.1f); }, {},
-      {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 6}, {}, params);
+  testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, b, 0.1f); }, {},
+                            {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 6}, {},
+                            params);
 }
 
 // step() with the key/value caches gives, at every position, the logits that the full

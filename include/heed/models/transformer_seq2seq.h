@@ -74,8 +74,8 @@ class TransformerSeq2Seq {
             int64_t first_pos) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   TransformerSeq2SeqConfig config_;
-  Parameter* src_embed_;  // [V_src, d]
-  Parameter* tgt_embed_;  // [V_tgt, d] (the same as src_embed_ when shared)
+  Parameter* src_embed_;            // [V_src, d]
+  Parameter* tgt_embed_;            // [V_tgt, d] (the same as src_embed_ when shared)
   Parameter* positions_ = nullptr;  // learned: [max_positions, d]
   Tensor sinusoid_;                 // sinusoidal: [max_positions, d]
   Parameter* out_W_ = nullptr;      // untied output: [V_tgt, d]

@@ -20,8 +20,8 @@ namespace heed {
 // Keys and values of the decoded prefix, [B, capacity, d_model] each, filled position by position
 // (inference only; lives in the decoding graph's arena, before its per-step mark).
 struct KvCache {
-  Tensor k, v;     // [B, capacity, d_model]
-  int64_t t = 0;   // positions filled
+  Tensor k, v;    // [B, capacity, d_model]
+  int64_t t = 0;  // positions filled
   // Keeps only the rows `from` (beam search: each hypothesis continues the cache of its parent).
   void reorder(std::span<const int32_t> from, Graph& g);
 };
@@ -48,7 +48,7 @@ class MultiHeadAttention {
  private:
   int64_t d_model_, heads_;
   Parameter *W_in_, *b_in_;    // self: [3d, d], [3d] (W^Q; W^K; W^V); cross: [d, d], [d] (W^Q)
-  Parameter *W_kv_ = nullptr;  // cross only: [2d, d] (W^K; W^V)
+  Parameter* W_kv_ = nullptr;  // cross only: [2d, d] (W^K; W^V)
   Parameter* b_kv_ = nullptr;  // [2d]
   Parameter *W_out_, *b_out_;  // W^O [d, d], [d]
 };
