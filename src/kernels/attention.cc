@@ -55,9 +55,9 @@ int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
 //   m' = max(m, rowmax S),  P = exp(S - m')    (masked entries 0)
 //   l = l e^{m - m'} + rowsum P,  A = A e^{m - m'} + P V_j,  m = m'
 // and at the end O_i = A / l, lse_i = m + log l.
-void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
-                       HeadsView v, float* O, HeadsView o, float* lse, const AttentionDims& dims,
-                       const AttentionMask& mask, float scale) {
+void attention_forward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                       const float* V, const HeadsView& v, float* O, const HeadsView& o, float* lse,
+                       const AttentionDims& dims, const AttentionMask& mask, float scale) {
   const auto [B, H, Tq, Tk, D] = dims;
   const int64_t n_qt = ceil_div(Tq, kTileQ);
   parallel_for(B * H * n_qt, 1, [&](int64_t begin, int64_t end) {
@@ -107,11 +107,12 @@ void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k,
   });
 }
 
-void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
-                        HeadsView v, const float* O, HeadsView o, const float* dO, HeadsView dout,
-                        const float* lse, float* dQ, HeadsView dq, float* dK, HeadsView dk,
-                        float* dV, HeadsView dv, const AttentionDims& dims,
-                        const AttentionMask& mask, float scale) {
+void attention_backward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                        const float* V, const HeadsView& v, const float* O, const HeadsView& o,
+                        const float* dO, const HeadsView& dout, const float* lse, float* dQ,
+                        const HeadsView& dq, float* dK, const HeadsView& dk, float* dV,
+                        const HeadsView& dv, const AttentionDims& dims, const AttentionMask& mask,
+                        float scale) {
   const auto [B, H, Tq, Tk, D] = dims;
   // Delta_i = rowsum(dO_i * O_i) = sum_j P_ij dP_ij, the softmax backward's inner product
   float* delta = scratch(3, B * H * Tq);
@@ -203,8 +204,9 @@ void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k
   }
 }
 
-void attention_weights(const float* Q, HeadsView q, const float* K, HeadsView k, float* W,
-                       const AttentionDims& dims, const AttentionMask& mask, float scale) {
+void attention_weights(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                       float* W, const AttentionDims& dims, const AttentionMask& mask,
+                       float scale) {
   const auto [B, H, Tq, Tk, D] = dims;
   parallel_for(B * H, 1, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {

@@ -47,9 +47,9 @@ struct AttentionMask {
 
 // O = softmax(scale * Q K^T + M) V, and lse[(b*H + h)*Tq + i] = log sum_j exp(scale q_i.k_j)
 // over the visible keys (-inf for a query that sees none), kept for the backward.
-void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
-                       HeadsView v, float* O, HeadsView o, float* lse, const AttentionDims& dims,
-                       const AttentionMask& mask, float scale);
+void attention_forward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                       const float* V, const HeadsView& v, float* O, const HeadsView& o, float* lse,
+                       const AttentionDims& dims, const AttentionMask& mask, float scale);
 
 // The backward from O, lse and dO, recomputing each score tile (FlashAttention-2's order: key
 // tiles outside, so dK and dV of a tile are finished by one thread):
@@ -57,15 +57,16 @@ void attention_forward(const float* Q, HeadsView q, const float* K, HeadsView k,
 //   dP = dO V^T                          dS  = P * (dP - rowsum(dO * O))
 //   dQ += scale dS K                     dK += scale dS^T Q
 // dQ, dK and dV accumulate (+=) into memory laid out by dq, dk and dv.
-void attention_backward(const float* Q, HeadsView q, const float* K, HeadsView k, const float* V,
-                        HeadsView v, const float* O, HeadsView o, const float* dO, HeadsView dout,
-                        const float* lse, float* dQ, HeadsView dq, float* dK, HeadsView dk,
-                        float* dV, HeadsView dv, const AttentionDims& dims,
-                        const AttentionMask& mask, float scale);
+void attention_backward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                        const float* V, const HeadsView& v, const float* O, const HeadsView& o,
+                        const float* dO, const HeadsView& dout, const float* lse, float* dQ,
+                        const HeadsView& dq, float* dK, const HeadsView& dk, float* dV,
+                        const HeadsView& dv, const AttentionDims& dims, const AttentionMask& mask,
+                        float scale);
 
 // The attention weights themselves, W[(b*H + h)*Tq + i, j] = softmax(scale Q K^T + M)_ij,
 // [B, H, Tq, Tk] (masked entries 0): for --attention-out and the heatmaps, not for training.
-void attention_weights(const float* Q, HeadsView q, const float* K, HeadsView k, float* W,
-                       const AttentionDims& dims, const AttentionMask& mask, float scale);
+void attention_weights(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
+                       float* W, const AttentionDims& dims, const AttentionMask& mask, float scale);
 
 }  // namespace heed::kernels
