@@ -73,6 +73,7 @@ std::vector<double> time_fn(F&& fn, const AttentionBenchOptions& o) {
 // Runs argv as a child process sharing stdout/stderr and waits for it; a failure is an error.
 void run_child(const std::vector<std::string>& args) {
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;

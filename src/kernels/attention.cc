@@ -58,7 +58,8 @@ int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
 void attention_forward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
                        const float* V, const HeadsView& v, float* O, const HeadsView& o, float* lse,
                        const AttentionDims& dims, const AttentionMask& mask, float scale) {
-  const auto [B, H, Tq, Tk, D] = dims;
+  // plain locals, not a structured binding: the lambdas capture them (clang < 16 cannot)
+  const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
   const int64_t n_qt = ceil_div(Tq, kTileQ);
   parallel_for(B * H * n_qt, 1, [&](int64_t begin, int64_t end) {
     float* S = scratch(0, kTileQ * kTileK);  // [bq, kTileK]
@@ -113,7 +114,8 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
                         const HeadsView& dq, float* dK, const HeadsView& dk, float* dV,
                         const HeadsView& dv, const AttentionDims& dims, const AttentionMask& mask,
                         float scale) {
-  const auto [B, H, Tq, Tk, D] = dims;
+  // plain locals, not a structured binding: the lambdas capture them (clang < 16 cannot)
+  const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
   // Delta_i = rowsum(dO_i * O_i) = sum_j P_ij dP_ij, the softmax backward's inner product
   float* delta = scratch(3, B * H * Tq);
   parallel_for(B * H * Tq, 256, [&](int64_t begin, int64_t end) {
@@ -207,7 +209,8 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
 void attention_weights(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
                        float* W, const AttentionDims& dims, const AttentionMask& mask,
                        float scale) {
-  const auto [B, H, Tq, Tk, D] = dims;
+  // plain locals, not a structured binding: the lambdas capture them (clang < 16 cannot)
+  const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
   parallel_for(B * H, 1, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
