@@ -63,8 +63,12 @@ TEST(Batching, ByTokensRespectsTheBudget) {
   for (const auto& b : batches) {
     int64_t longest = 0;
     for (size_t i : b) longest = std::max(longest, l.cost[i]);
-    if (b.size() > 1) EXPECT_LE(static_cast<int64_t>(b.size()) * longest, budget);
-    if (std::find(b.begin(), b.end(), size_t{17}) != b.end()) EXPECT_EQ(b.size(), 1u);
+    if (b.size() > 1) {
+      EXPECT_LE(static_cast<int64_t>(b.size()) * longest, budget);
+    }
+    if (std::find(b.begin(), b.end(), size_t{17}) != b.end()) {
+      EXPECT_EQ(b.size(), 1u);
+    }
   }
   // short sentences make bigger batches than long ones
   auto size_of_len = [&](bool shortest) {
