@@ -48,6 +48,15 @@ struct TrainCommand {
   int run();
 };
 
+// Checkpoint averaging: the mean of a run's last kept epochs as a new model directory.
+struct AverageCommand {
+  std::string model_dir, out_dir;
+  int last = 5;  // epochs averaged
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
 // Prints one part of the documented by-line-number split of a single TSV file (data/corpus.h),
 // one side per line, so that the test sources can be piped into `heed translate` and the
 // references scored with `heed score`.

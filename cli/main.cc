@@ -24,12 +24,14 @@ int run(int argc, char** argv) {
   heed::cli::TranslateCommand translate;
   heed::cli::BenchCommand bench;
   heed::cli::SplitCommand split;
+  heed::cli::AverageCommand average;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
   score.add(app);
   bench.add(app, threads);
   split.add(app);
+  average.add(app);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
@@ -38,6 +40,7 @@ int run(int argc, char** argv) {
   if (*translate.app) return translate.run();
   if (*bench.app) return bench.run();
   if (*split.app) return split.run();
+  if (*average.app) return average.run();
   return 0;
 }
 

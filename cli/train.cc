@@ -101,6 +101,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--valid-max", c.valid_max, "Dev sentences decoded for the metric (0: all)")
       ->capture_default_str();
+  app->add_option("--keep-epochs", c.keep_epochs,
+                  "Keep the weights of the last N epochs in DIR/epochs/ for `heed average` "
+                  "(checkpoint averaging); 0: none")
+      ->capture_default_str();
   app->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   app->add_option("--save", c.save_dir, "Model directory")->required();
   app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");

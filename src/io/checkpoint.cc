@@ -3,6 +3,8 @@
 #include "heed/io/checkpoint.h"
 
 #include <filesystem>
+#include <map>
+#include <vector>
 
 #include "heed/io/files.h"
 #include "heed/io/safetensors.h"
@@ -42,8 +44,40 @@ void save_model(const std::string& dir, const nlohmann::json& config,
                 const ParameterStore& params) {
   fs::create_directories(dir);
   write_file_atomic((fs::path(dir) / "config.json").string(), config.dump(2) + "\n");
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), weights_of(params),
-                    {{"format", "heed"}});
+  save_weights((fs::path(dir) / "model.safetensors").string(), params);
+}
+
+void save_weights(const std::string& path, const ParameterStore& params) {
+  write_safetensors(path, weights_of(params), {{"format", "heed"}});
+}
+
+void average_weights(const std::vector<std::string>& paths, const std::string& out_path) {
+  check(!paths.empty(), "average: no weight files given");
+  Safetensors first = read_safetensors(paths.front());
+  std::map<std::string, std::vector<double>> sums;  // in double: many snapshots, no drift
+  for (const auto& [name, t] : first.tensors) sums[name].assign(t.span().begin(), t.span().end());
+  for (size_t f = 1; f < paths.size(); ++f) {
+    Safetensors next = read_safetensors(paths[f]);
+    check(next.tensors.size() == first.tensors.size(), "average: ", paths[f], " holds ",
+          next.tensors.size(), " tensors, ", paths.front(), " ", first.tensors.size());
+    for (const auto& [name, t] : next.tensors) {
+      auto it = first.tensors.find(name);
+      check(it != first.tensors.end(), "average: ", paths[f], " has tensor '", name, "' that ",
+            paths.front(), " has not");
+      check(it->second.shape() == t.shape(), "average: tensor '", name, "' is ", t.shape().str(),
+            " in ", paths[f], " but ", it->second.shape().str(), " in ", paths.front());
+      std::vector<double>& sum = sums[name];
+      for (int64_t i = 0; i < t.numel(); ++i) sum[i] += t.data()[i];
+    }
+  }
+  NamedTensors out;
+  for (auto& [name, t] : first.tensors) {
+    const std::vector<double>& sum = sums[name];
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data()[i] = static_cast<float>(sum[i] / static_cast<double>(paths.size()));
+    out.emplace_back(name, t);
+  }
+  write_safetensors(out_path, out, {{"format", "heed"}});
 }
 
 nlohmann::json read_config(const std::string& dir) {

@@ -165,6 +165,15 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
+// epochs/epoch_K.safetensors for the epoch just finished; the one --keep-epochs before it goes.
+void keep_epoch_weights(const RnnTrainConfig& cfg, const ParameterStore& params, int64_t epoch) {
+  const fs::path dir = fs::path(cfg.save_dir) / "epochs";
+  fs::create_directories(dir);
+  auto file = [&](int64_t k) { return dir / ("epoch_" + std::to_string(k) + ".safetensors"); };
+  save_weights(file(epoch).string(), params);
+  if (epoch > cfg.keep_epochs) fs::remove(file(epoch - cfg.keep_epochs));
+}
+
 }  // namespace
 
 RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
@@ -351,6 +360,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     }
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
     validate_and_record(epoch, epoch_done, loss_avg);
+    if (epoch_done && cfg.keep_epochs > 0) keep_epoch_weights(cfg, params, epoch + 1);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     result.epochs = static_cast<int>(epoch + 1);
     if (bad_epochs > cfg.patience) {

@@ -40,6 +40,20 @@ grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output 
   --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log"
 grep -q "resuming from .*step 30" "$work/resume.log" || fail "did not resume at step 30"
 
+# checkpoint averaging: --keep-epochs keeps the last 2 epoch snapshots, heed average makes a
+# model directory that translates
+head -300 "$data/cmudict/cmudict-0.7b.train-dev-1-21" > "$work/small.dict"
+"$heed" --threads 1 train --model rnn --train-src "$work/small.dict" --valid-src "$work/small.dict" \
+  --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
+  --attn-dim 8 --batch 64 --epochs 3 --patience 5 --keep-epochs 2 --valid-max 20 \
+  --save "$work/kept" > "$work/kept.log"
+[ "$(ls "$work/kept/epochs")" = "$(printf 'epoch_2.safetensors\nepoch_3.safetensors')" ] \
+  || fail "--keep-epochs 2 did not keep exactly epochs 2 and 3: $(ls "$work/kept/epochs")"
+"$heed" average --model "$work/kept" --last 2 --out "$work/avg" | grep -q "averaged epochs 2..3" \
+  || fail "heed average"
+"$heed" --threads 1 translate --model "$work/avg" < "$work/in.txt" > "$work/avg.txt"
+[ "$(wc -l < "$work/avg.txt")" -eq 25 ] || fail "averaged model: not one output line per input"
+
 # SentencePiece units on Multi30k (batches by tokens): trained on the training side, stored,
 # reused on resume
 m30k="$data/multi30k/tok"

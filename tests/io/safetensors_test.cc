@@ -154,6 +154,39 @@ TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
             std::string::npos);
 }
 
+// Checkpoint averaging: every weight of the result is the mean of the snapshots'; snapshots that
+// disagree in a tensor's shape are refused with the file and the tensor named.
+TEST(Checkpoint, AveragingTakesTheMeanAndRefusesMismatches) {
+  TempDir dir;
+  Rng rng(4);
+  std::vector<ParameterStore> runs(3);
+  for (auto& s : runs) build(s, rng);  // three different random draws
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    paths.push_back(dir / ("epoch_" + std::to_string(i) + ".safetensors"));
+    save_weights(paths.back(), runs[i]);
+  }
+  average_weights(paths, dir / "avg.safetensors");
+  ParameterStore avg;
+  build(avg, rng);
+  load_weights(dir / "avg.safetensors", avg);
+  for (const Parameter* p : avg.all())
+    for (int64_t i = 0; i < p->value.numel(); ++i) {
+      double mean = 0;
+      for (auto& s : runs) mean += s.get(p->name).value.data()[i];
+      EXPECT_NEAR(p->value.data()[i], mean / 3, 1e-6) << p->name << " " << i;
+    }
+  ParameterStore wider;
+  build(wider, rng, /*rows=*/4);
+  save_weights(dir / "wider.safetensors", wider);
+  std::string err = error_of([&] {
+    average_weights({paths[0], dir / "wider.safetensors"}, dir / "x.safetensors");
+  });
+  EXPECT_NE(err.find("tensor 'model/encoder/embed' is [4, 4] in " + dir / "wider.safetensors"),
+            std::string::npos)
+      << err;
+}
+
 TEST(Checkpoint, InterruptedSwapStillLoads) {
   TempDir dir;
   Rng rng(5);

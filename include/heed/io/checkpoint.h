@@ -5,11 +5,14 @@
 //               (step, epoch, data position, RNG state, schedule state), enough to resume
 //               exactly. A checkpoint directory is replaced as a whole: written to DIR.tmp,
 //               then swapped in by renames, so a crash leaves either the old or the new one.
-// Leaves out: what a config contains (each model defines its own) and averaging checkpoints.
+// Checkpoint averaging: the element-wise mean of the weights of several snapshots of one run
+// (Vaswani et al. 2017, section 6.1: the last checkpoints averaged); `heed average`.
+// Leaves out: what a config contains (each model defines its own).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,11 @@ namespace heed {
 // Writes config.json and model.safetensors into dir (created if missing), each atomically.
 void save_model(const std::string& dir, const nlohmann::json& config, const ParameterStore& params);
 nlohmann::json read_config(const std::string& dir);
+// The weights alone (a snapshot), written atomically.
+void save_weights(const std::string& path, const ParameterStore& params);
+// Writes the mean of the weight files `paths` to out_path. The files must hold the same tensor
+// names and shapes; otherwise an Error names the file and the tensor.
+void average_weights(const std::vector<std::string>& paths, const std::string& out_path);
 // Loads weights into an already-built store: every parameter must be in the file with the
 // same shape, and the file must hold nothing else; otherwise an Error names file and tensor.
 void load_weights(const std::string& path, ParameterStore& params);

@@ -5,7 +5,8 @@
 // model, stop early, checkpoint atomically and resume exactly.
 // Model directory: config.json, src.vocab, tgt.vocab, model.safetensors (the best weights),
 // src.spm / tgt.spm (SentencePiece models, for --src-units/--tgt-units spm), checkpoint/ (the
-// latest training state), train.jsonl (one line per validation).
+// latest training state), train.jsonl (one line per validation), epochs/epoch_K.safetensors
+// (the weights after epoch K, the last --keep-epochs of them, for `heed average`).
 // Leaves out: beam search (decode/), the Transformer (its own trainer).
 #pragma once
 
@@ -49,6 +50,7 @@ struct RnnTrainConfig {
   int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
   int64_t valid_max = 0;            // dev sentences decoded for the metric (0: all)
   int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
+  int keep_epochs = 0;  // keep the weights of the last N epochs in epochs/ (for heed average)
   uint64_t seed = 1;
   // output
   std::string save_dir;
