@@ -44,10 +44,13 @@ int64_t visible(const AttentionMask& mask, int64_t b, int64_t i, int64_t j0, int
 
 }  // namespace
 
+int64_t AttentionMask::key_length(int64_t b, int64_t Tk) const {
+  return key_lengths ? std::min<int64_t>(key_lengths[b], Tk) : Tk;
+}
+
 int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
-  int64_t end = key_lengths ? std::min<int64_t>(key_lengths[b], Tk) : Tk;
-  if (causal) end = std::min(end, i + causal_offset + 1);
-  return end;
+  const int64_t end = key_length(b, Tk);
+  return causal ? std::min(end, i + causal_offset + 1) : end;
 }
 
 // One tile of queries [i0, i0 + bq) of head (b, h) at a time, keys in tiles of kTileK:
@@ -154,7 +157,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
       for (int64_t item = begin; item < end; ++item) {
         const int64_t bh = item / n_kt, b = bh / H, h = bh % H;
         const int64_t j0 = (item % n_kt) * kTileK;
-        const int64_t key_len = mask.key_lengths ? std::min<int64_t>(mask.key_lengths[b], Tk) : Tk;
+        const int64_t key_len = mask.key_length(b, Tk);
         if (j0 >= key_len) continue;  // padding keys: no gradient
         const int64_t bk = std::min({kTileK, Tk - j0, key_len - j0});
         const float *Kj = K + k.at(b, h, j0), *Vj = V + v.at(b, h, j0);

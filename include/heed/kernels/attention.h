@@ -41,6 +41,8 @@ struct AttentionMask {
   const int32_t* key_lengths = nullptr;  // [B]
   bool causal = false;
   int64_t causal_offset = 0;
+  // The real (non-padding) keys of entry b.
+  int64_t key_length(int64_t b, int64_t Tk) const;
   // One past the last key that query i of entry b sees (<= 0: none).
   int64_t key_end(int64_t b, int64_t i, int64_t Tk) const;
 };
