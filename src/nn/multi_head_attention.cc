@@ -81,19 +81,14 @@ Var MultiHeadAttention::project_memory(Var memory) const {
   return linear(memory, g.param(*W_kv_), g.param(*b_kv_));  // [K | V] = m [W^K; W^V]^T
 }
 
-Var MultiHeadAttention::cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths) const {
+Var MultiHeadAttention::cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths,
+                              Tensor* weights) const {
   Graph& g = x.graph();
   Var q = linear(x, g.param(*W_in_), g.param(*b_in_));  // Q = x W^Q  [B, Tq, d]
-  Var heads = cross_attention(q, memory_kv, {.heads = heads_, .key_lengths = key_lengths});
+  const SdpaOptions opts{.heads = heads_, .key_lengths = key_lengths};
+  if (weights) *weights = attention_weights(q, slice(memory_kv, 2, 0, d_model_), opts);
+  Var heads = cross_attention(q, memory_kv, opts);
   return linear(heads, g.param(*W_out_), g.param(*b_out_));
-}
-
-Tensor MultiHeadAttention::cross_weights(Var x, Var memory_kv,
-                                         std::span<const int32_t> key_lengths) const {
-  Graph& g = x.graph();
-  Var q = linear(x, g.param(*W_in_), g.param(*b_in_));
-  return attention_weights(q, slice(memory_kv, 2, 0, d_model_),
-                           {.heads = heads_, .key_lengths = key_lengths});
 }
 
 }  // namespace heed

@@ -79,10 +79,7 @@ Var TransformerDecoderLayer::forward(Var y, Var memory_kv,
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
                                   KvCache& cache, Tensor* weights) const {
   y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
-  y = r_cross_(y, [&](Var h) {
-    if (weights) *weights = cross_.cross_weights(h, memory_kv, src_lengths);
-    return cross_.cross(h, memory_kv, src_lengths);
-  });
+  y = r_cross_(y, [&](Var h) { return cross_.cross(h, memory_kv, src_lengths, weights); });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 

@@ -40,10 +40,11 @@ class MultiHeadAttention {
 
   // Cross-attention: keys and values of the memory [B, S, d], projected once: [B, S, 2d].
   Var project_memory(Var memory) const;
-  // x [B, Tq, d] attends over the projected memory; key_lengths are the source lengths.
-  Var cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths) const;
-  // The weights of cross(), [B, h, Tq, S], for --attention-out (no gradient).
-  Tensor cross_weights(Var x, Var memory_kv, std::span<const int32_t> key_lengths) const;
+  // x [B, Tq, d] attends over the projected memory; key_lengths are the source lengths. When
+  // `weights` is given it also gets the attention weights [B, h, Tq, S] (for --attention-out;
+  // no gradient), from the same query projection.
+  Var cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths,
+            Tensor* weights = nullptr) const;
 
  private:
   int64_t d_model_, heads_;
