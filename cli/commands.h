@@ -11,7 +11,7 @@
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/rnn_seq2seq_bench.h"
 #include "heed/models/toy_reverse.h"
-#include "heed/train/rnn_trainer.h"
+#include "heed/train/trainer.h"
 
 namespace heed::cli {
 
@@ -39,10 +39,15 @@ struct ScoreCommand {
 };
 
 struct TrainCommand {
-  std::string model = "rnn";  // the architecture (rnn; transformer arrives with its issue)
+  std::string model = "rnn";  // the architecture: rnn | transformer
   std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
               cell = "gru", tsv_columns = "1,2";
-  RnnTrainConfig config;
+  // flags whose default depends on the architecture (unset: < 0 or empty)
+  int64_t layers = -1, dec_layers = -1;
+  float dropout = -1;
+  std::string lr_schedule, norm = "post", activation = "relu", positions = "sinusoidal";
+  bool untied_output = false;
+  TrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();
@@ -77,6 +82,7 @@ struct TranslateCommand {
   double max_len_ratio = 2.0;       // output length limit: ratio * source length + 10
   int64_t batch = 32;               // sentences decoded together
   std::string attention_out;        // JSONL of attention weights, one object per input line
+  AttentionChoice attention;        // Transformer: which layer and head --attention-out shows
   std::string compute = "float32";  // float32 | int8 weights for decoding
   bool replace_unk = false;         // <unk> -> the most attended source word
   CLI::App* app = nullptr;

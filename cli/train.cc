@@ -1,5 +1,5 @@
 // `heed train`: train a model from the published files of a dataset.
-// Leaves out: the training loop (train/rnn_trainer.cc).
+// Leaves out: the training loop (train/trainer.cc).
 #include <iostream>
 
 #include "commands.h"
@@ -10,12 +10,15 @@ namespace heed::cli {
 void TrainCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("train", "Train a sequence-to-sequence model");
   auto& c = config;
-  auto& m = c.model;
-  app->add_option("--model", model, "Architecture: rnn")
-      ->check(CLI::IsMember({"rnn"}))
+  auto& m = c.rnn;
+  auto& tf = c.transformer;
+  app->add_option("--model", model,
+                  "Architecture: rnn (encoder-decoder with --attention) | transformer")
+      ->check(CLI::IsMember({"rnn", "transformer"}))
       ->capture_default_str();
   app->add_option("--attention", attention,
-                  "none | bahdanau | luong-dot | luong-general | luong-concat | local-m | local-p")
+                  "rnn: none | bahdanau | luong-dot | luong-general | luong-concat | local-m | "
+                  "local-p")
       ->capture_default_str();
   app->add_option("--train-src", c.train_src,
                   "Training source file (or the single TSV/CMUdict file)")
@@ -49,24 +52,53 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--max-len", c.max_len, "Skip training pairs with a longer side")
       ->capture_default_str();
-  app->add_option("--cell", cell, "gru | lstm (encoder and decoder)")->capture_default_str();
-  app->add_option("--embed", m.encoder.embed, "Source embedding size")->capture_default_str();
-  app->add_option("--tgt-embed", m.tgt_embed, "Target embedding size")->capture_default_str();
-  app->add_option("--hidden", m.encoder.hidden, "Encoder hidden size per direction")
+  app->add_option("--cell", cell, "rnn: gru | lstm (encoder and decoder)")->capture_default_str();
+  app->add_option("--embed", m.encoder.embed, "rnn: source embedding size")->capture_default_str();
+  app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")->capture_default_str();
+  app->add_option("--hidden", m.encoder.hidden, "rnn: encoder hidden size per direction")
       ->capture_default_str();
-  app->add_option("--dec-hidden", m.dec_hidden, "Decoder hidden size")->capture_default_str();
-  app->add_option("--layers", m.encoder.layers, "Encoder layers")->capture_default_str();
+  app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")->capture_default_str();
+  app->add_option("--layers", layers,
+                  "Encoder layers (default: rnn 1, transformer 3; transformer: also the decoder's "
+                  "unless --dec-layers)");
   app->add_flag("--bidirectional,!--unidirectional", m.encoder.bidirectional,
-                "Bidirectional encoder (annotations [->h ; <-h])")
+                "rnn: bidirectional encoder (annotations [->h ; <-h])")
       ->capture_default_str();
   app->add_flag("--reverse-source", m.reverse_source,
-                "Feed the source reversed (Sutskever et al. 2014)");
-  app->add_option("--attn-dim", m.attn_dim, "Hidden size of additive attention scorers")
+                "rnn: feed the source reversed (Sutskever et al. 2014)");
+  app->add_option("--attn-dim", m.attn_dim, "rnn: hidden size of additive attention scorers")
       ->capture_default_str();
-  app->add_option("--window", m.window, "Local attention half-width D")->capture_default_str();
-  app->add_option("--dropout", m.dropout,
-                  "Dropout on embeddings, between layers and before the read-out")
+  app->add_option("--window", m.window, "rnn: local attention half-width D")->capture_default_str();
+  app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)");
+  app->add_option("--d-model", tf.layer.d_model, "transformer: model width d_model")
       ->capture_default_str();
+  app->add_option("--heads", tf.layer.heads, "transformer: attention heads (d_k = d_model / h)")
+      ->capture_default_str();
+  app->add_option("--ff", tf.layer.ff, "transformer: feed-forward inner size d_ff")
+      ->capture_default_str();
+  app->add_option("--norm", norm,
+                  "transformer: LayerNorm placement, post (Vaswani et al. 2017: x + F(x), then "
+                  "LN) | pre (x + F(LN(x)), a final LN; trains without warmup trouble)")
+      ->check(CLI::IsMember({"pre", "post"}))
+      ->capture_default_str();
+  app->add_option("--activation", activation, "transformer: feed-forward activation relu | gelu")
+      ->check(CLI::IsMember({"relu", "gelu"}))
+      ->capture_default_str();
+  app->add_option("--positions", positions,
+                  "transformer: sinusoidal (Vaswani et al. 2017) | learned position embeddings")
+      ->check(CLI::IsMember({"sinusoidal", "learned"}))
+      ->capture_default_str();
+  app->add_option("--max-positions", tf.max_positions,
+                  "transformer: longest sequence (source or output) the position table holds")
+      ->capture_default_str();
+  app->add_flag("--untied-output", untied_output,
+                "transformer: a separate output matrix (default: tied to the target embedding, "
+                "Press & Wolf 2017)");
+  app->add_flag("--share-embeddings", tf.share_embeddings,
+                "transformer: one embedding table and one joint vocabulary for both sides");
+  app->add_option("--dropout", dropout,
+                  "Dropout (default: rnn 0, on embeddings, between layers and before the "
+                  "read-out; transformer 0.1, on embeddings and every sub-layer output)");
   app->add_option("--batch", c.batch_size,
                   "Sentences per batch (also sets the length-sorting window: 50 batches)")
       ->capture_default_str();
@@ -80,8 +112,17 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--max-steps", c.max_steps, "Stop after this many updates (0: none)")
       ->capture_default_str();
   app->add_option("--lr", c.lr,
-                  "Adam learning rate (cut by --lr-decay when dev cross-entropy stops improving)")
+                  "Adam learning rate: the peak rate after --warmup; then cut by --lr-decay when "
+                  "dev cross-entropy stops improving (plateau) or decayed as 1/sqrt(step)")
       ->capture_default_str();
+  app->add_option("--lr-schedule", lr_schedule,
+                  "plateau | inverse-sqrt (Vaswani et al. 2017, eq. 3, peaking at --lr after "
+                  "--warmup steps). Default: rnn plateau, transformer inverse-sqrt")
+      ->check(CLI::IsMember({"plateau", "inverse-sqrt"}));
+  app->add_option("--warmup", c.warmup,
+                  "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)");
+  app->add_option("--adam-beta2", c.adam_beta2,
+                  "Adam second-moment decay (default: rnn 0.999, transformer 0.98 as the paper)");
   app->add_option("--lr-decay", c.lr_decay,
                   "Factor applied to the LR when dev cross-entropy stops improving")
       ->capture_default_str();
@@ -117,11 +158,30 @@ int TrainCommand::run() {
   config.src_units = parse_units(src_units);
   config.tgt_units = parse_units(tgt_units);
   config.tgt_vocab.min_freq = config.src_vocab.min_freq;
-  config.model.attention = parse_attention(attention);
-  config.model.encoder.cell = config.model.dec_cell =
-      (cell == "lstm" ? CellKind::Lstm : CellKind::Gru);
+  config.kind = parse_model_kind(model);
+  const bool transformer = config.kind == ModelKind::Transformer;
+  // the rnn
+  config.rnn.attention = parse_attention(attention);
+  config.rnn.encoder.cell = config.rnn.dec_cell = (cell == "lstm" ? CellKind::Lstm : CellKind::Gru);
   check(cell == "gru" || cell == "lstm", "unknown cell '", cell, "' (expected gru or lstm)");
-  RnnTrainResult r = train_rnn(config, std::cout);
+  if (layers >= 0) config.rnn.encoder.layers = layers;
+  if (dropout >= 0) config.rnn.dropout = dropout;
+  // the transformer
+  auto& tf = config.transformer;
+  tf.enc_layers = layers >= 0 ? layers : 3;
+  tf.dec_layers = dec_layers >= 0 ? dec_layers : tf.enc_layers;
+  tf.layer.dropout = dropout >= 0 ? dropout : 0.1f;
+  tf.layer.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+  tf.layer.activation = activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
+  tf.learned_positions = positions == "learned";
+  tf.tie_output = !untied_output;
+  // the optimiser: the paper's recipe for the transformer unless told otherwise
+  if (lr_schedule.empty()) lr_schedule = transformer ? "inverse-sqrt" : "plateau";
+  config.schedule = lr_schedule == "inverse-sqrt" ? ScheduleConfig::Kind::InverseSqrt
+                                                  : ScheduleConfig::Kind::ReduceOnPlateau;
+  if (app->count("--warmup") == 0 && transformer) config.warmup = 4000;
+  if (app->count("--adam-beta2") == 0 && transformer) config.adam_beta2 = 0.98f;
+  TrainResult r = train_seq2seq(config, std::cout);
   std::cout << "best dev " << r.metric_name << " " << r.best_metric << " after " << r.steps
             << " steps, " << r.minutes << " min; model in " << config.save_dir << "\n";
   return 0;

@@ -1,7 +1,7 @@
 // `heed translate`: stdin -> stdout, one output line per input line, optionally with the
 // attention weights as JSON lines. For a G2P model, input lines may be words or CMUdict
 // entries ("WORD  PH ..."), and output lines are CMUdict entries, ready for `heed score`.
-// Leaves out: the decoder (models/rnn_seq2seq).
+// Leaves out: the models and search (models/, decode/).
 #include <fstream>
 #include <iostream>
 
@@ -24,7 +24,15 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--batch", batch, "Sentences decoded together")->capture_default_str();
   app->add_option("--attention-out", attention_out,
-                  "Write {\"src\", \"out\", \"attention\"} JSON per line to this file");
+                  "Write {\"src\", \"out\", \"attention\"} JSON per line to this file (one row "
+                  "of weights over the source per output token, the EOS row last)");
+  app->add_option("--attention-layer", attention.layer,
+                  "transformer: the decoder layer whose cross-attention --attention-out writes, "
+                  "0-based (-1: the last)")
+      ->capture_default_str();
+  app->add_option("--attention-head", attention.head,
+                  "transformer: one head of that layer, 0-based (-1: the mean over heads)")
+      ->capture_default_str();
   app->add_option("--compute-type", compute,
                   "float32 | int8: int8 quantizes the weight matrices per row at load time "
                   "(faster, especially at small batches; slightly different scores)")
@@ -39,7 +47,7 @@ int TranslateCommand::run() const {
   check(beam >= 1, "--beam must be >= 1, got ", beam);
   check(compute == "float32" || compute == "int8", "--compute-type ", compute,
         " (expected float32 or int8)");
-  auto m = load_rnn_model(model_dir);
+  auto m = load_model(model_dir);
   if (compute == "int8") m->params.quantize_for_inference();
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
   if (m->g2p)  // CMUdict entries: keep the word
@@ -57,9 +65,11 @@ int TranslateCommand::run() const {
       units.push_back(m->src_seg.split(lines[k]));
       src.push_back(m->src_vocab.encode(units.back()));
     }
+    AttentionChoice choice = attention;
+    choice.wanted = attn.is_open() || replace_unk;
     auto hyps = decode_batch(
         *m->model, std::move(src),
-        {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio});
+        {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio}, choice);
     for (size_t k = 0; k < hyps.size(); ++k) {
       auto out = replace_unk
                      ? replace_unknowns(hyps[k].tokens, hyps[k].attention, units[k], m->tgt_vocab)
@@ -67,7 +77,8 @@ int TranslateCommand::run() const {
       std::string text = m->tgt_seg.join(out);
       std::cout << (m->g2p ? lines[i + k] + "  " + text : text) << "\n";
       if (attn.is_open()) {
-        out.push_back("</s>");
+        // the EOS row, unless the output was cut at the length limit before its EOS
+        if (hyps[k].attention.size() > hyps[k].tokens.size()) out.push_back("</s>");
         attn << nlohmann::json{{"src", units[k]}, {"out", out}, {"attention", hyps[k].attention}}
                     .dump()
              << "\n";

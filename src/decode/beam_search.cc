@@ -9,6 +9,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/decode/greedy.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -26,20 +27,14 @@ double normalised(const Hypothesis& h, double alpha) {
   return alpha == 0 ? h.log_prob : h.log_prob / std::pow(len, alpha);
 }
 
-// Rows `rows` of a [R, D] state (an embedding lookup is exactly a row gather).
-Var gather(Var x, const std::vector<int32_t>& rows) {
-  if (!x.valid()) return x;
-  return embedding(x, rows, Shape{static_cast<int64_t>(rows.size())});
-}
-
 }  // namespace
 
-std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
+std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
                                     const std::vector<std::vector<int32_t>>& src,
-                                    const BeamOptions& o) {
+                                    const BeamOptions& o, const AttentionChoice& attention) {
   check(o.beam >= 1, "beam size must be >= 1, got ", o.beam);
-  const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.config().tgt_vocab;
-  const bool reversed = model.config().reverse_source;
+  const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
+  const bool reversed = model.reverse_source();
   // every source K times: rows n*K .. n*K+K-1 belong to sentence n
   std::vector<std::vector<int32_t>> rep, none;
   int64_t longest = 0;
@@ -51,20 +46,20 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
     }
   }
   Seq2SeqBatch b = make_batch(rep, none, reversed);
-  const auto max_len = static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10;
+  const int64_t max_len =
+      std::min(static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10,
+               model.max_output_len());
   Graph g(Mode::Inference);
-  Attention& attn = model.attention();
-  RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, attn);
-  const Graph::Mark encoded = g.mark();
+  auto decoder = model.start_decoding(g, b, max_len, attention);
   std::vector<Beam> beams(N * K);
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
   std::vector<int32_t> prev(N * K, Vocab::kBos);
   std::vector<int32_t> top(V);  // token ids, partially sorted per live beam (reused)
   for (int64_t t = 0; t < max_len; ++t) {
-    RnnSeq2Seq::Step step = model.step(g, prev, st, attn);
-    const float* lp = step.log_probs.value().data();  // [N*K, V]
-    const float* w = step.weights.value().data();     // [N*K, S]
+    IncrementalDecoder::Step step = decoder->step(prev, Scores::LogProbs);
+    const float* lp = step.scores;  // [N*K, V]
+    const float* w = step.weights;  // [N*K, S] or nullptr
     std::vector<int32_t> parent(N * K), next(N * K, Vocab::kEos);
     std::vector<Beam> fresh(N * K);
     bool any_alive = false;
@@ -75,12 +70,13 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
         const Beam& bm = beams[n * K + k];
         if (!bm.alive) continue;
         const float* row = lp + (n * K + k) * V;
+        // candidates from EOS on: padding and BOS are never outputs
         for (int32_t v = 0; v < V; ++v) top[v] = v;
-        auto keep = std::min<int64_t>(K, V);
-        std::partial_sort(top.begin(), top.begin() + keep, top.end(), [&](int32_t a, int32_t c) {
-          return row[a] > row[c] || (row[a] == row[c] && a < c);
-        });
-        for (int64_t i = 0; i < keep; ++i)
+        auto keep = std::min<int64_t>(K, V - Vocab::kEos);
+        std::partial_sort(
+            top.begin() + Vocab::kEos, top.begin() + Vocab::kEos + keep, top.end(),
+            [&](int32_t a, int32_t c) { return row[a] > row[c] || (row[a] == row[c] && a < c); });
+        for (int64_t i = Vocab::kEos; i < Vocab::kEos + keep; ++i)
           cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i]);
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
@@ -90,19 +86,20 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
       for (const auto& [score, r, v] : cand) {
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
         const Beam& from = beams[r];
-        std::vector<float> a(w + r * b.S, w + r * b.S + b.src_lengths[r]);
+        std::vector<float> a;
+        if (w) a.assign(w + r * b.S, w + r * b.S + b.src_lengths[r]);
         if (reversed) std::reverse(a.begin(), a.end());
         if (v == Vocab::kEos || t + 1 == max_len) {
           Hypothesis h{from.tokens, from.attention, score};
           if (v != Vocab::kEos) h.tokens.push_back(v);
-          h.attention.push_back(std::move(a));
+          if (w) h.attention.push_back(std::move(a));
           finished[n].push_back(std::move(h));
           continue;
         }
         Beam& nb = fresh[n * K + filled];
         nb = {from.tokens, from.attention, score, true};
         nb.tokens.push_back(v);
-        nb.attention.push_back(std::move(a));
+        if (w) nb.attention.push_back(std::move(a));
         parent[n * K + filled] = static_cast<int32_t>(r);
         next[n * K + filled] = v;
         ++filled;
@@ -117,12 +114,7 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
     if (!any_alive) break;
     beams = std::move(fresh);
     prev = next;
-    // reorder the decoder state to follow the surviving beams
-    st = step.next;
-    st.rnn.h = gather(st.rnn.h, parent);
-    st.rnn.c = gather(st.rnn.c, parent);
-    st.feed = gather(st.feed, parent);
-    RnnSeq2Seq::recycle(g, encoded, st);
+    decoder->reorder(parent);  // the decoder state follows the surviving beams
   }
   std::vector<Hypothesis> out(N);
   for (int64_t n = 0; n < N; ++n) {
@@ -135,17 +127,19 @@ std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
   return out;
 }
 
-std::vector<Hypothesis> decode_batch(const RnnSeq2Seq& model, std::vector<std::vector<int32_t>> src,
-                                     const BeamOptions& o) {
+std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
+                                     std::vector<std::vector<int32_t>> src, const BeamOptions& o,
+                                     const AttentionChoice& attention) {
   int64_t longest = 0;
   for (auto& ids : src) {
     if (ids.empty()) ids.push_back(Vocab::kUnk);
     longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
   }
-  if (o.beam > 1) return beam_search(model, src, o);
+  if (o.beam > 1) return beam_search(model, src, o, attention);
   std::vector<std::vector<int32_t>> none(src.size());
-  return greedy_decode(model, make_batch(src, none, model.config().reverse_source),
-                       static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10);
+  return greedy_decode(model, make_batch(src, none, model.reverse_source()),
+                       static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10,
+                       attention);
 }
 
 }  // namespace heed

@@ -1,5 +1,5 @@
-// The RNN encoder-decoder with attention (equations in the header), greedy decoding.
-// Leaves out: beam search (decode/beam.cc) and training loops (train/).
+// The RNN encoder-decoder with attention (equations in the header) and its incremental decoder.
+// Leaves out: search (decode/) and training loops (train/).
 #include "heed/models/rnn_seq2seq.h"
 
 #include <algorithm>
@@ -68,37 +68,6 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
   }
   c.encoder.dropout = c.dropout;
   return c;
-}
-
-Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
-                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source) {
-  check(src.size() == tgt.size() && !src.empty(), "make_batch: ", src.size(), " sources and ",
-        tgt.size(), " targets");
-  Seq2SeqBatch b;
-  b.B = static_cast<int64_t>(src.size());
-  for (size_t i = 0; i < src.size(); ++i) {
-    check(!src[i].empty(), "make_batch: empty source sequence ", i);
-    b.S = std::max<int64_t>(b.S, static_cast<int64_t>(src[i].size()));
-    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(tgt[i].size()) + 1);
-  }
-  b.src.assign(b.S * b.B, Vocab::kPad);
-  b.tgt_in.assign(b.T * b.B, Vocab::kPad);
-  b.tgt_out.assign(b.T * b.B, Vocab::kPad);
-  for (int64_t i = 0; i < b.B; ++i) {
-    const auto& s = src[i];
-    const auto& t = tgt[i];
-    auto n = static_cast<int64_t>(s.size());
-    b.src_lengths.push_back(static_cast<int32_t>(n));
-    for (int64_t k = 0; k < n; ++k) b.src[k * b.B + i] = reverse_source ? s[n - 1 - k] : s[k];
-    b.tgt_in[i] = Vocab::kBos;
-    for (size_t k = 0; k < t.size(); ++k) {
-      b.tgt_in[(k + 1) * b.B + i] = t[k];
-      b.tgt_out[k * b.B + i] = t[k];
-    }
-    b.tgt_out[t.size() * b.B + i] = Vocab::kEos;
-    b.target_tokens += static_cast<int64_t>(t.size()) + 1;
-  }
-  return b;
 }
 
 RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
@@ -195,43 +164,49 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
                        {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
 }
 
-std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatch& b,
-                                      int64_t max_len) {
-  Graph g(Mode::Inference);
-  Attention* attn = &model.attention();
-  RnnSeq2Seq::DecoderState st = model.start(g, b.src, b.S, b.src_lengths, *attn);
-  const Graph::Mark encoded = g.mark();
-  std::vector<Hypothesis> out(b.B);
-  std::vector<int32_t> prev(b.B, Vocab::kBos);
-  std::vector<bool> done(b.B, false);
-  const int64_t V = model.config().tgt_vocab;
-  for (int64_t t = 0; t < max_len; ++t) {
-    RnnSeq2Seq::Step s = model.step(g, prev, st, *attn);
-    const float* lp = s.log_probs.value().data();
-    const float* w = s.weights.value().data();
-    bool all = true;
-    for (int64_t i = 0; i < b.B; ++i) {
-      if (done[i]) continue;
-      const float* row = lp + i * V;
-      auto best = static_cast<int32_t>(std::max_element(row, row + V) - row);
-      prev[i] = best;
-      Hypothesis& h = out[i];
-      h.log_prob += row[best];
-      int32_t len = b.src_lengths[i];
-      std::vector<float> a(w + i * b.S, w + i * b.S + len);
-      if (model.config().reverse_source) std::reverse(a.begin(), a.end());
-      h.attention.push_back(std::move(a));
-      if (best == Vocab::kEos)
-        done[i] = true;
-      else
-        h.tokens.push_back(best);
-      all = all && done[i];
-    }
-    if (all) break;
-    st = s.next;
-    RnnSeq2Seq::recycle(g, encoded, st);
+namespace {
+
+// Incremental decoding of the RNN model: its state is the decoder's (s or h_t, the LSTM cell,
+// the fed-back vector); the encoder memory stays in the attention. Each step first frees the
+// previous step's nodes (Graph::rewind), keeping the state.
+class RnnDecoder final : public IncrementalDecoder {
+ public:
+  RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights)
+      : model_(model),
+        g_(g),
+        state_(model.start(g, b.src, b.S, b.src_lengths, model.attention())),
+        encoded_(g.mark()),
+        weights_(weights) {}
+
+  Step step(std::span<const int32_t> prev, Scores scores) override {
+    if (state_.t > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
+    RnnSeq2Seq::Step s = model_.step(g_, prev, state_, model_.attention(), scores);
+    state_ = s.next;
+    return {(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(),
+            weights_ ? s.weights.value().data() : nullptr};
   }
-  return out;
+
+  void reorder(std::span<const int32_t> from) override {
+    // rows `from` of each [B, H] state: a row gather is an embedding lookup
+    const Shape rows{static_cast<int64_t>(from.size())};
+    for (Var* v : {&state_.rnn.h, &state_.rnn.c, &state_.feed})
+      if (v->valid()) *v = embedding(*v, from, rows);
+  }
+
+ private:
+  const RnnSeq2Seq& model_;
+  Graph& g_;
+  RnnSeq2Seq::DecoderState state_;
+  Graph::Mark encoded_;
+  bool weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const Seq2SeqBatch& b,
+                                                               int64_t /*max_len*/,
+                                                               const AttentionChoice& a) const {
+  return std::make_unique<RnnDecoder>(*this, g, b, a.wanted);
 }
 
 }  // namespace heed

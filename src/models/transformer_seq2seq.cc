@@ -2,6 +2,7 @@
 // Leaves out: beam search (decode/) and the trainer (train/).
 #include "heed/models/transformer_seq2seq.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -74,7 +75,10 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
         ")");
   // N(0, d^-1/2), scaled up by sqrt(d) in embed(): unit-variance inputs (as fairseq)
   const Init emb = Init::normal(1.f / std::sqrt(static_cast<float>(d)));
-  src_embed_ = &scope.param("src_embed", {c.src_vocab, d}, emb, /*row_sparse=*/true);
+  // A table read only by lookups gets row-sparse gradients; one that is also the (tied) output
+  // matrix gets a dense gradient from it.
+  const bool src_dense = c.share_embeddings && c.tie_output;
+  src_embed_ = &scope.param("src_embed", {c.src_vocab, d}, emb, /*row_sparse=*/!src_dense);
   tgt_embed_ = c.share_embeddings
                    ? src_embed_
                    : &scope.param("tgt_embed", {c.tgt_vocab, d}, emb, /*row_sparse=*/!c.tie_output);
@@ -162,6 +166,72 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   ++st.t;
   return out;
+}
+
+namespace {
+
+// Incremental decoding of the Transformer: the state is the per-layer key/value caches and the
+// projected memory, all made by start() before the mark; each step frees the previous step's
+// nodes (Graph::rewind) and so runs in the memory of one position.
+class TransformerDecoder final : public IncrementalDecoder {
+ public:
+  TransformerDecoder(const TransformerSeq2Seq& model, Graph& g, const Seq2SeqBatch& b,
+                     int64_t max_len, const AttentionChoice& a)
+      : model_(model),
+        g_(g),
+        state_(model.start(g, b.src, b.S, b.src_lengths, max_len)),
+        encoded_(g.mark()),
+        B_(b.B),
+        S_(b.S),
+        head_(a.head) {
+    const auto layers = static_cast<int>(model.config().dec_layers);
+    const auto heads = static_cast<int>(model.config().layer.heads);
+    layer_ = a.wanted ? (a.layer < 0 ? layers - 1 : a.layer) : -1;
+    check(layer_ < layers, "--attention-layer ", a.layer, ": the decoder has ", layers,
+          " layers (0..", layers - 1, ")");
+    check(head_ < heads, "--attention-head ", a.head, ": the model has ", heads, " heads (0..",
+          heads - 1, ")");
+    if (layer_ >= 0) weights_.resize(static_cast<size_t>(B_ * S_));
+  }
+
+  Step step(std::span<const int32_t> prev, Scores scores) override {
+    if (state_.t > 0) g_.rewind(encoded_, {});
+    TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
+    Step out{(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(), nullptr};
+    if (layer_ >= 0) {  // [B, h, 1, S] -> one head, or the mean over heads: [B, S]
+      const int64_t h = s.weights.shape().dim(1);
+      const float* w = s.weights.data();
+      for (int64_t b = 0; b < B_; ++b)
+        for (int64_t j = 0; j < S_; ++j) {
+          float sum = 0;
+          for (int64_t k = 0; k < h; ++k)
+            if (head_ < 0 || k == head_) sum += w[(b * h + k) * S_ + j];
+          weights_[b * S_ + j] = head_ < 0 ? sum / static_cast<float>(h) : sum;
+        }
+      out.weights = weights_.data();
+    }
+    return out;
+  }
+
+  void reorder(std::span<const int32_t> from) override {
+    for (KvCache& c : state_.caches) c.reorder(from, g_);
+  }
+
+ private:
+  const TransformerSeq2Seq& model_;
+  Graph& g_;
+  TransformerSeq2Seq::DecoderState state_;
+  Graph::Mark encoded_;
+  int64_t B_, S_;
+  int layer_ = -1, head_ = -1;
+  std::vector<float> weights_;  // [B, S]
+};
+
+}  // namespace
+
+std::unique_ptr<IncrementalDecoder> TransformerSeq2Seq::start_decoding(
+    Graph& g, const Seq2SeqBatch& b, int64_t max_len, const AttentionChoice& a) const {
+  return std::make_unique<TransformerDecoder>(*this, g, b, max_len, a);
 }
 
 }  // namespace heed

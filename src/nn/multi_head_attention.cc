@@ -12,13 +12,15 @@ namespace heed {
 
 void KvCache::reorder(std::span<const int32_t> from, Graph& g) {
   const int64_t B = k.shape().dim(0), row = k.shape().dim(1) * k.shape().dim(2);
+  const int64_t filled = t * k.shape().dim(2);  // only the positions decoded so far move
   check(static_cast<int64_t>(from.size()) == B, "KvCache::reorder: ", from.size(),
         " rows for a cache of ", B);
-  for (Tensor* t : {&k, &v}) {
-    Tensor old = g.alloc(t->shape());  // freed with the step
-    std::memcpy(old.data(), t->data(), sizeof(float) * t->numel());
+  for (Tensor* c : {&k, &v}) {
+    Tensor old = g.alloc(Shape{B, filled});  // freed with the step
     for (int64_t b = 0; b < B; ++b)
-      std::memcpy(t->data() + b * row, old.data() + from[b] * row, sizeof(float) * row);
+      std::memcpy(old.data() + b * filled, c->data() + b * row, sizeof(float) * filled);
+    for (int64_t b = 0; b < B; ++b)
+      std::memcpy(c->data() + b * row, old.data() + from[b] * filled, sizeof(float) * filled);
   }
 }
 

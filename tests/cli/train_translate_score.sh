@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The command line end to end on the shared CMUdict and Multi30k files: a tiny `heed train` (30 steps),
+# the same for the Transformer,
 # `heed translate` greedy and with --beam 3 and --attention-out, `heed score`, `--resume`,
 # and clear errors for bad flags. Run by ctest: train_translate_score.sh HEED DATA_DIR
 set -euo pipefail
@@ -71,6 +72,39 @@ head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate 
   --attention-out "$work/spm_att.jsonl" > "$work/spm_out.txt"
 [ "$(wc -l < "$work/spm_out.txt")" -eq 5 ] || fail "spm: not one output line per input line"
 grep -q '"src":\["▁' "$work/spm_att.jsonl" || fail "spm: attention source is not in pieces"
+
+# the Transformer through the same train / resume / translate: pieces, a joint vocabulary,
+# beam search with the cross-attention of one chosen layer and head, int8
+for steps in 6 10; do
+  extra=(); [ "$steps" = 10 ] && extra=(--resume)
+  "$heed" --threads 1 train --model transformer --train-src "$m30k/train.lc.norm.tok.en" \
+    --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
+    --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
+    --d-model 16 --heads 2 --ff 32 --layers 2 --dec-layers 1 --share-embeddings --warmup 4 \
+    --batch-tokens 600 --max-steps "$steps" --valid-max 10 --max-positions 128 \
+    --save "$work/tf" "${extra[@]}" > "$work/tf.log"
+done
+grep -q "heed train: transformer 2+1 layers, d 16, 2 heads, ff 32" "$work/tf.log" \
+  || fail "transformer: no model line"
+grep -q "resuming from .*step 6" "$work/tf.log" || fail "transformer run did not resume at step 6"
+cmp -s "$work/tf/src.vocab" "$work/tf/tgt.vocab" || fail "transformer: --share-embeddings, two vocabularies"
+head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate --model "$work/tf" \
+  --beam 3 --attention-out "$work/tf_att.jsonl" --attention-layer 0 --attention-head 1 \
+  > "$work/tf_out.txt"
+[ "$(wc -l < "$work/tf_out.txt")" -eq 5 ] || fail "transformer: not one output line per input line"
+python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    x = json.loads(l)
+    assert len(x["attention"]) == len(x["out"]), x
+    for row in x["attention"]:
+        assert len(row) == len(x["src"]) and abs(sum(row) - 1) < 1e-4, row' "$work/tf_att.jsonl" \
+  || fail "transformer: attention rows"
+head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate --model "$work/tf" \
+  --compute-type int8 > "$work/tf_int8.txt"
+[ "$(wc -l < "$work/tf_int8.txt")" -eq 5 ] || fail "transformer int8: not one output line per input"
+if echo "a man" | "$heed" translate --model "$work/tf" --attention-out "$work/x.jsonl" \
+  --attention-head 2 2> "$work/err" > /dev/null; then fail "--attention-head 2 of 2 accepted"; fi
+grep -q "attention-head 2: the model has 2 heads" "$work/err" || fail "no message for a bad head"
 
 # a single TSV file (Anki es->en, columns 2,1) trains on its documented split without a dev file;
 # heed split gives the test sources and references

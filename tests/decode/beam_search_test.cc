@@ -1,28 +1,41 @@
-// Beam search: K = 1 is greedy decoding exactly (tokens, scores, attention), for both decoder
-// styles; wider beams return well-formed hypotheses with attention rows over their sources.
+// Beam search: K = 1 is greedy decoding exactly (tokens, scores, attention), for both RNN
+// decoder styles and the Transformer (whose key/value caches follow the beams); wider beams
+// return well-formed hypotheses with attention rows over their sources.
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
 #include "heed/decode/beam_search.h"
+#include "heed/decode/greedy.h"
 #include "heed/decode/replace_unk.h"
+#include "heed/models/rnn_seq2seq.h"
+#include "heed/models/transformer_seq2seq.h"
 #include "heed/util/error.h"
 #include "support/print.h"
 
 namespace heed {
 namespace {
 
-class BothStyles : public ::testing::TestWithParam<AttentionKind> {};
+// "bahdanau" and "luong" (with a reversed source): the two RNN decoder styles; "transformer"
+class EveryDecoder : public ::testing::TestWithParam<std::string> {};
 
-RnnSeq2SeqConfig small(AttentionKind kind) {
+std::unique_ptr<Seq2SeqModel> small(const std::string& kind, ParameterStore& store, Rng& rng) {
+  if (kind == "transformer") {
+    TransformerSeq2SeqConfig c;
+    c.src_vocab = c.tgt_vocab = 15;
+    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
+    c.enc_layers = c.dec_layers = 2;
+    c.max_positions = 64;
+    return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));
+  }
   RnnSeq2SeqConfig c;
   c.encoder = {.vocab = 15, .embed = 8, .hidden = 8};
   c.tgt_vocab = 15;
   c.tgt_embed = 8;
   c.dec_hidden = 16;
-  c.attention = kind;
+  c.attention = kind == "luong" ? AttentionKind::LuongGeneral : AttentionKind::Bahdanau;
   c.attn_dim = 8;
-  c.reverse_source = kind == AttentionKind::LuongGeneral;
-  return c;
+  c.reverse_source = kind == "luong";
+  return std::make_unique<RnnSeq2Seq>(c, Scope(store, rng));
 }
 
 std::vector<std::vector<int32_t>> sources(Rng& rng, int n) {
@@ -36,16 +49,17 @@ std::vector<std::vector<int32_t>> sources(Rng& rng, int n) {
   return s;
 }
 
-TEST_P(BothStyles, BeamOfOneIsGreedy) {
+TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   ParameterStore store;
   Rng rng(21);
-  RnnSeq2Seq model(small(GetParam()), Scope(store, rng));
+  auto model_ptr = small(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
   auto src = sources(rng, 6);
   std::vector<std::vector<int32_t>> none(src.size());
   int64_t longest = 0;
   for (auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
   auto greedy =
-      greedy_decode(model, make_batch(src, none, model.config().reverse_source), 2 * longest + 10);
+      greedy_decode(model, make_batch(src, none, model.reverse_source()), 2 * longest + 10);
   auto beam = beam_search(model, src, {.beam = 1});
   ASSERT_EQ(beam.size(), greedy.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -57,10 +71,11 @@ TEST_P(BothStyles, BeamOfOneIsGreedy) {
   }
 }
 
-TEST_P(BothStyles, WideBeamsGiveWellFormedHypotheses) {
+TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
   ParameterStore store;
   Rng rng(22);
-  RnnSeq2Seq model(small(GetParam()), Scope(store, rng));
+  auto model_ptr = small(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
   auto src = sources(rng, 4);
   size_t longest = 0;
   for (auto& x : src) longest = std::max(longest, x.size());
@@ -80,16 +95,17 @@ TEST_P(BothStyles, WideBeamsGiveWellFormedHypotheses) {
         for (float a : row) sum += a;
         EXPECT_NEAR(sum, 1.0, 1e-4);
       }
-      for (int32_t tok : hyps[i].tokens) EXPECT_NE(tok, Vocab::kEos);
+      for (int32_t tok : hyps[i].tokens) EXPECT_GT(tok, Vocab::kEos);  // no EOS, PAD or BOS
       EXPECT_LE(hyps[i].log_prob, 0.0);
     }
   }
 }
 
-TEST_P(BothStyles, WiderBeamsFindMoreProbableOutputs) {
+TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
   ParameterStore store;
   Rng rng(23);
-  RnnSeq2Seq model(small(GetParam()), Scope(store, rng));
+  auto model_ptr = small(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
   auto src = sources(rng, 30);
   auto one = beam_search(model, src, {.beam = 1, .length_penalty = 0});
   auto five = beam_search(model, src, {.beam = 5, .length_penalty = 0});
@@ -104,12 +120,31 @@ TEST_P(BothStyles, WiderBeamsFindMoreProbableOutputs) {
   EXPECT_GT(better, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Styles, BothStyles,
-                         ::testing::Values(AttentionKind::Bahdanau, AttentionKind::LuongGeneral),
-                         [](const auto& info) {
-                           return std::string(info.param == AttentionKind::Bahdanau ? "bahdanau"
-                                                                                    : "luong");
-                         });
+// Each beam hypothesis' score is the model's log-probability of its tokens, as the teacher-
+// forced loss computes it: the decoder state (RNN state, Transformer key/value caches) followed
+// the right parent at every reordering.
+TEST_P(EveryDecoder, BeamScoresEqualTheForcedLogProbability) {
+  ParameterStore store;
+  Rng rng(24);
+  auto model_ptr = small(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
+  auto src = sources(rng, 12);
+  auto hyps = beam_search(model, src, {.beam = 4, .length_penalty = 0.6});
+  int checked = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (hyps[i].attention.size() != hyps[i].tokens.size() + 1) continue;  // cut, no EOS
+    Graph g(Mode::Inference);
+    Var loss = model.loss(g, make_batch({src[i]}, {hyps[i].tokens}, model.reverse_source()));
+    const double forced = -loss.value().data()[0] * static_cast<double>(hyps[i].tokens.size() + 1);
+    EXPECT_NEAR(hyps[i].log_prob, forced, 1e-4 * (1 + std::abs(forced))) << "sentence " << i;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
+                         ::testing::Values("bahdanau", "luong", "transformer"),
+                         [](const auto& info) { return info.param; });
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {
   Vocab v = Vocab::build({{"ein", "mann", "mit"}}, {});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
+#include "heed/decode/greedy.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/train/optimizer.h"
 #include "support/gradcheck.h"

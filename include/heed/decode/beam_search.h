@@ -1,5 +1,5 @@
-// Batched beam search for the RNN encoder-decoder: every sentence of a batch keeps K live
-// hypotheses, all decoded as one [N*K] batch per step; finished hypotheses are ranked by
+// Batched beam search for any encoder-decoder (models/seq2seq.h): every sentence of a batch keeps K
+// live hypotheses, all decoded as one [N*K] batch per step; finished hypotheses are ranked by
 // length-normalised log-probability, log p / len^alpha (alpha = 0: no normalisation).
 // With K = 1 it returns exactly greedy decoding (tested).
 // Leaves out: coverage penalties and sampling.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "heed/models/rnn_seq2seq.h"
+#include "heed/models/seq2seq.h"
 
 namespace heed {
 
@@ -20,14 +20,17 @@ struct BeamOptions {
 
 // src: id sequences (no BOS/EOS). Returns the best hypothesis of each sentence, with its
 // attention rows (the EOS row included last, source order as given).
-std::vector<Hypothesis> beam_search(const RnnSeq2Seq& model,
+std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
                                     const std::vector<std::vector<int32_t>>& src,
-                                    const BeamOptions& options);
+                                    const BeamOptions& options,
+                                    const AttentionChoice& attention = {});
 
 // What `heed translate` and validation run on a batch of sources: beam search, or for K = 1
 // greedy decoding (the same result, without beam bookkeeping) up to max_len_ratio x the longest
 // source + 10 tokens. An empty source is read as one <unk>, so every line gets an output.
-std::vector<Hypothesis> decode_batch(const RnnSeq2Seq& model, std::vector<std::vector<int32_t>> src,
-                                     const BeamOptions& options);
+std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
+                                     std::vector<std::vector<int32_t>> src,
+                                     const BeamOptions& options,
+                                     const AttentionChoice& attention = {});
 
 }  // namespace heed

@@ -8,7 +8,7 @@
 //     Luong (luong-*, local-*): h_t = RNN([E y_{t-1} ; h~_{t-1}], h_{t-1}) (input feeding);
 //       c_t = attend(h_t); h~_t = tanh(W_c [c_t ; h_t]); logits = W_s h~_t (Luong et al. 2015).
 //   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2).
-// Leaves out: data handling (data/, train/) and beam search (decode/).
+// Leaves out: data handling (data/, train/) and search (decode/).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/nn/rnn.h"
 
@@ -40,26 +41,19 @@ struct RnnSeq2SeqConfig {
   static RnnSeq2SeqConfig from_json(const nlohmann::json& j);
 };
 
-// A padded, time-major batch. Padding ids are Vocab::kPad; lengths exclude padding.
-struct Seq2SeqBatch {
-  int64_t B = 0, S = 0, T = 0;
-  std::vector<int32_t> src;          // [S, B]
-  std::vector<int32_t> src_lengths;  // [B]
-  std::vector<int32_t> tgt_in;       // [T, B]: BOS y_1 .. y_{n}
-  std::vector<int32_t> tgt_out;      // [T, B]: y_1 .. y_n EOS, padding = kPad (ignored)
-  int64_t target_tokens = 0;         // non-padding entries of tgt_out
-};
-// Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
-Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
-                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source);
-
-class RnnSeq2Seq {
+class RnnSeq2Seq final : public Seq2SeqModel {
  public:
   RnnSeq2Seq(const RnnSeq2SeqConfig& config, const Scope& scope);
   const RnnSeq2SeqConfig& config() const { return config_; }
 
+  // Seq2SeqModel
+  int64_t tgt_vocab() const override { return config_.tgt_vocab; }
+  bool reverse_source() const override { return config_.reverse_source; }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
-  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const;
+  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
+  std::unique_ptr<IncrementalDecoder> start_decoding(
+      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
+      const AttentionChoice& attention) const override;
 
   // Incremental decoding, used by greedy and beam search: the source is encoded once by
   // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
@@ -76,7 +70,7 @@ class RnnSeq2Seq {
   };
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, Attention& attention) const;
-  enum class Scores { LogProbs, LogitsOnly };  // an argmax needs no softmax
+  using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Attention& attention, Scores scores = Scores::LogProbs) const;
   // Frees everything the graph made since `encoded` (a mark taken after start()) except the
@@ -104,15 +98,5 @@ class RnnSeq2Seq {
   Parameter* comb_W_ = nullptr;  // Luong W_c: [H_d, Dm + H_d]
   std::unique_ptr<Attention> attention_;
 };
-
-// Greedy decoding of a batch: tokens before EOS per sequence, and per output token the
-// attention weights over that sequence's source (the EOS row included last).
-struct Hypothesis {
-  std::vector<int32_t> tokens;
-  std::vector<std::vector<float>> attention;  // [len(tokens) + 1][S_b]
-  double log_prob = 0;
-};
-std::vector<Hypothesis> greedy_decode(const RnnSeq2Seq& model, const Seq2SeqBatch& batch,
-                                      int64_t max_len);
 
 }  // namespace heed

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "heed/models/rnn_seq2seq.h"
+#include "heed/models/seq2seq.h"
 #include "heed/nn/transformer.h"
 
 namespace heed {
@@ -34,10 +34,21 @@ struct TransformerSeq2SeqConfig {
   static TransformerSeq2SeqConfig from_json(const nlohmann::json& j);
 };
 
-class TransformerSeq2Seq {
+class TransformerSeq2Seq final : public Seq2SeqModel {
  public:
   TransformerSeq2Seq(const TransformerSeq2SeqConfig& config, const Scope& scope);
   const TransformerSeq2SeqConfig& config() const { return config_; }
+
+  // Seq2SeqModel
+  int64_t tgt_vocab() const override { return config_.tgt_vocab; }
+  int64_t max_output_len() const override { return config_.max_positions; }
+  // Cross-entropy over the target tokens (padding ignored).
+  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
+  // Decoding with the key/value caches (start/step below); the reported weights are the
+  // cross-attention of the chosen layer, one head or the mean over heads.
+  std::unique_ptr<IncrementalDecoder> start_decoding(
+      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
+      const AttentionChoice& attention) const override;
 
   // src time-major [S, B] (as in Seq2SeqBatch) -> memory [B, S, d]
   Var encode(Graph& g, std::span<const int32_t> src, int64_t S,
@@ -45,9 +56,6 @@ class TransformerSeq2Seq {
   // Teacher-forced decoder over tgt_in time-major [T, B] -> logits [B, T, V]
   Var decode(Graph& g, std::span<const int32_t> tgt_in, int64_t T, Var memory,
              std::span<const int32_t> src_lengths) const;
-  // Cross-entropy over the target tokens (padding ignored).
-  Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const;
-
   struct DecoderState {
     std::vector<Var> memory_kv;            // per decoder layer: [B, S, 2d]
     std::vector<KvCache> caches;           // per decoder layer
@@ -62,7 +70,7 @@ class TransformerSeq2Seq {
     Var log_probs;   // [B, V] unless only logits were asked for
     Tensor weights;  // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
   };
-  using Scores = RnnSeq2Seq::Scores;
+  using Scores = heed::Scores;
   // One position: the previous tokens [B] -> the next token's scores; advances `state`.
   // attention_layer >= 0 also returns that decoder layer's cross-attention weights.
   Step step(Graph& g, std::span<const int32_t> prev, DecoderState& state,

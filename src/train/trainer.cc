@@ -1,6 +1,6 @@
-// The RNN encoder-decoder trainer and model loader (see the header).
+// The encoder-decoder trainer and model loader (see the header).
 // Leaves out: multi-process data loading (the shared datasets fit in memory many times over).
-#include "heed/train/rnn_trainer.h"
+#include "heed/train/trainer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,8 +43,8 @@ struct Sides {
 // Unit sequences -> id pairs; pairs with an empty side are dropped, and with `filter` those
 // with a side longer than --max-len.
 std::vector<Pair> encode(const std::vector<std::vector<std::string>>& src,
-                         const std::vector<std::vector<std::string>>& tgt,
-                         const RnnTrainConfig& cfg, const Sides& sd, bool filter) {
+                         const std::vector<std::vector<std::string>>& tgt, const TrainConfig& cfg,
+                         const Sides& sd, bool filter) {
   std::vector<Pair> out;
   for (size_t i = 0; i < src.size(); ++i) {
     Pair e{sd.src.encode(src[i]), sd.tgt.encode(tgt[i])};
@@ -79,8 +79,8 @@ Seq2SeqBatch batch_of(const std::vector<Pair>& data, const std::vector<size_t>& 
   return make_batch(s, t, reverse);
 }
 
-nlohmann::json model_json(const RnnTrainConfig& c, bool g2p) {
-  nlohmann::json j = c.model.to_json();
+nlohmann::json model_json(const TrainConfig& c, bool g2p) {
+  nlohmann::json j = c.kind == ModelKind::Rnn ? c.rnn.to_json() : c.transformer.to_json();
   j["src_units"] = units_name(c.src_units);
   j["tgt_units"] = units_name(c.tgt_units);
   j["g2p"] = g2p;
@@ -100,7 +100,7 @@ struct Validation {
   double ce = 0, ppl = 0, metric = 0;
 };
 
-Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Corpus& valid,
+Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg, const Corpus& valid,
                     const std::vector<Pair>& enc, const Sides& sd, bool g2p) {
   Validation v;
   {  // cross-entropy over all dev target tokens
@@ -111,7 +111,7 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
       std::vector<size_t> ids;
       for (size_t k = i; k < std::min(enc.size(), i + static_cast<size_t>(cfg.batch_size)); ++k)
         ids.push_back(k);
-      Seq2SeqBatch b = batch_of(enc, ids, cfg.model.reverse_source);
+      Seq2SeqBatch b = batch_of(enc, ids, model.reverse_source());
       total += model.loss(g, b).value().data()[0] * static_cast<double>(b.target_tokens);
       tokens += b.target_tokens;
       g.clear();
@@ -141,7 +141,8 @@ Validation validate(const RnnSeq2Seq& model, const RnnTrainConfig& cfg, const Co
     std::vector<std::vector<int32_t>> s;
     for (size_t k = i; k < std::min(sources.size(), i + static_cast<size_t>(cfg.batch_size)); ++k)
       s.push_back(sd.src.encode(sd.src_seg.split(sources[k])));
-    auto out = decode_batch(model, std::move(s), {.beam = 1, .max_len_ratio = 2.0});
+    auto out =
+        decode_batch(model, std::move(s), {.beam = 1, .max_len_ratio = 2.0}, {.wanted = false});
     for (auto& h : out) hyps.push_back(sd.tgt_seg.join(sd.tgt.decode(h.tokens)));
   }
   if (g2p) {
@@ -166,7 +167,7 @@ std::string clock_text(double seconds) {
 }
 
 // epochs/epoch_K.safetensors for the epoch just finished; the one --keep-epochs before it goes.
-void keep_epoch_weights(const RnnTrainConfig& cfg, const ParameterStore& params, int64_t epoch) {
+void keep_epoch_weights(const TrainConfig& cfg, const ParameterStore& params, int64_t epoch) {
   const fs::path dir = fs::path(cfg.save_dir) / "epochs";
   fs::create_directories(dir);
   auto file = [&](int64_t k) { return dir / ("epoch_" + std::to_string(k) + ".safetensors"); };
@@ -174,10 +175,42 @@ void keep_epoch_weights(const RnnTrainConfig& cfg, const ParameterStore& params,
   if (epoch > cfg.keep_epochs) fs::remove(file(epoch - cfg.keep_epochs));
 }
 
+// "rnn/bahdanau, ..." or "transformer 3+3, d 256, ..." for the log
+std::string describe(const TrainConfig& c) {
+  if (c.kind == ModelKind::Rnn) return "rnn/" + std::string(attention_name(c.rnn.attention));
+  const auto& t = c.transformer;
+  return "transformer " + std::to_string(t.enc_layers) + "+" + std::to_string(t.dec_layers) +
+         " layers, d " + std::to_string(t.layer.d_model) + ", " + std::to_string(t.layer.heads) +
+         " heads, ff " + std::to_string(t.layer.ff);
+}
+
 }  // namespace
 
-RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
-  RnnTrainConfig cfg = cfg_in;
+ModelKind parse_model_kind(const std::string& name) {
+  if (name == "rnn") return ModelKind::Rnn;
+  if (name == "transformer") return ModelKind::Transformer;
+  fail("unknown model '", name, "' (expected rnn or transformer)");
+}
+
+std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope) {
+  ModelKind kind{};
+  RnnSeq2SeqConfig rnn;
+  TransformerSeq2SeqConfig transformer;
+  try {
+    kind = parse_model_kind(j.at("model").get<std::string>());
+    if (kind == ModelKind::Rnn)
+      rnn = RnnSeq2SeqConfig::from_json(j);
+    else
+      transformer = TransformerSeq2SeqConfig::from_json(j);
+  } catch (const nlohmann::json::exception& e) {
+    fail("model config: ", e.what());
+  }
+  if (kind == ModelKind::Rnn) return std::make_unique<RnnSeq2Seq>(rnn, scope);
+  return std::make_unique<TransformerSeq2Seq>(transformer, scope);
+}
+
+TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
+  TrainConfig cfg = cfg_in;
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
   const auto t0 = Clock::now();
   auto minutes = [&] { return std::chrono::duration<double>(Clock::now() - t0).count() / 60.0; };
@@ -214,35 +247,45 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
   sd.tgt_seg = side_segmenter(cfg.tgt_units, resuming ? nullptr : &tgt_lines, cfg.spm,
                               (dir / "tgt.spm").string());
   auto [train_src, train_tgt] = split(train, sd);
+  const bool joint = cfg.kind == ModelKind::Transformer && cfg.transformer.share_embeddings;
   if (resuming) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());
+  } else if (joint) {  // one vocabulary of both sides' units for the shared embedding table
+    std::vector<std::vector<std::string>> both = train_src;
+    both.insert(both.end(), train_tgt.begin(), train_tgt.end());
+    sd.src = sd.tgt = Vocab::build(both, cfg.src_vocab);
   } else {
     sd.src = Vocab::build(train_src, cfg.src_vocab);
     sd.tgt = Vocab::build(train_tgt, cfg.tgt_vocab);
+  }
+  if (!resuming) {
     sd.src.save((dir / "src.vocab").string());
     sd.tgt.save((dir / "tgt.vocab").string());
   }
-  cfg.model.encoder.vocab = sd.src.size();
-  cfg.model.tgt_vocab = sd.tgt.size();
-  cfg.model.encoder.dropout = cfg.model.dropout;
+  cfg.rnn.encoder.vocab = cfg.transformer.src_vocab = sd.src.size();
+  cfg.rnn.tgt_vocab = cfg.transformer.tgt_vocab = sd.tgt.size();
+  cfg.rnn.encoder.dropout = cfg.rnn.dropout;
   std::vector<Pair> train_enc = encode(train_src, train_tgt, cfg, sd, true);
   auto [valid_src, valid_tgt] = split(valid, sd);
   std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, cfg, sd, false);
   check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
   // 3. model, optimiser, schedule
+  const nlohmann::json config_json = model_json(cfg, g2p);
   ParameterStore params;
   Rng init_rng(cfg.seed);
-  RnnSeq2Seq model(cfg.model, Scope(params, init_rng));
-  Optimizer opt({.kind = OptimizerConfig::Kind::Adam}, params);
-  LrSchedule sched({.kind = ScheduleConfig::Kind::ReduceOnPlateau,
+  std::unique_ptr<Seq2SeqModel> model_ptr =
+      make_seq2seq_model(config_json, Scope(params, init_rng));
+  const Seq2SeqModel& model = *model_ptr;
+  Optimizer opt({.kind = OptimizerConfig::Kind::Adam, .beta2 = cfg.adam_beta2}, params);
+  LrSchedule sched({.kind = cfg.schedule,
                     .lr = cfg.lr,
+                    .warmup = cfg.warmup,
                     .factor = cfg.lr_decay,
                     .patience = cfg.lr_patience,
                     .min_lr = cfg.lr / 32});
-  const nlohmann::json config_json = model_json(cfg, g2p);
   const bool lower_better = g2p;
-  RnnTrainResult result;
+  TrainResult result;
   result.metric_name = g2p ? "WER" : "BLEU";
   TrainerState state;
   double best = lower_better ? 1e300 : -1e300;
@@ -255,9 +298,8 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
         << state.data_position << ", step " << state.step << "\n";
   }
-  log << "heed train: rnn/" << attention_name(cfg.model.attention) << ", " << train_enc.size()
-      << " training pairs, vocab " << sd.src.size() << " -> " << sd.tgt.size() << ", "
-      << params.numel() << " parameters\n"
+  log << "heed train: " << describe(cfg) << ", " << train_enc.size() << " training pairs, vocab "
+      << sd.src.size() << " -> " << sd.tgt.size() << ", " << params.numel() << " parameters\n"
       << std::flush;
   auto save_state = [&](int64_t epoch, int64_t position) {
     state.epoch = epoch;
@@ -314,7 +356,7 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
     double loss_avg = 0;
     int64_t k = first;
     for (; k < static_cast<int64_t>(batches.size()); ++k) {
-      Seq2SeqBatch b = batch_of(train_enc, batches[k], cfg.model.reverse_source);
+      Seq2SeqBatch b = batch_of(train_enc, batches[k], model.reverse_source());
       g.reseed(cfg.seed ^ mix64(static_cast<uint64_t>(state.step)));
       Var loss = model.loss(g, b, cfg.label_smoothing);
       double l = loss.value().data()[0];
@@ -376,11 +418,14 @@ RnnTrainResult train_rnn(const RnnTrainConfig& cfg_in, std::ostream& log) {
   return result;
 }
 
-std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir) {
-  auto m = std::make_unique<RnnModelFiles>();
-  nlohmann::json j = read_config(dir);
-  m->config = RnnSeq2SeqConfig::from_json(j);
+std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
+  auto m = std::make_unique<ModelFiles>();
+  const nlohmann::json j = read_config(dir);
+  m->config = j;
+  int64_t src_vocab = 0, tgt_vocab = 0;
   try {
+    src_vocab = j.at("src_vocab").get<int64_t>();
+    tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     const fs::path d(dir);
     m->src_seg = side_segmenter(parse_units(j.at("src_units").get<std::string>()), nullptr, {},
                                 (d / "src.spm").string());
@@ -392,11 +437,10 @@ std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir) {
   }
   m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
   m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
-  check(
-      m->src_vocab.size() == m->config.encoder.vocab && m->tgt_vocab.size() == m->config.tgt_vocab,
-      dir, ": the vocabularies do not match config.json");
+  check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
+        ": the vocabularies do not match config.json");
   Rng rng(1);
-  m->model = std::make_unique<RnnSeq2Seq>(m->config, Scope(m->params, rng));
+  m->model = make_seq2seq_model(j, Scope(m->params, rng));
   load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
   return m;
 }

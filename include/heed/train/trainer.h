@@ -1,13 +1,14 @@
-// Training and loading of the RNN encoder-decoder from the published files of a dataset:
-// read the corpus, split into units, build vocabularies on the training side, batch by length,
-// train with Adam, gradient clipping and a reduce-on-plateau schedule, validate every epoch
+// Training and loading of an encoder-decoder (the RNN with attention or the Transformer, through
+// models/seq2seq.h) from the published files of a dataset: read the corpus, split into units,
+// build vocabularies on the training side, batch by length, train with Adam, gradient clipping
+// and a reduce-on-plateau or inverse-square-root warmup schedule, validate every epoch
 // (cross-entropy, perplexity and the task metric: BLEU, or WER for CMUdict), keep the best
 // model, stop early, checkpoint atomically and resume exactly.
 // Model directory: config.json, src.vocab, tgt.vocab, model.safetensors (the best weights),
 // src.spm / tgt.spm (SentencePiece models, for --src-units/--tgt-units spm), checkpoint/ (the
 // latest training state), train.jsonl (one line per validation), epochs/epoch_K.safetensors
 // (the weights after epoch K, the last --keep-epochs of them, for `heed average`).
-// Leaves out: beam search (decode/), the Transformer (its own trainer).
+// Leaves out: search (decode/) and the models' equations (models/).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +21,15 @@
 #include "heed/data/segmenter.h"
 #include "heed/data/vocab.h"
 #include "heed/models/rnn_seq2seq.h"
+#include "heed/models/transformer_seq2seq.h"
+#include "heed/train/schedule.h"
 
 namespace heed {
 
-struct RnnTrainConfig {
+enum class ModelKind { Rnn, Transformer };
+ModelKind parse_model_kind(const std::string& name);  // "rnn" | "transformer"
+
+struct TrainConfig {
   // data, as published
   std::string train_src, train_tgt;  // train_tgt unused for tsv/cmudict (one file)
   std::string valid_src, valid_tgt;  // empty for a TSV file: its dev split (data/corpus.h)
@@ -34,17 +40,23 @@ struct RnnTrainConfig {
   VocabOptions src_vocab, tgt_vocab;
   int64_t max_len = 100;  // training pairs with a longer side are skipped
   // model (vocabulary sizes are filled in from the data)
-  RnnSeq2SeqConfig model;
+  ModelKind kind = ModelKind::Rnn;
+  RnnSeq2SeqConfig rnn;                  // --model rnn
+  TransformerSeq2SeqConfig transformer;  // --model transformer
   // optimisation
   int64_t batch_size = 64;   // sentences per batch
   int64_t batch_tokens = 0;  // > 0: batches of at most this many padded positions instead
   int epochs = 10;
   double max_minutes = 0;  // stop after this much training time (0: no limit)
   int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
-  float lr = 1e-3f;        // Adam
-  float lr_decay = 0.5f;   // the LR is multiplied by this when dev cross-entropy stalls ...
-  int lr_patience = 0;     // ... for more than this many epochs in a row
-  float clip = 1.0f;       // global gradient-norm clipping
+  float lr = 1e-3f;        // Adam (the peak rate with a warmup)
+  float adam_beta2 = 0.999f;
+  // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
+  ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
+  int64_t warmup = 0;     // steps of linear warmup to lr
+  float lr_decay = 0.5f;  // plateau: the LR is multiplied by this when dev cross-entropy stalls
+  int lr_patience = 0;    // ... for more than this many epochs in a row
+  float clip = 1.0f;      // global gradient-norm clipping
   float label_smoothing = 0.f;
   int patience = 3;                 // early stopping: epochs without a better dev metric
   int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
@@ -57,7 +69,7 @@ struct RnnTrainConfig {
   bool resume = false;  // continue from save_dir/checkpoint
 };
 
-struct RnnTrainResult {
+struct TrainResult {
   double best_metric = 0;   // BLEU (higher is better) or WER (lower is better)
   std::string metric_name;  // "BLEU" or "WER"
   int64_t steps = 0;
@@ -65,17 +77,21 @@ struct RnnTrainResult {
   double minutes = 0;
 };
 
-RnnTrainResult train_rnn(const RnnTrainConfig& config, std::ostream& log);
+TrainResult train_seq2seq(const TrainConfig& config, std::ostream& log);
+
+// A model from its config.json object ({"model": "rnn" | "transformer", ...}), with fresh
+// parameters in `scope`.
+std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& config, const Scope& scope);
 
 // A trained model loaded from its directory, ready to translate.
-struct RnnModelFiles {
-  RnnSeq2SeqConfig config;
+struct ModelFiles {
+  nlohmann::json config;  // config.json
   Segmenter src_seg, tgt_seg;
   bool g2p = false;  // trained on CMUdict: input/output lines are "WORD  PH PH"
   Vocab src_vocab, tgt_vocab;
   ParameterStore params;
-  std::unique_ptr<RnnSeq2Seq> model;
+  std::unique_ptr<Seq2SeqModel> model;
 };
-std::unique_ptr<RnnModelFiles> load_rnn_model(const std::string& dir);
+std::unique_ptr<ModelFiles> load_model(const std::string& dir);
 
 }  // namespace heed

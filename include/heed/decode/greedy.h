@@ -1,0 +1,18 @@
+// Greedy decoding of a batch with any encoder-decoder (models/seq2seq.h): at every step each
+// unfinished sequence takes its most probable token, until EOS or max_len tokens.
+// Leaves out: beam search (decode/beam_search.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "heed/models/seq2seq.h"
+
+namespace heed {
+
+// Returns per sequence the tokens before EOS with their attention rows over that sequence's
+// source in its original order (the EOS row included last; none unless attention.wanted).
+std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
+                                      int64_t max_len, const AttentionChoice& attention = {});
+
+}  // namespace heed

@@ -1,0 +1,80 @@
+// What every encoder-decoder of heed offers to training and search, whatever its architecture
+// (RNN with attention, Transformer): a teacher-forced loss over a padded batch, and incremental
+// decoding, where a batch of sources is encoded once and the decoder then advances one target
+// position per step (the "start state / step" split of Marian's and CTranslate2's decoders).
+// The trainer (train/), greedy and beam search (decode/) and the CLI only see this interface.
+// Leaves out: the models themselves (models/rnn_seq2seq.h, models/transformer_seq2seq.h).
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "heed/autograd/graph.h"
+
+namespace heed {
+
+// A padded, time-major batch. Padding ids are Vocab::kPad; lengths exclude padding.
+struct Seq2SeqBatch {
+  int64_t B = 0, S = 0, T = 0;
+  std::vector<int32_t> src;          // [S, B]
+  std::vector<int32_t> src_lengths;  // [B]
+  std::vector<int32_t> tgt_in;       // [T, B]: BOS y_1 .. y_{n}
+  std::vector<int32_t> tgt_out;      // [T, B]: y_1 .. y_n EOS, padding = kPad (ignored)
+  int64_t target_tokens = 0;         // non-padding entries of tgt_out
+};
+// Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
+Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
+                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source);
+
+// A decoded output: tokens before EOS and, per output token, the attention weights over its
+// source in the order given (the EOS row included last).
+struct Hypothesis {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> attention;  // [len(tokens) + 1][S_b]
+  double log_prob = 0;
+};
+
+enum class Scores { LogProbs, LogitsOnly };  // an argmax needs no softmax
+
+// Which attention weights decoding reports (--attention-out): the Transformer's cross-attention
+// of one decoder layer (-1: the last), one head or the mean over heads (-1); the RNN has one.
+struct AttentionChoice {
+  bool wanted = true;  // false: no weights (validation, benchmarks)
+  int layer = -1;
+  int head = -1;
+};
+
+// Decoding of one encoded batch of B rows. step() feeds the previous token of every row
+// (BOS first) and scores the next one; its pointers stay valid until the next call.
+class IncrementalDecoder {
+ public:
+  virtual ~IncrementalDecoder() = default;
+  struct Step {
+    const float* scores = nullptr;   // [B, V]: log-probabilities, or logits (Scores::LogitsOnly)
+    const float* weights = nullptr;  // [B, S] attention over the padded source, or nullptr
+  };
+  virtual Step step(std::span<const int32_t> prev, Scores scores) = 0;
+  // Beam search: row r continues the decoder state of row from[r] (rows of one source only).
+  virtual void reorder(std::span<const int32_t> from) = 0;
+};
+
+class Seq2SeqModel {
+ public:
+  virtual ~Seq2SeqModel() = default;
+  virtual int64_t tgt_vocab() const = 0;
+  virtual bool reverse_source() const { return false; }
+  // The longest output it can produce (the Transformer: its position table); search stops there.
+  virtual int64_t max_output_len() const { return INT64_MAX; }
+  // Teacher-forced cross-entropy over the target tokens (padding ignored).
+  virtual Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const = 0;
+  // Encodes batch.src (targets unused) for decoding at most max_len target positions; the
+  // decoder keeps its state in `g`, which must outlive it.
+  virtual std::unique_ptr<IncrementalDecoder> start_decoding(
+      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
+      const AttentionChoice& attention) const = 0;
+};
+
+}  // namespace heed

@@ -1,0 +1,50 @@
+// Greedy decoding (see the header).
+#include "heed/decode/greedy.h"
+
+#include <algorithm>
+
+#include "heed/data/vocab.h"
+
+namespace heed {
+
+// search skips the ids below EOS: padding and BOS
+static_assert(Vocab::kPad < Vocab::kEos && Vocab::kBos < Vocab::kEos && Vocab::kUnk > Vocab::kEos);
+
+std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
+                                      int64_t max_len, const AttentionChoice& attention) {
+  max_len = std::min(max_len, model.max_output_len());
+  Graph g(Mode::Inference);
+  auto decoder = model.start_decoding(g, b, max_len, attention);
+  std::vector<Hypothesis> out(b.B);
+  std::vector<int32_t> prev(b.B, Vocab::kBos);
+  std::vector<bool> done(b.B, false);
+  const int64_t V = model.tgt_vocab();
+  for (int64_t t = 0; t < max_len; ++t) {
+    IncrementalDecoder::Step s = decoder->step(prev, Scores::LogProbs);
+    bool all = true;
+    for (int64_t i = 0; i < b.B; ++i) {
+      if (done[i]) continue;
+      const float* row = s.scores + i * V;  // [V]
+      // padding and BOS are never outputs (a model gives them a little mass all the same)
+      auto best = static_cast<int32_t>(std::max_element(row + Vocab::kEos, row + V) - row);
+      prev[i] = best;
+      Hypothesis& h = out[i];
+      h.log_prob += row[best];
+      if (s.weights) {
+        const float* w = s.weights + i * b.S;  // [S]
+        std::vector<float> a(w, w + b.src_lengths[i]);
+        if (model.reverse_source()) std::reverse(a.begin(), a.end());
+        h.attention.push_back(std::move(a));
+      }
+      if (best == Vocab::kEos)
+        done[i] = true;
+      else
+        h.tokens.push_back(best);
+      all = all && done[i];
+    }
+    if (all) break;
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,42 @@
+// Batches shared by every encoder-decoder (see the header).
+#include "heed/models/seq2seq.h"
+
+#include <algorithm>
+
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
+                        const std::vector<std::vector<int32_t>>& tgt, bool reverse_source) {
+  check(src.size() == tgt.size() && !src.empty(), "make_batch: ", src.size(), " sources and ",
+        tgt.size(), " targets");
+  Seq2SeqBatch b;
+  b.B = static_cast<int64_t>(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    check(!src[i].empty(), "make_batch: empty source sequence ", i);
+    b.S = std::max<int64_t>(b.S, static_cast<int64_t>(src[i].size()));
+    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(tgt[i].size()) + 1);
+  }
+  b.src.assign(b.S * b.B, Vocab::kPad);
+  b.tgt_in.assign(b.T * b.B, Vocab::kPad);
+  b.tgt_out.assign(b.T * b.B, Vocab::kPad);
+  for (int64_t i = 0; i < b.B; ++i) {
+    const auto& s = src[i];
+    const auto& t = tgt[i];
+    auto n = static_cast<int64_t>(s.size());
+    b.src_lengths.push_back(static_cast<int32_t>(n));
+    for (int64_t k = 0; k < n; ++k) b.src[k * b.B + i] = reverse_source ? s[n - 1 - k] : s[k];
+    b.tgt_in[i] = Vocab::kBos;
+    for (size_t k = 0; k < t.size(); ++k) {
+      b.tgt_in[(k + 1) * b.B + i] = t[k];
+      b.tgt_out[k * b.B + i] = t[k];
+    }
+    b.tgt_out[t.size() * b.B + i] = Vocab::kEos;
+    b.target_tokens += static_cast<int64_t>(t.size()) + 1;
+  }
+  return b;
+}
+
+}  // namespace heed

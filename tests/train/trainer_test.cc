@@ -1,0 +1,190 @@
+// The trainer end to end on small files: it learns, writes a loadable model directory, and a
+// run stopped part-way and resumed from its checkpoint ends with the same weights as a run
+// that never stopped. Bad input files fail with their name.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "heed/decode/beam_search.h"
+#include "heed/io/checkpoint.h"
+#include "heed/io/safetensors.h"
+#include "heed/kernels/random.h"
+#include "heed/train/trainer.h"
+#include "support/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+namespace {
+
+struct Dataset {
+  fs::path dir = fs::temp_directory_path() / ("heed_trainer_" + std::to_string(::getpid()));
+  Dataset() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    write("train", 600, 1);
+    write("valid", 40, 2);
+  }
+  ~Dataset() { fs::remove_all(dir); }
+  // Reversal of random letter words, as parallel text.
+  void write(const std::string& name, int n, uint64_t seed) {
+    Rng rng(seed);
+    std::ofstream s(dir / (name + ".src")), t(dir / (name + ".tgt"));
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> w;
+      for (int64_t k = 0, len = 2 + rng.below(4); k < len; ++k)
+        w.emplace_back(1, static_cast<char>('a' + rng.below(8)));
+      for (size_t k = 0; k < w.size(); ++k) s << (k ? " " : "") << w[k];
+      for (size_t k = 0; k < w.size(); ++k) t << (k ? " " : "") << w[w.size() - 1 - k];
+      s << "\n";
+      t << "\n";
+    }
+  }
+  TrainConfig config(const std::string& save) const {
+    TrainConfig c;
+    c.train_src = (dir / "train.src").string();
+    c.train_tgt = (dir / "train.tgt").string();
+    c.valid_src = (dir / "valid.src").string();
+    c.valid_tgt = (dir / "valid.tgt").string();
+    c.rnn.encoder = {.embed = 16, .hidden = 16};
+    c.rnn.tgt_embed = 16;
+    c.rnn.dec_hidden = 32;
+    c.rnn.attn_dim = 16;
+    c.rnn.dropout = 0.1f;
+    c.batch_size = 16;
+    c.epochs = 2;
+    c.lr = 5e-3f;
+    c.checkpoint_every = 7;
+    c.save_dir = (dir / save).string();
+    return c;
+  }
+};
+
+Safetensors weights(const std::string& dir) {
+  return read_safetensors((fs::path(dir) / "checkpoint" / "model.safetensors").string());
+}
+
+// The latest weights of the runs saved in a/ and b/ are bit for bit the same.
+void expect_same_weights(const Dataset& d) {
+  Safetensors a = weights(d.config("a").save_dir), b = weights(d.config("b").save_dir);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [name, t] : a.tensors)
+    EXPECT_EQ(std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4), 0) << name;
+}
+
+TEST(RnnTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
+  Dataset d;
+  std::ostringstream log;
+  TrainResult straight = train_seq2seq(d.config("a"), log);
+  EXPECT_EQ(straight.steps, 2 * 38);  // 600 pairs / 16 = 38 batches per epoch
+
+  TrainConfig first = d.config("b");
+  first.max_steps = 45;  // stops inside the second epoch
+  train_seq2seq(first, log);
+  TrainConfig rest = d.config("b");
+  rest.resume = true;
+  TrainResult resumed = train_seq2seq(rest, log);
+  EXPECT_EQ(resumed.steps, straight.steps);
+  expect_same_weights(d);
+}
+
+TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {
+  // --valid-every validates (and may save the best model) mid-epoch; the weights after training
+  // must equal those of a run that validates at epoch ends only, also across a resume.
+  Dataset d;
+  std::ostringstream log, every_log;
+  train_seq2seq(d.config("a"), log);
+  TrainConfig first = d.config("b");
+  first.valid_every = 10;
+  first.max_steps = 45;
+  train_seq2seq(first, every_log);
+  TrainConfig rest = first;
+  rest.max_steps = 0;
+  rest.resume = true;
+  train_seq2seq(rest, every_log);
+  // 76 steps: mid-epoch validations at 10, 20, 30 / 40, 50, 60, 70 and the stop at 45
+  size_t count = 0;
+  for (size_t p = 0; (p = every_log.str().find("validation  epoch", p)) != std::string::npos; ++p)
+    ++count;
+  EXPECT_EQ(count, 10u) << every_log.str();
+  expect_same_weights(d);
+}
+
+TEST(RnnTrainer, LearnsAndWritesALoadableModel) {
+  Dataset d;
+  TrainConfig c = d.config("m");
+  c.epochs = 12;
+  std::ostringstream log;
+  TrainResult r = train_seq2seq(c, log);
+  EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU of the reversal task
+  auto m = load_model(c.save_dir);
+  EXPECT_EQ(m->config.at("attention"), "bahdanau");
+  EXPECT_EQ(m->src_vocab.size(), 12);  // 4 specials + 8 letters
+}
+
+// The same trainer with --model transformer: inverse-sqrt warmup, label smoothing, shared
+// embeddings (one joint vocabulary); it learns, resumes exactly and loads for decoding.
+TrainConfig transformer_config(const Dataset& d, const std::string& save) {
+  TrainConfig c = d.config(save);
+  c.kind = ModelKind::Transformer;
+  c.transformer.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.1f};
+  c.transformer.enc_layers = c.transformer.dec_layers = 2;
+  c.transformer.max_positions = 64;
+  c.transformer.share_embeddings = true;
+  c.schedule = ScheduleConfig::Kind::InverseSqrt;
+  c.warmup = 100;
+  c.lr = 3e-3f;
+  c.adam_beta2 = 0.98f;
+  c.label_smoothing = 0.1f;
+  return c;
+}
+
+TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
+  Dataset d;
+  TrainConfig c = transformer_config(d, "t");
+  c.transformer.layer.dropout = 0;  // 600 pairs: dropout only slows this down
+  c.epochs = 16;
+  std::ostringstream log;
+  TrainResult r = train_seq2seq(c, log);
+  EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU of the reversal task
+  auto m = load_model(c.save_dir);
+  EXPECT_EQ(m->config.at("model"), "transformer");
+  EXPECT_EQ(m->src_vocab.size(), m->tgt_vocab.size());  // joint
+  auto hyps = decode_batch(*m->model, {m->src_vocab.encode({"a", "b", "c", "d"})}, {.beam = 3});
+  EXPECT_EQ(m->tgt_vocab.decode(hyps[0].tokens), (std::vector<std::string>{"d", "c", "b", "a"}));
+  ASSERT_EQ(hyps[0].attention.size(), 5u);  // 4 tokens and EOS, each a row over 4 source tokens
+  EXPECT_EQ(hyps[0].attention[0].size(), 4u);
+}
+
+TEST(TransformerTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
+  Dataset d;
+  std::ostringstream log;
+  train_seq2seq(transformer_config(d, "a"), log);
+  TrainConfig first = transformer_config(d, "b");
+  first.max_steps = 45;  // inside the second epoch, during the warmup
+  train_seq2seq(first, log);
+  TrainConfig rest = transformer_config(d, "b");
+  rest.resume = true;
+  train_seq2seq(rest, log);
+  expect_same_weights(d);
+}
+
+TEST(RnnTrainer, BadInputNamesTheFile) {
+  Dataset d;
+  TrainConfig c = d.config("x");
+  std::ofstream(d.dir / "short.tgt") << "a\nb\n";
+  c.train_tgt = (d.dir / "short.tgt").string();
+  std::ostringstream log;
+  EXPECT_NE(testing::error_of([&] { train_seq2seq(c, log); }).find("short.tgt has 2"),
+            std::string::npos);
+  c = d.config("y");
+  c.format = CorpusFormat::Cmudict;
+  EXPECT_NE(testing::error_of([&] { train_seq2seq(c, log); }).find("not a CMUdict entry"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace heed
