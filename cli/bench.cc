@@ -11,27 +11,39 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app =
       parent.add_subcommand("bench", "Run a benchmark workload (JSON lines, as the PyTorch peer)");
   app->add_option("workload", workload,
-                  "rnn-seq2seq (bahdanau_seq2seq.py's workload) | attention (attention_bench.py's)")
+                  "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
+                  "(transformer_seq2seq.py's) | attention (attention_bench.py's)")
       ->required()
-      ->check(CLI::IsMember({"rnn-seq2seq", "attention"}));
+      ->check(CLI::IsMember({"rnn-seq2seq", "transformer-seq2seq", "attention"}));
   app->add_option("--threads", threads, "Threads (0 = all cores)");
-  app->add_option("--batch", rnn.batch, "Sentences per batch")->capture_default_str();
-  app->add_option("--steps", rnn.steps, "Timed training steps at most")->capture_default_str();
-  app->add_option("--warmup", rnn.warmup, "Untimed training steps first")->capture_default_str();
-  app->add_option("--train-budget", rnn.train_budget, "Seconds of timed training at most")
+  app->add_option("--batch", seq2seq.batch, "Sentences per batch")->capture_default_str();
+  app->add_option("--steps", seq2seq.steps, "Timed training steps at most")->capture_default_str();
+  app->add_option("--warmup", seq2seq.warmup, "Untimed training steps first")
       ->capture_default_str();
-  app->add_option("--max-len", rnn.max_len, "Greedy decoding steps")->capture_default_str();
-  app->add_option("--decode-batches", rnn.decode_batches, "Timed batch decodes")
+  app->add_option("--train-budget", seq2seq.train_budget, "Seconds of timed training at most")
       ->capture_default_str();
-  app->add_option("--decode-single", rnn.decode_single, "Timed batch-1 decodes")
+  app->add_option("--max-len", seq2seq.max_len, "Greedy decoding steps")->capture_default_str();
+  app->add_option("--decode-batches", seq2seq.decode_batches, "Timed batch decodes")
       ->capture_default_str();
-  app->add_flag("--skip-train", rnn.skip_train, "Skip the training measurement");
-  app->add_flag("--skip-decode-batch", rnn.skip_dec128, "Skip the batched decoding measurement");
-  app->add_flag("--skip-decode-single", rnn.skip_dec1, "Skip the batch-1 decoding measurement");
-  app->add_option("--compute-type", rnn.compute,
+  app->add_option("--decode-single", seq2seq.decode_single, "Timed batch-1 decodes")
+      ->capture_default_str();
+  app->add_flag("--skip-train", seq2seq.skip_train, "Skip the training measurement");
+  app->add_flag("--skip-decode-batch", seq2seq.skip_dec128,
+                "Skip the batched decoding measurement");
+  app->add_flag("--skip-decode-single", seq2seq.skip_dec1, "Skip the batch-1 decoding measurement");
+  app->add_option("--compute-type", seq2seq.compute,
                   "Decoding weights: float32 | int8 (per-row symmetric, oneDNN s8s8s32 GEMM)")
       ->capture_default_str();
-  app->add_option("--seed", rnn.seed, "Random seed")->capture_default_str();
+  app->add_option("--d-model", seq2seq.d_model, "transformer-seq2seq: d_model")
+      ->capture_default_str();
+  app->add_option("--heads", seq2seq.heads, "transformer-seq2seq: heads")->capture_default_str();
+  app->add_option("--ff", seq2seq.ff, "transformer-seq2seq: feed-forward size")
+      ->capture_default_str();
+  app->add_option("--enc-layers", seq2seq.enc_layers, "transformer-seq2seq: encoder layers")
+      ->capture_default_str();
+  app->add_option("--dec-layers", seq2seq.dec_layers, "transformer-seq2seq: decoder layers")
+      ->capture_default_str();
+  app->add_option("--seed", seq2seq.seed, "Random seed")->capture_default_str();
   app->add_option("--shapes", attention.shapes, "attention: comma-separated BxHxTxd shapes")
       ->capture_default_str();
   app->add_option("--budget", attention.budget,
@@ -45,10 +57,12 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
 int BenchCommand::run() const {
   if (workload == "attention") {
     AttentionBenchOptions a = attention;
-    a.seed = rnn.seed;
+    a.seed = seq2seq.seed;
     run_attention_bench(a, std::cout);
   } else {
-    run_rnn_seq2seq_bench(rnn, std::cout);
+    Seq2SeqBenchOptions o = seq2seq;
+    o.model = workload == "transformer-seq2seq" ? "transformer" : "rnn";
+    run_seq2seq_bench(o, std::cout);
   }
   return 0;
 }

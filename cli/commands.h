@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "heed/bench/attention_bench.h"
-#include "heed/bench/rnn_seq2seq_bench.h"
+#include "heed/bench/seq2seq_bench.h"
 #include "heed/models/toy_reverse.h"
 #include "heed/train/trainer.h"
 
@@ -91,8 +91,8 @@ struct TranslateCommand {
 };
 
 struct BenchCommand {
-  std::string workload;  // rnn-seq2seq | attention
-  RnnBenchOptions rnn;
+  std::string workload;  // rnn-seq2seq | transformer-seq2seq | attention
+  Seq2SeqBenchOptions seq2seq;
   AttentionBenchOptions attention;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);

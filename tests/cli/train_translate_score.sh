@@ -144,6 +144,21 @@ for r in rows:
     assert r["median_ms"] > 0 and r["peak_delta_mb"] is not None and r["reps"] >= 5, r' "$work/attn.jsonl" \
   || fail "bench attention output"
 
+# heed bench rnn-seq2seq / transformer-seq2seq: the peers' fields (tiny shapes)
+for w in rnn-seq2seq transformer-seq2seq; do
+  "$heed" --threads 1 bench "$w" --batch 4 --warmup 1 --steps 2 --max-len 5 --decode-batches 1 \
+    --decode-single 2 --d-model 16 --heads 2 --ff 32 > "$work/bench_$w.jsonl"
+done
+python3 -c 'import json,sys
+for f, bench in ((sys.argv[1], "bahdanau_seq2seq"), (sys.argv[2], "transformer_seq2seq")):
+    rows = [json.loads(l) for l in open(f)]
+    assert [r["what"] for r in rows] == ["params", "train", "greedy_decode", "greedy_decode"], rows
+    assert all(r["bench"] == bench for r in rows), rows
+    assert rows[1]["tgt_tokens_per_s"] > 0 and rows[1]["steps"] == 2, rows[1]
+    assert rows[2]["batch"] == 4 and rows[3]["batch"] == 1 and rows[3]["tokens_per_s"] > 0, rows
+    assert ("kv_cache" in rows[2]) == (bench == "transformer_seq2seq"), rows[2]' \
+  "$work/bench_rnn-seq2seq.jsonl" "$work/bench_transformer-seq2seq.jsonl" || fail "bench seq2seq output"
+
 # bad input: clear errors, non-zero exit
 if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
   fail "--beam 0 accepted"

@@ -1,7 +1,8 @@
-// The RNN seq2seq benchmark (workload and fields in the header).
+// The seq2seq benchmarks (workloads and fields in the header): one measurement loop over the
+// Seq2SeqModel interface, the model and the peer's fields chosen by --model.
 // Leaves out: the peer's numpy/torch random streams (the data are drawn from the same
 // distributions with heed's RNG, so lengths and tokens differ sentence by sentence, not in law).
-#include "heed/bench/rnn_seq2seq_bench.h"
+#include "heed/bench/seq2seq_bench.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "heed/data/vocab.h"
 #include "heed/kernels/parallel.h"
 #include "heed/models/rnn_seq2seq.h"
+#include "heed/models/transformer_seq2seq.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/error.h"
 #include "heed/version.h"
@@ -48,9 +50,10 @@ struct Synthetic {
   }
 };
 
-}  // namespace
-
-void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
+// The model of bahdanau_seq2seq.py and its JSON fields
+std::unique_ptr<Seq2SeqModel> rnn_model(const Seq2SeqBenchOptions& o, const Scope& scope,
+                                        nlohmann::json& base) {
+  const float dropout = o.dropout < 0 ? 0.5f : o.dropout;
   RnnSeq2SeqConfig c;
   c.encoder = {.cell = CellKind::Gru,
                .vocab = o.src_vocab,
@@ -58,25 +61,55 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
                .hidden = o.enc_hid,
                .layers = 1,
                .bidirectional = true,
-               .dropout = o.dropout};
+               .dropout = dropout};
   c.tgt_vocab = o.tgt_vocab;
   c.tgt_embed = o.emb;
   c.dec_hidden = o.dec_hid;
   c.attention = AttentionKind::Bahdanau;
   c.attn_dim = o.dec_hid;
-  c.dropout = o.dropout;
+  c.dropout = dropout;
+  base = {{"bench", "bahdanau_seq2seq"}, {"config", "default"}, {"attn", "split"}, {"emb", o.emb},
+          {"enc_hid", o.enc_hid},        {"dec_hid", o.dec_hid}};
+  return std::make_unique<RnnSeq2Seq>(c, scope);
+}
+
+// The model of transformer_seq2seq.py and its JSON fields
+std::unique_ptr<Seq2SeqModel> transformer_model(const Seq2SeqBenchOptions& o, const Scope& scope,
+                                                nlohmann::json& base) {
+  TransformerSeq2SeqConfig c;
+  c.src_vocab = o.src_vocab;
+  c.tgt_vocab = o.tgt_vocab;
+  c.layer = {.d_model = o.d_model,
+             .heads = o.heads,
+             .ff = o.ff,
+             .dropout = o.dropout < 0 ? 0.1f : o.dropout,
+             .norm = NormPlacement::Post,
+             .activation = FfnActivation::Relu};
+  c.enc_layers = o.enc_layers;
+  c.dec_layers = o.dec_layers;
+  c.max_positions = 512;
+  c.tie_output = false;  // nn.Linear(d_model, tgt_vocab)
+  base = {{"bench", "transformer_seq2seq"},
+          {"d_model", o.d_model},
+          {"heads", o.heads},
+          {"layers", std::to_string(o.enc_layers) + "+" + std::to_string(o.dec_layers)},
+          {"ff", o.ff}};
+  return std::make_unique<TransformerSeq2Seq>(c, scope);
+}
+
+}  // namespace
+
+void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
+  check(o.model == "rnn" || o.model == "transformer", "bench: unknown model ", o.model);
+  const bool transformer = o.model == "transformer";
   ParameterStore params;
   Rng rng(o.seed);
-  RnnSeq2Seq model(c, Scope(params, rng));
-  nlohmann::json base = {{"bench", "bahdanau_seq2seq"},
-                         {"config", "default"},
-                         {"attn", "split"},
-                         {"threads", threads()},
-                         {"heed", HEED_VERSION},
-                         {"tag", ""},
-                         {"emb", o.emb},
-                         {"enc_hid", o.enc_hid},
-                         {"dec_hid", o.dec_hid}};
+  nlohmann::json base;
+  std::unique_ptr<Seq2SeqModel> model_ptr = transformer
+                                                ? transformer_model(o, Scope(params, rng), base)
+                                                : rnn_model(o, Scope(params, rng), base);
+  const Seq2SeqModel& model = *model_ptr;
+  base.update({{"threads", threads()}, {"heed", HEED_VERSION}, {"tag", ""}});
   auto line = [&](const nlohmann::json& extra) {
     nlohmann::json j = base;
     j.update(extra);
@@ -99,7 +132,13 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
     data.push_back(make_batch(src, tgt, false));
   }
   if (!o.skip_train) {
-    Optimizer opt({.kind = OptimizerConfig::Kind::Adam}, params);
+    // the peers' optimisers: Adam 1e-3 (rnn); Adam 5e-4, betas 0.9 / 0.98, eps 1e-9 (transformer)
+    Optimizer opt(
+        transformer
+            ? OptimizerConfig{.kind = OptimizerConfig::Kind::Adam, .beta2 = 0.98f, .eps = 1e-9f}
+            : OptimizerConfig{.kind = OptimizerConfig::Kind::Adam},
+        params);
+    const float lr = transformer ? 5e-4f : 1e-3f;
     Graph g(Mode::Train, o.seed);
     double loss = 0;
     auto step = [&](const Seq2SeqBatch& b) {
@@ -107,7 +146,7 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
       loss = l.value().data()[0];
       g.backward(l);
       clip_grad_norm(params, 1.0);
-      opt.step(1e-3f);
+      opt.step(lr);
       g.clear();
     };
     for (int i = 0; i < o.warmup; ++i) step(data[i]);
@@ -146,68 +185,64 @@ void run_rnn_seq2seq_bench(const RnnBenchOptions& o, std::ostream& out) {
         " (expected float32 or int8)");
   if (o.compute == "int8") params.quantize_for_inference();
   // greedy decoding of exactly max_len steps (no early stop, as the peer)
-  auto greedy = [&](std::span<const int32_t> src, int64_t S, std::span<const int32_t> lengths) {
+  auto greedy = [&](const Seq2SeqBatch& b) {
     Graph g(Mode::Inference);
-    auto st = model.start(g, src, S, lengths, model.attention());
-    const Graph::Mark encoded = g.mark();
-    std::vector<int32_t> tok(lengths.size(), Vocab::kBos);
-    const int64_t V = c.tgt_vocab;
+    auto decoder = model.start_decoding(g, b, o.max_len, {.wanted = false});
+    std::vector<int32_t> tok(b.B, Vocab::kBos);
+    const int64_t V = model.tgt_vocab();
     for (int64_t t = 0; t < o.max_len; ++t) {
       // the peer's greedy search: argmax of the logits (no softmax)
-      auto s = model.step(g, tok, st, model.attention(), RnnSeq2Seq::Scores::LogitsOnly);
-      const float* lp = s.logits.value().data();
-      for (size_t b = 0; b < tok.size(); ++b)
-        tok[b] =
-            static_cast<int32_t>(std::max_element(lp + b * V, lp + (b + 1) * V) - (lp + b * V));
-      st = s.next;
-      RnnSeq2Seq::recycle(g, encoded, st);
+      const float* lp = decoder->step(tok, Scores::LogitsOnly).scores;  // [B, V]
+      for (int64_t i = 0; i < b.B; ++i)
+        tok[i] =
+            static_cast<int32_t>(std::max_element(lp + i * V, lp + (i + 1) * V) - (lp + i * V));
     }
   };
+  // the Transformer's decoding lines say that heed keeps a key/value cache (the peer: false)
+  auto decode_line = [&](nlohmann::json j) {
+    if (transformer) j["kv_cache"] = true;
+    line(j);
+  };
   if (!o.skip_dec128) {
-    greedy(data[0].src, data[0].S, data[0].src_lengths);  // warm-up
-    auto times = timed(o.decode_batches, o.decode_budget, [&](int i) {
-      const auto& b = data[i % data.size()];
-      greedy(b.src, b.S, b.src_lengths);
-    });
+    greedy(data[0]);  // warm-up
+    auto times =
+        timed(o.decode_batches, o.decode_budget, [&](int i) { greedy(data[i % data.size()]); });
     double total = sum(times);
     auto n = static_cast<double>(times.size());
-    line({{"what", "greedy_decode"},
-          {"compute", o.compute},
-          {"batch", o.batch},
-          {"max_len", o.max_len},
-          {"batches", times.size()},
-          {"sentences_per_s", round_to(static_cast<double>(o.batch) * n / total, 2)},
-          {"tokens_per_s", round_to(static_cast<double>(o.batch * o.max_len) * n / total, 1)},
-          {"median_batch_ms", round_to(median(times) * 1e3, 1)},
-          {"maxrss_mb", maxrss_mb()}});
+    decode_line(
+        {{"what", "greedy_decode"},
+         {"compute", o.compute},
+         {"batch", o.batch},
+         {"max_len", o.max_len},
+         {"batches", times.size()},
+         {"sentences_per_s", round_to(static_cast<double>(o.batch) * n / total, 2)},
+         {"tokens_per_s", round_to(static_cast<double>(o.batch * o.max_len) * n / total, 1)},
+         {"median_batch_ms", round_to(median(times) * 1e3, 1)},
+         {"maxrss_mb", maxrss_mb()}});
   }
   if (!o.skip_dec1) {
-    std::vector<std::vector<int32_t>> singles;  // the first two sentences of every batch
+    std::vector<Seq2SeqBatch> singles;  // the first two sentences of every batch
     for (const auto& b : data)
       for (int64_t k = 0; k < 2; ++k) {
         std::vector<int32_t> s;
         for (int64_t t = 0; t < b.src_lengths[k]; ++t) s.push_back(b.src[t * b.B + k]);
-        singles.push_back(s);
+        singles.push_back(make_batch({s}, {{}}, false));
       }
-    auto one = [&](const std::vector<int32_t>& s) {
-      std::vector<int32_t> len = {static_cast<int32_t>(s.size())};
-      greedy(s, static_cast<int64_t>(s.size()), len);
-    };
-    one(singles[0]);
-    one(singles[1]);
-    auto times =
-        timed(o.decode_single, o.decode_budget, [&](int i) { one(singles[i % singles.size()]); });
+    greedy(singles[0]);
+    greedy(singles[1]);
+    auto times = timed(o.decode_single, o.decode_budget,
+                       [&](int i) { greedy(singles[i % singles.size()]); });
     double total = sum(times);
     auto n = static_cast<double>(times.size());
-    line({{"what", "greedy_decode"},
-          {"compute", o.compute},
-          {"batch", 1},
-          {"max_len", o.max_len},
-          {"sentences", times.size()},
-          {"sentences_per_s", round_to(n / total, 2)},
-          {"tokens_per_s", round_to(static_cast<double>(o.max_len) * n / total, 1)},
-          {"median_sentence_ms", round_to(median(times) * 1e3, 2)},
-          {"maxrss_mb", maxrss_mb()}});
+    decode_line({{"what", "greedy_decode"},
+                 {"compute", o.compute},
+                 {"batch", 1},
+                 {"max_len", o.max_len},
+                 {"sentences", times.size()},
+                 {"sentences_per_s", round_to(n / total, 2)},
+                 {"tokens_per_s", round_to(static_cast<double>(o.max_len) * n / total, 1)},
+                 {"median_sentence_ms", round_to(median(times) * 1e3, 2)},
+                 {"maxrss_mb", maxrss_mb()}});
   }
 }
 
