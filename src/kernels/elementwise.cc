@@ -8,6 +8,7 @@
 
 #include "heed/kernels/broadcast.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/random.h"
 #include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
@@ -152,6 +153,19 @@ void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to) {
       for (int64_t j = c0; j < c1; ++j) pd[j] += pg[j];
     }
   });
+}
+
+void dropout(const float* x, float* y, int64_t n, uint64_t stream, float p, bool accumulate) {
+  const float scale = 1.f / (1.f - p);
+  const auto threshold = static_cast<uint32_t>(p * 16777216.f);  // keep when u * 2^24 >= p * 2^24
+  if (accumulate)
+    map(n, [=](int64_t i) {
+      y[i] += hash_bits24(stream, static_cast<uint32_t>(i)) >= threshold ? x[i] * scale : 0.f;
+    });
+  else
+    map(n, [=](int64_t i) {
+      y[i] = hash_bits24(stream, static_cast<uint32_t>(i)) >= threshold ? x[i] * scale : 0.f;
+    });
 }
 
 void copy(const float* x, float* y, int64_t n) {

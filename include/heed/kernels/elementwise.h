@@ -25,6 +25,10 @@ void binary(Binary op, const float* a, const Shape& sa, const float* b, const Sh
 // dst[shape `to`] += g[shape `from`] summed over the axes that `to` broadcasts (size 1 or absent).
 void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to);
 
+// Inverted dropout with a counter-based mask: y = x * keep_i / (1 - p), keep_i = u_i >= p with
+// u_i = hash_bits24(stream, i) / 2^24 (kernels/random.h). With accumulate, y += that (the
+// backward, which regenerates the same mask).
+void dropout(const float* x, float* y, int64_t n, uint64_t stream, float p, bool accumulate);
 // y = x, threaded: the copy lands in every core's cache, as the threads that read it next expect
 void copy(const float* x, float* y, int64_t n);
 // y = alpha * x + y; y = alpha * x + beta; x *= alpha
