@@ -2,7 +2,9 @@
 // Leaves out: cache-blocked transposes (not yet a measured bottleneck).
 #include "heed/kernels/layout.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "heed/kernels/broadcast.h"
 #include "heed/kernels/parallel.h"
@@ -51,6 +53,48 @@ void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int
                    }
                  }
                });
+}
+
+namespace {
+// f(padded row block, packed row block, rows) for each sequence b, in parallel over b
+template <class F>
+void for_sequences(int64_t B, int64_t T, int64_t D, const int32_t* lengths, F f) {
+  std::vector<int64_t> offsets(B + 1, 0);
+  for (int64_t b = 0; b < B; ++b) offsets[b + 1] = offsets[b] + lengths[b];
+  parallel_for(B, std::max<int64_t>(1, 16384 / std::max<int64_t>(T * D, 1)),
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b) f(b * T * D, offsets[b] * D, lengths[b]);
+               });
+}
+}  // namespace
+
+void pack_rows(const float* padded, float* packed, int64_t B, int64_t T, int64_t D,
+               const int32_t* lengths, bool accumulate) {
+  for_sequences(B, T, D, lengths, [=](int64_t from, int64_t to, int64_t rows) {
+    const float* s = padded + from;
+    float* d = packed + to;
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t j = 0; j < rows * D; ++j) d[j] += s[j];
+    } else if (rows) {
+      std::memcpy(d, s, rows * D * sizeof(float));
+    }
+  });
+}
+
+void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64_t D,
+                 const int32_t* lengths, bool accumulate) {
+  for_sequences(B, T, D, lengths, [=](int64_t to, int64_t from, int64_t rows) {
+    const float* s = packed + from;
+    float* d = padded + to;
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t j = 0; j < rows * D; ++j) d[j] += s[j];
+      return;
+    }
+    if (rows) std::memcpy(d, s, rows * D * sizeof(float));
+    std::memset(d + rows * D, 0, (T - rows) * D * sizeof(float));
+  });
 }
 
 namespace {

@@ -13,12 +13,31 @@
 namespace heed {
 namespace {
 
-// [T, B] time-major ids -> [B, T] batch-major, in the graph's arena
-std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t T, int64_t B) {
-  int32_t* out = g.arena().array<int32_t>(ids.size());
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t b = 0; b < B; ++b) out[b * T + t] = ids[t * B + b];
-  return {out, ids.size()};
+// Time-major [T, B] ids -> packed [N] (sequence after sequence, packing.h), in the graph's
+// arena, with each id's position (from first_pos).
+struct PackedIds {
+  std::span<const int32_t> ids, positions;  // [N], [N]
+};
+PackedIds pack_ids(Graph& g, std::span<const int32_t> tm, const Packing& p, int64_t first_pos) {
+  const int64_t B = p.B();
+  int32_t* ids = g.arena().array<int32_t>(static_cast<size_t>(p.N));
+  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(p.N));
+  int64_t n = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < p.lengths[b]; ++t, ++n) {
+      ids[n] = tm[t * B + b];
+      pos[n] = static_cast<int32_t>(first_pos + t);
+    }
+  const auto N = static_cast<size_t>(p.N);
+  return {{ids, N}, {pos, N}};
+}
+
+// The target side's lengths: BOS y_1 .. y_n in tgt_in, as many as y_1 .. y_n EOS in tgt_out.
+std::vector<int32_t> target_lengths(const Seq2SeqBatch& b) {
+  std::vector<int32_t> len(b.B, 0);
+  for (int64_t t = 0; t < b.T; ++t)
+    for (int64_t i = 0; i < b.B; ++i) len[i] += b.tgt_out[t * b.B + i] != Vocab::kPad;
+  return len;
 }
 
 const char* norm_name(NormPlacement n) {
@@ -96,15 +115,17 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
 }
 
 Var TransformerSeq2Seq::embed(Graph& g, const Parameter& table, std::span<const int32_t> ids,
-                              int64_t B, int64_t T, int64_t first_pos) const {
+                              std::span<const int32_t> positions) const {
   const int64_t d = config_.layer.d_model;
-  check(first_pos + T <= config_.max_positions, "transformer: position ", first_pos + T - 1,
-        " beyond --max-positions ", config_.max_positions);
-  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, Shape{B, T});  // [B, T, d]
-  Var pe = positions_
-               ? slice(g.param(*positions_), 0, first_pos, T)
-               : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()) + first_pos * d,
-                                         Shape{T, d}));  // [T, d]
+  const Shape n{static_cast<int64_t>(ids.size())};
+  for (int32_t p : positions)
+    check(p < config_.max_positions, "transformer: position ", p, " beyond --max-positions ",
+          config_.max_positions);
+  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, n);  // [N, d]
+  Var pe = embedding(positions_ ? g.param(*positions_)
+                                : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()),
+                                                          sinusoid_.shape())),
+                     positions, n);  // [N, d]
   return dropout(x * std::sqrt(static_cast<float>(d)) + pe, config_.layer.dropout);
 }
 
@@ -113,27 +134,28 @@ Var TransformerSeq2Seq::output(Var h) const {
   return linear(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_), g.param(*out_b_));
 }
 
-Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, int64_t S,
-                               std::span<const int32_t> lengths) const {
-  const auto B = static_cast<int64_t>(lengths.size());
-  Var x = embed(g, *src_embed_, batch_major(g, src, S, B), B, S, 0);  // [B, S, d]
-  return encoder_.forward(x, lengths);
+Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Packing& p) const {
+  const PackedIds in = pack_ids(g, src, p, 0);
+  Var x = embed(g, *src_embed_, in.ids, in.positions);  // [N_s, d]
+  return encoder_.forward(x, p);
 }
 
-Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, int64_t T, Var memory,
-                               std::span<const int32_t> src_lengths) const {
-  const auto B = static_cast<int64_t>(src_lengths.size());
-  Var y = embed(g, *tgt_embed_, batch_major(g, tgt_in, T, B), B, T, 0);  // [B, T, d]
+Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
+                               Var memory, const Packing& src) const {
+  const PackedIds in = pack_ids(g, tgt_in, tgt, 0);
+  Var y = embed(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
   for (const auto& layer : decoder_)
-    y = layer.forward(y, layer.project_memory(memory), src_lengths);
+    y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
-  return output(y);  // [B, T, V]
+  return output(y);  // [N_t, V]
 }
 
 Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
-  Var memory = encode(g, b.src, b.S, b.src_lengths);
-  Var logits = decode(g, b.tgt_in, b.T, memory, b.src_lengths);  // [B, T, V]
-  return cross_entropy(logits, batch_major(g, b.tgt_out, b.T, b.B),
+  const Packing src = make_packing(g, b.src_lengths, b.S);
+  const Packing tgt = make_packing(g, target_lengths(b), b.T);
+  Var memory = encode(g, b.src, src);                  // [N_s, d]
+  Var logits = decode(g, b.tgt_in, tgt, memory, src);  // [N_t, V]
+  return cross_entropy(logits, pack_ids(g, b.tgt_out, tgt, 0).ids,
                        {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
 }
 
@@ -143,10 +165,11 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<c
                                                            int64_t max_len) const {
   const auto B = static_cast<int64_t>(lengths.size());
   DecoderState st;
-  st.src_lengths = g.copy(lengths);
-  Var memory = encode(g, src, S, st.src_lengths);
+  const Packing p = make_packing(g, lengths, S);
+  st.src_lengths = p.lengths;
+  Var memory = encode(g, src, p);  // [N_s, d]
   for (const auto& layer : decoder_) {
-    st.memory_kv.push_back(layer.project_memory(memory));
+    st.memory_kv.push_back(layer.project_memory(memory, p));  // [B, S, 2d]
     st.caches.push_back(layer.make_cache(g, B, max_len));
   }
   return st;
@@ -156,13 +179,15 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
                                                   DecoderState& st, Scores scores,
                                                   int attention_layer) const {
   const auto B = static_cast<int64_t>(prev.size());
-  Var y = embed(g, *tgt_embed_, prev, B, 1, st.t);  // y_{t-1} at position t  [B, 1, d]
+  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(pos, pos + B, static_cast<int32_t>(st.t));
+  Var y = embed(g, *tgt_embed_, prev, {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
   Step out;
   for (size_t l = 0; l < decoder_.size(); ++l)
     y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l],
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
-  out.logits = reshape(output(y), Shape{B, config_.tgt_vocab});  // [B, V]
+  out.logits = output(y);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   ++st.t;
   return out;

@@ -43,11 +43,15 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool self
   b_out_ = &scope.param("b_o", {d}, Init::zeros());
 }
 
-Var MultiHeadAttention::self(Var x, bool causal, std::span<const int32_t> key_lengths) const {
+Var MultiHeadAttention::self(Var x, const Packing& p, bool causal) const {
   Graph& g = x.graph();
   Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [Q | K | V] = x [W^Q; W^K; W^V]^T
-  Var heads = self_attention(qkv, {.heads = heads_, .causal = causal, .key_lengths = key_lengths});
-  return linear(heads, g.param(*W_out_), g.param(*b_out_));  // Concat(head_1..h) W^O  [B, T, d]
+  // [N, 3d] -> [B, T, 3d]; padding keys masked (the causal mask alone hides trailing padding)
+  Var heads = self_attention(unpack(qkv, p),
+                             {.heads = heads_,
+                              .causal = causal,
+                              .key_lengths = causal ? std::span<const int32_t>() : p.lengths});
+  return linear(pack(heads, p), g.param(*W_out_), g.param(*b_out_));  // Concat(head_i) W^O [N, d]
 }
 
 KvCache MultiHeadAttention::make_cache(Graph& g, int64_t B, int64_t capacity) const {
@@ -58,10 +62,9 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   Graph& g = x.graph();
   check(!g.training(), "self_step: cached decoding is for inference graphs");
   const int64_t B = x.dim(0), d = d_model_, cap = cache.k.shape().dim(1);
-  check(x.shape() == Shape{B, 1, d}, "self_step: x ", x.shape().str(), ", expected [B, 1, ", d,
-        "]");
+  check(x.shape() == Shape{B, d}, "self_step: x ", x.shape().str(), ", expected [B, ", d, "]");
   check(cache.t < cap, "self_step: the key/value cache holds ", cap, " positions");
-  Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [B, 1, 3d]
+  Var qkv = reshape(linear(x, g.param(*W_in_), g.param(*b_in_)), Shape{B, 1, 3 * d});  // [B, 1, 3d]
   const float* p = qkv.value().data();
   for (int64_t b = 0; b < B; ++b) {  // k_t, v_t into row t of the cache
     std::memcpy(cache.k.data() + (b * cap + cache.t) * d, p + b * 3 * d + d, sizeof(float) * d);
@@ -74,23 +77,23 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   Var heads = scaled_dot_product_attention(
       slice(qkv, 2, 0, d), g.constant(cache.k), g.constant(cache.v),
       {.heads = heads_, .key_lengths = std::span<const int32_t>(len, B)});
-  return linear(heads, g.param(*W_out_), g.param(*b_out_));
+  return linear(reshape(heads, Shape{B, d}), g.param(*W_out_), g.param(*b_out_));  // [B, d]
 }
 
-Var MultiHeadAttention::project_memory(Var memory) const {
+Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {
   Graph& g = memory.graph();
   check(W_kv_ != nullptr, "project_memory: not a cross-attention layer");
-  return linear(memory, g.param(*W_kv_), g.param(*b_kv_));  // [K | V] = m [W^K; W^V]^T
+  return unpack(linear(memory, g.param(*W_kv_), g.param(*b_kv_)), src);  // [K | V] = m [W^K; W^V]^T
 }
 
-Var MultiHeadAttention::cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths,
-                              Tensor* weights) const {
+Var MultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
+                              std::span<const int32_t> key_lengths, Tensor* weights) const {
   Graph& g = x.graph();
-  Var q = linear(x, g.param(*W_in_), g.param(*b_in_));  // Q = x W^Q  [B, Tq, d]
+  Var q = unpack(linear(x, g.param(*W_in_), g.param(*b_in_)), p);  // Q = x W^Q  [B, Tq, d]
   const SdpaOptions opts{.heads = heads_, .key_lengths = key_lengths};
   if (weights) *weights = attention_weights(q, slice(memory_kv, 2, 0, d_model_), opts);
-  Var heads = cross_attention(q, memory_kv, opts);
-  return linear(heads, g.param(*W_out_), g.param(*b_out_));
+  Var heads = cross_attention(q, memory_kv, opts);                    // [B, Tq, d]
+  return linear(pack(heads, p), g.param(*W_out_), g.param(*b_out_));  // [N_q, d]
 }
 
 }  // namespace heed

@@ -2,6 +2,7 @@
 // Leaves out: the model around them (models/transformer_seq2seq.cc).
 #include "heed/nn/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "heed/util/error.h"
@@ -54,8 +55,8 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerConfig& c
       r_self_(c, scope / "self_attn"),
       r_ff_(c, scope / "ffn") {}
 
-Var TransformerEncoderLayer::forward(Var x, std::span<const int32_t> lengths) const {
-  x = r_self_(x, [&](Var h) { return self_.self(h, /*causal=*/false, lengths); });
+Var TransformerEncoderLayer::forward(Var x, const Packing& p) const {
+  x = r_self_(x, [&](Var h) { return self_.self(h, p, /*causal=*/false); });
   return r_ff_(x, [&](Var h) { return ff_.forward(h); });
 }
 
@@ -68,18 +69,22 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c
       r_cross_(c, scope / "cross_attn"),
       r_ff_(c, scope / "ffn") {}
 
-Var TransformerDecoderLayer::forward(Var y, Var memory_kv,
+Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
                                      std::span<const int32_t> src_lengths) const {
-  // target padding sits after every real position, so the causal mask already hides it
-  y = r_self_(y, [&](Var h) { return self_.self(h, /*causal=*/true, {}); });
-  y = r_cross_(y, [&](Var h) { return cross_.cross(h, memory_kv, src_lengths); });
+  y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
+  y = r_cross_(y, [&](Var h) { return cross_.cross(h, tgt, memory_kv, src_lengths); });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
                                   KvCache& cache, Tensor* weights) const {
+  // one position per sequence: packed and padded [B, 1, d] coincide
+  const auto B = static_cast<int64_t>(src_lengths.size());
+  int32_t* ones = y.graph().arena().array<int32_t>(B);
+  std::fill(ones, ones + B, 1);
+  const Packing one{.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
   y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
-  y = r_cross_(y, [&](Var h) { return cross_.cross(h, memory_kv, src_lengths, weights); });
+  y = r_cross_(y, [&](Var h) { return cross_.cross(h, one, memory_kv, src_lengths, weights); });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 
@@ -92,8 +97,8 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
   if (c.norm == NormPlacement::Pre) final_.emplace_back(c.d_model, scope / "final_ln");
 }
 
-Var TransformerEncoder::forward(Var x, std::span<const int32_t> lengths) const {
-  for (const auto& layer : layers_) x = layer.forward(x, lengths);
+Var TransformerEncoder::forward(Var x, const Packing& p) const {
+  for (const auto& layer : layers_) x = layer.forward(x, p);
   return final_.empty() ? x : final_.front().forward(x);
 }
 

@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "heed/util/error.h"
 #include "support/gradcheck.h"
 
 namespace heed {
@@ -147,6 +148,15 @@ std::vector<OpCase> cases() {
               return embedding(x[0], ids, {2, 3});
             }});
   add_case({"dropout", {{5, 8}}, [](Graph&, auto& x) { return dropout(x[0], 0.3f); }});
+  // packed sequences of lengths 4, 0, 1, 2 padded to 4: padding gets no gradient
+  add_case({"pack", {{4, 4, 3}}, [](Graph& g, auto& x) {
+              static const std::vector<int32_t> lengths = {4, 0, 1, 2};
+              return pack(x[0], make_packing(g, lengths));
+            }});
+  add_case({"unpack", {{7, 3}}, [](Graph& g, auto& x) {
+              static const std::vector<int32_t> lengths = {4, 0, 1, 2};
+              return unpack(x[0], make_packing(g, lengths, 5));
+            }});
   add_case({"layer_norm",
             {{3, 7}, {7}, {7}},
             [](Graph&, auto& x) { return layer_norm(x[0] * 2.f, x[1], x[2]); },
@@ -208,6 +218,25 @@ TEST_P(OpGradient, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpGradient, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// pack keeps the real rows, sequence after sequence; unpack puts them back and zeroes padding.
+TEST(Packing, PackAndUnpackMoveRowsInSequenceOrder) {
+  Graph g(Mode::Inference);
+  const std::vector<int32_t> lengths = {2, 0, 3};
+  const Packing p = make_packing(g, lengths);
+  EXPECT_EQ(p.T, 3);
+  EXPECT_EQ(p.N, 5);
+  Tensor x = Tensor::empty({3, 3, 1});  // entry (b, t) = 10 b + t
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t t = 0; t < 3; ++t) x.data()[b * 3 + t] = static_cast<float>(10 * b + t);
+  Var packed = pack(g.constant(x), p);
+  EXPECT_EQ(std::vector<float>(packed.value().span().begin(), packed.value().span().end()),
+            (std::vector<float>{0, 1, 20, 21, 22}));
+  Var back = unpack(packed, p);
+  EXPECT_EQ(std::vector<float>(back.value().span().begin(), back.value().span().end()),
+            (std::vector<float>{0, 1, 0, 0, 0, 0, 20, 21, 22}));
+  EXPECT_THROW(make_packing(g, lengths, 2), Error);  // shorter than the longest sequence
+}
 
 }  // namespace
 }  // namespace heed

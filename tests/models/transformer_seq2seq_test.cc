@@ -82,20 +82,28 @@ TEST_P(EachVariant, CachedDecodingEqualsFullRecomputation) {
   auto [src, tgt] = reversal(rng, 4, 2, 7, 8);  // different source lengths: padding
   const Seq2SeqBatch b = make_batch(src, tgt, false);
   Graph full(Mode::Inference);
-  Var logits = model.decode(full, b.tgt_in, b.T, model.encode(full, b.src, b.S, b.src_lengths),
-                            b.src_lengths);  // [B, T, V]
-  const int64_t V = logits.dim(2);
+  std::vector<int32_t> tgt_len, offset;  // packed target rows: sequence i from offset[i]
+  for (const auto& y : tgt) {
+    offset.push_back(tgt_len.empty() ? 0 : offset.back() + tgt_len.back());
+    tgt_len.push_back(static_cast<int32_t>(y.size()) + 1);  // BOS y_1 .. y_n
+  }
+  const Packing src_p = make_packing(full, b.src_lengths, b.S);
+  Var logits = model.decode(full, b.tgt_in, make_packing(full, tgt_len, b.T),
+                            model.encode(full, b.src, src_p), src_p);  // [N_t, V]
+  const int64_t V = logits.dim(1);
   Graph g(Mode::Inference);
   auto st = model.start(g, b.src, b.S, b.src_lengths, b.T);
   for (int64_t t = 0; t < b.T; ++t) {
     std::vector<int32_t> prev(b.tgt_in.begin() + t * b.B, b.tgt_in.begin() + (t + 1) * b.B);
     auto s = model.step(g, prev, st, TransformerSeq2Seq::Scores::LogitsOnly, 1);
     ASSERT_EQ(s.weights.shape(), (Shape{b.B, 2, 1, b.S}));
-    for (int64_t i = 0; i < b.B; ++i)
+    for (int64_t i = 0; i < b.B; ++i) {
+      if (t >= tgt_len[i]) continue;  // past its end: no teacher-forced position to compare
       for (int64_t v = 0; v < V; ++v)
         ASSERT_NEAR(s.logits.value().data()[i * V + v],
-                    logits.value().data()[(i * b.T + t) * V + v], 1e-4f)
+                    logits.value().data()[(offset[i] + t) * V + v], 1e-4f)
             << "sequence " << i << ", position " << t;
+    }
   }
 }
 
@@ -129,6 +137,27 @@ TEST(TransformerSeq2Seq, LearnsReversalWithVariableLengths) {
   int right = 0;
   for (size_t i = 0; i < hyp.size(); ++i) right += hyp[i] == tgt[i];
   EXPECT_GT(right / 200.0, 0.9);
+}
+
+// The batch computes on packed positions: its loss is the token-weighted mean of each pair's
+// loss computed alone (no padding at all), so padding changes nothing.
+TEST(TransformerSeq2Seq, BatchLossEqualsTheLossesOfEachPairAlone) {
+  ParameterStore store;
+  Rng init(8);
+  TransformerSeq2Seq model(tiny(NormPlacement::Pre, false), Scope(store, init, "m"));
+  Rng rng(9);
+  auto [src, tgt] = reversal(rng, 5, 1, 7, 8);
+  Graph g(Mode::Inference);
+  const Seq2SeqBatch all = make_batch(src, tgt, false);
+  const double batch = model.loss(g, all).value().data()[0];
+  double sum = 0;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const Seq2SeqBatch one = make_batch({src[i]}, {tgt[i]}, false);
+    sum += model.loss(g, one).value().data()[0] * static_cast<double>(one.target_tokens);
+    tokens += one.target_tokens;
+  }
+  EXPECT_NEAR(batch, sum / static_cast<double>(tokens), 1e-5);
 }
 
 TEST(TransformerSeq2Seq, ConfigRoundTripsThroughJson) {

@@ -11,6 +11,7 @@
 #include "heed/autograd/ops/layer_norm.h"
 #include "heed/autograd/ops/loss.h"
 #include "heed/autograd/ops/matmul.h"
+#include "heed/autograd/ops/packing.h"
 #include "heed/autograd/ops/reduce.h"
 #include "heed/autograd/ops/rnn_cell.h"
 #include "heed/autograd/ops/shape.h"

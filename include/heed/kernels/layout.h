@@ -19,6 +19,16 @@ void permute(const float* src, const Shape& shape, const std::array<int, 4>& per
 void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
                int64_t dst_off, int64_t outer, int64_t len, int64_t inner, bool accumulate);
 
+// Packed sequences (no padding): sequence b, rows 0 .. lengths[b] of a padded [B, T, D] block,
+// is rows offsets[b] .. offsets[b] + lengths[b] of a packed [N, D] one, offsets[b] being the sum
+// of the lengths before b.
+// packed (=|+=) the non-padding rows of padded.
+void pack_rows(const float* padded, float* packed, int64_t B, int64_t T, int64_t D,
+               const int32_t* lengths, bool accumulate);
+// The non-padding rows of padded (=|+=) packed; without accumulate the padding rows become 0.
+void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64_t D,
+                 const int32_t* lengths, bool accumulate);
+
 // y = mask ? value : x, mask broadcast to x's shape (non-zero = fill). Backward: dx += !mask * dy.
 void masked_fill(const float* x, const float* mask, const Shape& mask_shape, float value, float* y,
                  const Shape& shape);

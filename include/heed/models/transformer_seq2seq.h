@@ -50,12 +50,12 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
       Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
       const AttentionChoice& attention) const override;
 
-  // src time-major [S, B] (as in Seq2SeqBatch) -> memory [B, S, d]
-  Var encode(Graph& g, std::span<const int32_t> src, int64_t S,
-             std::span<const int32_t> lengths) const;
-  // Teacher-forced decoder over tgt_in time-major [T, B] -> logits [B, T, V]
-  Var decode(Graph& g, std::span<const int32_t> tgt_in, int64_t T, Var memory,
-             std::span<const int32_t> src_lengths) const;
+  // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
+  // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
+  Var encode(Graph& g, std::span<const int32_t> src, const Packing& p) const;
+  // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> logits [N_t, V]
+  Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,
+             const Packing& src) const;
   struct DecoderState {
     std::vector<Var> memory_kv;            // per decoder layer: [B, S, 2d]
     std::vector<KvCache> caches;           // per decoder layer
@@ -77,9 +77,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
             Scores scores = Scores::LogProbs, int attention_layer = -1) const;
 
  private:
-  // E[ids] * sqrt(d) + PE[positions from first_pos], dropout: [ids_shape..., d]
-  Var embed(Graph& g, const Parameter& table, std::span<const int32_t> ids, int64_t B, int64_t T,
-            int64_t first_pos) const;
+  // E[ids] * sqrt(d) + PE[positions], dropout: [N, d]
+  Var embed(Graph& g, const Parameter& table, std::span<const int32_t> ids,
+            std::span<const int32_t> positions) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   TransformerSeq2SeqConfig config_;
   Parameter* src_embed_;            // [V_src, d]

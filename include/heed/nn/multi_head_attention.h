@@ -6,6 +6,8 @@
 // the keys and values from the encoder output (once per batch: project_memory). For
 // incremental decoding, a KvCache keeps the keys and values of the positions decoded so far, so
 // a step costs O(t d) and not a recomputation of the prefix.
+// Sequences come packed, [N, d] (autograd/ops/packing.h): the projections run on real positions
+// only, and the fused attention op on the padded [B, T, .] view unpacked around it.
 // Leaves out: dropout on the attention weights (the Transformer drops the sub-layer output).
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <span>
 
 #include "heed/autograd/ops/attention.h"
+#include "heed/autograd/ops/packing.h"
 #include "heed/nn/init.h"
 
 namespace heed {
@@ -31,19 +34,20 @@ class MultiHeadAttention {
   MultiHeadAttention(int64_t d_model, int64_t heads, bool self_attention, const Scope& scope);
   int64_t heads() const { return heads_; }
 
-  // Self-attention: x [B, T, d] -> [B, T, d]; `causal` for the decoder, key_lengths for padding.
-  Var self(Var x, bool causal, std::span<const int32_t> key_lengths) const;
-  // One decoder position with a cache: x [B, 1, d]; appends its key and value to the cache and
-  // attends over positions 0..t (causality by construction).
+  // Self-attention over packed sequences: x [N, d] -> [N, d]; `causal` for the decoder.
+  Var self(Var x, const Packing& p, bool causal) const;
+  // One decoder position of each of B sequences with a cache: x [B, d]; appends its key and
+  // value to the cache and attends over positions 0..t (causality by construction).
   Var self_step(Var x, KvCache& cache) const;
   KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const;
 
-  // Cross-attention: keys and values of the memory [B, S, d], projected once: [B, S, 2d].
-  Var project_memory(Var memory) const;
-  // x [B, Tq, d] attends over the projected memory; key_lengths are the source lengths. When
-  // `weights` is given it also gets the attention weights [B, h, Tq, S] (for --attention-out;
-  // no gradient), from the same query projection.
-  Var cross(Var x, Var memory_kv, std::span<const int32_t> key_lengths,
+  // Cross-attention: keys and values of the packed memory [N_s, d], projected once and
+  // unpacked: [B, S, 2d] (src: the memory's packing).
+  Var project_memory(Var memory, const Packing& src) const;
+  // x [N_q, d] (packed as q) attends over the projected memory; key_lengths are the source
+  // lengths. When `weights` is given it also gets the attention weights [B, h, T_q, S] (for
+  // --attention-out; no gradient), from the same query projection.
+  Var cross(Var x, const Packing& q, Var memory_kv, std::span<const int32_t> key_lengths,
             Tensor* weights = nullptr) const;
 
  private:

@@ -70,8 +70,8 @@ class Residual {
 class TransformerEncoderLayer {
  public:
   TransformerEncoderLayer(const TransformerLayerConfig& c, const Scope& scope);
-  // x [B, S, d], lengths [B] (padding keys masked)
-  Var forward(Var x, std::span<const int32_t> lengths) const;
+  // x [N, d], packed sequences (packing.h)
+  Var forward(Var x, const Packing& p) const;
 
  private:
   MultiHeadAttention self_;
@@ -83,14 +83,18 @@ class TransformerDecoderLayer {
  public:
   TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope);
   const MultiHeadAttention& cross_attention() const { return cross_; }
-  // The encoder output's keys and values for this layer's cross-attention: [B, S, 2d].
-  Var project_memory(Var memory) const { return cross_.project_memory(memory); }
+  // The encoder output's keys and values for this layer's cross-attention: packed memory
+  // [N_s, d] -> [B, S, 2d].
+  Var project_memory(Var memory, const Packing& src) const {
+    return cross_.project_memory(memory, src);
+  }
   KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const {
     return self_.make_cache(g, B, capacity);
   }
-  // Teacher forcing: y [B, T, d], causal self-attention, cross-attention over the memory.
-  Var forward(Var y, Var memory_kv, std::span<const int32_t> src_lengths) const;
-  // One position y_t [B, 1, d] with this layer's key/value cache. When `weights` is given, it
+  // Teacher forcing: y [N_t, d] packed as tgt, causal self-attention, cross-attention over the
+  // memory.
+  Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths) const;
+  // One position y_t [B, d] with this layer's key/value cache. When `weights` is given, it
   // gets the cross-attention weights [B, h, 1, S] of this step.
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
            Tensor* weights = nullptr) const;
@@ -101,11 +105,11 @@ class TransformerDecoderLayer {
   Residual r_self_, r_cross_, r_ff_;
 };
 
-// Stacked encoder layers (and the final LayerNorm of pre-LN): [B, S, d] -> [B, S, d].
+// Stacked encoder layers (and the final LayerNorm of pre-LN): packed [N, d] -> [N, d].
 class TransformerEncoder {
  public:
   TransformerEncoder(const TransformerLayerConfig& c, int64_t layers, const Scope& scope);
-  Var forward(Var x, std::span<const int32_t> lengths) const;
+  Var forward(Var x, const Packing& p) const;
 
  private:
   std::vector<TransformerEncoderLayer> layers_;

@@ -1,0 +1,33 @@
+// Packed sequences: a batch of B sequences of different lengths stored back to back without
+// padding, [N, D] with N = the sum of the lengths, instead of padded to the longest, [B, T, D].
+// Every position-wise layer (projections, feed-forward, LayerNorm, the output layer and the
+// loss) then computes on real positions only; only attention needs the [B, T, D] view, and
+// pack/unpack convert around it (a row copy, cheap next to the GEMMs it saves when lengths
+// vary: on random batches of the benchmarks, about half the positions are padding).
+// Leaves out: attention over packed rows directly (the fused kernel takes the padded view).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "heed/autograd/graph.h"
+
+namespace heed {
+
+struct Packing {
+  std::span<const int32_t> lengths;  // [B], in the graph's arena (or outliving its use)
+  int64_t T = 0;                     // the padded length: the longest sequence (or more)
+  int64_t N = 0;                     // packed rows: the sum of the lengths
+  int64_t B() const { return static_cast<int64_t>(lengths.size()); }
+  bool dense() const { return N == B() * T; }  // no padding: packed and padded coincide
+};
+// The packing of sequences of these lengths (copied into the graph's arena), padded to T
+// (0: the longest).
+Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T = 0);
+
+// x [B, T, D] -> [N, D]: the non-padding rows, sequence after sequence.
+Var pack(Var x, const Packing& p);
+// x [N, D] -> [B, T, D], padding rows 0 (and no gradient).
+Var unpack(Var x, const Packing& p);
+
+}  // namespace heed
