@@ -37,21 +37,26 @@ void permute(const float* src, const Shape& shape, const std::array<int, 4>& per
                });
 }
 
+namespace {
+// d (=|+=) s, n floats
+void put(float* d, const float* s, int64_t n, bool accumulate) {
+  if (accumulate) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) d[j] += s[j];
+  } else if (n) {
+    std::memcpy(d, s, n * sizeof(float));
+  }
+}
+}  // namespace
+
 void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
                int64_t dst_off, int64_t outer, int64_t len, int64_t inner, bool accumulate) {
   int64_t block = len * inner;
   parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)),
                [&](int64_t o0, int64_t o1) {
-                 for (int64_t o = o0; o < o1; ++o) {
-                   const float* s = src + (o * src_n + src_off) * inner;
-                   float* d = dst + (o * dst_n + dst_off) * inner;
-                   if (accumulate) {
-#pragma omp simd
-                     for (int64_t j = 0; j < block; ++j) d[j] += s[j];
-                   } else if (block) {
-                     std::memcpy(d, s, block * sizeof(float));
-                   }
-                 }
+                 for (int64_t o = o0; o < o1; ++o)
+                   put(dst + (o * dst_n + dst_off) * inner, src + (o * src_n + src_off) * inner,
+                       block, accumulate);
                });
 }
 
@@ -71,29 +76,15 @@ void for_sequences(int64_t B, int64_t T, int64_t D, const int32_t* lengths, F f)
 void pack_rows(const float* padded, float* packed, int64_t B, int64_t T, int64_t D,
                const int32_t* lengths, bool accumulate) {
   for_sequences(B, T, D, lengths, [=](int64_t from, int64_t to, int64_t rows) {
-    const float* s = padded + from;
-    float* d = packed + to;
-    if (accumulate) {
-#pragma omp simd
-      for (int64_t j = 0; j < rows * D; ++j) d[j] += s[j];
-    } else if (rows) {
-      std::memcpy(d, s, rows * D * sizeof(float));
-    }
+    put(packed + to, padded + from, rows * D, accumulate);
   });
 }
 
 void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64_t D,
                  const int32_t* lengths, bool accumulate) {
   for_sequences(B, T, D, lengths, [=](int64_t to, int64_t from, int64_t rows) {
-    const float* s = packed + from;
-    float* d = padded + to;
-    if (accumulate) {
-#pragma omp simd
-      for (int64_t j = 0; j < rows * D; ++j) d[j] += s[j];
-      return;
-    }
-    if (rows) std::memcpy(d, s, rows * D * sizeof(float));
-    std::memset(d + rows * D, 0, (T - rows) * D * sizeof(float));
+    put(padded + to, packed + from, rows * D, accumulate);
+    if (!accumulate) std::memset(padded + to + rows * D, 0, (T - rows) * D * sizeof(float));
   });
 }
 

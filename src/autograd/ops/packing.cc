@@ -24,8 +24,8 @@ Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T) {
 }
 
 Var pack(Var x, const Packing& p) {
-  check(x.shape().rank() == 3 && x.dim(0) == p.B() && x.dim(1) == p.T, "pack: x ",
-        x.shape().str(), " for ", p.B(), " sequences padded to ", p.T);
+  check(x.shape().rank() == 3 && x.dim(0) == p.B() && x.dim(1) == p.T, "pack: x ", x.shape().str(),
+        " for ", p.B(), " sequences padded to ", p.T);
   const int64_t B = p.B(), T = p.T, D = x.dim(2);
   if (p.dense()) return reshape(x, Shape{p.N, D});
   Graph& G = x.graph();
