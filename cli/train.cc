@@ -107,7 +107,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "(sentences x longest side, as fairseq's --max-tokens); 0: by sentences")
       ->capture_default_str();
   app->add_option("--epochs", c.epochs, "Maximum epochs")->capture_default_str();
-  app->add_option("--max-minutes", c.max_minutes, "Training time budget in minutes (0: none)")
+  app->add_option(
+         "--max-minutes", c.max_minutes,
+         "Training time budget in minutes, counted over a run and its resumptions (0: none)")
       ->capture_default_str();
   app->add_option("--max-steps", c.max_steps, "Stop after this many updates (0: none)")
       ->capture_default_str();

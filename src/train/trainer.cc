@@ -213,7 +213,12 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   TrainConfig cfg = cfg_in;
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
   const auto t0 = Clock::now();
-  auto minutes = [&] { return std::chrono::duration<double>(Clock::now() - t0).count() / 60.0; };
+  // training time in minutes, over all runs of this model (a resumed run adds to the minutes
+  // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against
+  double minutes_before = 0;
+  auto minutes = [&] {
+    return minutes_before + std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
+  };
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   const bool g2p = fmt == CorpusFormat::Cmudict;
@@ -295,8 +300,10 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();
     bad_epochs = state.extra.at("bad_epochs").get<int>();
+    minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
     log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
-        << state.data_position << ", step " << state.step << "\n";
+        << state.data_position << ", step " << state.step << ", " << minutes_before
+        << " min trained\n";
   }
   log << "heed train: " << describe(cfg) << ", " << train_enc.size() << " training pairs, vocab "
       << sd.src.size() << " -> " << sd.tgt.size() << ", " << params.numel() << " parameters\n"
@@ -305,7 +312,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     state.epoch = epoch;
     state.data_position = position;
     state.schedule = sched.state();
-    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}};
+    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}, {"minutes", minutes()}};
     save_checkpoint(ckpt, config_json, params, opt, state);
   };
   std::ofstream curve((fs::path(cfg.save_dir) / "train.jsonl").string(), std::ios::app);

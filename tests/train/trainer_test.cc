@@ -83,12 +83,21 @@ TEST(RnnTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
 
   TrainConfig first = d.config("b");
   first.max_steps = 45;  // stops inside the second epoch
-  train_seq2seq(first, log);
+  TrainResult stopped = train_seq2seq(first, log);
   TrainConfig rest = d.config("b");
   rest.resume = true;
   TrainResult resumed = train_seq2seq(rest, log);
   EXPECT_EQ(resumed.steps, straight.steps);
   expect_same_weights(d);
+  // training time counts on over the resumption (--max-minutes and the curves use it)
+  EXPECT_GT(resumed.minutes, stopped.minutes);
+  std::ifstream curve(fs::path(rest.save_dir) / "train.jsonl");
+  double last = 0;
+  for (std::string line; std::getline(curve, line);) {
+    const double m = nlohmann::json::parse(line).at("minutes").get<double>();
+    EXPECT_GE(m, last) << line;
+    last = m;
+  }
 }
 
 TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {

@@ -47,7 +47,7 @@ struct TrainConfig {
   int64_t batch_size = 64;   // sentences per batch
   int64_t batch_tokens = 0;  // > 0: batches of at most this many padded positions instead
   int epochs = 10;
-  double max_minutes = 0;  // stop after this much training time (0: no limit)
+  double max_minutes = 0;  // stop after this much training time, resumptions included (0: none)
   int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
   float lr = 1e-3f;        // Adam (the peak rate with a warmup)
   float adam_beta2 = 0.999f;
