@@ -31,8 +31,8 @@ class Arena {
     return static_cast<T*>(allocate(n * sizeof(T), alignof(T) > kAlign ? alignof(T) : kAlign));
   }
 
-  // Frees all blocks at once. When the last step needed more than one chunk, the chunks are
-  // merged into one of the total size, so the next step of the same size fits in one.
+  // Frees all blocks at once and keeps every chunk: the next step reuses the same pages (a step
+  // that needs more adds a chunk for the excess only).
   void reset();
   // A position in the arena; rewind(m) frees every block allocated after mark() returned m
   // (and keeps the memory, so the next blocks reuse the same, cache-warm, pages).
