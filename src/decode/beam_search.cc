@@ -75,7 +75,7 @@ std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
         auto keep = std::min<int64_t>(K, V - Vocab::kEos);
         std::partial_sort(
             top.begin() + Vocab::kEos, top.begin() + Vocab::kEos + keep, top.end(),
-            [&](int32_t a, int32_t c) { return row[a] > row[c] || (row[a] == row[c] && a < c); });
+            [&](int32_t a, int32_t c) { return row[a] != row[c] ? row[a] > row[c] : a < c; });
         for (int64_t i = Vocab::kEos; i < Vocab::kEos + keep; ++i)
           cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i]);
       }
