@@ -11,6 +11,7 @@
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/models/toy_reverse.h"
+#include "heed/train/classifier_trainer.h"
 #include "heed/train/trainer.h"
 
 namespace heed::cli {
@@ -22,7 +23,7 @@ struct DemoCommand {
   int run() const;
 };
 
-enum class Metric { Bleu, Chrf, Wer, Per };
+enum class Metric { Bleu, Chrf, Wer, Per, Acc };
 
 struct ScoreCommand {
   Metric metric = Metric::Bleu;
@@ -39,7 +40,10 @@ struct ScoreCommand {
 };
 
 struct TrainCommand {
-  std::string model = "rnn";  // the architecture: rnn | transformer
+  std::string task = "translate";     // translate (seq2seq, also G2P) | classify
+  std::string model = "rnn";          // the architecture: rnn | transformer | self-attentive
+  std::string pooling = "attention";  // classify: attention | max | mean | last
+  ClassifyTrainConfig classify;       // classify: files and the model's own flags
   std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
               cell = "gru", tsv_columns = "1,2";
   // flags whose default depends on the architecture (unset: < 0 or empty)
@@ -51,6 +55,18 @@ struct TrainCommand {
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();
+  int run_classify();
+};
+
+// `heed classify`: labels (and probabilities, attention) for sentences on stdin.
+struct ClassifyCommand {
+  std::string model_dir;
+  bool probs = false;         // also print the class probabilities
+  std::string attention_out;  // JSONL: tokens, label, the r hops' attention over the tokens
+  int64_t batch = 64;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
 };
 
 // Checkpoint averaging: the mean of a run's last kept epochs as a new model directory.

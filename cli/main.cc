@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
   heed::cli::BenchCommand bench;
   heed::cli::SplitCommand split;
   heed::cli::AverageCommand average;
+  heed::cli::ClassifyCommand classify;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
@@ -32,6 +33,7 @@ int run(int argc, char** argv) {
   bench.add(app, threads);
   split.add(app);
   average.add(app);
+  classify.add(app, threads);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
@@ -41,6 +43,7 @@ int run(int argc, char** argv) {
   if (*bench.app) return bench.run();
   if (*split.app) return split.run();
   if (*average.app) return average.run();
+  if (*classify.app) return classify.run();
   return 0;
 }
 

@@ -21,6 +21,27 @@ std::vector<std::string> lines_of(const std::string& path) {
   return path == "-" ? read_lines(std::cin, "<stdin>") : read_lines(path);
 }
 
+// Classification files: the label is the first field of each line ("<label> <sentence>" as
+// SST publishes it, or `heed classify` output).
+std::vector<int32_t> labels_of(const std::string& path) {
+  std::vector<int32_t> out;
+  const std::vector<std::string> lines = lines_of(path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<std::string> f = split_words(lines[i]);
+    int32_t y = -1;
+    try {
+      size_t used = 0;
+      if (!f.empty()) y = std::stoi(f.front(), &used);
+      if (f.empty() || used != f.front().size()) y = -1;
+    } catch (const std::exception&) {
+      y = -1;
+    }
+    check(y >= 0, path, ":", i + 1, ": the line does not start with a label (an integer >= 0)");
+    out.push_back(y);
+  }
+  return out;
+}
+
 // G2P files: CMUdict format ("WORD  PH PH"), several lines of a word = its alternatives.
 std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path) {
   return group_alternatives(read_cmudict(path));
@@ -30,12 +51,17 @@ std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path
 
 void ScoreCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("score", "Score a hypothesis file against references");
-  const std::map<std::string, Metric> metrics = {
-      {"bleu", Metric::Bleu}, {"chrf", Metric::Chrf}, {"wer", Metric::Wer}, {"per", Metric::Per}};
+  const std::map<std::string, Metric> metrics = {{"bleu", Metric::Bleu},
+                                                 {"chrf", Metric::Chrf},
+                                                 {"wer", Metric::Wer},
+                                                 {"per", Metric::Per},
+                                                 {"acc", Metric::Acc}};
   app->add_option("--metric", metric,
                   "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
                   "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
-                  "alternative pronunciations)")
+                  "alternative pronunciations); acc: classification accuracy and confusion matrix "
+                  "(the first field of each line is its label, so an SST file and `heed "
+                  "classify` output compare directly)")
       ->transform(CLI::CheckedTransformer(metrics, CLI::ignore_case))
       ->capture_default_str();
   app->add_option("--ref", refs, "Reference file (repeat for several references)")->required();
@@ -59,7 +85,15 @@ void ScoreCommand::add(CLI::App& parent) {
 int ScoreCommand::run() const {
   nlohmann::json out;
   std::string line;
-  if (metric == Metric::Wer || metric == Metric::Per) {
+  if (metric == Metric::Acc) {
+    check(refs.size() == 1, "acc takes one reference file");
+    std::vector<int32_t> h = labels_of(hyp), r = labels_of(refs.front());
+    check(h.size() == r.size(), "score: ", hyp, " has ", h.size(), " lines but ", refs.front(),
+          " has ", r.size());
+    AccuracyScore s = accuracy(r, h);
+    line = s.str();
+    out = {{"metric", "acc"}, {"score", s.accuracy}, {"n", s.n}, {"confusion", s.confusion}};
+  } else if (metric == Metric::Wer || metric == Metric::Per) {
     check(refs.size() == 1, "wer/per take one reference file (alternatives are its lines)");
     std::map<std::string, std::string> hyps;
     for (auto& [word, prons] : g2p_file(hyp)) hyps[word] = prons.front();

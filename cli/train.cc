@@ -8,21 +8,27 @@
 namespace heed::cli {
 
 void TrainCommand::add(CLI::App& parent, int& threads) {
-  app = parent.add_subcommand("train", "Train a sequence-to-sequence model");
+  app = parent.add_subcommand(
+      "train", "Train a sequence-to-sequence model (translation, G2P) or a sentence classifier");
   auto& c = config;
   auto& m = c.rnn;
   auto& tf = c.transformer;
+  app->add_option("--task", task,
+                  "translate: a sequence-to-sequence model (also G2P on CMUdict) | classify: a "
+                  "sentence classifier on \"<label> <sentence>\" files (SST)")
+      ->check(CLI::IsMember({"translate", "classify"}))
+      ->capture_default_str();
   app->add_option("--model", model,
-                  "Architecture: rnn (encoder-decoder with --attention) | transformer")
-      ->check(CLI::IsMember({"rnn", "transformer"}))
+                  "Architecture: rnn (encoder-decoder with --attention) | transformer; classify: "
+                  "self-attentive (BiLSTM + Lin et al. 2017's self-attention or --pooling)")
+      ->check(CLI::IsMember({"rnn", "transformer", "self-attentive"}))
       ->capture_default_str();
   app->add_option("--attention", attention,
                   "rnn: none | bahdanau | luong-dot | luong-general | luong-concat | local-m | "
                   "local-p")
       ->capture_default_str();
   app->add_option("--train-src", c.train_src,
-                  "Training source file (or the single TSV/CMUdict file)")
-      ->required();
+                  "Training source file (or the single TSV/CMUdict file); required to translate");
   app->add_option("--train-tgt", c.train_tgt, "Training target file (parallel text)");
   app->add_option("--valid-src", c.valid_src,
                   "Validation source file (or single file); required unless the training "
@@ -52,10 +58,31 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--max-len", c.max_len, "Skip training pairs with a longer side")
       ->capture_default_str();
+  auto& k = classify.model;
+  app->add_option("--train", classify.train,
+                  "classify: training file, \"<label> <sentence>\" per line (SST's stsa.*)");
+  app->add_option("--valid", classify.valid, "classify: dev file (selects the best model)");
+  app->add_option("--test", classify.test,
+                  "classify: test file, scored once with the best dev model at the end");
+  app->add_option("--pooling", pooling,
+                  "classify: attention (Lin et al. 2017: r hops of self-attention over the "
+                  "BiLSTM states) | max | mean | last (the baselines it replaces)")
+      ->check(CLI::IsMember({"attention", "max", "mean", "last"}))
+      ->capture_default_str();
+  app->add_option("--hops", k.hops, "classify: attention hops r (1: a single vector)")
+      ->capture_default_str();
+  app->add_option("--penalty", k.penalty,
+                  "classify: coefficient of the redundancy penalty ||A A^T - I||_F^2")
+      ->capture_default_str();
+  app->add_option("--mlp-hidden", k.mlp_hidden, "classify: hidden size of the MLP classifier")
+      ->capture_default_str();
   app->add_option("--cell", cell, "rnn: gru | lstm (encoder and decoder)")->capture_default_str();
-  app->add_option("--embed", m.encoder.embed, "rnn: source embedding size")->capture_default_str();
+  app->add_option("--embed", m.encoder.embed,
+                  "rnn: source embedding size (classify: word embedding size, default 300)")
+      ->capture_default_str();
   app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")->capture_default_str();
-  app->add_option("--hidden", m.encoder.hidden, "rnn: encoder hidden size per direction")
+  app->add_option("--hidden", m.encoder.hidden,
+                  "rnn: encoder hidden size per direction (classify: u, default 300)")
       ->capture_default_str();
   app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")->capture_default_str();
   app->add_option("--layers", layers,
@@ -66,7 +93,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_flag("--reverse-source", m.reverse_source,
                 "rnn: feed the source reversed (Sutskever et al. 2014)");
-  app->add_option("--attn-dim", m.attn_dim, "rnn: hidden size of additive attention scorers")
+  app->add_option("--attn-dim", m.attn_dim,
+                  "rnn: hidden size of additive attention scorers (classify: d_a, default 350)")
       ->capture_default_str();
   app->add_option("--window", m.window, "rnn: local attention half-width D")->capture_default_str();
   app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)");
@@ -155,6 +183,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 }
 
 int TrainCommand::run() {
+  if (task == "classify") return run_classify();
+  check(!config.train_src.empty(), "train: --train-src is required (or --task classify --train)");
   config.format = parse_format(format);
   config.tsv_columns = parse_tsv_columns(tsv_columns);
   config.src_units = parse_units(src_units);
@@ -186,6 +216,33 @@ int TrainCommand::run() {
   TrainResult r = train_seq2seq(config, std::cout);
   std::cout << "best dev " << r.metric_name << " " << r.best_metric << " after " << r.steps
             << " steps, " << r.minutes << " min; model in " << config.save_dir << "\n";
+  return 0;
+}
+
+// The classifier's flags: the loop's own, plus the shared model flags when given (their
+// defaults are the classifier's, from Lin et al. 2017, not the RNN's).
+int TrainCommand::run_classify() {
+  check(model == "self-attentive" || app->count("--model") == 0,
+        "train --task classify: --model must be self-attentive");
+  ClassifyTrainConfig c = classify;
+  static_cast<LoopOptions&>(c) = config;
+  c.units = parse_units(src_units);
+  c.vocab = config.src_vocab;
+  ClassifierConfig& k = c.model;
+  k.pooling = parse_pooling(pooling);
+  if (app->count("--cell") > 0) k.encoder.cell = parse_cell(cell);
+  if (app->count("--embed") > 0) k.encoder.embed = config.rnn.encoder.embed;
+  if (app->count("--hidden") > 0) k.encoder.hidden = config.rnn.encoder.hidden;
+  if (app->count("--attn-dim") > 0) k.attn_dim = config.rnn.attn_dim;
+  k.encoder.bidirectional = config.rnn.encoder.bidirectional;
+  if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
+  if (dropout >= 0) k.dropout = dropout;
+  if (lr_schedule == "inverse-sqrt") c.schedule = ScheduleConfig::Kind::InverseSqrt;
+  ClassifyResult r = train_classifier(c, std::cout);
+  std::cout << "best dev acc " << r.loop.best_metric << " after " << r.loop.steps << " steps, "
+            << r.loop.minutes << " min";
+  if (r.test_accuracy >= 0) std::cout << "; test acc " << r.test_accuracy;
+  std::cout << "; model in " << c.save_dir << "\n";
   return 0;
 }
 

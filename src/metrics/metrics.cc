@@ -259,4 +259,42 @@ std::string G2pScore::str() const {
          " (words = " + std::to_string(words) + " phones = " + std::to_string(phones) + ")";
 }
 
+AccuracyScore accuracy(const std::vector<int32_t>& refs, const std::vector<int32_t>& hyps) {
+  check(refs.size() == hyps.size(), "accuracy: ", hyps.size(), " predictions for ", refs.size(),
+        " references");
+  AccuracyScore a;
+  int32_t C = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    check(refs[i] >= 0 && hyps[i] >= 0, "accuracy: negative label on line ", i + 1);
+    C = std::max({C, refs[i] + 1, hyps[i] + 1});
+  }
+  a.confusion.assign(static_cast<size_t>(C), std::vector<int64_t>(static_cast<size_t>(C), 0));
+  int64_t right = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    ++a.confusion[static_cast<size_t>(refs[i])][static_cast<size_t>(hyps[i])];
+    right += refs[i] == hyps[i];
+  }
+  a.n = static_cast<int64_t>(refs.size());
+  a.accuracy = a.n > 0 ? 100.0 * static_cast<double>(right) / static_cast<double>(a.n) : 0;
+  return a;
+}
+
+std::string AccuracyScore::str() const {
+  auto cell = [](int64_t v, size_t width) {  // right-aligned
+    std::string t = std::to_string(v);
+    return std::string(width > t.size() ? width - t.size() : 0, ' ') + t;
+  };
+  int64_t right = 0;
+  for (size_t c = 0; c < confusion.size(); ++c) right += confusion[c][c];
+  std::string out = "acc = " + fmt("%.2f", accuracy) + " (" + std::to_string(right) + "/" +
+                    std::to_string(n) + ")\nconfusion (rows: reference, columns: predicted)\n" +
+                    std::string(5, ' ');
+  for (size_t c = 0; c < confusion.size(); ++c) out += cell(static_cast<int64_t>(c), 7);
+  for (size_t r = 0; r < confusion.size(); ++r) {
+    out += "\n" + cell(static_cast<int64_t>(r), 5);
+    for (int64_t v : confusion[r]) out += cell(v, 7);
+  }
+  return out;
+}
+
 }  // namespace heed

@@ -14,17 +14,6 @@ bool RnnSeq2SeqConfig::luong_style() const {
   return attention != AttentionKind::None && attention != AttentionKind::Bahdanau;
 }
 
-namespace {
-const char* cell_name(CellKind k) {
-  return k == CellKind::Gru ? "gru" : "lstm";
-}
-CellKind parse_cell(const std::string& s) {
-  if (s == "gru") return CellKind::Gru;
-  if (s == "lstm") return CellKind::Lstm;
-  fail("unknown cell '", s, "' (expected gru or lstm)");
-}
-}  // namespace
-
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
   return {{"model", "rnn"},
           {"cell", cell_name(encoder.cell)},

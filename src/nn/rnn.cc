@@ -66,6 +66,16 @@ RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const Tensor& mask) const {
   return {concat(out, 0), s};
 }
 
+const char* cell_name(CellKind k) {
+  return k == CellKind::Gru ? "gru" : "lstm";
+}
+
+CellKind parse_cell(const std::string& s) {
+  if (s == "gru") return CellKind::Gru;
+  if (s == "lstm") return CellKind::Lstm;
+  fail("unknown cell '", s, "' (expected gru or lstm)");
+}
+
 RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(c) {
   check(c.vocab > 0 && c.layers >= 1, "encoder: vocabulary and layers must be positive");
   embed_ = &scope.param("embed", {c.vocab, c.embed}, Init::normal(0.1f), /*row_sparse=*/true);

@@ -17,9 +17,7 @@
 #include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
-#include "heed/train/batching.h"
-#include "heed/train/optimizer.h"
-#include "heed/train/schedule.h"
+#include "heed/train/loop.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -27,8 +25,6 @@ namespace fs = std::filesystem;
 namespace heed {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Pair {
   std::vector<int32_t> src, tgt;
@@ -70,7 +66,7 @@ std::pair<std::vector<std::vector<std::string>>, std::vector<std::vector<std::st
   return {std::move(s), std::move(t)};
 }
 
-Seq2SeqBatch batch_of(const std::vector<Pair>& data, const std::vector<size_t>& ids, bool reverse) {
+Seq2SeqBatch batch_of(const std::vector<Pair>& data, std::span<const size_t> ids, bool reverse) {
   std::vector<std::vector<int32_t>> s, t;
   for (size_t i : ids) {
     s.push_back(data[i].src);
@@ -96,13 +92,10 @@ Segmenter side_segmenter(Units u, const std::vector<std::string>* lines, const S
   return Segmenter::from_spm(read_file(file), file);
 }
 
-struct Validation {
-  double ce = 0, ppl = 0, metric = 0;
-};
-
-Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg, const Corpus& valid,
-                    const std::vector<Pair>& enc, const Sides& sd, bool g2p) {
-  Validation v;
+TrainingTask::Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg,
+                                  const Corpus& valid, const std::vector<Pair>& enc,
+                                  const Sides& sd, bool g2p) {
+  TrainingTask::Validation v;
   {  // cross-entropy over all dev target tokens
     double total = 0;
     int64_t tokens = 0;
@@ -117,7 +110,6 @@ Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg, const Cor
       g.clear();
     }
     v.ce = total / static_cast<double>(std::max<int64_t>(tokens, 1));
-    v.ppl = std::exp(v.ce);
   }
   // the task metric on greedy output
   std::vector<std::string> sources;
@@ -159,22 +151,6 @@ Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg, const Cor
   return v;
 }
 
-std::string clock_text(double seconds) {
-  char buf[32];
-  auto s = static_cast<long>(seconds);
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-  return buf;
-}
-
-// epochs/epoch_K.safetensors for the epoch just finished; the one --keep-epochs before it goes.
-void keep_epoch_weights(const TrainConfig& cfg, const ParameterStore& params, int64_t epoch) {
-  const fs::path dir = fs::path(cfg.save_dir) / "epochs";
-  fs::create_directories(dir);
-  auto file = [&](int64_t k) { return dir / ("epoch_" + std::to_string(k) + ".safetensors"); };
-  save_weights(file(epoch).string(), params);
-  if (epoch > cfg.keep_epochs) fs::remove(file(epoch - cfg.keep_epochs));
-}
-
 // "rnn/bahdanau, ..." or "transformer 3+3, d 256, ..." for the log
 std::string describe(const TrainConfig& c) {
   if (c.kind == ModelKind::Rnn) return "rnn/" + std::string(attention_name(c.rnn.attention));
@@ -209,16 +185,55 @@ std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const 
   return std::make_unique<TransformerSeq2Seq>(transformer, scope);
 }
 
+namespace {
+
+// Translation (or G2P) as a task of the shared loop: id pairs bucketed by source length, the
+// model's teacher-forced loss, validation by dev cross-entropy and BLEU (WER for CMUdict).
+class Seq2SeqTask final : public TrainingTask {
+ public:
+  Seq2SeqTask(const Seq2SeqModel& model, const TrainConfig& cfg, std::vector<Pair> train,
+              const Corpus& valid, std::vector<Pair> valid_enc, const Sides& sd, bool g2p)
+      : model_(model),
+        cfg_(cfg),
+        train_(std::move(train)),
+        valid_(valid),
+        valid_enc_(std::move(valid_enc)),
+        sd_(sd),
+        g2p_(g2p) {
+    for (const Pair& p : train_) {
+      lengths_.push_back(static_cast<int64_t>(p.src.size()));
+      costs_.push_back(static_cast<int64_t>(std::max(p.src.size(), p.tgt.size()) + 1));  // + EOS
+    }
+  }
+  std::span<const int64_t> lengths() const override { return lengths_; }
+  std::span<const int64_t> costs() const override { return costs_; }
+  BatchLoss loss(Graph& g, std::span<const size_t> examples) const override {
+    Seq2SeqBatch b = batch_of(train_, examples, model_.reverse_source());
+    return {model_.loss(g, b, cfg_.label_smoothing), b.target_tokens};
+  }
+  Validation validate() const override {
+    return heed::validate(model_, cfg_, valid_, valid_enc_, sd_, g2p_);
+  }
+  std::string metric_name() const override { return g2p_ ? "WER" : "BLEU"; }
+  bool lower_is_better() const override { return g2p_; }
+  std::string token_name() const override { return "tgt tok"; }
+
+ private:
+  const Seq2SeqModel& model_;
+  const TrainConfig& cfg_;
+  std::vector<Pair> train_;
+  const Corpus& valid_;
+  std::vector<Pair> valid_enc_;
+  const Sides& sd_;
+  bool g2p_;
+  std::vector<int64_t> lengths_, costs_;
+};
+
+}  // namespace
+
 TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   TrainConfig cfg = cfg_in;
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
-  const auto t0 = Clock::now();
-  // training time in minutes, over all runs of this model (a resumed run adds to the minutes
-  // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against
-  double minutes_before = 0;
-  auto minutes = [&] {
-    return minutes_before + std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
-  };
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   const bool g2p = fmt == CorpusFormat::Cmudict;
@@ -237,8 +252,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
         << " training and " << valid.pairs.size() << " dev pairs\n";
   }
   fs::create_directories(cfg.save_dir);
-  const std::string ckpt = (fs::path(cfg.save_dir) / "checkpoint").string();
-  const bool resuming = cfg.resume && has_checkpoint(ckpt);
+  const bool resumed = resuming(cfg);
   // 2. segmentation and vocabularies: built on the training side, or the run's own on resume
   Sides sd;
   const fs::path dir(cfg.save_dir);
@@ -247,13 +261,13 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     src_lines.push_back(p.src);
     tgt_lines.push_back(p.tgt);
   }
-  sd.src_seg = side_segmenter(cfg.src_units, resuming ? nullptr : &src_lines, cfg.spm,
+  sd.src_seg = side_segmenter(cfg.src_units, resumed ? nullptr : &src_lines, cfg.spm,
                               (dir / "src.spm").string());
-  sd.tgt_seg = side_segmenter(cfg.tgt_units, resuming ? nullptr : &tgt_lines, cfg.spm,
+  sd.tgt_seg = side_segmenter(cfg.tgt_units, resumed ? nullptr : &tgt_lines, cfg.spm,
                               (dir / "tgt.spm").string());
   auto [train_src, train_tgt] = split(train, sd);
   const bool joint = cfg.kind == ModelKind::Transformer && cfg.transformer.share_embeddings;
-  if (resuming) {
+  if (resumed) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());
   } else if (joint) {  // one vocabulary of both sides' units for the shared embedding table
@@ -264,7 +278,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     sd.src = Vocab::build(train_src, cfg.src_vocab);
     sd.tgt = Vocab::build(train_tgt, cfg.tgt_vocab);
   }
-  if (!resuming) {
+  if (!resumed) {
     sd.src.save((dir / "src.vocab").string());
     sd.tgt.save((dir / "tgt.vocab").string());
   }
@@ -275,154 +289,16 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   auto [valid_src, valid_tgt] = split(valid, sd);
   std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, cfg, sd, false);
   check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
-  // 3. model, optimiser, schedule
+  // 3. the model, then the shared loop (train/loop.h)
   const nlohmann::json config_json = model_json(cfg, g2p);
   ParameterStore params;
   Rng init_rng(cfg.seed);
-  std::unique_ptr<Seq2SeqModel> model_ptr =
-      make_seq2seq_model(config_json, Scope(params, init_rng));
-  const Seq2SeqModel& model = *model_ptr;
-  Optimizer opt({.kind = OptimizerConfig::Kind::Adam, .beta2 = cfg.adam_beta2}, params);
-  LrSchedule sched({.kind = cfg.schedule,
-                    .lr = cfg.lr,
-                    .warmup = cfg.warmup,
-                    .factor = cfg.lr_decay,
-                    .patience = cfg.lr_patience,
-                    .min_lr = cfg.lr / 32});
-  const bool lower_better = g2p;
-  TrainResult result;
-  result.metric_name = g2p ? "WER" : "BLEU";
-  TrainerState state;
-  double best = lower_better ? 1e300 : -1e300;
-  int bad_epochs = 0;
-  if (resuming) {
-    state = load_checkpoint(ckpt, params, opt);
-    sched.load_state(state.schedule);
-    best = state.extra.at("best").get<double>();
-    bad_epochs = state.extra.at("bad_epochs").get<int>();
-    minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
-    log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
-        << state.data_position << ", step " << state.step << ", " << minutes_before
-        << " min trained\n";
-  }
+  std::unique_ptr<Seq2SeqModel> model = make_seq2seq_model(config_json, Scope(params, init_rng));
   log << "heed train: " << describe(cfg) << ", " << train_enc.size() << " training pairs, vocab "
       << sd.src.size() << " -> " << sd.tgt.size() << ", " << params.numel() << " parameters\n"
       << std::flush;
-  auto save_state = [&](int64_t epoch, int64_t position) {
-    state.epoch = epoch;
-    state.data_position = position;
-    state.schedule = sched.state();
-    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}, {"minutes", minutes()}};
-    save_checkpoint(ckpt, config_json, params, opt, state);
-  };
-  std::ofstream curve((fs::path(cfg.save_dir) / "train.jsonl").string(), std::ios::app);
-  // 4. the loop, over length-bucketed batches
-  std::vector<int64_t> src_len, cost;
-  for (const Pair& p : train_enc) {
-    src_len.push_back(static_cast<int64_t>(p.src.size()));
-    cost.push_back(static_cast<int64_t>(std::max(p.src.size(), p.tgt.size()) + 1));  // + EOS
-  }
-  const BatchOptions batching{.sentences = cfg.batch_size, .tokens = cfg.batch_tokens};
-  // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
-  // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
-  // leaves them alone, so that a resumed run continues exactly.
-  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg) {
-    Validation v = validate(model, cfg, valid, valid_enc, sd, g2p);
-    bool better = lower_better ? v.metric < best : v.metric > best;
-    if (better) {
-      best = v.metric;
-      save_model(cfg.save_dir, config_json, params);
-    }
-    if (epoch_done) {
-      bad_epochs = better ? 0 : bad_epochs + 1;
-      sched.report(v.ce);
-    }
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "validation  epoch %lld  step %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  "
-                  "(%.1f min)\n",
-                  static_cast<long long>(epoch) + 1, static_cast<long long>(state.step), v.ce,
-                  v.ppl, result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "",
-                  sched.lr(state.step + 1), minutes());
-    log << line << std::flush;
-    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
-                            {"minutes", minutes()},   {"dev_ce", v.ce},
-                            {"dev_ppl", v.ppl},       {"metric", result.metric_name},
-                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
-                 .dump()
-          << "\n"
-          << std::flush;
-  };
-  Graph g(Mode::Train, cfg.seed);
-  bool out_of_time = false;
-  for (int64_t epoch = state.epoch; epoch < cfg.epochs && !out_of_time; ++epoch) {
-    auto batches = epoch_batches(src_len, cost, batching, cfg.seed, epoch);
-    auto epoch_start = Clock::now();
-    auto last_print = Clock::now();
-    int64_t tokens = 0, first = state.data_position;
-    double loss_avg = 0;
-    int64_t k = first;
-    for (; k < static_cast<int64_t>(batches.size()); ++k) {
-      Seq2SeqBatch b = batch_of(train_enc, batches[k], model.reverse_source());
-      g.reseed(cfg.seed ^ mix64(static_cast<uint64_t>(state.step)));
-      Var loss = model.loss(g, b, cfg.label_smoothing);
-      double l = loss.value().data()[0];
-      g.backward(loss);
-      clip_grad_norm(params, cfg.clip);
-      opt.step(sched.lr(state.step + 1));
-      g.clear();
-      ++state.step;
-      tokens += b.target_tokens;
-      loss_avg = k == first ? l : 0.98 * loss_avg + 0.02 * l;
-      double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
-      if (std::chrono::duration<double>(Clock::now() - last_print).count() > 5 ||
-          k + 1 == static_cast<int64_t>(batches.size())) {
-        last_print = Clock::now();
-        double per_batch = secs / static_cast<double>(k + 1 - first);
-        double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches.size()) - k - 1);
-        if (cfg.max_minutes > 0) eta = std::min(eta, 60 * (cfg.max_minutes - minutes()));
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f tgt tok/s  "
-                      "elapsed %s  ETA %s\n",
-                      static_cast<long long>(epoch) + 1, cfg.epochs, static_cast<long long>(k) + 1,
-                      batches.size(), loss_avg, std::exp(loss_avg),
-                      static_cast<double>(tokens) / secs, clock_text(minutes() * 60).c_str(),
-                      clock_text(std::max(eta, 0.0)).c_str());
-        log << line << std::flush;
-      }
-      if (cfg.valid_every > 0 && state.step % cfg.valid_every == 0 &&
-          k + 1 < static_cast<int64_t>(batches.size())) {
-        auto t = Clock::now();
-        validate_and_record(epoch, false, loss_avg);
-        save_state(epoch, k + 1);
-        epoch_start += Clock::now() - t;  // tokens/s counts training time only
-      } else if (state.step % cfg.checkpoint_every == 0) {
-        save_state(epoch, k + 1);
-      }
-      if ((cfg.max_minutes > 0 && minutes() >= cfg.max_minutes) ||
-          (cfg.max_steps > 0 && state.step >= cfg.max_steps)) {
-        out_of_time = true;
-        ++k;
-        break;
-      }
-    }
-    const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    validate_and_record(epoch, epoch_done, loss_avg);
-    if (epoch_done && cfg.keep_epochs > 0) keep_epoch_weights(cfg, params, epoch + 1);
-    save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
-    result.epochs = static_cast<int>(epoch + 1);
-    if (bad_epochs > cfg.patience) {
-      log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
-          << " epochs\n";
-      break;
-    }
-  }
-  if (out_of_time) log << "stopped by the time or step budget; --resume continues\n";
-  result.best_metric = best;
-  result.steps = state.step;
-  result.minutes = minutes();
-  return result;
+  Seq2SeqTask task(*model, cfg, std::move(train_enc), valid, std::move(valid_enc), sd, g2p);
+  return run_training(cfg, task, params, config_json, log);
 }
 
 std::unique_ptr<ModelFiles> load_model(const std::string& dir) {

@@ -57,6 +57,15 @@ struct G2pScore {
 G2pScore g2p_error_rates(const std::map<std::string, std::string>& hyps,
                          const std::map<std::string, std::vector<std::string>>& refs);
 
+// Classification accuracy and the confusion matrix (rows: reference class, columns: predicted).
+struct AccuracyScore {
+  double accuracy = 0;  // percent
+  int64_t n = 0;
+  std::vector<std::vector<int64_t>> confusion;  // [C][C]
+  std::string str() const;                      // "acc = 85.12 (1550/1821)" and the matrix
+};
+AccuracyScore accuracy(const std::vector<int32_t>& refs, const std::vector<int32_t>& hyps);
+
 // Levenshtein distance between token sequences.
 int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b);
 

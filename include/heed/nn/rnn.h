@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "heed/autograd/graph.h"
@@ -17,6 +18,8 @@
 namespace heed {
 
 enum class CellKind { Gru, Lstm };
+const char* cell_name(CellKind k);          // "gru" | "lstm"
+CellKind parse_cell(const std::string& s);  // the inverse; an Error for anything else
 
 struct RnnState {
   Var h;  // [B, H]

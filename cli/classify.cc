@@ -1,0 +1,62 @@
+// `heed classify`: a trained classifier on sentences from stdin, one label per line (and the
+// class probabilities with --probs); --attention-out writes the self-attention of each line.
+// Leaves out: the model (models/sentence_classifier) and running it (train/classifier_trainer).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "heed/data/text.h"
+#include "heed/util/error.h"
+
+namespace heed::cli {
+
+void ClassifyCommand::add(CLI::App& parent, int& threads) {
+  app = parent.add_subcommand("classify",
+                              "Classify sentences from stdin with a model of `heed train "
+                              "--task classify`: one label per line on stdout");
+  app->add_option("--model", model_dir, "Model directory")->required();
+  app->add_flag("--probs", probs, "After each label, a tab and the probability of every class");
+  app->add_option("--attention-out", attention_out,
+                  "Write one JSON object per line: {\"tokens\": [...], \"label\": k, "
+                  "\"attention\": [[...one row per hop over the tokens...]], \"redundancy\": "
+                  "||A A^T - I||_F} (self-attention models)");
+  app->add_option("--batch", batch, "Sentences classified together")->capture_default_str();
+  app->add_option("--threads", threads, "Threads (0 = all cores)");
+}
+
+int ClassifyCommand::run() const {
+  auto m = load_classifier(model_dir);
+  std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
+  std::vector<Prediction> out = classify(*m, lines, "<stdin>", batch);
+  std::ofstream attn;
+  if (!attention_out.empty()) {
+    attn.open(attention_out);
+    check(attn.good(), attention_out, ": cannot open for writing");
+  }
+  for (const Prediction& p : out) {
+    std::cout << p.label;
+    if (probs) {
+      std::cout << '\t';
+      for (size_t c = 0; c < p.probs.size(); ++c) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.4f", c ? " " : "", p.probs[c]);
+        std::cout << buf;
+      }
+    }
+    std::cout << '\n';
+    if (attn.is_open())
+      attn << nlohmann::json{{"tokens", p.tokens},
+                             {"label", p.label},
+                             {"attention", p.attention},
+                             {"redundancy", p.redundancy}}
+                  .dump()
+           << '\n';
+  }
+  check(!attn.is_open() || attn.good(), attention_out, ": write failed");
+  return 0;
+}
+
+}  // namespace heed::cli

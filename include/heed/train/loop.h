@@ -1,0 +1,86 @@
+// The training loop every task of heed shares (translation, G2P, classification): epochs of
+// length-bucketed batches (train/batching.h), Adam with gradient clipping and a learning-rate
+// schedule, a progress line (loss, throughput, elapsed, ETA), validation every epoch (or every
+// N steps) with the best model saved, early stopping, the last epochs' weights kept for
+// averaging, atomic checkpoints and an exact resume. A task supplies the data and the model:
+// the loss of a batch of example indices, and a validation (dev cross-entropy and its metric).
+// Files written in the model directory: model.safetensors + config.json (the best weights),
+// checkpoint/ (the latest state), train.jsonl (one line per validation), epochs/.
+// Leaves out: reading data and building models (the tasks: train/trainer.h,
+// train/classifier_trainer.h).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/autograd/graph.h"
+#include "heed/autograd/parameter.h"
+#include "heed/train/schedule.h"
+
+namespace heed {
+
+struct LoopOptions {
+  int64_t batch_size = 64;   // examples per batch
+  int64_t batch_tokens = 0;  // > 0: batches of at most this many padded positions instead
+  int epochs = 10;
+  double max_minutes = 0;  // stop after this much training time, resumptions included (0: none)
+  int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
+  float lr = 1e-3f;        // Adam (the peak rate with a warmup)
+  float adam_beta2 = 0.999f;
+  // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
+  ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
+  int64_t warmup = 0;     // steps of linear warmup to lr
+  float lr_decay = 0.5f;  // plateau: the LR is multiplied by this when dev cross-entropy stalls
+  int lr_patience = 0;    // ... for more than this many epochs in a row
+  float clip = 1.0f;      // global gradient-norm clipping
+  int patience = 3;                 // early stopping: epochs without a better dev metric
+  int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
+  int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
+  int keep_epochs = 0;  // keep the weights of the last N epochs in epochs/ (for heed average)
+  uint64_t seed = 1;
+  std::string save_dir;
+  bool resume = false;  // continue from save_dir/checkpoint
+};
+
+// What a task gives the loop. Examples are numbered 0..N-1 in the order of lengths().
+class TrainingTask {
+ public:
+  virtual ~TrainingTask() = default;
+  // Per example: the length batches are sorted by, and its cost in padded positions.
+  virtual std::span<const int64_t> lengths() const = 0;
+  virtual std::span<const int64_t> costs() const = 0;
+  struct BatchLoss {
+    Var loss;        // [] mean loss of the batch
+    int64_t tokens;  // what the progress line counts per second
+  };
+  virtual BatchLoss loss(Graph& g, std::span<const size_t> examples) const = 0;
+  struct Validation {
+    double ce = 0;      // dev cross-entropy (drives the plateau schedule)
+    double metric = 0;  // the task metric (selects the best model and early stopping)
+  };
+  virtual Validation validate() const = 0;
+  virtual std::string metric_name() const = 0;  // "BLEU", "WER", "acc"
+  virtual bool lower_is_better() const = 0;
+  virtual std::string token_name() const = 0;  // "tgt tok", "tok"
+};
+
+struct LoopResult {
+  double best_metric = 0;
+  std::string metric_name;
+  int64_t steps = 0;
+  int epochs = 0;
+  double minutes = 0;
+};
+
+// True when `o.resume` and save_dir holds a checkpoint to resume from.
+bool resuming(const LoopOptions& o);
+
+// Trains `params` (the task's model) on `task`; config is the model's config.json.
+LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
+                        const nlohmann::json& config, std::ostream& log);
+
+}  // namespace heed

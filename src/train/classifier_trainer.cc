@@ -1,0 +1,224 @@
+// The sentence classifier's trainer, loader and runner (see the header).
+#include "heed/train/classifier_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <ostream>
+
+#include "heed/autograd/ops.h"
+#include "heed/data/labeled.h"
+#include "heed/io/checkpoint.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+
+namespace {
+
+using Sentences = std::vector<std::vector<int32_t>>;
+
+Sentences encode_all(const std::vector<std::string>& texts, const Segmenter& seg, const Vocab& v) {
+  Sentences out;
+  out.reserve(texts.size());
+  for (const auto& t : texts) out.push_back(v.encode(seg.split(t)));
+  return out;
+}
+
+// The batch of sentences [first, first + n) (with their labels, if any).
+ClassifyBatch slice_batch(const Sentences& s, const std::vector<int32_t>& labels, size_t first,
+                          size_t n) {
+  Sentences part(s.begin() + static_cast<std::ptrdiff_t>(first),
+                 s.begin() + static_cast<std::ptrdiff_t>(first + n));
+  std::span<const int32_t> y;
+  if (!labels.empty()) y = std::span(labels).subspan(first, n);
+  return make_classify_batch(part, y);
+}
+
+// Dev cross-entropy and accuracy (%), on an inference graph.
+TrainingTask::Validation evaluate(const SentenceClassifier& model, const Sentences& s,
+                                  const std::vector<int32_t>& labels, int64_t batch) {
+  double ce = 0;
+  int64_t right = 0;
+  Graph g(Mode::Inference);
+  for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
+    const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
+    ClassifyBatch b = slice_batch(s, labels, i, n);
+    SentenceClassifier::Output o = model.forward(g, b);
+    ce += cross_entropy(o.logits, b.labels).value().data()[0] * static_cast<double>(n);
+    const float* z = o.logits.value().data();  // [B, C]
+    const int64_t C = o.logits.dim(1);
+    for (size_t k = 0; k < n; ++k) {
+      const float* row = z + static_cast<int64_t>(k) * C;
+      right += std::max_element(row, row + C) - row == b.labels[k];
+    }
+    g.clear();
+  }
+  const auto N = static_cast<double>(std::max<size_t>(s.size(), 1));
+  return {.ce = ce / N, .metric = 100.0 * static_cast<double>(right) / N};
+}
+
+// Classification as a task of the shared loop: sentences bucketed by length.
+class ClassifyTask final : public TrainingTask {
+ public:
+  ClassifyTask(const SentenceClassifier& model, Sentences train, std::vector<int32_t> labels,
+               Sentences dev, std::vector<int32_t> dev_labels, int64_t batch)
+      : model_(model),
+        train_(std::move(train)),
+        labels_(std::move(labels)),
+        dev_(std::move(dev)),
+        dev_labels_(std::move(dev_labels)),
+        batch_(batch) {
+    for (const auto& s : train_) lengths_.push_back(static_cast<int64_t>(s.size()));
+  }
+  std::span<const int64_t> lengths() const override { return lengths_; }
+  std::span<const int64_t> costs() const override { return lengths_; }
+  BatchLoss loss(Graph& g, std::span<const size_t> examples) const override {
+    Sentences s;
+    std::vector<int32_t> y;
+    for (size_t i : examples) {
+      s.push_back(train_[i]);
+      y.push_back(labels_[i]);
+    }
+    ClassifyBatch b = make_classify_batch(s, y);
+    return {model_.loss(g, b), std::accumulate(b.lengths.begin(), b.lengths.end(), int64_t{0})};
+  }
+  Validation validate() const override { return evaluate(model_, dev_, dev_labels_, batch_); }
+  std::string metric_name() const override { return "acc"; }
+  bool lower_is_better() const override { return false; }
+  std::string token_name() const override { return "tok"; }
+
+ private:
+  const SentenceClassifier& model_;
+  Sentences train_;
+  std::vector<int32_t> labels_;
+  Sentences dev_;
+  std::vector<int32_t> dev_labels_;
+  int64_t batch_;
+  std::vector<int64_t> lengths_;
+};
+
+Segmenter classifier_segmenter(Units u) {
+  check(u != Units::Spm, "classify: --units must be word or char");
+  return Segmenter(u);
+}
+
+}  // namespace
+
+ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream& log) {
+  ClassifyTrainConfig cfg = cfg_in;
+  check(!cfg.save_dir.empty(), "train: --save DIR is required");
+  check(!cfg.train.empty() && !cfg.valid.empty(),
+        "train --task classify: --train and --valid are required");
+  // 1. data, as published; dev and test labels must be classes of the training file
+  LabeledCorpus train = read_labeled(cfg.train);
+  check(train.classes >= 2, cfg.train, ": only one class (", train.classes - 1,
+        ") in the training labels");
+  LabeledCorpus valid = read_labeled(cfg.valid, train.classes);
+  // 2. units and vocabulary: built on the training file, or the run's own on resume
+  fs::create_directories(cfg.save_dir);
+  const fs::path dir(cfg.save_dir);
+  Segmenter seg = classifier_segmenter(cfg.units);
+  std::vector<std::vector<std::string>> units;
+  for (const auto& t : train.texts) units.push_back(seg.split(t));
+  Vocab vocab = resuming(cfg) ? Vocab::load((dir / "src.vocab").string())
+                              : Vocab::build(units, cfg.vocab);
+  if (!resuming(cfg)) vocab.save((dir / "src.vocab").string());
+  cfg.model.encoder.vocab = vocab.size();
+  cfg.model.encoder.dropout = cfg.model.dropout;
+  cfg.model.classes = train.classes;
+  // 3. the model, then the shared loop
+  nlohmann::json config = cfg.model.to_json();
+  config["units"] = units_name(cfg.units);
+  ParameterStore params;
+  Rng init_rng(cfg.seed);
+  SentenceClassifier model(cfg.model, Scope(params, init_rng));
+  char penalty_text[32];
+  std::snprintf(penalty_text, sizeof penalty_text, "%g", static_cast<double>(cfg.model.penalty));
+  log << "heed train: self-attentive classifier (" << pooling_name(cfg.model.pooling)
+      << (cfg.model.pooling == Pooling::Attention
+              ? ", r " + std::to_string(cfg.model.hops) + ", penalty " + penalty_text
+              : std::string())
+      << "), " << train.texts.size() << " training sentences, " << train.classes
+      << " classes, vocab " << vocab.size() << ", " << params.numel() << " parameters\n"
+      << std::flush;
+  ClassifyTask task(model, encode_all(train.texts, seg, vocab), train.labels,
+                    encode_all(valid.texts, seg, vocab), valid.labels, cfg.batch_size);
+  ClassifyResult result;
+  result.loop = run_training(cfg, task, params, config, log);
+  if (!cfg.test.empty()) {  // the selected (best dev) model on the test file
+    LabeledCorpus test = read_labeled(cfg.test, train.classes);
+    load_weights((dir / "model.safetensors").string(), params);
+    auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);
+    result.test_accuracy = v.metric;
+    char line[160];
+    std::snprintf(line, sizeof line, "test  %s  acc %.2f  ce %.4f  (%zu sentences, best dev model)\n",
+                  cfg.test.c_str(), v.metric, v.ce, test.texts.size());
+    log << line << std::flush;
+  }
+  return result;
+}
+
+std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
+  auto m = std::make_unique<ClassifierFiles>();
+  m->config = read_config(dir);
+  ClassifierConfig c = ClassifierConfig::from_json(m->config);
+  try {
+    m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));
+  } catch (const nlohmann::json::exception& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
+  m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
+  check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
+  Rng rng(1);
+  m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
+  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
+  return m;
+}
+
+std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
+                                 const std::string& name, int64_t batch) {
+  std::vector<Prediction> out(lines.size());
+  Sentences s;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out[i].tokens = m.seg.split(lines[i]);
+    check(!out[i].tokens.empty(), name, ":", i + 1, ": an empty line (nothing to classify)");
+    s.push_back(m.vocab.encode(out[i].tokens));
+  }
+  Graph g(Mode::Inference);
+  for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
+    const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
+    ClassifyBatch b = slice_batch(s, {}, i, n);
+    SentenceClassifier::Output o = m.model->forward(g, b);
+    const int64_t C = o.logits.dim(1);
+    for (size_t k = 0; k < n; ++k) {
+      Prediction& p = out[i + k];
+      const float* z = o.logits.value().data() + static_cast<int64_t>(k) * C;
+      const float top = *std::max_element(z, z + C);
+      double total = 0;
+      for (int64_t c = 0; c < C; ++c) total += std::exp(z[c] - top);
+      for (int64_t c = 0; c < C; ++c)
+        p.probs.push_back(static_cast<float>(std::exp(z[c] - top) / total));
+      p.label = static_cast<int32_t>(std::max_element(z, z + C) - z);
+      if (!o.A.valid()) continue;
+      const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
+      const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]
+      for (int64_t h = 0; h < r; ++h) p.attention.emplace_back(A + h * S, A + h * S + len);
+      double f = 0;  // ||A A^T - I||_F
+      for (int64_t a = 0; a < r; ++a)
+        for (int64_t c = 0; c < r; ++c) {
+          double dot = 0;
+          for (int64_t t = 0; t < len; ++t) dot += double{A[a * S + t]} * A[c * S + t];
+          f += (dot - (a == c)) * (dot - (a == c));
+        }
+      p.redundancy = std::sqrt(f);
+    }
+    g.clear();
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,198 @@
+// The shared training loop (see the header).
+// Leaves out: multi-process data loading (the shared datasets fit in memory many times over).
+#include "heed/train/loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "heed/io/checkpoint.h"
+#include "heed/kernels/random.h"
+#include "heed/train/batching.h"
+#include "heed/train/optimizer.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string clock_text(double seconds) {
+  char buf[32];
+  auto s = static_cast<long>(seconds);
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+std::string checkpoint_dir(const LoopOptions& o) {
+  return (fs::path(o.save_dir) / "checkpoint").string();
+}
+
+// epochs/epoch_K.safetensors for the epoch just finished; the one --keep-epochs before it goes.
+void keep_epoch_weights(const LoopOptions& o, const ParameterStore& params, int64_t epoch) {
+  const fs::path dir = fs::path(o.save_dir) / "epochs";
+  fs::create_directories(dir);
+  auto file = [&](int64_t k) { return dir / ("epoch_" + std::to_string(k) + ".safetensors"); };
+  save_weights(file(epoch).string(), params);
+  if (epoch > o.keep_epochs) fs::remove(file(epoch - o.keep_epochs));
+}
+
+}  // namespace
+
+bool resuming(const LoopOptions& o) { return o.resume && has_checkpoint(checkpoint_dir(o)); }
+
+LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
+                        const nlohmann::json& config, std::ostream& log) {
+  check(!o.save_dir.empty(), "train: --save DIR is required");
+  const auto t0 = Clock::now();
+  // training time in minutes, over all runs of this model (a resumed run adds to the minutes
+  // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against
+  double minutes_before = 0;
+  auto minutes = [&] {
+    return minutes_before + std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
+  };
+  fs::create_directories(o.save_dir);
+  const std::string ckpt = checkpoint_dir(o);
+  Optimizer opt({.kind = OptimizerConfig::Kind::Adam, .beta2 = o.adam_beta2}, params);
+  LrSchedule sched({.kind = o.schedule,
+                    .lr = o.lr,
+                    .warmup = o.warmup,
+                    .factor = o.lr_decay,
+                    .patience = o.lr_patience,
+                    .min_lr = o.lr / 32});
+  const bool lower_better = task.lower_is_better();
+  LoopResult result;
+  result.metric_name = task.metric_name();
+  TrainerState state;
+  double best = lower_better ? 1e300 : -1e300;
+  int bad_epochs = 0;
+  if (resuming(o)) {
+    state = load_checkpoint(ckpt, params, opt);
+    sched.load_state(state.schedule);
+    best = state.extra.at("best").get<double>();
+    bad_epochs = state.extra.at("bad_epochs").get<int>();
+    minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
+    log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
+        << state.data_position << ", step " << state.step << ", " << minutes_before
+        << " min trained\n"
+        << std::flush;
+  }
+  auto save_state = [&](int64_t epoch, int64_t position) {
+    state.epoch = epoch;
+    state.data_position = position;
+    state.schedule = sched.state();
+    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}, {"minutes", minutes()}};
+    save_checkpoint(ckpt, config, params, opt, state);
+  };
+  std::ofstream curve((fs::path(o.save_dir) / "train.jsonl").string(), std::ios::app);
+  const BatchOptions batching{.sentences = o.batch_size, .tokens = o.batch_tokens};
+  // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
+  // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
+  // leaves them alone, so that a resumed run continues exactly.
+  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg) {
+    TrainingTask::Validation v = task.validate();
+    bool better = lower_better ? v.metric < best : v.metric > best;
+    if (better) {
+      best = v.metric;
+      save_model(o.save_dir, config, params);
+    }
+    if (epoch_done) {
+      bad_epochs = better ? 0 : bad_epochs + 1;
+      sched.report(v.ce);
+    }
+    const double ppl = std::exp(v.ce);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "validation  epoch %lld  step %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  "
+                  "(%.1f min)\n",
+                  static_cast<long long>(epoch) + 1, static_cast<long long>(state.step), v.ce, ppl,
+                  result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "",
+                  sched.lr(state.step + 1), minutes());
+    log << line << std::flush;
+    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
+                            {"minutes", minutes()},   {"dev_ce", v.ce},
+                            {"dev_ppl", ppl},         {"metric", result.metric_name},
+                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
+                 .dump()
+          << "\n"
+          << std::flush;
+  };
+  Graph g(Mode::Train, o.seed);
+  bool out_of_time = false;
+  for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
+    auto batches = epoch_batches(task.lengths(), task.costs(), batching, o.seed, epoch);
+    auto epoch_start = Clock::now();
+    auto last_print = Clock::now();
+    int64_t tokens = 0, first = state.data_position;
+    double loss_avg = 0;
+    int64_t k = first;
+    for (; k < static_cast<int64_t>(batches.size()); ++k) {
+      g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
+      TrainingTask::BatchLoss b = task.loss(g, batches[k]);
+      double l = b.loss.value().data()[0];
+      g.backward(b.loss);
+      clip_grad_norm(params, o.clip);
+      opt.step(sched.lr(state.step + 1));
+      g.clear();
+      ++state.step;
+      tokens += b.tokens;
+      loss_avg = k == first ? l : 0.98 * loss_avg + 0.02 * l;
+      double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
+      if (std::chrono::duration<double>(Clock::now() - last_print).count() > 5 ||
+          k + 1 == static_cast<int64_t>(batches.size())) {
+        last_print = Clock::now();
+        double per_batch = secs / static_cast<double>(k + 1 - first);
+        double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches.size()) - k - 1);
+        if (o.max_minutes > 0) eta = std::min(eta, 60 * (o.max_minutes - minutes()));
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f %s/s  "
+                      "elapsed %s  ETA %s\n",
+                      static_cast<long long>(epoch) + 1, o.epochs, static_cast<long long>(k) + 1,
+                      batches.size(), loss_avg, std::exp(loss_avg),
+                      static_cast<double>(tokens) / secs, task.token_name().c_str(),
+                      clock_text(minutes() * 60).c_str(), clock_text(std::max(eta, 0.0)).c_str());
+        log << line << std::flush;
+      }
+      if (o.valid_every > 0 && state.step % o.valid_every == 0 &&
+          k + 1 < static_cast<int64_t>(batches.size())) {
+        auto t = Clock::now();
+        validate_and_record(epoch, false, loss_avg);
+        save_state(epoch, k + 1);
+        epoch_start += Clock::now() - t;  // throughput counts training time only
+      } else if (state.step % o.checkpoint_every == 0) {
+        save_state(epoch, k + 1);
+      }
+      if ((o.max_minutes > 0 && minutes() >= o.max_minutes) ||
+          (o.max_steps > 0 && state.step >= o.max_steps)) {
+        out_of_time = true;
+        ++k;
+        break;
+      }
+    }
+    const bool epoch_done = k >= static_cast<int64_t>(batches.size());
+    validate_and_record(epoch, epoch_done, loss_avg);
+    if (epoch_done && o.keep_epochs > 0) keep_epoch_weights(o, params, epoch + 1);
+    save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
+    result.epochs = static_cast<int>(epoch + 1);
+    if (bad_epochs > o.patience) {
+      log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
+          << " epochs\n";
+      break;
+    }
+  }
+  if (out_of_time) log << "stopped by the time or step budget; --resume continues\n";
+  result.best_metric = best;
+  result.steps = state.step;
+  result.minutes = minutes();
+  return result;
+}
+
+}  // namespace heed

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The classifier's command line end to end on the shared SST-2 files: a tiny `heed train --task
+# classify` (self-attention, 2 hops, penalty) with a test report, `heed classify` with --probs
+# and --attention-out, `heed score --metric acc` agreeing with the trainer, `--resume`, and
+# clear errors for bad labelled lines. Run by ctest: classify.sh HEED DATA_DIR
+set -euo pipefail
+heed=$1 sst=$2/sst
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+train() {
+  "$heed" --threads 1 train --task classify --train "$sst/stsa.binary.train" \
+    --valid "$sst/stsa.binary.dev" --test "$sst/stsa.binary.test" --embed 16 --hidden 16 \
+    --attn-dim 16 --hops 2 --penalty 0.1 --mlp-hidden 16 --batch 32 --epochs 1 --checkpoint-every 20 \
+    --save "$work/m" "$@"
+}
+train --max-steps 40 > "$work/train.log"
+train --resume > "$work/resume.log"
+grep -q "resuming from .*step 40" "$work/resume.log" || fail "did not resume at step 40"
+test_acc=$(sed -n 's/^test .* acc \([0-9.]*\) .*/\1/p' "$work/resume.log")
+[ -n "$test_acc" ] || fail "no test report: $(cat "$work/resume.log")"
+
+cut -d' ' -f2- "$sst/stsa.binary.test" | "$heed" --threads 1 classify --model "$work/m" --probs \
+  --attention-out "$work/att.jsonl" > "$work/hyp.txt"
+[ "$(wc -l < "$work/hyp.txt")" = 1821 ] || fail "classify: wrong line count"
+acc=$("$heed" score --metric acc --ref "$sst/stsa.binary.test" --hyp "$work/hyp.txt" --json |
+  python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["score"])')
+[ "$acc" = "$test_acc" ] || fail "score --metric acc says $acc, the trainer $test_acc"
+python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 1821
+for r in rows:
+    assert len(r["attention"]) == 2 and all(len(h) == len(r["tokens"]) for h in r["attention"]), r
+    assert all(abs(sum(h) - 1) < 1e-4 for h in r["attention"]), r
+    assert r["label"] in (0, 1) and r["redundancy"] >= 0' "$work/att.jsonl" || fail "attention-out"
+
+# bad input: file and line named, non-zero exit
+printf '0 fine\n1 also fine\n7 out of range\n' > "$work/bad_dev.txt"
+if "$heed" train --task classify --train "$sst/stsa.binary.train" --valid "$work/bad_dev.txt" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "an out-of-range label accepted"; fi
+grep -q "bad_dev.txt:3: label 7 is out of range" "$work/err" || fail "no message: $(cat "$work/err")"
+printf '0 fine\nno label here\n' > "$work/bad_train.txt"
+if "$heed" train --task classify --train "$work/bad_train.txt" --valid "$sst/stsa.binary.dev" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "a missing label accepted"; fi
+grep -q "bad_train.txt:2: the label 'no'" "$work/err" || fail "no message: $(cat "$work/err")"
+printf 'a sentence\n\n' | { if "$heed" classify --model "$work/m" 2> "$work/err" > /dev/null; then
+  fail "an empty line classified"; fi; }
+grep -q "<stdin>:2: an empty line" "$work/err" || fail "no message: $(cat "$work/err")"
+echo "ok"
