@@ -82,6 +82,7 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
   for (size_t i = 0; i < hyps.size(); ++i) {
     auto h = prep(hyps[i]);
     std::vector<std::vector<std::string>> rs;
+    rs.reserve(refs.size());
     for (const auto& r : refs) rs.push_back(prep(r[i]));
     // the closest reference length, ties to the shorter
     int64_t best = -1;
