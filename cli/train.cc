@@ -76,6 +76,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--mlp-hidden", k.mlp_hidden, "classify: hidden size of the MLP classifier")
       ->capture_default_str();
+  app->add_option("--word-dropout", k.word_dropout,
+                  "classify: training replaces each input token by <unk> with this probability")
+      ->capture_default_str();
   app->add_option("--cell", cell, "rnn: gru | lstm (encoder and decoder)")->capture_default_str();
   app->add_option("--embed", m.encoder.embed,
                   "rnn: source embedding size (classify: word embedding size, default 300)")

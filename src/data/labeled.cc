@@ -25,9 +25,10 @@ LabeledCorpus read_labeled(const std::string& path, int32_t max_classes) {
     check(ec == std::errc() && end == label.data() + label.size() && y >= 0, path, ":", no,
           ": the label '", label, "' is not an integer >= 0 (expected \"<label> <sentence>\")");
     check(max_classes == 0 || y < max_classes, path, ":", no, ": label ", y,
-          " is out of range: the training data has ", max_classes, " classes (0..",
-          max_classes - 1, ")");
-    const size_t text = space == std::string::npos ? line.size() : line.find_first_not_of(" \t", space);
+          " is out of range: the training data has ", max_classes, " classes (0..", max_classes - 1,
+          ")");
+    const size_t text =
+        space == std::string::npos ? line.size() : line.find_first_not_of(" \t", space);
     check(text != std::string::npos && text < line.size(), path, ":", no,
           ": a label without a sentence");
     c.labels.push_back(y);

@@ -292,7 +292,8 @@ std::string AccuracyScore::str() const {
                     std::string(5, ' ');
   for (size_t c = 0; c < confusion.size(); ++c) out += cell(static_cast<int64_t>(c), 7);
   for (size_t r = 0; r < confusion.size(); ++r) {
-    out += "\n" + cell(static_cast<int64_t>(r), 5);
+    out += '\n';
+    out += cell(static_cast<int64_t>(r), 5);
     for (int64_t v : confusion[r]) out += cell(v, 7);
   }
   return out;

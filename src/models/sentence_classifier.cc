@@ -6,16 +6,21 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/kernels/random.h"
 #include "heed/util/error.h"
 
 namespace heed {
 
 const char* pooling_name(Pooling p) {
   switch (p) {
-    case Pooling::Attention: return "attention";
-    case Pooling::Max: return "max";
-    case Pooling::Mean: return "mean";
-    case Pooling::Last: return "last";
+    case Pooling::Attention:
+      return "attention";
+    case Pooling::Max:
+      return "max";
+    case Pooling::Mean:
+      return "mean";
+    case Pooling::Last:
+      return "last";
   }
   return "?";
 }
@@ -45,7 +50,8 @@ nlohmann::json ClassifierConfig::to_json() const {
           {"mlp_hidden", mlp_hidden},
           {"classes", classes},
           {"dropout", dropout},
-          {"penalty", penalty}};
+          {"penalty", penalty},
+          {"word_dropout", word_dropout}};
 }
 
 ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
@@ -66,6 +72,7 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
     c.classes = j.at("classes").get<int64_t>();
     c.dropout = j.at("dropout").get<float>();
     c.penalty = j.at("penalty").get<float>();
+    c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed classifier config (", e.what(), ")");
   }
@@ -106,16 +113,25 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
 
 SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyBatch& b) const {
   const int64_t B = b.B, S = b.S, D = encoder_.annotation_dim();
-  RnnEncoder::Output enc = encoder_.forward(g, b.ids, S, b.lengths);
+  std::span<const int32_t> ids = b.ids;  // [S, B]
+  std::vector<int32_t> dropped;
+  if (g.training() && config_.word_dropout > 0.f) {
+    Rng rng(g.next_stream());
+    dropped = b.ids;
+    for (int32_t& id : dropped)
+      if (id != Vocab::kPad && rng.uniform() < config_.word_dropout) id = Vocab::kUnk;
+    ids = dropped;
+  }
+  RnnEncoder::Output enc = encoder_.forward(g, ids, S, b.lengths);
   Var H = enc.annotations;  // [B, S, 2u]
   Output out;
   Var features;  // [B, F]
   switch (config_.pooling) {
     case Pooling::Attention: {
       SelfAttentionPooling::Output p = attention_.front().forward(g, H, b.lengths);
-      out.A = p.A;                                               // [B, r, S]
-      out.penalty = attention_penalty(g, p.A);                   // []
-      features = reshape(p.M, Shape{B, config_.hops * D});       // [B, r * 2u]
+      out.A = p.A;                                          // [B, r, S]
+      out.penalty = attention_penalty(g, p.A);              // []
+      features = reshape(p.M, Shape{B, config_.hops * D});  // [B, r * 2u]
       break;
     }
     case Pooling::Max: {  // max_t h_t over the real positions

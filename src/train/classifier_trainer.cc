@@ -124,8 +124,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   Segmenter seg = classifier_segmenter(cfg.units);
   std::vector<std::vector<std::string>> units;
   for (const auto& t : train.texts) units.push_back(seg.split(t));
-  Vocab vocab = resuming(cfg) ? Vocab::load((dir / "src.vocab").string())
-                              : Vocab::build(units, cfg.vocab);
+  Vocab vocab =
+      resuming(cfg) ? Vocab::load((dir / "src.vocab").string()) : Vocab::build(units, cfg.vocab);
   if (!resuming(cfg)) vocab.save((dir / "src.vocab").string());
   cfg.model.encoder.vocab = vocab.size();
   cfg.model.encoder.dropout = cfg.model.dropout;
@@ -155,7 +155,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
     auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);
     result.test_accuracy = v.metric;
     char line[160];
-    std::snprintf(line, sizeof line, "test  %s  acc %.2f  ce %.4f  (%zu sentences, best dev model)\n",
+    std::snprintf(line, sizeof line,
+                  "test  %s  acc %.2f  ce %.4f  (%zu sentences, best dev model)\n",
                   cfg.test.c_str(), v.metric, v.ce, test.texts.size());
     log << line << std::flush;
   }

@@ -46,7 +46,9 @@ void keep_epoch_weights(const LoopOptions& o, const ParameterStore& params, int6
 
 }  // namespace
 
-bool resuming(const LoopOptions& o) { return o.resume && has_checkpoint(checkpoint_dir(o)); }
+bool resuming(const LoopOptions& o) {
+  return o.resume && has_checkpoint(checkpoint_dir(o));
+}
 
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
                         const nlohmann::json& config, std::ostream& log) {

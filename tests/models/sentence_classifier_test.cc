@@ -46,7 +46,8 @@ TEST_P(EachPooling, WholeModelGradients) {
   // the MLP's ReLU: pre-activations kept away from its kink (b1 starts at 0, W1 f is small),
   // where a finite difference would straddle it
   for (Parameter* p : params)
-    if (p->name == "c/mlp/b1") p->value = testing::random_tensor(p->value.shape(), rng, -1, 1, 0.3f);
+    if (p->name == "c/mlp/b1")
+      p->value = testing::random_tensor(p->value.shape(), rng, -1, 1, 0.3f);
   testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, b); }, {},
                             {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 8}, {},
                             params);
@@ -64,6 +65,20 @@ TEST_P(EachPooling, OtherSentencesPaddingChangesNoPrediction) {
     for (int c = 0; c < 3; ++c)
       EXPECT_NEAR(alone.value().data()[c], together.value().data()[i * 3 + c], 1e-5f);
   }
+}
+
+TEST(SentenceClassifier, WordDropoutOnlyInTraining) {
+  ClassifierConfig c = tiny(Pooling::Mean);
+  c.word_dropout = 1.f;  // every token -> <unk>: two sentences of one length look the same
+  ParameterStore store;
+  Rng rng(4);
+  SentenceClassifier model(c, Scope(store, rng, "c"));
+  ClassifyBatch b = make_classify_batch({{4, 5, 6}, {7, 8, 4}});
+  Graph train(Mode::Train, 1), infer(Mode::Inference);
+  const float* t = model.forward(train, b).logits.value().data();
+  const float* i = model.forward(infer, b).logits.value().data();
+  for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(t[k], t[3 + k]);
+  EXPECT_NE(i[0], i[3]);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EachPooling,

@@ -45,9 +45,9 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir);
 struct Prediction {
   std::vector<std::string> tokens;
   int32_t label = 0;
-  std::vector<float> probs;                    // [C]
-  std::vector<std::vector<float>> attention;   // [r][len(tokens)] (self-attention only)
-  double redundancy = 0;                       // ||A A^T - I||_F of this sentence's hops
+  std::vector<float> probs;                   // [C]
+  std::vector<std::vector<float>> attention;  // [r][len(tokens)] (self-attention only)
+  double redundancy = 0;                      // ||A A^T - I||_F of this sentence's hops
 };
 // Classifies lines (batches of `batch` sentences); an empty line gets an Error naming `name`
 // and the line.

@@ -37,7 +37,7 @@ struct LoopOptions {
   float lr_decay = 0.5f;  // plateau: the LR is multiplied by this when dev cross-entropy stalls
   int lr_patience = 0;    // ... for more than this many epochs in a row
   float clip = 1.0f;      // global gradient-norm clipping
-  int patience = 3;                 // early stopping: epochs without a better dev metric
+  int patience = 3;       // early stopping: epochs without a better dev metric
   int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
   int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
   int keep_epochs = 0;  // keep the weights of the last N epochs in epochs/ (for heed average)
