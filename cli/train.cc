@@ -187,6 +187,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 
 int TrainCommand::run() {
   if (task == "classify") return run_classify();
+  check(model != "self-attentive",
+        "train: --model self-attentive is a classifier: add --task classify");
   check(!config.train_src.empty(), "train: --train-src is required (or --task classify --train)");
   config.format = parse_format(format);
   config.tsv_columns = parse_tsv_columns(tsv_columns);
