@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "heed/data/corpus.h"
+#include "heed/data/labeled.h"
 #include "heed/data/text.h"
 #include "heed/metrics/metrics.h"
 #include "heed/util/error.h"
@@ -27,15 +28,8 @@ std::vector<int32_t> labels_of(const std::string& path) {
   std::vector<int32_t> out;
   const std::vector<std::string> lines = lines_of(path);
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::vector<std::string> f = split_words(lines[i]);
-    int32_t y = -1;
-    try {
-      size_t used = 0;
-      if (!f.empty()) y = std::stoi(f.front(), &used);
-      if (f.empty() || used != f.front().size()) y = -1;
-    } catch (const std::exception&) {
-      y = -1;
-    }
+    const std::vector<std::string> f = split_words(lines[i]);
+    const int32_t y = f.empty() ? -1 : parse_label(f.front());
     check(y >= 0, path, ":", i + 1, ": the line does not start with a label (an integer >= 0)");
     out.push_back(y);
   }

@@ -9,6 +9,12 @@
 
 namespace heed {
 
+int32_t parse_label(std::string_view field) {
+  int32_t y = -1;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), y);
+  return ec == std::errc() && end == field.data() + field.size() && y >= 0 ? y : -1;
+}
+
 LabeledCorpus read_labeled(const std::string& path, int32_t max_classes) {
   LabeledCorpus c;
   std::vector<std::string> lines = read_lines(path);
@@ -20,10 +26,9 @@ LabeledCorpus read_labeled(const std::string& path, int32_t max_classes) {
     const std::string_view label = std::string_view(line).substr(0, space);
     check(!label.empty(), path, ":", no,
           ": no label (expected \"<label> <sentence>\", the label an integer)");
-    int32_t y = -1;
-    auto [end, ec] = std::from_chars(label.data(), label.data() + label.size(), y);
-    check(ec == std::errc() && end == label.data() + label.size() && y >= 0, path, ":", no,
-          ": the label '", label, "' is not an integer >= 0 (expected \"<label> <sentence>\")");
+    const int32_t y = parse_label(label);
+    check(y >= 0, path, ":", no, ": the label '", label,
+          "' is not an integer >= 0 (expected \"<label> <sentence>\")");
     check(max_classes == 0 || y < max_classes, path, ":", no, ": label ", y,
           " is out of range: the training data has ", max_classes, " classes (0..", max_classes - 1,
           ")");

@@ -1,12 +1,11 @@
 // The BiLSTM sentence classifier with self-attention or pooling (see the header).
 #include "heed/models/sentence_classifier.h"
 
-#include <algorithm>
-#include <limits>
-
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/random.h"
+#include "heed/models/seq2seq.h"
+#include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -82,19 +81,14 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
 
 ClassifyBatch make_classify_batch(const std::vector<std::vector<int32_t>>& sentences,
                                   std::span<const int32_t> labels) {
-  ClassifyBatch b;
-  b.B = static_cast<int64_t>(sentences.size());
-  for (const auto& s : sentences) {
-    check(!s.empty(), "classify: an empty sentence");
-    b.S = std::max<int64_t>(b.S, static_cast<int64_t>(s.size()));
-    b.lengths.push_back(static_cast<int32_t>(s.size()));
-  }
-  b.ids.assign(static_cast<size_t>(b.S * b.B), Vocab::kPad);
-  for (int64_t n = 0; n < b.B; ++n)
-    for (size_t t = 0; t < sentences[n].size(); ++t)
-      b.ids[t * b.B + n] = sentences[n][t];  // [S, B]
-  b.labels.assign(labels.begin(), labels.end());
-  return b;
+  // the source side of an encoder-decoder batch: time-major, padded, empty sentences refused
+  Seq2SeqBatch src = make_batch(sentences, std::vector<std::vector<int32_t>>(sentences.size()),
+                                /*reverse_source=*/false);
+  return {.B = src.B,
+          .S = src.S,
+          .ids = std::move(src.src),
+          .lengths = std::move(src.src_lengths),
+          .labels = {labels.begin(), labels.end()}};
 }
 
 SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s)
@@ -134,11 +128,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       features = reshape(p.M, Shape{B, config_.hops * D});  // [B, r * 2u]
       break;
     }
-    case Pooling::Max: {  // max_t h_t over the real positions
-      Tensor pad = g.alloc(Shape{B, S, 1});
-      for (int64_t n = 0; n < B; ++n)
-        for (int64_t t = 0; t < S; ++t) pad.data()[n * S + t] = t < b.lengths[n] ? 0.f : 1.f;
-      features = max(masked_fill(H, pad, -std::numeric_limits<float>::infinity()), 1);
+    case Pooling::Max: {  // max_t h_t over the real positions (padding at -inf)
+      Tensor pad = padding_mask(b.lengths, S, g).reshape(Shape{B, S, 1});
+      features = max(add(H, g.constant(pad)), 1);
       break;
     }
     case Pooling::Mean: {  // sum_t h_t / n

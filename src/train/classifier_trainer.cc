@@ -124,9 +124,13 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   Segmenter seg = classifier_segmenter(cfg.units);
   std::vector<std::vector<std::string>> units;
   for (const auto& t : train.texts) units.push_back(seg.split(t));
+  const bool resumed = resuming(cfg);
   Vocab vocab =
-      resuming(cfg) ? Vocab::load((dir / "src.vocab").string()) : Vocab::build(units, cfg.vocab);
-  if (!resuming(cfg)) vocab.save((dir / "src.vocab").string());
+      resumed ? Vocab::load((dir / "src.vocab").string()) : Vocab::build(units, cfg.vocab);
+  if (!resumed) vocab.save((dir / "src.vocab").string());
+  Sentences train_ids;
+  train_ids.reserve(units.size());
+  for (const auto& u : units) train_ids.push_back(vocab.encode(u));
   cfg.model.encoder.vocab = vocab.size();
   cfg.model.encoder.dropout = cfg.model.dropout;
   cfg.model.classes = train.classes;
@@ -145,8 +149,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
       << "), " << train.texts.size() << " training sentences, " << train.classes
       << " classes, vocab " << vocab.size() << ", " << params.numel() << " parameters\n"
       << std::flush;
-  ClassifyTask task(model, encode_all(train.texts, seg, vocab), train.labels,
-                    encode_all(valid.texts, seg, vocab), valid.labels, cfg.batch_size);
+  ClassifyTask task(model, std::move(train_ids), train.labels, encode_all(valid.texts, seg, vocab),
+                    valid.labels, cfg.batch_size);
   ClassifyResult result;
   result.loop = run_training(cfg, task, params, config, log);
   if (!cfg.test.empty()) {  // the selected (best dev) model on the test file

@@ -3,12 +3,7 @@
 #include "heed/train/trainer.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <numeric>
 #include <ostream>
 
 #include "heed/autograd/ops.h"
@@ -160,33 +155,6 @@ std::string describe(const TrainConfig& c) {
          " heads, ff " + std::to_string(t.layer.ff);
 }
 
-}  // namespace
-
-ModelKind parse_model_kind(const std::string& name) {
-  if (name == "rnn") return ModelKind::Rnn;
-  if (name == "transformer") return ModelKind::Transformer;
-  fail("unknown model '", name, "' (expected rnn or transformer)");
-}
-
-std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope) {
-  ModelKind kind{};
-  RnnSeq2SeqConfig rnn;
-  TransformerSeq2SeqConfig transformer;
-  try {
-    kind = parse_model_kind(j.at("model").get<std::string>());
-    if (kind == ModelKind::Rnn)
-      rnn = RnnSeq2SeqConfig::from_json(j);
-    else
-      transformer = TransformerSeq2SeqConfig::from_json(j);
-  } catch (const nlohmann::json::exception& e) {
-    fail("model config: ", e.what());
-  }
-  if (kind == ModelKind::Rnn) return std::make_unique<RnnSeq2Seq>(rnn, scope);
-  return std::make_unique<TransformerSeq2Seq>(transformer, scope);
-}
-
-namespace {
-
 // Translation (or G2P) as a task of the shared loop: id pairs bucketed by source length, the
 // model's teacher-forced loss, validation by dev cross-entropy and BLEU (WER for CMUdict).
 class Seq2SeqTask final : public TrainingTask {
@@ -230,6 +198,29 @@ class Seq2SeqTask final : public TrainingTask {
 };
 
 }  // namespace
+
+ModelKind parse_model_kind(const std::string& name) {
+  if (name == "rnn") return ModelKind::Rnn;
+  if (name == "transformer") return ModelKind::Transformer;
+  fail("unknown model '", name, "' (expected rnn or transformer)");
+}
+
+std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope) {
+  ModelKind kind{};
+  RnnSeq2SeqConfig rnn;
+  TransformerSeq2SeqConfig transformer;
+  try {
+    kind = parse_model_kind(j.at("model").get<std::string>());
+    if (kind == ModelKind::Rnn)
+      rnn = RnnSeq2SeqConfig::from_json(j);
+    else
+      transformer = TransformerSeq2SeqConfig::from_json(j);
+  } catch (const nlohmann::json::exception& e) {
+    fail("model config: ", e.what());
+  }
+  if (kind == ModelKind::Rnn) return std::make_unique<RnnSeq2Seq>(rnn, scope);
+  return std::make_unique<TransformerSeq2Seq>(transformer, scope);
+}
 
 TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   TrainConfig cfg = cfg_in;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace heed {
@@ -17,6 +18,9 @@ struct LabeledCorpus {
   std::vector<std::string> texts;  // [N]
   int32_t classes = 0;             // 1 + the largest label seen (or the limit given)
 };
+
+// A label field: its value when it is an integer >= 0 written in full, else -1.
+int32_t parse_label(std::string_view field);
 
 // max_classes > 0: labels must be below it (dev/test files are read against the training
 // file's classes); 0: any label >= 0, and classes = 1 + the largest.

@@ -1,10 +1,10 @@
 // Sentence classification over a BiLSTM (`heed train --task classify`): the self-attentive
 // sentence embedding of Lin et al. 2017 and the pooling baselines it replaces.
-//   H = BiLSTM(E w_1 .. E w_n)                    [n, 2u]            (section 2.1)
-//   self-attention:  A = softmax(W_s2 tanh(W_s1 H^T)),  M = A H  [r, 2u]
-//   (nn/self_attention_pooling.h) or pooling:      max_t h_t | mean_t h_t | [->h_n ; <-h_1] [2u] y
-//   = softmax(W_2 ReLU(W_1 flatten(M) + b_1) + b_2)                  (the MLP classifier) loss =
-//   cross-entropy + penalty * ||A A^T - I||_F^2                 (section 2.2)
+//   H = BiLSTM(E w_1 .. E w_n)                           [n, 2u]  (section 2.1)
+//   M = A H,  A = softmax(W_s2 tanh(W_s1 H^T))           [r, 2u]  (nn/self_attention_pooling.h)
+//     or a pooling baseline: max_t h_t | mean_t h_t | [->h_n ; <-h_1]   [2u]
+//   y = softmax(W_2 ReLU(W_1 flatten(M) + b_1) + b_2)              the MLP classifier
+//   loss = cross-entropy + penalty * ||A A^T - I||_F^2             (section 2.2)
 // Word dropout (training only): each input token is replaced by <unk> with probability p, so
 // that the classifier cannot lean on single rare words (the input-side regulariser of Iyyer et
 // al. 2015 and Bowman et al. 2016, in its replace-by-<unk> form).
