@@ -46,7 +46,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--tgt-units", tgt_units, "Target units: word | char | spm")
       ->capture_default_str();
   app->add_option("--spm-vocab-size", c.spm.vocab_size,
-                  "SentencePiece pieces per side (a soft limit: small corpora get fewer)")
+                  "SentencePiece pieces per side, or in all with --share-embeddings (a soft limit: "
+                  "small corpora get fewer)")
       ->capture_default_str();
   app->add_option("--spm-type", c.spm.model_type, "SentencePiece model: unigram | bpe")
       ->capture_default_str();
@@ -125,8 +126,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--untied-output", untied_output,
                 "transformer: a separate output matrix (default: tied to the target embedding, "
                 "Press & Wolf 2017)");
-  app->add_flag("--share-embeddings", tf.share_embeddings,
-                "transformer: one embedding table and one joint vocabulary for both sides");
+  app->add_flag(
+      "--share-embeddings", tf.share_embeddings,
+      "transformer: one embedding table and one joint vocabulary for both sides (with spm "
+      "on both sides: one SentencePiece model trained on both, as joint BPE)");
   app->add_option("--dropout", dropout,
                   "Dropout (default: rnn 0, on embeddings, between layers and before the "
                   "read-out; transformer 0.1, on embeddings and every sub-layer output)");

@@ -252,12 +252,24 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     src_lines.push_back(p.src);
     tgt_lines.push_back(p.tgt);
   }
-  sd.src_seg = side_segmenter(cfg.src_units, resumed ? nullptr : &src_lines, cfg.spm,
-                              (dir / "src.spm").string());
-  sd.tgt_seg = side_segmenter(cfg.tgt_units, resumed ? nullptr : &tgt_lines, cfg.spm,
-                              (dir / "tgt.spm").string());
-  auto [train_src, train_tgt] = split(train, sd);
   const bool joint = cfg.kind == ModelKind::Transformer && cfg.transformer.share_embeddings;
+  if (joint && cfg.src_units == Units::Spm && cfg.tgt_units == Units::Spm) {
+    // one SentencePiece model of both sides (as joint BPE), stored once per side so that
+    // a model directory always reads the same way
+    std::vector<std::string> both_lines = src_lines;
+    both_lines.insert(both_lines.end(), tgt_lines.begin(), tgt_lines.end());
+    sd.src_seg = side_segmenter(Units::Spm, resumed ? nullptr : &both_lines, cfg.spm,
+                                (dir / "src.spm").string());
+    if (!resumed)
+      write_file_atomic((dir / "tgt.spm").string(), read_file((dir / "src.spm").string()));
+    sd.tgt_seg = side_segmenter(Units::Spm, nullptr, cfg.spm, (dir / "tgt.spm").string());
+  } else {
+    sd.src_seg = side_segmenter(cfg.src_units, resumed ? nullptr : &src_lines, cfg.spm,
+                                (dir / "src.spm").string());
+    sd.tgt_seg = side_segmenter(cfg.tgt_units, resumed ? nullptr : &tgt_lines, cfg.spm,
+                                (dir / "tgt.spm").string());
+  }
+  auto [train_src, train_tgt] = split(train, sd);
   if (resumed) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());

@@ -88,6 +88,10 @@ grep -q "heed train: transformer 2+1 layers, d 16, 2 heads, ff 32" "$work/tf.log
   || fail "transformer: no model line"
 grep -q "resuming from .*step 6" "$work/tf.log" || fail "transformer run did not resume at step 6"
 cmp -s "$work/tf/src.vocab" "$work/tf/tgt.vocab" || fail "transformer: --share-embeddings, two vocabularies"
+cmp -s "$work/tf/src.spm" "$work/tf/tgt.spm" \
+  || fail "transformer: --share-embeddings, not one SentencePiece model of both sides"
+# one joint model of 2000 pieces (plus specials), not the union of two sides' 2000 each
+[ "$(wc -l < "$work/tf/src.vocab")" -le 2100 ] || fail "transformer: joint vocabulary too large"
 head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate --model "$work/tf" \
   --beam 3 --attention-out "$work/tf_att.jsonl" --attention-layer 0 --attention-head 1 \
   > "$work/tf_out.txt"
