@@ -32,8 +32,11 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# the main job: an attention G2P model trained on the bundled CMUdict split, tested, drawn and
+# reported (scripts/demo.sh; DEMO_MINUTES of training, the output in $(BUILD)/demo/)
+DEMO_MINUTES ?= 7
 demo: $(BUILD)/heed
-	$(BUILD)/heed demo
+	bash scripts/demo.sh $(BUILD)/heed $(BUILD)/demo $(DEMO_MINUTES)
 
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target heed_bench

@@ -13,6 +13,8 @@
 #include "heed/models/toy_reverse.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/trainer.h"
+#include "heed/viz/alignment.h"
+#include "heed/viz/report.h"
 
 namespace heed::cli {
 
@@ -101,6 +103,28 @@ struct TranslateCommand {
   AttentionChoice attention;        // Transformer: which layer and head --attention-out shows
   std::string compute = "float32";  // float32 | int8 weights for decoding
   bool replace_unk = false;         // <unk> -> the most attended source word
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
+};
+
+// `heed attention`: heatmaps of what a model attends to, for sentences on stdin.
+struct AttentionCommand {
+  std::string model_dir;
+  std::string out;             // .svg or .png
+  viz::AlignOptions align;     // search and Transformer layer/head choice
+  viz::HeatmapStyle style;     // cell size, fonts
+  int64_t columns = 0;         // heatmaps per grid row (0: heads per layer)
+  int64_t max_sentences = 20;  // drawn (all are decoded and printed)
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
+};
+
+// `heed report`: a model's self-contained HTML page.
+struct ReportCommand {
+  viz::ReportOptions options;
+  std::string out;  // the .html file
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

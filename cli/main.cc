@@ -26,6 +26,8 @@ int run(int argc, char** argv) {
   heed::cli::SplitCommand split;
   heed::cli::AverageCommand average;
   heed::cli::ClassifyCommand classify;
+  heed::cli::AttentionCommand attention;
+  heed::cli::ReportCommand report;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
@@ -34,6 +36,8 @@ int run(int argc, char** argv) {
   split.add(app);
   average.add(app);
   classify.add(app, threads);
+  attention.add(app, threads);
+  report.add(app, threads);
   CLI11_PARSE(app, argc, argv);
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
@@ -44,6 +48,8 @@ int run(int argc, char** argv) {
   if (*split.app) return split.run();
   if (*average.app) return average.run();
   if (*classify.app) return classify.run();
+  if (*attention.app) return attention.run();
+  if (*report.app) return report.run();
   return 0;
 }
 

@@ -50,9 +50,7 @@ int TranslateCommand::run() const {
   auto m = load_model(model_dir);
   if (compute == "int8") m->params.quantize_for_inference();
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
-  if (m->g2p)  // CMUdict entries: keep the word
-    for (auto& line : lines)
-      if (line.find("  ") != std::string::npos) line.resize(line.find("  "));
+  for (auto& line : lines) line = model_input(*m, line);  // G2P: CMUdict entries -> words
   std::ofstream attn;
   if (!attention_out.empty()) {
     attn.open(attention_out);

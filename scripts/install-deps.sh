@@ -3,7 +3,8 @@
 # Called first by `make`, `make test`, `make demo` and `make bench`, so each works on a fresh machine.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libcli11-dev nlohmann-json3-dev libsentencepiece-dev python3 python3-nltk)
+      libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev fonts-dejavu-core
+      python3 python3-nltk)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -331,4 +331,9 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   return m;
 }
 
+std::string model_input(const ModelFiles& m, const std::string& line) {
+  const size_t sep = line.find("  ");
+  return m.g2p && sep != std::string::npos ? line.substr(0, sep) : line;
+}
+
 }  // namespace heed

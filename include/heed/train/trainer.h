@@ -65,4 +65,8 @@ struct ModelFiles {
 };
 std::unique_ptr<ModelFiles> load_model(const std::string& dir);
 
+// The text a model reads from an input line: for a G2P model given a CMUdict entry
+// ("WORD  PH PH"), the word; otherwise the line itself.
+std::string model_input(const ModelFiles& m, const std::string& line);
+
 }  // namespace heed

@@ -1,0 +1,96 @@
+// `heed attention`: the attention of a trained model on sentences from stdin, drawn as
+// heatmaps into one SVG or PNG file (by its extension): seq2seq alignments (output tokens x
+// source tokens; for the Transformer one layer/head, their mean, or a grid of every head) or a
+// classifier's r hops over the tokens. The outputs go to stdout, one line per input line.
+// Leaves out: layouts and drawing (viz/), the models and search.
+#include <iostream>
+
+#include "commands.h"
+#include "heed/data/text.h"
+#include "heed/io/checkpoint.h"
+#include "heed/util/error.h"
+#include "heed/viz/alignment.h"
+
+// Designated initializers leave the other members at their defaults on purpose (GCC 12
+// warns about each one under -Wextra).
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace heed::cli {
+
+void AttentionCommand::add(CLI::App& parent, int& threads) {
+  app = parent.add_subcommand(
+      "attention",
+      "Draw what a trained model attends to, for each sentence on stdin, as heatmaps in one "
+      "SVG or PNG file (rows: output tokens, or a classifier's hops; columns: source tokens; "
+      "brightness: weight); the outputs are printed on stdout");
+  app->add_option("--model", model_dir, "Model directory (heed train)")->required();
+  app->add_option("--out", out, "Image file: .svg (text stays text) or .png")->required();
+  app->add_option("--beam", align.search.beam, "Beam size for the outputs (1: greedy)")
+      ->capture_default_str();
+  app->add_option("--length-penalty", align.search.length_penalty,
+                  "Beam: rank finished outputs by log p / length^alpha")
+      ->capture_default_str();
+  app->add_option("--layer", align.layer,
+                  "transformer: decoder layer whose cross-attention is drawn, 0-based (-1: last)")
+      ->capture_default_str();
+  app->add_option("--head", align.head, "transformer: one head, 0-based (-1: mean over heads)")
+      ->capture_default_str();
+  app->add_flag("--all-heads", align.all_heads,
+                "transformer: a grid with one heatmap per head of --layer");
+  app->add_flag("--all-layers", align.all_layers,
+                "transformer: every decoder layer (with --all-heads: layers x heads)");
+  app->add_option("--columns", columns, "Heatmaps per row of a grid (0: heads per layer)")
+      ->capture_default_str();
+  app->add_option("--cell", style.cell, "Cell side in pixels")->capture_default_str();
+  app->add_option("--max-sentences", max_sentences,
+                  "At most this many input lines are drawn (all are decoded)")
+      ->capture_default_str();
+  app->add_option("--threads", threads, "Threads (0 = all cores)");
+}
+
+int AttentionCommand::run() const {
+  const std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
+  check(!lines.empty(), "attention: no sentences on stdin");
+  std::vector<viz::Figure> figures;  // one per drawn sentence, stacked top to bottom
+  auto sentence_figure = [&](size_t index, const std::string& headline,
+                             const std::vector<viz::Heatmap>& maps, size_t per_row) {
+    std::vector<viz::Figure> parts;
+    for (const auto& h : maps) parts.push_back(viz::heatmap_figure(h, style));
+    return viz::titled(viz::grid(parts, per_row), std::to_string(index + 1) + ". " + headline,
+                       style.font + 2);
+  };
+  const size_t drawn = std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
+  if (read_config(model_dir).value("model", "") == "self-attentive") {
+    check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
+          "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
+          "classifier shows its hops");
+    auto m = load_classifier(model_dir);
+    check(m->model->config().pooling == Pooling::Attention, model_dir,
+          ": this classifier pools by ", pooling_name(m->model->config().pooling),
+          ", which has no attention to draw");
+    std::vector<Prediction> preds = classify(*m, lines, "<stdin>");
+    for (size_t i = 0; i < preds.size(); ++i) {
+      std::cout << preds[i].label << "\n";
+      if (i < drawn)
+        figures.push_back(sentence_figure(
+            i, lines[i], {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label))}, 1));
+    }
+  } else {
+    auto m = load_model(model_dir);
+    std::vector<viz::Alignment> al = viz::align(*m, lines, align);
+    const size_t per_row = columns > 0 ? static_cast<size_t>(columns)
+                           : align.all_heads ? static_cast<size_t>(m->config.at("heads").get<int>())
+                                             : 1;
+    for (size_t i = 0; i < al.size(); ++i) {
+      std::cout << al[i].output << "\n";
+      if (i < drawn)
+        figures.push_back(
+            sentence_figure(i, al[i].source + "  →  " + al[i].output, al[i].maps, per_row));
+    }
+  }
+  viz::write_figure(viz::grid(figures, 1, 32), out);
+  std::cerr << "heed attention: " << figures.size() << " sentence(s) drawn in " << out << "\n";
+  return 0;
+}
+
+}  // namespace heed::cli

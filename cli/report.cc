@@ -1,0 +1,40 @@
+// `heed report`: a trained model's self-contained HTML page (viz/report.h).
+// Leaves out: everything the page shows (viz/report.cc gathers it).
+#include <iostream>
+
+#include "commands.h"
+
+namespace heed::cli {
+
+void ReportCommand::add(CLI::App& parent, int& threads) {
+  app = parent.add_subcommand(
+      "report",
+      "Write one self-contained HTML page about a trained model: config, training curves, dev "
+      "and test scores, and sample outputs with their attention heatmaps");
+  app->add_option("--model", options.model_dir, "Model directory (heed train)")->required();
+  app->add_option("--out", out, "HTML file to write")->required();
+  app->add_option("--src", options.src,
+                  "Test inputs for the scores and samples: source sentences, a CMUdict file "
+                  "(G2P) or a labelled file (classifier)");
+  app->add_option("--ref", options.ref, "Translation: references line-parallel to --src");
+  app->add_option("--hyp", options.hyp,
+                  "Outputs already decoded for --src (heed translate), scored instead of "
+                  "decoding again (the samples' heatmaps are always decoded)");
+  app->add_option("--beam", options.search.beam, "Beam size for decoding (1: greedy)")
+      ->capture_default_str();
+  app->add_option("--length-penalty", options.search.length_penalty,
+                  "Beam: rank finished outputs by log p / length^alpha")
+      ->capture_default_str();
+  app->add_option("--samples", options.samples, "Inputs shown with their heatmaps")
+      ->capture_default_str();
+  app->add_option("--title", options.title, "Page title (default: the model directory)");
+  app->add_option("--threads", threads, "Threads (0 = all cores)");
+}
+
+int ReportCommand::run() const {
+  viz::write_report(options, out, std::cerr);
+  std::cerr << "heed report: wrote " << out << "\n";
+  return 0;
+}
+
+}  // namespace heed::cli

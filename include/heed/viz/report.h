@@ -1,0 +1,30 @@
+// `heed report`: one self-contained HTML page about a trained model (no network access needed
+// to view it: styles inline, figures as inline SVG): its config, training curves from its
+// train.jsonl (loss and dev metric against steps and minutes), its best dev score, a test score
+// when given a test set, and a sample of inputs with outputs, references and attention heatmaps.
+// Leaves out: decoding and scoring code of its own (decode/, metrics/), JavaScript.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "heed/decode/beam_search.h"
+
+namespace heed::viz {
+
+struct ReportOptions {
+  std::string model_dir;
+  std::string src;    // test inputs: sentences, CMUdict entries (G2P) or labelled lines
+                      // (classifier); empty: no test section and no samples
+  std::string ref;    // translation: references line-parallel to src (G2P, classifier: in src)
+  std::string hyp;    // outputs already decoded for src (heed translate; G2P: its CMUdict
+                      // entries); empty: decode here
+  BeamOptions search{.beam = 5};
+  int samples = 8;    // inputs shown with their heatmaps, evenly spaced through src
+  std::string title;  // page title (default: the model directory)
+};
+
+// Writes the page to `out` atomically; progress lines go to `log`.
+void write_report(const ReportOptions& o, const std::string& out, std::ostream& log);
+
+}  // namespace heed::viz

@@ -1,0 +1,104 @@
+// Line plot layout (see plot.h).
+// Leaves out: drawing (svg.cc, png.cc).
+#include "heed/viz/plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+// Designated initializers leave the other members at their defaults on purpose (GCC 12
+// warns about each one under -Wextra).
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace heed::viz {
+
+std::vector<double> nice_ticks(double lo, double hi, int count) {
+  if (!(hi > lo)) hi = lo + 1;
+  const double raw = (hi - lo) / std::max(count, 1);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  std::vector<double> ticks;
+  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step)
+    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+namespace {
+
+std::string tick_label(double v) {
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
+  Figure f;
+  f.width = spec.width;
+  f.height = spec.height;
+  const Rgb ink{40, 40, 40}, grid_ink{225, 225, 225};
+  const double font = 11, left = 56, right = 12, top = 28, bottom = 40;
+  f.shapes.push_back(
+      Text{.x = left, .y = 12, .text = spec.title, .size = font + 2, .bold = true, .color = ink});
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+  for (const auto& s : series)
+    for (const auto& [x, y] : s.points)
+      if (std::isfinite(x) && std::isfinite(y))
+        x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  const double pw = spec.width - left - right, ph = spec.height - top - bottom;
+  if (!std::isfinite(x0)) {
+    f.shapes.push_back(Text{.x = left + pw / 2,
+                            .y = top + ph / 2,
+                            .text = "no data",
+                            .size = font,
+                            .anchor = Anchor::Middle,
+                            .color = ink});
+    return f;
+  }
+  const std::vector<double> xt = nice_ticks(x0, x1), yt = nice_ticks(y0, y1);
+  x0 = std::min(x0, xt.front()), x1 = std::max(x1, xt.back());
+  y0 = std::min(y0, yt.front()), y1 = std::max(y1, yt.back());
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1;
+  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
+  auto py = [&](double y) { return top + ph - (y - y0) / (y1 - y0) * ph; };
+  for (double t : yt) {
+    f.shapes.push_back(Polyline{.points = {{left, py(t)}, {left + pw, py(t)}}, .color = grid_ink, .width = 1});
+    f.shapes.push_back(Text{.x = left - 5, .y = py(t), .text = tick_label(t), .size = font - 1,
+                            .anchor = Anchor::End, .color = ink});
+  }
+  for (double t : xt) {
+    f.shapes.push_back(Polyline{.points = {{px(t), top}, {px(t), top + ph}}, .color = grid_ink, .width = 1});
+    f.shapes.push_back(Text{.x = px(t), .y = top + ph + 10, .text = tick_label(t), .size = font - 1,
+                            .anchor = Anchor::Middle, .color = ink});
+  }
+  f.shapes.push_back(Polyline{
+      .points = {{left, top}, {left, top + ph}, {left + pw, top + ph}}, .color = ink, .width = 1});
+  f.shapes.push_back(Text{.x = left + pw / 2, .y = spec.height - 8, .text = spec.x_label,
+                          .size = font, .anchor = Anchor::Middle, .color = ink});
+  f.shapes.push_back(Text{.x = 12, .y = top + ph / 2, .text = spec.y_label, .size = font,
+                          .anchor = Anchor::Middle, .vertical = true, .color = ink});
+  double legend_x = left + pw;  // legend entries right-aligned in the title row
+  for (auto it = series.rbegin(); it != series.rend(); ++it) {
+    if (it->points.empty()) continue;
+    Polyline line{.color = it->color, .markers = it->points.size() <= 60};
+    for (const auto& [x, y] : it->points)
+      if (std::isfinite(x) && std::isfinite(y)) line.points.emplace_back(px(x), py(y));
+    f.shapes.push_back(line);
+    const double w = text_width(it->name, font);
+    f.shapes.push_back(Text{.x = legend_x, .y = 12, .text = it->name, .size = font,
+                            .anchor = Anchor::End, .color = it->color});
+    legend_x -= w + 16;
+  }
+  return f;
+}
+
+}  // namespace heed::viz

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `heed report` as a user sees it: the page rendered by headless Chromium (Debian's chromium,
+# installed here when missing), and the screenshot checked to be non-blank and to show the
+# heatmaps (cells in the viridis colours) and the training curves.
+# Run by ctest: report_browser.sh HEED DATA_DIR
+set -euo pipefail
+heed=$1 cmu=$2/cmudict
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if ! command -v chromium > /dev/null; then
+  echo "report_browser: installing Debian's chromium" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get install -y -qq --no-install-recommends chromium > "$work/apt.log" 2>&1 ||
+    { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends chromium; } \
+    > "$work/apt.log" 2>&1 || fail "could not install chromium: $(tail -3 "$work/apt.log")"
+fi
+
+"$heed" --threads 1 train --train-src "$cmu/cmudict-0.7b.train-dev-20-21" \
+  --valid-src "$cmu/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
+  --embed 16 --hidden 32 --max-steps 60 --valid-every 10 --valid-max 20 \
+  --save "$work/g2p" > "$work/train.log"
+"$heed" --threads 1 report --model "$work/g2p" --src "$cmu/cmudict-0.7b.test" --beam 1 \
+  --samples 2 --out "$work/report.html" 2> "$work/report.log"
+# no network: nothing the page needs comes from elsewhere
+timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+  --window-size=1000,2600 --screenshot="$work/shot.png" "file://$work/report.html" \
+  > "$work/chromium.log" 2>&1 || fail "chromium: $(tail -3 "$work/chromium.log")"
+python3 - "$work/shot.png" <<PY || fail "the screenshot"
+import sys
+sys.path.insert(0, "$here")
+from png import read_png
+w, h, rows = read_png(sys.argv[1])
+assert (w, h) == (1000, 2600), (w, h)
+pixels = [px for row in rows for px in row]
+white = sum(px == (255, 255, 255) for px in pixels)
+assert white < 0.98 * len(pixels), "blank page"
+# the heatmaps: cells in viridis colours (saturated, so unlike text, rules and greys)
+stops = [(68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141),
+         (39, 173, 129), (92, 200, 99), (170, 220, 50), (253, 231, 37)]
+ramp = [tuple(a + (b - a) * t / 8 for a, b in zip(s0, s1))
+        for s0, s1 in zip(stops, stops[1:]) for t in range(8)]
+def near_viridis(p):
+    return max(p) - min(p) > 40 and any(sum((x - y) ** 2 for x, y in zip(p, q)) < 150 for q in ramp)
+colours = {p: near_viridis(p) for p in set(pixels)}
+cells = sum(colours[p] for p in pixels)
+# 2 samples of at least 5 x 5 cells of 16 x 16 px, and a colour bar each
+assert cells >= 2 * 25 * 200, "no heatmap on the page: %d viridis pixels" % cells
+# the curves: the train-loss line is drawn in blue (31, 119, 180)
+blue = sum(abs(p[0] - 31) + abs(p[1] - 119) + abs(p[2] - 180) < 30 for p in pixels)
+assert blue > 100, "no training curve: %d blue pixels" % blue
+print("screenshot %dx%d: %d heatmap pixels, %d curve pixels" % (w, h, cells, blue))
+PY
+echo ok
