@@ -55,11 +55,13 @@ int AttentionCommand::run() const {
   auto sentence_figure = [&](size_t index, const std::string& headline,
                              const std::vector<viz::Heatmap>& maps, size_t per_row) {
     std::vector<viz::Figure> parts;
+    parts.reserve(maps.size());
     for (const auto& h : maps) parts.push_back(viz::heatmap_figure(h, style));
     return viz::titled(viz::grid(parts, per_row), std::to_string(index + 1) + ". " + headline,
                        style.font + 2);
   };
-  const size_t drawn = std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
+  const size_t drawn =
+      std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
   if (read_config(model_dir).value("model", "") == "self-attentive") {
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
           "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
@@ -78,7 +80,7 @@ int AttentionCommand::run() const {
   } else {
     auto m = load_model(model_dir);
     std::vector<viz::Alignment> al = viz::align(*m, lines, align);
-    const size_t per_row = columns > 0 ? static_cast<size_t>(columns)
+    const size_t per_row = columns > 0       ? static_cast<size_t>(columns)
                            : align.all_heads ? static_cast<size_t>(m->config.at("heads").get<int>())
                                              : 1;
     for (size_t i = 0; i < al.size(); ++i) {

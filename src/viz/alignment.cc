@@ -20,7 +20,8 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
   std::vector<AttentionChoice> choices;
   std::vector<std::string> titles;
   if (transformer) {
-    const int layers = m.config.at("dec_layers").get<int>(), heads = m.config.at("heads").get<int>();
+    const int layers = m.config.at("dec_layers").get<int>(),
+              heads = m.config.at("heads").get<int>();
     check(o.layer >= -1 && o.layer < layers, "attention: --layer ", o.layer, " of a decoder with ",
           layers, " layers (0..", layers - 1, ", -1: the last)");
     check(o.head >= -1 && o.head < heads, "attention: --head ", o.head, " of ", heads,

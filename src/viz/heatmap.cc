@@ -53,8 +53,8 @@ Figure heatmap_figure(const Heatmap& h, const HeatmapStyle& st) {
   Figure f;
   const Rgb ink{40, 40, 40};
   if (!h.title.empty())
-    f.shapes.push_back(
-        Text{.x = 0, .y = st.font, .text = h.title, .size = st.font + 1, .bold = true, .color = ink});
+    f.shapes.push_back(Text{
+        .x = 0, .y = st.font, .text = h.title, .size = st.font + 1, .bold = true, .color = ink});
   for (size_t c = 0; c < cols.size(); ++c)
     f.shapes.push_back(Text{.x = left + (static_cast<double>(c) + 0.5) * st.cell,
                             .y = top - 4,
@@ -73,14 +73,14 @@ Figure heatmap_figure(const Heatmap& h, const HeatmapStyle& st) {
                             .color = ink,
                             .css_class = "out"});
     for (size_t c = 0; c < cols.size(); ++c)
-      f.shapes.push_back(Rect{.x = left + static_cast<double>(c) * st.cell,
-                              .y = y,
-                              .w = st.cell,
-                              .h = st.cell,
-                              .fill = viridis(h.weights[r][c]),
-                              .css_class = "cell",
-                              .tooltip = h.rows[r] + " → " + h.cols[c] + ": " +
-                                         weight_text(h.weights[r][c])});
+      f.shapes.push_back(
+          Rect{.x = left + static_cast<double>(c) * st.cell,
+               .y = y,
+               .w = st.cell,
+               .h = st.cell,
+               .fill = viridis(h.weights[r][c]),
+               .css_class = "cell",
+               .tooltip = h.rows[r] + " → " + h.cols[c] + ": " + weight_text(h.weights[r][c])});
   }
   f.width = left + C * st.cell;
   f.height = top + R * st.cell;
@@ -92,7 +92,8 @@ Figure heatmap_figure(const Heatmap& h, const HeatmapStyle& st) {
                               .w = 10,
                               .h = bar_h / steps + 0.5,
                               .fill = viridis((i + 0.5) / steps)});
-    f.shapes.push_back(Text{.x = x + 14, .y = top + 4, .text = "1", .size = st.font - 2, .color = ink});
+    f.shapes.push_back(
+        Text{.x = x + 14, .y = top + 4, .text = "1", .size = st.font - 2, .color = ink});
     f.shapes.push_back(
         Text{.x = x + 14, .y = top + bar_h - 4, .text = "0", .size = st.font - 2, .color = ink});
     f.width = x + 14 + text_width("0", st.font);

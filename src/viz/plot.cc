@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 
@@ -23,9 +24,10 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
       step = m * mag;
       break;
     }
-  std::vector<double> ticks;
-  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step)
-    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  std::vector<double> ticks;  // k * step for the integers k covering [lo, hi]
+  const auto first = static_cast<int64_t>(std::ceil(lo / step - 1e-9));
+  const auto last = static_cast<int64_t>(std::floor(hi / step + 1e-9));
+  for (int64_t k = first; k <= last; ++k) ticks.push_back(static_cast<double>(k) * step);
   return ticks;
 }
 
@@ -71,21 +73,40 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
   auto py = [&](double y) { return top + ph - (y - y0) / (y1 - y0) * ph; };
   for (double t : yt) {
-    f.shapes.push_back(Polyline{.points = {{left, py(t)}, {left + pw, py(t)}}, .color = grid_ink, .width = 1});
-    f.shapes.push_back(Text{.x = left - 5, .y = py(t), .text = tick_label(t), .size = font - 1,
-                            .anchor = Anchor::End, .color = ink});
+    f.shapes.push_back(
+        Polyline{.points = {{left, py(t)}, {left + pw, py(t)}}, .color = grid_ink, .width = 1});
+    f.shapes.push_back(Text{.x = left - 5,
+                            .y = py(t),
+                            .text = tick_label(t),
+                            .size = font - 1,
+                            .anchor = Anchor::End,
+                            .color = ink});
   }
   for (double t : xt) {
-    f.shapes.push_back(Polyline{.points = {{px(t), top}, {px(t), top + ph}}, .color = grid_ink, .width = 1});
-    f.shapes.push_back(Text{.x = px(t), .y = top + ph + 10, .text = tick_label(t), .size = font - 1,
-                            .anchor = Anchor::Middle, .color = ink});
+    f.shapes.push_back(
+        Polyline{.points = {{px(t), top}, {px(t), top + ph}}, .color = grid_ink, .width = 1});
+    f.shapes.push_back(Text{.x = px(t),
+                            .y = top + ph + 10,
+                            .text = tick_label(t),
+                            .size = font - 1,
+                            .anchor = Anchor::Middle,
+                            .color = ink});
   }
   f.shapes.push_back(Polyline{
       .points = {{left, top}, {left, top + ph}, {left + pw, top + ph}}, .color = ink, .width = 1});
-  f.shapes.push_back(Text{.x = left + pw / 2, .y = spec.height - 8, .text = spec.x_label,
-                          .size = font, .anchor = Anchor::Middle, .color = ink});
-  f.shapes.push_back(Text{.x = 12, .y = top + ph / 2, .text = spec.y_label, .size = font,
-                          .anchor = Anchor::Middle, .vertical = true, .color = ink});
+  f.shapes.push_back(Text{.x = left + pw / 2,
+                          .y = spec.height - 8,
+                          .text = spec.x_label,
+                          .size = font,
+                          .anchor = Anchor::Middle,
+                          .color = ink});
+  f.shapes.push_back(Text{.x = 12,
+                          .y = top + ph / 2,
+                          .text = spec.y_label,
+                          .size = font,
+                          .anchor = Anchor::Middle,
+                          .vertical = true,
+                          .color = ink});
   double legend_x = left + pw;  // legend entries right-aligned in the title row
   for (auto it = series.rbegin(); it != series.rend(); ++it) {
     if (it->points.empty()) continue;
@@ -94,8 +115,12 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
       if (std::isfinite(x) && std::isfinite(y)) line.points.emplace_back(px(x), py(y));
     f.shapes.push_back(line);
     const double w = text_width(it->name, font);
-    f.shapes.push_back(Text{.x = legend_x, .y = 12, .text = it->name, .size = font,
-                            .anchor = Anchor::End, .color = it->color});
+    f.shapes.push_back(Text{.x = legend_x,
+                            .y = 12,
+                            .text = it->name,
+                            .size = font,
+                            .anchor = Anchor::End,
+                            .color = it->color});
     legend_x -= w + 16;
   }
   return f;

@@ -14,7 +14,9 @@
 namespace heed::viz {
 namespace {
 
-void set_color(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+void set_color(cairo_t* cr, Rgb c) {
+  cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0);
+}
 
 void draw_text(cairo_t* cr, const Text& t) {
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
@@ -77,8 +79,8 @@ void write_png(const Figure& f, const std::string& path, double scale) {
         }
     }
   }
-  check(cairo_status(cr) == CAIRO_STATUS_SUCCESS, path, ": drawing failed: ",
-        cairo_status_to_string(cairo_status(cr)));
+  check(cairo_status(cr) == CAIRO_STATUS_SUCCESS, path,
+        ": drawing failed: ", cairo_status_to_string(cairo_status(cr)));
   std::string bytes;
   const cairo_status_t st = cairo_surface_write_to_png_stream(surface.get(), append, &bytes);
   check(st == CAIRO_STATUS_SUCCESS, path, ": PNG encoding failed: ", cairo_status_to_string(st));

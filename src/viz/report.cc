@@ -89,11 +89,13 @@ std::string curves_html(const TrainingLog& log) {
       metric.points.emplace_back(x, r.dev_metric);
     }
     const std::string x_label = by_minutes ? "wall-clock minutes" : "updates";
-    html << to_svg(line_plot({train, dev}, {.title = "Loss", .x_label = x_label,
+    html << to_svg(line_plot({train, dev}, {.title = "Loss",
+                                            .x_label = x_label,
                                             .y_label = "cross-entropy (nats/token)"}),
                    false)
-         << to_svg(line_plot({metric}, {.title = "Dev " + log.metric, .x_label = x_label,
-                                        .y_label = log.metric}),
+         << to_svg(line_plot(
+                       {metric},
+                       {.title = "Dev " + log.metric, .x_label = x_label, .y_label = log.metric}),
                    false);
   }
   html << "</div>\n";
@@ -121,8 +123,8 @@ std::vector<std::string> decoded(const ReportOptions& o, const ModelFiles& m,
                                  const std::vector<std::string>& inputs, std::ostream& log) {
   if (!o.hyp.empty()) {
     std::vector<std::string> hyps = read_lines(o.hyp);
-    check(hyps.size() == inputs.size(), o.hyp, " has ", hyps.size(), " lines but ", o.src,
-          " has ", inputs.size(), " inputs");
+    check(hyps.size() == inputs.size(), o.hyp, " has ", hyps.size(), " lines but ", o.src, " has ",
+          inputs.size(), " inputs");
     return hyps;
   }
   log << "heed report: decoding " << inputs.size() << " inputs of " << o.src << " (beam "
@@ -171,6 +173,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
   }
   std::vector<std::string> chosen;
   const std::vector<size_t> idx = spread(inputs.size(), o.samples);
+  chosen.reserve(idx.size());
   for (size_t i : idx) chosen.push_back(inputs[i]);
   std::vector<Alignment> al = align(*m, chosen, {.search = o.search});
   for (size_t k = 0; k < idx.size(); ++k)
@@ -187,6 +190,7 @@ TestResult classifier_test(const ReportOptions& o) {
   LabeledCorpus c = read_labeled(o.src, classes);
   std::vector<Prediction> preds = classify(*m, c.texts, o.src);
   std::vector<int32_t> labels;
+  labels.reserve(preds.size());
   for (const auto& p : preds) labels.push_back(p.label);
   TestResult t;
   t.score = accuracy(c.labels, labels).str();
@@ -237,16 +241,15 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
     const LogRow* best = &tlog.rows.front();
     for (const LogRow& r : tlog.rows)
       if (lower ? r.dev_metric < best->dev_metric : r.dev_metric > best->dev_metric) best = &r;
-    html << "<tr><th>best dev " << xml_escape(tlog.metric) << "</th><td>"
-         << fixed(best->dev_metric) << " (epoch " << best->epoch << ", update "
-         << static_cast<int64_t>(best->step) << ", " << fixed(best->minutes, 1)
-         << " min; greedy)</td></tr>\n";
+    html << "<tr><th>best dev " << xml_escape(tlog.metric) << "</th><td>" << fixed(best->dev_metric)
+         << " (epoch " << best->epoch << ", update " << static_cast<int64_t>(best->step) << ", "
+         << fixed(best->minutes, 1) << " min; greedy)</td></tr>\n";
   }
   TestResult test;
   if (!o.src.empty()) {
     test = classifier ? classifier_test(o) : seq2seq_test(o, log);
-    html << "<tr><th>test (" << xml_escape(fs::path(o.src).filename().string())
-         << ")</th><td><pre>" << xml_escape(test.score) << "</pre></td></tr>\n";
+    html << "<tr><th>test (" << xml_escape(fs::path(o.src).filename().string()) << ")</th><td><pre>"
+         << xml_escape(test.score) << "</pre></td></tr>\n";
   }
   html << "</table>\n";
   // Training

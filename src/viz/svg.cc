@@ -12,11 +12,20 @@ std::string xml_escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -67,8 +76,7 @@ std::string to_svg(const Figure& f, bool standalone) {
          << "\" text-anchor=\"" << anchor_name(t->anchor)
          << "\" dominant-baseline=\"central\" fill=\"" << color(t->color) << "\"";
       if (t->bold) os << " font-weight=\"bold\"";
-      if (t->vertical)
-        os << " transform=\"rotate(-90 " << num(t->x) << " " << num(t->y) << ")\"";
+      if (t->vertical) os << " transform=\"rotate(-90 " << num(t->x) << " " << num(t->y) << ")\"";
       os << ">" << xml_escape(t->text) << "</text>\n";
     } else if (const auto* p = std::get_if<Polyline>(&s)) {
       os << "<polyline fill=\"none\" stroke=\"" << color(p->color) << "\" stroke-width=\""

@@ -5,6 +5,7 @@
 
 #include <cairo.h>
 
+#include <cmath>
 #include <filesystem>
 #include <regex>
 
@@ -23,7 +24,9 @@ using namespace heed::viz;
 
 namespace {
 
-double luminance(Rgb c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b; }
+double luminance(Rgb c) {
+  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+}
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -51,7 +54,7 @@ TEST(Viridis, EndpointsAndRisingBrightness) {
 
 TEST(TextWidth, CountsCodePointsAndWideCharacters) {
   EXPECT_DOUBLE_EQ(text_width("ab", 10), 12);
-  EXPECT_DOUBLE_EQ(text_width("äö", 10), 12);     // two code points, four bytes
+  EXPECT_DOUBLE_EQ(text_width("äö", 10), 12);    // two code points, four bytes
   EXPECT_DOUBLE_EQ(text_width("日本", 10), 20);  // wide
 }
 
@@ -75,10 +78,16 @@ TEST(Heatmap, LongTokensAreCutAndMismatchesRejected) {
   const std::string svg = to_svg(heatmap_figure(h));
   EXPECT_NE(svg.find(std::string(24, 'x') + "…</text>"), std::string::npos);
   h.weights[1].pop_back();
-  EXPECT_NE(testing::error_of([&] { heatmap_figure(h); }).find("row 1 has 2 weights for 3 column labels"), std::string::npos);
+  EXPECT_NE(heed::testing::error_of([&] {
+              heatmap_figure(h);
+            }).find("row 1 has 2 weights for 3 column labels"),
+            std::string::npos);
   h = small_map();
   h.rows.pop_back();
-  EXPECT_NE(testing::error_of([&] { heatmap_figure(h); }).find("3 rows of weights for 2 row labels"), std::string::npos);
+  EXPECT_NE(heed::testing::error_of([&] {
+              heatmap_figure(h);
+            }).find("3 rows of weights for 2 row labels"),
+            std::string::npos);
 }
 
 TEST(Grid, PlacesFiguresInRows) {
@@ -122,17 +131,23 @@ TEST(Png, ReadsBackWithTheFiguresSizeAndCellColours) {
   EXPECT_GT(dark, 5);
   cairo_surface_destroy(s);
   fs::remove(path);
-  EXPECT_NE(testing::error_of([&] { write_figure(f, "x.jpg"); }).find("x.jpg: unknown image format"),
+  EXPECT_NE(heed::testing::error_of([&] {
+              write_figure(f, "x.jpg");
+            }).find("x.jpg: unknown image format"),
             std::string::npos);
 }
 
 TEST(Plot, NiceTicksAndCurves) {
   EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
-  EXPECT_EQ(nice_ticks(0.13, 0.61, 5), (std::vector<double>{0.2, 0.3, 0.4, 0.5, 0.6}));
+  const std::vector<double> ticks = nice_ticks(0.13, 0.61, 5), want = {0.2, 0.3, 0.4, 0.5, 0.6};
+  ASSERT_EQ(ticks.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(ticks[i], want[i], 1e-12);
+  EXPECT_EQ(nice_ticks(-3, 7, 2), (std::vector<double>{0, 5}));  // within [lo, hi]
   const Figure f = line_plot({{.name = "dev BLEU", .points = {{1, 10}, {2, 20}, {3, 25}}}},
                              {.title = "curve", .x_label = "step", .y_label = "BLEU"});
   const std::string svg = to_svg(f);
-  EXPECT_EQ(count(svg, "<polyline"), 1 + 1 + 6 + 4);  // the curve, axes, grid lines
+  // the curve, the axes, grid lines at x = 1, 1.5, ..., 3 and y = 10, 15, 20, 25
+  EXPECT_EQ(count(svg, "<polyline"), 1 + 1 + 5 + 4);
   EXPECT_NE(svg.find(">dev BLEU</text>"), std::string::npos);
   EXPECT_NE(to_svg(line_plot({}, {})).find(">no data</text>"), std::string::npos);
 }

@@ -19,8 +19,8 @@ struct Heatmap {
 };
 
 struct HeatmapStyle {
-  double cell = 18;            // cell side, px
-  double font = 12;            // label size, px
+  double cell = 18;             // cell side, px
+  double font = 12;             // label size, px
   size_t max_label_chars = 24;  // longer tokens are cut with "…"
   bool color_bar = true;
 };

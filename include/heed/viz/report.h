@@ -14,11 +14,11 @@ namespace heed::viz {
 
 struct ReportOptions {
   std::string model_dir;
-  std::string src;    // test inputs: sentences, CMUdict entries (G2P) or labelled lines
-                      // (classifier); empty: no test section and no samples
-  std::string ref;    // translation: references line-parallel to src (G2P, classifier: in src)
-  std::string hyp;    // outputs already decoded for src (heed translate; G2P: its CMUdict
-                      // entries); empty: decode here
+  std::string src;  // test inputs: sentences, CMUdict entries (G2P) or labelled lines
+                    // (classifier); empty: no test section and no samples
+  std::string ref;  // translation: references line-parallel to src (G2P, classifier: in src)
+  std::string hyp;  // outputs already decoded for src (heed translate; G2P: its CMUdict
+                    // entries); empty: decode here
   BeamOptions search{.beam = 5};
   int samples = 8;    // inputs shown with their heatmaps, evenly spaced through src
   std::string title;  // page title (default: the model directory)
