@@ -119,23 +119,6 @@ std::vector<size_t> spread(size_t n, int k) {  // k indices evenly spaced throug
   return out;
 }
 
-std::vector<std::string> decoded(const ReportOptions& o, const ModelFiles& m,
-                                 const std::vector<std::string>& inputs, std::ostream& log) {
-  if (!o.hyp.empty()) {
-    std::vector<std::string> hyps = read_lines(o.hyp);
-    check(hyps.size() == inputs.size(), o.hyp, " has ", hyps.size(), " lines but ", o.src, " has ",
-          inputs.size(), " inputs");
-    return hyps;
-  }
-  log << "heed report: decoding " << inputs.size() << " inputs of " << o.src << " (beam "
-      << o.search.beam << ")\n"
-      << std::flush;
-  std::vector<std::string> hyps;
-  for (const Alignment& a : align(m, inputs, {.search = o.search, .batch = 64}))
-    hyps.push_back(a.output);
-  return hyps;
-}
-
 TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
   auto m = load_model(o.model_dir);
   TestResult t;
@@ -154,33 +137,55 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
     Corpus c = read_parallel(o.src, o.ref);
     for (auto& p : c.pairs) inputs.push_back(p.src), refs.push_back(p.tgt);
   }
+  // the outputs: decoded here, once (their alignments then also give the samples' heatmaps),
+  // or read from --hyp
+  const bool decode_here = o.hyp.empty();
+  std::vector<Alignment> decoded;  // [inputs] when decode_here
+  if (decode_here) {
+    log << "heed report: decoding " << inputs.size() << " inputs of " << o.src << " (beam "
+        << o.search.beam << ")\n"
+        << std::flush;
+    decoded = align(*m, inputs, {.search = o.search, .batch = 64});
+  }
   if (m->g2p) {
     // outputs by word: a --hyp file is read as CMUdict entries (heed translate's output on
     // the test file has one line per entry, so a word may come several times)
     std::map<std::string, std::string> by_word;
-    if (!o.hyp.empty()) {
+    if (decode_here) {
+      for (size_t i = 0; i < inputs.size(); ++i) by_word[inputs[i]] = decoded[i].output;
+    } else {
       for (const auto& [word, prons] : group_alternatives(read_cmudict(o.hyp)))
         by_word[word] = prons.front();
-    } else {
-      const std::vector<std::string> hyps = decoded(o, *m, inputs, log);
-      for (size_t i = 0; i < inputs.size(); ++i) by_word[inputs[i]] = hyps[i];
     }
     t.score = g2p_error_rates(by_word, g2p_refs).str();
   } else {
-    const std::vector<std::string> hyps = decoded(o, *m, inputs, log);
+    std::vector<std::string> hyps;  // [inputs]
+    if (decode_here) {
+      for (const Alignment& a : decoded) hyps.push_back(a.output);
+    } else {
+      hyps = read_lines(o.hyp);
+      check(hyps.size() == inputs.size(), o.hyp, " has ", hyps.size(), " lines but ", o.src,
+            " has ", inputs.size(), " inputs");
+    }
     std::vector<std::vector<std::string>> ref_sets = {refs};
     t.score = corpus_bleu(hyps, ref_sets).str() + "\n" + corpus_chrf(hyps, ref_sets).str();
   }
-  std::vector<std::string> chosen;
   const std::vector<size_t> idx = spread(inputs.size(), o.samples);
-  chosen.reserve(idx.size());
-  for (size_t i : idx) chosen.push_back(inputs[i]);
-  std::vector<Alignment> al = align(*m, chosen, {.search = o.search});
+  std::vector<Alignment> shown;  // [idx]
+  if (decode_here) {
+    shown.reserve(idx.size());
+    for (size_t i : idx) shown.push_back(std::move(decoded[i]));
+  } else {
+    std::vector<std::string> chosen;
+    chosen.reserve(idx.size());
+    for (size_t i : idx) chosen.push_back(inputs[i]);
+    shown = align(*m, chosen, {.search = o.search});
+  }
   for (size_t k = 0; k < idx.size(); ++k)
     t.samples.push_back({.input = inputs[idx[k]],
-                         .output = al[k].output,
+                         .output = shown[k].output,
                          .reference = refs[idx[k]],
-                         .maps = al[k].maps});
+                         .maps = std::move(shown[k].maps)});
   return t;
 }
 
