@@ -13,6 +13,28 @@ namespace heed {
 void set_threads(int n);
 int threads();
 
+// Work below this many multiply-adds (or element operations) runs on the calling thread: waking
+// the OpenMP team and joining it costs more than the work saves (batch-1 decoding is a few
+// hundred such products and element-wise ops a step).
+constexpr int64_t kSerialWork = int64_t{1} << 18;
+
+// While alive, OpenMP regions opened on this thread (heed's and oneDNN's) use one thread when
+// `serial` is true; the previous thread count comes back at the end of the scope.
+class SerialScope {
+ public:
+  explicit SerialScope(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
+    if (saved_ > 1) omp_set_num_threads(1);
+  }
+  ~SerialScope() {
+    if (saved_ > 1) omp_set_num_threads(saved_);
+  }
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 // Calls f(begin, end) on contiguous chunks of [0, n), in parallel when n > grain.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
