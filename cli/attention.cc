@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "heed/data/text.h"
 #include "heed/io/checkpoint.h"
+#include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 
@@ -62,7 +63,7 @@ int AttentionCommand::run() const {
   };
   const size_t drawn =
       std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
-  if (read_config(model_dir).value("model", "") == "self-attentive") {
+  if (is_classifier_config(read_config(model_dir))) {
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
           "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
           "classifier shows its hops");

@@ -42,10 +42,10 @@ struct ScoreCommand {
 };
 
 struct TrainCommand {
-  std::string task = "translate";     // translate (seq2seq, also G2P) | classify
-  std::string model = "rnn";          // the architecture: rnn | transformer | self-attentive
-  std::string pooling = "attention";  // classify: attention | max | mean | last
-  ClassifyTrainConfig classify;       // classify: files and the model's own flags
+  std::string task = "translate";  // translate (seq2seq, also G2P) | classify
+  std::string model = "rnn";       // the architecture: rnn | transformer | self-attentive
+  std::string pooling;             // classify: attention | max | mean | last | cls ("": by --model)
+  ClassifyTrainConfig classify;    // classify: files and the model's own flags
   std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
               cell = "gru", tsv_columns = "1,2";
   // flags whose default depends on the architecture (unset: < 0 or empty)

@@ -20,7 +20,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--model", model,
                   "Architecture: rnn (encoder-decoder with --attention) | transformer; classify: "
-                  "self-attentive (BiLSTM + Lin et al. 2017's self-attention or --pooling)")
+                  "self-attentive (BiLSTM + Lin et al. 2017's self-attention or --pooling) | "
+                  "transformer (a Transformer encoder, --pooling mean by default, or cls)")
       ->check(CLI::IsMember({"rnn", "transformer", "self-attentive"}))
       ->capture_default_str();
   app->add_option("--attention", attention,
@@ -67,9 +68,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "classify: test file, scored once with the best dev model at the end");
   app->add_option("--pooling", pooling,
                   "classify: attention (Lin et al. 2017: r hops of self-attention over the "
-                  "BiLSTM states) | max | mean | last (the baselines it replaces)")
-      ->check(CLI::IsMember({"attention", "max", "mean", "last"}))
-      ->capture_default_str();
+                  "encoder states) | max | mean | last (the baselines it replaces; last: BiLSTM "
+                  "only) | cls (Transformer: the state of a [CLS] token put first). Default: "
+                  "attention (self-attentive), mean (transformer)")
+      ->check(CLI::IsMember({"attention", "max", "mean", "last", "cls"}));
   app->add_option("--hops", k.hops, "classify: attention hops r (1: a single vector)")
       ->capture_default_str();
   app->add_option("--penalty", k.penalty,
@@ -228,16 +230,35 @@ int TrainCommand::run() {
 }
 
 // The classifier's flags: the loop's own, plus the shared model flags when given (their
-// defaults are the classifier's, from Lin et al. 2017, not the RNN's).
+// defaults are the classifier's, from Lin et al. 2017, not the RNN's or the translation
+// Transformer's).
 int TrainCommand::run_classify() {
-  check(model == "self-attentive" || app->count("--model") == 0,
-        "train --task classify: --model must be self-attentive");
+  const bool transformer = model == "transformer";
+  check(model == "self-attentive" || transformer || app->count("--model") == 0,
+        "train --task classify: --model must be self-attentive or transformer");
   ClassifyTrainConfig c = classify;
   static_cast<LoopOptions&>(c) = config;
   c.units = parse_units(src_units);
   c.vocab = config.src_vocab;
   ClassifierConfig& k = c.model;
-  k.pooling = parse_pooling(pooling);
+  k.pooling = parse_pooling(pooling.empty() ? (transformer ? "mean" : "attention") : pooling);
+  if (transformer) {
+    k.kind = SentenceEncoder::Transformer;
+    auto& tl = k.transformer;
+    const auto& flags = config.transformer.layer;
+    if (app->count("--d-model") > 0) tl.d_model = flags.d_model;
+    if (app->count("--heads") > 0) tl.heads = flags.heads;
+    if (app->count("--ff") > 0) tl.ff = flags.ff;
+    if (app->count("--norm") > 0)
+      tl.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+    tl.activation = activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
+    if (layers >= 0) k.transformer_layers = layers;
+    if (dropout >= 0) tl.dropout = dropout;
+    k.dropout = tl.dropout;  // one rate for the layers and the MLP
+    k.learned_positions = positions == "learned";
+    if (app->count("--max-positions") > 0) k.max_positions = config.transformer.max_positions;
+    if (app->count("--warmup") == 0) c.warmup = 200;  // ~2 SST epochs of linear warmup
+  }
   if (app->count("--cell") > 0) k.encoder.cell = parse_cell(cell);
   if (app->count("--embed") > 0) k.encoder.embed = config.rnn.encoder.embed;
   if (app->count("--hidden") > 0) k.encoder.hidden = config.rnn.encoder.hidden;

@@ -1,6 +1,8 @@
 // The BiLSTM sentence classifier with self-attention or pooling (see the header).
 #include "heed/models/sentence_classifier.h"
 
+#include <cmath>
+
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/random.h"
@@ -20,50 +22,92 @@ const char* pooling_name(Pooling p) {
       return "mean";
     case Pooling::Last:
       return "last";
+    case Pooling::Cls:
+      return "cls";
   }
   return "?";
 }
 
 Pooling parse_pooling(const std::string& s) {
-  for (Pooling p : {Pooling::Attention, Pooling::Max, Pooling::Mean, Pooling::Last})
+  for (Pooling p : {Pooling::Attention, Pooling::Max, Pooling::Mean, Pooling::Last, Pooling::Cls})
     if (s == pooling_name(p)) return p;
-  fail("unknown pooling '", s, "' (expected attention, max, mean or last)");
+  fail("unknown pooling '", s, "' (expected attention, max, mean, last or cls)");
+}
+
+namespace {
+// config.json's "model" of the two encoders
+constexpr const char* kBiLstmModel = "self-attentive";
+constexpr const char* kTransformerModel = "transformer-classifier";
+}  // namespace
+
+bool is_classifier_config(const nlohmann::json& j) {
+  const std::string m = j.value("model", "");
+  return m == kBiLstmModel || m == kTransformerModel;
+}
+
+int64_t ClassifierConfig::annotation_dim() const {
+  if (kind == SentenceEncoder::Transformer) return transformer.d_model;
+  return encoder.hidden * (encoder.bidirectional ? 2 : 1);
 }
 
 int64_t ClassifierConfig::features() const {
-  const int64_t h = encoder.hidden * (encoder.bidirectional ? 2 : 1);
-  return pooling == Pooling::Attention ? hops * h : h;
+  return pooling == Pooling::Attention ? hops * annotation_dim() : annotation_dim();
 }
 
 nlohmann::json ClassifierConfig::to_json() const {
-  return {{"model", "self-attentive"},
-          {"cell", cell_name(encoder.cell)},
-          {"vocab", encoder.vocab},
-          {"embed", encoder.embed},
-          {"hidden", encoder.hidden},
-          {"layers", encoder.layers},
-          {"bidirectional", encoder.bidirectional},
-          {"pooling", pooling_name(pooling)},
-          {"attn_dim", attn_dim},
-          {"hops", hops},
-          {"mlp_hidden", mlp_hidden},
-          {"classes", classes},
-          {"dropout", dropout},
-          {"penalty", penalty},
-          {"word_dropout", word_dropout}};
+  nlohmann::json j = {{"vocab", encoder.vocab},      {"pooling", pooling_name(pooling)},
+                      {"attn_dim", attn_dim},        {"hops", hops},
+                      {"mlp_hidden", mlp_hidden},    {"classes", classes},
+                      {"dropout", dropout},          {"penalty", penalty},
+                      {"word_dropout", word_dropout}};
+  if (kind == SentenceEncoder::Transformer) {
+    j["model"] = kTransformerModel;
+    j["d_model"] = transformer.d_model;
+    j["heads"] = transformer.heads;
+    j["ff"] = transformer.ff;
+    j["layer_dropout"] = transformer.dropout;
+    j["norm"] = transformer.norm == NormPlacement::Pre ? "pre" : "post";
+    j["activation"] = transformer.activation == FfnActivation::Gelu ? "gelu" : "relu";
+    j["layers"] = transformer_layers;
+    j["positions"] = learned_positions ? "learned" : "sinusoidal";
+    j["max_positions"] = max_positions;
+  } else {
+    j["model"] = kBiLstmModel;
+    j["cell"] = cell_name(encoder.cell);
+    j["embed"] = encoder.embed;
+    j["hidden"] = encoder.hidden;
+    j["layers"] = encoder.layers;
+    j["bidirectional"] = encoder.bidirectional;
+  }
+  return j;
 }
 
 ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
   ClassifierConfig c;
   try {
-    check(j.at("model").get<std::string>() == "self-attentive",
-          "config.json: not a classifier model");
-    c.encoder.cell = parse_cell(j.at("cell").get<std::string>());
+    check(is_classifier_config(j), "config.json: not a classifier model");
     c.encoder.vocab = j.at("vocab").get<int64_t>();
-    c.encoder.embed = j.at("embed").get<int64_t>();
-    c.encoder.hidden = j.at("hidden").get<int64_t>();
-    c.encoder.layers = j.at("layers").get<int>();
-    c.encoder.bidirectional = j.at("bidirectional").get<bool>();
+    if (j.at("model").get<std::string>() == kTransformerModel) {
+      c.kind = SentenceEncoder::Transformer;
+      c.transformer.d_model = j.at("d_model").get<int64_t>();
+      c.transformer.heads = j.at("heads").get<int64_t>();
+      c.transformer.ff = j.at("ff").get<int64_t>();
+      c.transformer.dropout = j.at("layer_dropout").get<float>();
+      c.transformer.norm =
+          j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+      c.transformer.activation = j.at("activation").get<std::string>() == "gelu"
+                                     ? FfnActivation::Gelu
+                                     : FfnActivation::Relu;
+      c.transformer_layers = j.at("layers").get<int64_t>();
+      c.learned_positions = j.at("positions").get<std::string>() == "learned";
+      c.max_positions = j.at("max_positions").get<int64_t>();
+    } else {
+      c.encoder.cell = parse_cell(j.at("cell").get<std::string>());
+      c.encoder.embed = j.at("embed").get<int64_t>();
+      c.encoder.hidden = j.at("hidden").get<int64_t>();
+      c.encoder.layers = j.at("layers").get<int>();
+      c.encoder.bidirectional = j.at("bidirectional").get<bool>();
+    }
     c.pooling = parse_pooling(j.at("pooling").get<std::string>());
     c.attn_dim = j.at("attn_dim").get<int64_t>();
     c.hops = j.at("hops").get<int64_t>();
@@ -91,22 +135,54 @@ ClassifyBatch make_classify_batch(const std::vector<std::vector<int32_t>>& sente
           .labels = {labels.begin(), labels.end()}};
 }
 
-SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s)
-    : config_(c),
-      encoder_(c.encoder, s / "encoder"),
-      W1_(&s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform())),
-      b1_(&s.param("mlp/b1", {c.mlp_hidden}, Init::zeros())),
-      W2_(&s.param("mlp/W2", {c.classes, c.mlp_hidden}, Init::glorot_uniform())),
-      b2_(&s.param("mlp/b2", {c.classes}, Init::zeros())) {
+SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s) : config_(c) {
   check(c.classes >= 2, "classifier: at least 2 classes, got ", c.classes);
+  const bool transformer = c.kind == SentenceEncoder::Transformer;
+  check(transformer || c.pooling != Pooling::Cls,
+        "classifier: --pooling cls is for the Transformer encoder (--model transformer)");
+  check(!transformer || c.pooling != Pooling::Last,
+        "classifier: --pooling last is for the BiLSTM (the Transformer has cls)");
+  if (transformer) {
+    const int64_t d = c.transformer.d_model;
+    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs
+    embed_ = &s.param("embed", {c.encoder.vocab, d},
+                      Init::normal(1.f / std::sqrt(static_cast<float>(d))), /*row_sparse=*/true);
+    positions_.emplace_back(d, c.max_positions, c.learned_positions, c.transformer.dropout, s);
+    transformer_.emplace_back(c.transformer, c.transformer_layers, s / "encoder");
+  } else {
+    rnn_.emplace_back(c.encoder, s / "encoder");
+  }
+  W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
+  b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());
+  W2_ = &s.param("mlp/W2", {c.classes, c.mlp_hidden}, Init::glorot_uniform());
+  b2_ = &s.param("mlp/b2", {c.classes}, Init::zeros());
   if (c.pooling == Pooling::Attention) {
     check(c.hops >= 1, "classifier: --hops must be >= 1, got ", c.hops);
-    attention_.emplace_back(encoder_.annotation_dim(), c.attn_dim, c.hops, s / "attention");
+    attention_.emplace_back(c.annotation_dim(), c.attn_dim, c.hops, s / "attention");
   }
 }
 
+Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
+                                    RnnEncoder::Output* rnn) const {
+  if (!rnn_.empty()) {
+    *rnn = rnn_.front().forward(g, ids, b.S, b.lengths);
+    return rnn->annotations;  // [B, S, 2u]
+  }
+  // Transformer: packed rows of the real tokens ([CLS] w_1 .. w_n with cls pooling)
+  const bool cls = config_.pooling == Pooling::Cls;
+  std::vector<int32_t> lengths(b.lengths.begin(), b.lengths.end());
+  if (cls)
+    for (int32_t& n : lengths) ++n;
+  const Packing p = make_packing(g, lengths, b.S + (cls ? 1 : 0));
+  check(p.T <= config_.max_positions, "classifier: a sentence of ", p.T,
+        " tokens is longer than the model's ", config_.max_positions, " positions");
+  const PackedIds in = pack_ids(g, ids, p, cls ? Vocab::kBos : -1);      // <s> serves as [CLS]
+  Var x = positions_.front().forward(g, *embed_, in.ids, in.positions);  // [N, d]
+  return unpack(transformer_.front().forward(x, p), p);                  // [B, S(+1), d]
+}
+
 SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyBatch& b) const {
-  const int64_t B = b.B, S = b.S, D = encoder_.annotation_dim();
+  const int64_t B = b.B, S = b.S, D = config_.annotation_dim();
   std::span<const int32_t> ids = b.ids;  // [S, B]
   std::vector<int32_t> dropped;
   if (g.training() && config_.word_dropout > 0.f) {
@@ -116,8 +192,8 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       if (id != Vocab::kPad && rng.uniform() < config_.word_dropout) id = Vocab::kUnk;
     ids = dropped;
   }
-  RnnEncoder::Output enc = encoder_.forward(g, ids, S, b.lengths);
-  Var H = enc.annotations;  // [B, S, 2u]
+  RnnEncoder::Output enc;
+  Var H = annotations(g, b, ids, &enc);  // [B, S, D] ([B, S + 1, D] with [CLS])
   Output out;
   Var features;  // [B, F]
   switch (config_.pooling) {
@@ -125,7 +201,7 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       SelfAttentionPooling::Output p = attention_.front().forward(g, H, b.lengths);
       out.A = p.A;                                          // [B, r, S]
       out.penalty = attention_penalty(g, p.A);              // []
-      features = reshape(p.M, Shape{B, config_.hops * D});  // [B, r * 2u]
+      features = reshape(p.M, Shape{B, config_.hops * D});  // [B, r * D]
       break;
     }
     case Pooling::Max: {  // max_t h_t over the real positions (padding at -inf)
@@ -138,12 +214,19 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       for (int64_t n = 0; n < B; ++n)
         for (int64_t t = 0; t < S; ++t)
           w.data()[n * S + t] = t < b.lengths[n] ? 1.f / static_cast<float>(b.lengths[n]) : 0.f;
-      features = sum(mul(H, g.constant(w)), 1);  // [B, 2u]
+      features = sum(mul(H, g.constant(w)), 1);  // [B, D]
       break;
     }
     case Pooling::Last:  // [->h_n ; <-h_1]
       features = enc.final_bwd.valid() ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd;
       break;
+    case Pooling::Cls: {  // h_0, the [CLS] position's state: row b (S + 1) of H
+      int32_t* rows = g.arena().array<int32_t>(static_cast<size_t>(B));
+      for (int64_t n = 0; n < B; ++n) rows[n] = static_cast<int32_t>(n * (S + 1));
+      features = embedding(reshape(H, Shape{B * (S + 1), D}),
+                           std::span<const int32_t>(rows, static_cast<size_t>(B)), Shape{B});
+      break;
+    }
   }
   // the MLP classifier
   Var hidden = relu(linear(dropout(features, config_.dropout), g.param(*W1_), g.param(*b1_)));

@@ -13,25 +13,6 @@
 namespace heed {
 namespace {
 
-// Time-major [T, B] ids -> packed [N] (sequence after sequence, packing.h), in the graph's
-// arena, with each id's position (from first_pos).
-struct PackedIds {
-  std::span<const int32_t> ids, positions;  // [N], [N]
-};
-PackedIds pack_ids(Graph& g, std::span<const int32_t> tm, const Packing& p, int64_t first_pos) {
-  const int64_t B = p.B();
-  int32_t* ids = g.arena().array<int32_t>(static_cast<size_t>(p.N));
-  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(p.N));
-  int64_t n = 0;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < p.lengths[b]; ++t, ++n) {
-      ids[n] = tm[t * B + b];
-      pos[n] = static_cast<int32_t>(first_pos + t);
-    }
-  const auto N = static_cast<size_t>(p.N);
-  return {{ids, N}, {pos, N}};
-}
-
 // The target side's lengths: BOS y_1 .. y_n in tgt_in, as many as y_1 .. y_n EOS in tgt_out.
 std::vector<int32_t> target_lengths(const Seq2SeqBatch& b) {
   std::vector<int32_t> len(b.B, 0);
@@ -92,7 +73,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   check(!c.share_embeddings || c.src_vocab == c.tgt_vocab,
         "transformer: shared embeddings need one vocabulary (", c.src_vocab, " vs ", c.tgt_vocab,
         ")");
-  // N(0, d^-1/2), scaled up by sqrt(d) in embed(): unit-variance inputs (as fairseq)
+  // N(0, d^-1/2), scaled up by sqrt(d) by PositionalEmbedding: unit-variance inputs (as fairseq)
   const Init emb = Init::normal(1.f / std::sqrt(static_cast<float>(d)));
   // A table read only by lookups gets row-sparse gradients; one that is also the (tied) output
   // matrix gets a dense gradient from it.
@@ -101,10 +82,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   tgt_embed_ = c.share_embeddings
                    ? src_embed_
                    : &scope.param("tgt_embed", {c.tgt_vocab, d}, emb, /*row_sparse=*/!c.tie_output);
-  if (c.learned_positions)
-    positions_ = &scope.param("positions", {c.max_positions, d}, Init::normal(0.02f));
-  else
-    sinusoid_ = sinusoidal_positions(c.max_positions, d);
+  positions_.emplace(d, c.max_positions, c.learned_positions, c.layer.dropout, scope);
   if (!c.tie_output) out_W_ = &scope.param("out/W", {c.tgt_vocab, d}, Init::glorot_uniform());
   out_b_ = &scope.param("out/b", {c.tgt_vocab}, Init::zeros());
   Scope dec = scope / "decoder";
@@ -114,36 +92,21 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
 }
 
-Var TransformerSeq2Seq::embed(Graph& g, const Parameter& table, std::span<const int32_t> ids,
-                              std::span<const int32_t> positions) const {
-  const int64_t d = config_.layer.d_model;
-  const Shape n{static_cast<int64_t>(ids.size())};
-  for (int32_t p : positions)
-    check(p < config_.max_positions, "transformer: position ", p, " beyond --max-positions ",
-          config_.max_positions);
-  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, n);  // [N, d]
-  Var pe = embedding(positions_ ? g.param(*positions_)
-                                : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()),
-                                                          sinusoid_.shape())),
-                     positions, n);  // [N, d]
-  return dropout(x * std::sqrt(static_cast<float>(d)) + pe, config_.layer.dropout);
-}
-
 Var TransformerSeq2Seq::output(Var h) const {
   Graph& g = h.graph();
   return linear(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_), g.param(*out_b_));
 }
 
 Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Packing& p) const {
-  const PackedIds in = pack_ids(g, src, p, 0);
-  Var x = embed(g, *src_embed_, in.ids, in.positions);  // [N_s, d]
+  const PackedIds in = pack_ids(g, src, p);
+  Var x = positions_->forward(g, *src_embed_, in.ids, in.positions);  // [N_s, d]
   return encoder_.forward(x, p);
 }
 
 Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
                                Var memory, const Packing& src) const {
-  const PackedIds in = pack_ids(g, tgt_in, tgt, 0);
-  Var y = embed(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
+  const PackedIds in = pack_ids(g, tgt_in, tgt);
+  Var y = positions_->forward(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
   for (const auto& layer : decoder_)
     y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
@@ -155,7 +118,7 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   const Packing tgt = make_packing(g, target_lengths(b), b.T);
   Var memory = encode(g, b.src, src);                  // [N_s, d]
   Var logits = decode(g, b.tgt_in, tgt, memory, src);  // [N_t, V]
-  return cross_entropy(logits, pack_ids(g, b.tgt_out, tgt, 0).ids,
+  return cross_entropy(logits, pack_ids(g, b.tgt_out, tgt).ids,
                        {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
 }
 
@@ -181,7 +144,8 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   const auto B = static_cast<int64_t>(prev.size());
   int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B));
   std::fill(pos, pos + B, static_cast<int32_t>(st.t));
-  Var y = embed(g, *tgt_embed_, prev, {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
+  Var y = positions_->forward(g, *tgt_embed_, prev,
+                              {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
   Step out;
   for (size_t l = 0; l < decoder_.size(); ++l)
     y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l],

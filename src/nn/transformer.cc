@@ -21,6 +21,29 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d) {
   return pe;
 }
 
+PositionalEmbedding::PositionalEmbedding(int64_t d, int64_t max_positions, bool learned,
+                                         float dropout, const Scope& scope)
+    : d_(d), max_positions_(max_positions), dropout_(dropout) {
+  if (learned)
+    learned_ = &scope.param("positions", {max_positions, d}, Init::normal(0.02f));
+  else
+    sinusoid_ = sinusoidal_positions(max_positions, d);
+}
+
+Var PositionalEmbedding::forward(Graph& g, const Parameter& table, std::span<const int32_t> ids,
+                                 std::span<const int32_t> positions) const {
+  const Shape n{static_cast<int64_t>(ids.size())};
+  for (int32_t p : positions)
+    check(p < max_positions_, "transformer: position ", p, " beyond --max-positions ",
+          max_positions_);
+  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, n);  // E[w_i]  [N, d]
+  Var pe = embedding(
+      learned_ ? g.param(*learned_)
+               : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()), sinusoid_.shape())),
+      positions, n);  // P[pos_i]  [N, d]
+  return dropout(x * std::sqrt(static_cast<float>(d_)) + pe, dropout_);
+}
+
 FeedForward::FeedForward(const TransformerLayerConfig& c, const Scope& scope)
     : activation_(c.activation), dropout_(c.dropout) {
   W1_ = &scope.param("W1", {c.ff, c.d_model}, Init::glorot_uniform());

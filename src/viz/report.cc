@@ -16,6 +16,7 @@
 #include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
+#include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/plot.h"
@@ -226,7 +227,7 @@ pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
 
 void write_report(const ReportOptions& o, const std::string& out, std::ostream& log) {
   const nlohmann::json config = read_config(o.model_dir);
-  const bool classifier = config.value("model", "") == "self-attentive";
+  const bool classifier = is_classifier_config(config);
   const TrainingLog tlog = read_training_log((fs::path(o.model_dir) / "train.jsonl").string());
   std::ostringstream html;
   const std::string title = o.title.empty() ? "heed report: " + o.model_dir : o.title;

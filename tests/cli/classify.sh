@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The classifier's command line end to end on the shared SST-2 files: a tiny `heed train --task
 # classify` (self-attention, 2 hops, penalty) with a test report, `heed classify` with --probs
-# and --attention-out, `heed score --metric acc` agreeing with the trainer, `--resume`, and
-# clear errors for bad labelled lines. Run by ctest: classify.sh HEED DATA_DIR
+# and --attention-out, `heed score --metric acc` agreeing with the trainer, `--resume`, the
+# Transformer-encoder classifier ([CLS] pooling) trained, saved and run the same way, and clear
+# errors for bad labelled lines. Run by ctest: classify.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 sst=$2/sst
 work=$(mktemp -d)
@@ -34,6 +35,22 @@ for r in rows:
     assert len(r["attention"]) == 2 and all(len(h) == len(r["tokens"]) for h in r["attention"]), r
     assert all(abs(sum(h) - 1) < 1e-4 for h in r["attention"]), r
     assert r["label"] in (0, 1) and r["redundancy"] >= 0' "$work/att.jsonl" || fail "attention-out"
+
+# the Transformer-encoder baseline with a [CLS] position: trains, saves, classifies the same
+"$heed" --threads 1 train --task classify --model transformer --pooling cls --d-model 16 --heads 2 \
+  --ff 32 --layers 1 --mlp-hidden 16 --train "$sst/stsa.binary.train" --valid "$sst/stsa.binary.dev" \
+  --test "$sst/stsa.binary.test" --batch 32 --max-steps 30 --save "$work/tf" > "$work/tf.log"
+grep -q "Transformer-encoder classifier (cls)" "$work/tf.log" || fail "not a Transformer: $(cat "$work/tf.log")"
+grep -q '"model": "transformer-classifier"' "$work/tf/config.json" || fail "config.json"
+tf_acc=$(sed -n 's/^test .* acc \([0-9.]*\) .*/\1/p' "$work/tf.log")
+cut -d' ' -f2- "$sst/stsa.binary.test" | "$heed" --threads 1 classify --model "$work/tf" > "$work/tf_hyp.txt"
+acc=$("$heed" score --metric acc --ref "$sst/stsa.binary.test" --hyp "$work/tf_hyp.txt" --json |
+  python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["score"])')
+[ "$acc" = "$tf_acc" ] || fail "Transformer: score --metric acc says $acc, the trainer $tf_acc"
+if "$heed" train --task classify --model transformer --pooling last --train "$sst/stsa.binary.train" \
+  --valid "$sst/stsa.binary.dev" --save "$work/y" 2> "$work/err" > /dev/null; then
+  fail "--pooling last accepted for a Transformer"; fi
+grep -q "pooling last is for the BiLSTM" "$work/err" || fail "no message: $(cat "$work/err")"
 
 # bad input: file and line named, non-zero exit
 printf '0 fine\n1 also fine\n7 out of range\n' > "$work/bad_dev.txt"

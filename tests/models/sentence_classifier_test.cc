@@ -1,7 +1,9 @@
-// The self-attentive sentence classifier (Lin et al. 2017) and its pooling baselines: gradient
-// check of the whole model with each pooling (penalty included), a toy task whose label is one
-// keyword at a random position (learned, with the attention peaking on the keyword), the
-// trainer end to end on labelled files, and bad labelled lines reported with file and line.
+// The self-attentive sentence classifier (Lin et al. 2017), its pooling baselines and the
+// Transformer-encoder classifier: gradient check of the whole model with each encoder and
+// pooling (penalty included), a toy task whose label is one keyword at a random position
+// (learned, with the attention peaking on the keyword; learned through a [CLS] position by the
+// Transformer), the trainer end to end on labelled files, and bad labelled lines reported with
+// file and line.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,9 +24,15 @@ namespace fs = std::filesystem;
 namespace heed {
 namespace {
 
-ClassifierConfig tiny(Pooling p) {
+ClassifierConfig tiny(Pooling p, SentenceEncoder kind = SentenceEncoder::BiLstm) {
   ClassifierConfig c;
+  c.kind = kind;
   c.encoder = {.cell = CellKind::Lstm, .vocab = 9, .embed = 4, .hidden = 3, .bidirectional = true};
+  // GELU: smooth, so that finite differences do not straddle a ReLU kink
+  c.transformer = {
+      .d_model = 4, .heads = 2, .ff = 6, .dropout = 0.f, .activation = FfnActivation::Gelu};
+  c.transformer_layers = 2;
+  c.max_positions = 16;
   c.pooling = p;
   c.attn_dim = 4;
   c.hops = 2;
@@ -35,12 +43,18 @@ ClassifierConfig tiny(Pooling p) {
   return c;
 }
 
-class EachPooling : public ::testing::TestWithParam<Pooling> {};
+using EncoderAndPooling = std::tuple<SentenceEncoder, Pooling>;
+class EachPooling : public ::testing::TestWithParam<EncoderAndPooling> {
+ protected:
+  static ClassifierConfig config() {
+    return tiny(std::get<1>(GetParam()), std::get<0>(GetParam()));
+  }
+};
 
 TEST_P(EachPooling, WholeModelGradients) {
   ParameterStore store;
   Rng rng(2);
-  SentenceClassifier model(tiny(GetParam()), Scope(store, rng, "c"));
+  SentenceClassifier model(config(), Scope(store, rng, "c"));
   ClassifyBatch b = make_classify_batch({{4, 5, 6, 7}, {8, 4}, {5}}, std::vector<int32_t>{0, 2, 1});
   std::vector<Parameter*> params(store.all().begin(), store.all().end());
   // the MLP's ReLU: pre-activations kept away from its kink (b1 starts at 0, W1 f is small),
@@ -56,7 +70,7 @@ TEST_P(EachPooling, WholeModelGradients) {
 TEST_P(EachPooling, OtherSentencesPaddingChangesNoPrediction) {
   ParameterStore store;
   Rng rng(3);
-  SentenceClassifier model(tiny(GetParam()), Scope(store, rng, "c"));
+  SentenceClassifier model(config(), Scope(store, rng, "c"));
   std::vector<std::vector<int32_t>> s = {{4, 5, 6, 7, 8}, {8, 4}, {5}};
   Graph g(Mode::Inference);
   Var together = model.forward(g, make_classify_batch(s)).logits;
@@ -81,10 +95,49 @@ TEST(SentenceClassifier, WordDropoutOnlyInTraining) {
   EXPECT_NE(i[0], i[3]);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, EachPooling,
-                         ::testing::Values(Pooling::Attention, Pooling::Max, Pooling::Mean,
-                                           Pooling::Last),
-                         [](const auto& info) { return std::string(pooling_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    All, EachPooling,
+    ::testing::Values(EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Attention},
+                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Max},
+                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Mean},
+                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Last},
+                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Attention},
+                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Max},
+                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Mean},
+                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Cls}),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) == SentenceEncoder::BiLstm ? "bilstm_"
+                                                                            : "transformer_") +
+             pooling_name(std::get<1>(info.param));
+    });
+
+TEST(SentenceClassifier, PoolingThatDoesNotFitTheEncoderIsRefused) {
+  ParameterStore store;
+  Rng rng(5);
+  EXPECT_NE(testing::error_of([&] {
+              SentenceClassifier(tiny(Pooling::Cls), Scope(store, rng, "a"));
+            }).find("--pooling cls"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] {
+              SentenceClassifier(tiny(Pooling::Last, SentenceEncoder::Transformer),
+                                 Scope(store, rng, "b"));
+            }).find("--pooling last"),
+            std::string::npos);
+}
+
+TEST(SentenceClassifier, ConfigRoundTripsThroughJson) {
+  for (SentenceEncoder kind : {SentenceEncoder::BiLstm, SentenceEncoder::Transformer}) {
+    ClassifierConfig c = tiny(Pooling::Max, kind);
+    c.encoder.vocab = 11;
+    const nlohmann::json j = c.to_json();
+    EXPECT_TRUE(is_classifier_config(j));
+    ClassifierConfig back = ClassifierConfig::from_json(j);
+    EXPECT_EQ(back.to_json(), j);
+    EXPECT_EQ(back.kind, kind);
+    EXPECT_EQ(back.features(), c.features());
+  }
+  EXPECT_FALSE(is_classifier_config(nlohmann::json{{"model", "transformer"}}));
+}
 
 // Sentences of filler tokens with one keyword (ids 4 .. 4+K-1) at a random position; the label
 // is which keyword. Returns the sentences, labels and keyword positions.
@@ -110,6 +163,31 @@ Keyword keyword_task(Rng& rng, int n, int keywords = kKeywords) {
   return k;
 }
 
+// 400 Adam steps on batches of 32 keyword sentences, gradients clipped at 5, the rate rising
+// linearly over `warmup` steps.
+void train_on_keywords(const SentenceClassifier& model, ParameterStore& store, Rng& rng, float lr,
+                       int warmup) {
+  Optimizer opt({}, store);
+  Graph g;
+  for (int step = 0; step < 400; ++step) {
+    Keyword k = keyword_task(rng, 32);
+    g.backward(model.loss(g, make_classify_batch(k.s, k.y)));
+    clip_grad_norm(store, 5.0);
+    opt.step(warmup > 0 ? std::min(1.f, static_cast<float>(step + 1) / warmup) * lr : lr);
+    g.clear();
+  }
+}
+
+// How many rows of logits [n, kKeywords] have their maximum at the label.
+int correct(Var logits, const std::vector<int32_t>& y) {
+  int right = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float* z = logits.value().data() + i * kKeywords;
+    right += std::max_element(z, z + kKeywords) - z == y[i];
+  }
+  return right;
+}
+
 TEST(SelfAttentiveClassifier, LearnsTheKeywordAndAttendsToIt) {
   ParameterStore store;
   Rng rng(7);
@@ -121,24 +199,15 @@ TEST(SelfAttentiveClassifier, LearnsTheKeywordAndAttendsToIt) {
   c.classes = kKeywords;
   c.dropout = 0.f;
   SentenceClassifier model(c, Scope(store, rng, "c"));
-  Optimizer opt({}, store);
-  Graph g;
-  for (int step = 0; step < 400; ++step) {
-    Keyword k = keyword_task(rng, 32);
-    g.backward(model.loss(g, make_classify_batch(k.s, k.y)));
-    clip_grad_norm(store, 5.0);
-    opt.step(5e-3f);
-    g.clear();
-  }
+  train_on_keywords(model, store, rng, 5e-3f, 0);
   Rng test_rng(99);
   Keyword k = keyword_task(test_rng, 200);
   Graph inf(Mode::Inference);
   ClassifyBatch b = make_classify_batch(k.s, k.y);
   auto o = model.forward(inf, b);
-  int right = 0, peaks = 0;
+  const int right = correct(o.logits, k.y);
+  int peaks = 0;
   for (int i = 0; i < 200; ++i) {
-    const float* z = o.logits.value().data() + i * kKeywords;
-    right += std::max_element(z, z + kKeywords) - z == k.y[i];
     const float* a = o.A.value().data() + static_cast<int64_t>(i) * b.S;  // hop 0 over [S]
     const auto peak = std::max_element(a, a + b.lengths[i]) - a;
     peaks += peak == k.at[i];
@@ -153,6 +222,27 @@ TEST(SelfAttentiveClassifier, LearnsTheKeywordAndAttendsToIt) {
   // with a small state (with 16 units the peak is on the keyword or next to it in half)
   EXPECT_GE(peaks, 150) << "the attention's peak is on the keyword";
   EXPECT_GT(wk, 5 * wu) << "weight on the keyword against a uniform attention";
+}
+
+TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {
+  ParameterStore store;
+  Rng rng(8);
+  ClassifierConfig c;
+  c.kind = SentenceEncoder::Transformer;
+  c.encoder.vocab = 4 + kKeywords + kFiller;
+  c.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f};
+  c.transformer_layers = 1;
+  c.pooling = Pooling::Cls;  // the sentence reaches the classifier only through [CLS]'s attention
+  c.mlp_hidden = 16;
+  c.classes = kKeywords;
+  c.dropout = 0.f;
+  SentenceClassifier model(c, Scope(store, rng, "c"));
+  train_on_keywords(model, store, rng, 3e-3f, /*warmup=*/50);
+  Rng test_rng(99);
+  Keyword k = keyword_task(test_rng, 200);
+  Graph inf(Mode::Inference);
+  EXPECT_GE(correct(model.forward(inf, make_classify_batch(k.s, k.y)).logits, k.y), 196)
+      << "accuracy on the keyword task";
 }
 
 struct Files {
@@ -205,6 +295,34 @@ TEST(ClassifierTrainer, LearnsFromFilesAndClassifiesWithTheSavedModel) {
     EXPECT_EQ(p.attention[0].size(), p.tokens.size());
   }
   EXPECT_NEAR(accuracy(test.labels, hyp).accuracy, r.test_accuracy, 1e-9);
+}
+
+TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
+  Files f;
+  ClassifyTrainConfig c;
+  c.train = f.task("train", 800, 1);
+  c.valid = f.task("dev", 100, 2);
+  c.model.kind = SentenceEncoder::Transformer;
+  c.model.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.1f};
+  c.model.pooling = Pooling::Cls;
+  c.model.mlp_hidden = 16;
+  c.model.dropout = 0.1f;
+  c.batch_size = 16;
+  c.epochs = 4;
+  c.lr = 3e-3f;
+  c.warmup = 50;
+  c.save_dir = (f.dir / "model").string();
+  std::ostringstream log;
+  ClassifyResult r = train_classifier(c, log);
+  EXPECT_GE(r.loop.best_metric, 95.0) << log.str();
+  auto m = load_classifier(c.save_dir);
+  LabeledCorpus dev = read_labeled(c.valid, 2);
+  std::vector<int32_t> hyp;
+  for (const Prediction& p : classify(*m, dev.texts, "dev")) {
+    hyp.push_back(p.label);
+    EXPECT_TRUE(p.attention.empty());  // no attention pooling: nothing to draw
+  }
+  EXPECT_NEAR(accuracy(dev.labels, hyp).accuracy, r.loop.best_metric, 1e-9);
 }
 
 TEST(Labeled, BadLinesNameFileAndLine) {

@@ -1,8 +1,12 @@
-// Sentence classification over a BiLSTM (`heed train --task classify`): the self-attentive
-// sentence embedding of Lin et al. 2017 and the pooling baselines it replaces.
+// Sentence classification (`heed train --task classify`): the self-attentive sentence
+// embedding of Lin et al. 2017 over a BiLSTM, the pooling baselines it replaces, and the
+// Transformer-encoder baseline (Vaswani et al. 2017's encoder; a [CLS] position as in BERT,
+// Devlin et al. 2019).
 //   H = BiLSTM(E w_1 .. E w_n)                           [n, 2u]  (section 2.1)
+//     or H = TransformerEncoder(sqrt(d) E w_i + P_i)     [n, d]   (--model transformer)
 //   M = A H,  A = softmax(W_s2 tanh(W_s1 H^T))           [r, 2u]  (nn/self_attention_pooling.h)
-//     or a pooling baseline: max_t h_t | mean_t h_t | [->h_n ; <-h_1]   [2u]
+//     or a pooling baseline: max_t h_t | mean_t h_t | [->h_n ; <-h_1] (BiLSTM)
+//     | h_0 of a [CLS] token put before the sentence (Transformer)       [2u] or [d]
 //   y = softmax(W_2 ReLU(W_1 flatten(M) + b_1) + b_2)              the MLP classifier
 //   loss = cross-entropy + penalty * ||A A^T - I||_F^2             (section 2.2)
 // Word dropout (training only): each input token is replaced by <unk> with probability p, so
@@ -20,15 +24,27 @@
 
 #include "heed/nn/rnn.h"
 #include "heed/nn/self_attention_pooling.h"
+#include "heed/nn/transformer.h"
 
 namespace heed {
 
-enum class Pooling { Attention, Max, Mean, Last };
+enum class Pooling { Attention, Max, Mean, Last, Cls };
 const char* pooling_name(Pooling p);
-Pooling parse_pooling(const std::string& s);  // "attention" | "max" | "mean" | "last"
+Pooling parse_pooling(const std::string& s);  // "attention" | "max" | "mean" | "last" | "cls"
+
+enum class SentenceEncoder { BiLstm, Transformer };
+
+// Whether a model directory's config.json is a classifier's (either encoder).
+bool is_classifier_config(const nlohmann::json& j);
 
 struct ClassifierConfig {
+  SentenceEncoder kind = SentenceEncoder::BiLstm;
   RnnEncoderConfig encoder{.cell = CellKind::Lstm, .embed = 300, .hidden = 300};  // u per direction
+  // the Transformer encoder: embeddings of d_model, sinusoidal or learned positions
+  TransformerLayerConfig transformer{.d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f};
+  int64_t transformer_layers = 2;
+  bool learned_positions = false;
+  int64_t max_positions = 512;
   Pooling pooling = Pooling::Attention;
   int64_t attn_dim = 350;    // d_a
   int64_t hops = 4;          // r
@@ -38,7 +54,8 @@ struct ClassifierConfig {
   float word_dropout = 0.f;  // training: each token becomes <unk> with this probability
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
 
-  int64_t features() const;  // the classifier's input size: r * 2u, or 2u
+  int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM) or d_model (Transformer)
+  int64_t features() const;        // the classifier's input size: r * annotation_dim, or it
   nlohmann::json to_json() const;
   static ClassifierConfig from_json(const nlohmann::json& j);
 };
@@ -67,8 +84,15 @@ class SentenceClassifier {
   Var loss(Graph& g, const ClassifyBatch& b) const;
 
  private:
+  // H [B, S, D] (lengths as the batch's; [CLS] pooling: S + 1 with h_0 the [CLS] state)
+  Var annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
+                  RnnEncoder::Output* rnn) const;
   ClassifierConfig config_;
-  RnnEncoder encoder_;
+  // the sentence encoder: one of the two
+  std::vector<RnnEncoder> rnn_;
+  std::vector<TransformerEncoder> transformer_;
+  Parameter* embed_ = nullptr;                   // Transformer: E [V, d]
+  std::vector<PositionalEmbedding> positions_;   // Transformer
   std::vector<SelfAttentionPooling> attention_;  // one, or none when pooling
   Parameter *W1_, *b1_, *W2_, *b2_;              // [M, F], [M], [C, M], [C]
 };

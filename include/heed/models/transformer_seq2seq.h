@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -77,17 +78,13 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
             Scores scores = Scores::LogProbs, int attention_layer = -1) const;
 
  private:
-  // E[ids] * sqrt(d) + PE[positions], dropout: [N, d]
-  Var embed(Graph& g, const Parameter& table, std::span<const int32_t> ids,
-            std::span<const int32_t> positions) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   TransformerSeq2SeqConfig config_;
-  Parameter* src_embed_;            // [V_src, d]
-  Parameter* tgt_embed_;            // [V_tgt, d] (the same as src_embed_ when shared)
-  Parameter* positions_ = nullptr;  // learned: [max_positions, d]
-  Tensor sinusoid_;                 // sinusoidal: [max_positions, d]
-  Parameter* out_W_ = nullptr;      // untied output: [V_tgt, d]
-  Parameter* out_b_;                // [V_tgt]
+  Parameter* src_embed_;                          // [V_src, d]
+  Parameter* tgt_embed_;                          // [V_tgt, d] (the same as src_embed_ when shared)
+  std::optional<PositionalEmbedding> positions_;  // made after the tables, as saved models expect
+  Parameter* out_W_ = nullptr;                    // untied output: [V_tgt, d]
+  Parameter* out_b_;                              // [V_tgt]
   TransformerEncoder encoder_;
   std::vector<TransformerDecoderLayer> decoder_;
   std::vector<LayerNorm> dec_final_;  // pre-LN: one final LayerNorm

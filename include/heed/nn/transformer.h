@@ -33,6 +33,24 @@ struct TransformerLayerConfig {
 // as a table [positions, d].
 Tensor sinusoidal_positions(int64_t positions, int64_t d);
 
+// The input layer (sections 3.4 and 3.5): token embeddings scaled by sqrt(d) plus positions,
+//   x_i = sqrt(d) E[w_i] + P[pos_i],   then dropout                                   [N, d]
+// P is the sinusoidal table above or a learned one (the parameter "positions" of the scope,
+// [max_positions, d]). The table E is passed in: models share or tie it.
+class PositionalEmbedding {
+ public:
+  PositionalEmbedding(int64_t d, int64_t max_positions, bool learned, float dropout,
+                      const Scope& scope);
+  Var forward(Graph& g, const Parameter& table, std::span<const int32_t> ids,
+              std::span<const int32_t> positions) const;
+
+ private:
+  int64_t d_, max_positions_;
+  float dropout_;
+  Parameter* learned_ = nullptr;  // [max_positions, d]
+  Tensor sinusoid_;               // [max_positions, d] when not learned
+};
+
 // FFN(x) = max(0, x W_1 + b_1) W_2 + b_2  (eq. 2; or GELU instead of max(0, .))
 class FeedForward {
  public:

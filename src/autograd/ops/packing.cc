@@ -23,6 +23,20 @@ Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T) {
   return p;
 }
 
+PackedIds pack_ids(Graph& g, std::span<const int32_t> time_major, const Packing& p, int32_t first) {
+  const int64_t B = p.B(), skip = first >= 0 ? 1 : 0;
+  int32_t* ids = g.arena().array<int32_t>(static_cast<size_t>(p.N));
+  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(p.N));
+  int64_t n = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < p.lengths[b]; ++t, ++n) {
+      ids[n] = t < skip ? first : time_major[(t - skip) * B + b];
+      pos[n] = static_cast<int32_t>(t);
+    }
+  const auto N = static_cast<size_t>(p.N);
+  return {{ids, N}, {pos, N}};
+}
+
 Var pack(Var x, const Packing& p) {
   check(x.shape().rank() == 3 && x.dim(0) == p.B() && x.dim(1) == p.T, "pack: x ", x.shape().str(),
         " for ", p.B(), " sequences padded to ", p.T);

@@ -25,6 +25,16 @@ struct Packing {
 // (0: the longest).
 Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T = 0);
 
+// Time-major ids [T, B] -> packed [N] (sequence after sequence), with each id's position
+// 0, 1, ... in its sequence; both in the graph's arena. With first >= 0, that id is put before
+// every sequence (a [CLS] position) and p's lengths count it: ids[t] of a sequence is then
+// time_major[(t - 1) B + b].
+struct PackedIds {
+  std::span<const int32_t> ids, positions;  // [N], [N]
+};
+PackedIds pack_ids(Graph& g, std::span<const int32_t> time_major, const Packing& p,
+                   int32_t first = -1);
+
 // x [B, T, D] -> [N, D]: the non-padding rows, sequence after sequence.
 Var pack(Var x, const Packing& p);
 // x [N, D] -> [B, T, D], padding rows 0 (and no gradient).
