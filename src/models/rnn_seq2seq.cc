@@ -7,6 +7,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 
@@ -29,7 +30,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
           {"attention", attention_name(attention)},
           {"attn_dim", attn_dim},
           {"window", window},
-          {"dropout", dropout},
+          {"dropout", json_number(dropout)},
           {"reverse_source", reverse_source}};
 }
 

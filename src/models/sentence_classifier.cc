@@ -9,6 +9,7 @@
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 
@@ -55,17 +56,21 @@ int64_t ClassifierConfig::features() const {
 }
 
 nlohmann::json ClassifierConfig::to_json() const {
-  nlohmann::json j = {{"vocab", encoder.vocab},      {"pooling", pooling_name(pooling)},
-                      {"attn_dim", attn_dim},        {"hops", hops},
-                      {"mlp_hidden", mlp_hidden},    {"classes", classes},
-                      {"dropout", dropout},          {"penalty", penalty},
-                      {"word_dropout", word_dropout}};
+  nlohmann::json j = {{"vocab", encoder.vocab},
+                      {"pooling", pooling_name(pooling)},
+                      {"attn_dim", attn_dim},
+                      {"hops", hops},
+                      {"mlp_hidden", mlp_hidden},
+                      {"classes", classes},
+                      {"dropout", json_number(dropout)},
+                      {"penalty", json_number(penalty)},
+                      {"word_dropout", json_number(word_dropout)}};
   if (kind == SentenceEncoder::Transformer) {
     j["model"] = kTransformerModel;
     j["d_model"] = transformer.d_model;
     j["heads"] = transformer.heads;
     j["ff"] = transformer.ff;
-    j["layer_dropout"] = transformer.dropout;
+    j["layer_dropout"] = json_number(transformer.dropout);
     j["norm"] = transformer.norm == NormPlacement::Pre ? "pre" : "post";
     j["activation"] = transformer.activation == FfnActivation::Gelu ? "gelu" : "relu";
     j["layers"] = transformer_layers;

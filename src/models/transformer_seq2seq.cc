@@ -9,6 +9,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 namespace {
@@ -34,7 +35,7 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
           {"d_model", layer.d_model},
           {"heads", layer.heads},
           {"ff", layer.ff},
-          {"dropout", layer.dropout},
+          {"dropout", json_number(layer.dropout)},
           {"norm", norm_name(layer.norm)},
           {"activation", layer.activation == FfnActivation::Relu ? "relu" : "gelu"},
           {"enc_layers", enc_layers},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 
@@ -31,16 +32,15 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
   return ticks;
 }
 
-namespace {
-
 std::string tick_label(double v) {
+  if (v == 0) return "0";  // also -0 and the rounding noise of k * step around 0
   std::ostringstream os;
-  os.precision(4);
-  os << v;
+  if (std::fabs(v) >= 1 && std::fabs(v) < 1e9 && v == std::round(v))
+    os << static_cast<int64_t>(v);  // steps, updates, minutes: 10000, not 1e+04
+  else
+    os << std::setprecision(4) << v;
   return os.str();
 }
-
-}  // namespace
 
 Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   Figure f;

@@ -143,6 +143,11 @@ TEST(Plot, NiceTicksAndCurves) {
   ASSERT_EQ(ticks.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(ticks[i], want[i], 1e-12);
   EXPECT_EQ(nice_ticks(-3, 7, 2), (std::vector<double>{0, 5}));  // within [lo, hi]
+  EXPECT_EQ(tick_label(10000), "10000");
+  EXPECT_EQ(tick_label(-0.0), "0");
+  EXPECT_EQ(tick_label(0.25), "0.25");
+  EXPECT_EQ(tick_label(2.5e-5), "2.5e-05");
+  EXPECT_EQ(tick_label(1.0 / 3), "0.3333");
   const Figure f = line_plot({{.name = "dev BLEU", .points = {{1, 10}, {2, 20}, {3, 25}}}},
                              {.title = "curve", .x_label = "step", .y_label = "BLEU"});
   const std::string svg = to_svg(f);

@@ -27,5 +27,7 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec);
 
 // Round tick values covering [lo, hi] (about `count` of them: steps of 1, 2 or 5 x 10^k).
 std::vector<double> nice_ticks(double lo, double hi, int count = 5);
+// A tick's text: integers in full (10000), anything else with 4 significant digits.
+std::string tick_label(double v);
 
 }  // namespace heed::viz
