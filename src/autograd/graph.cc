@@ -63,7 +63,7 @@ Var Graph::constant(const Tensor& t) {
 
 Var Graph::input(const Shape& shape, std::span<const float> values) {
   check(static_cast<int64_t>(values.size()) == shape.numel(), "Graph::input: ", values.size(),
-        " values for shape ", shape.str());
+        " values for shape ", shape);
   Tensor t = arena_.tensor(shape);
   std::copy(values.begin(), values.end(), t.data());
   return push(t, false);
@@ -78,8 +78,8 @@ Var Graph::param(Parameter& p) {
 }
 
 void Graph::backward(Var loss) {
-  check(loss.valid() && loss.value().numel() == 1, "backward: the loss must be a scalar, not ",
-        loss.valid() ? loss.shape().str() : "an empty Var");
+  check(loss.valid(), "backward: the loss is an empty Var");
+  check(loss.value().numel() == 1, "backward: the loss must be a scalar, not ", loss.shape());
   Tensor one = arena_.tensor(loss.shape());  // the seed dL/dL = 1, in the arena: no malloc
   one.data()[0] = 1.f;
   backward(loss, one);
@@ -87,8 +87,8 @@ void Graph::backward(Var loss) {
 
 void Graph::backward(Var out, const Tensor& seed) {
   check(out.valid() && &out.graph() == this, "backward: the output is not a node of this graph");
-  check(seed.shape() == out.shape(), "backward: seed gradient ", seed.shape().str(),
-        " for an output of shape ", out.shape().str());
+  check(seed.shape() == out.shape(), "backward: seed gradient ", seed.shape(),
+        " for an output of shape ", out.shape());
   check(mode_ == Mode::Train, "backward: this graph was built in inference mode");
   if (!out.requires_grad()) return;  // nothing to differentiate
   Node& top = nodes_[out.id()];

@@ -21,8 +21,8 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
   Shape o = shape.padded(4);
   std::array<int64_t, 4> ms{};
   if (mask.data) {
-    check(mask.shape.last() == n, "softmax: mask ", mask.shape.str(),
-          " must match the last axis of ", shape.str());
+    check(mask.shape.last() == n, "softmax: mask ", mask.shape, " must match the last axis of ",
+          shape);
     ms = broadcast_strides(mask.shape, shape);
   }
   parallel_for(

@@ -69,7 +69,7 @@ void initialize(Tensor& t, const Init& init, Rng& rng) {
     case Init::Kind::Orthogonal: {
       check(s.rank() == 2 && init.blocks >= 1 && s[0] % init.blocks == 0,
             "orthogonal init needs a matrix whose rows split into ", init.blocks, " blocks, not ",
-            s.str());
+            s);
       int64_t rows = s[0] / init.blocks, cols = s[1];
       for (int b = 0; b < init.blocks; ++b) orthogonal_block(p + b * rows * cols, rows, cols, rng);
       break;

@@ -62,7 +62,7 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   Graph& g = x.graph();
   check(!g.training(), "self_step: cached decoding is for inference graphs");
   const int64_t B = x.dim(0), d = d_model_, cap = cache.k.shape().dim(1);
-  check(x.shape() == Shape{B, d}, "self_step: x ", x.shape().str(), ", expected [B, ", d, "]");
+  check(x.shape() == Shape{B, d}, "self_step: x ", x.shape(), ", expected [B, ", d, "]");
   check(cache.t < cap, "self_step: the key/value cache holds ", cap, " positions");
   Var qkv = reshape(linear(x, g.param(*W_in_), g.param(*b_in_)), Shape{B, 1, 3 * d});  // [B, 1, 3d]
   const float* p = qkv.value().data();

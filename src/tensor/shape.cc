@@ -2,6 +2,8 @@
 // Leaves out: anything about storage.
 #include "heed/tensor/shape.h"
 
+#include <ostream>
+
 #include <algorithm>
 
 #include "heed/util/error.h"
@@ -31,7 +33,7 @@ int64_t Shape::numel() const {
 
 int Shape::normalize(int axis) const {
   int a = axis < 0 ? axis + rank_ : axis;
-  check(a >= 0 && a < rank_, "axis ", axis, " is out of range for shape ", str());
+  check(a >= 0 && a < rank_, "axis ", axis, " is out of range for shape ", *this);
   return a;
 }
 
@@ -65,14 +67,14 @@ Shape Shape::without(int axis) const {
 }
 
 Shape Shape::appended(int64_t dim) const {
-  check(rank_ < kMaxRank, "cannot add an axis to shape ", str());
+  check(rank_ < kMaxRank, "cannot add an axis to shape ", *this);
   Shape s = *this;
   s.dims_[s.rank_++] = dim;
   return s;
 }
 
 Shape Shape::padded(int rank) const {
-  check(rank >= rank_ && rank <= kMaxRank, "cannot pad shape ", str(), " to rank ", rank);
+  check(rank >= rank_ && rank <= kMaxRank, "cannot pad shape ", *this, " to rank ", rank);
   Shape s;
   s.rank_ = rank;
   int pad = rank - rank_;
@@ -96,11 +98,15 @@ std::string Shape::str() const {
   return s + "]";
 }
 
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  return os << s.str();
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   int r = std::max(a.rank(), b.rank());
   Shape pa = a.padded(r), pb = b.padded(r), out = pa;
   for (int i = 0; i < r; ++i) {
-    check(pa[i] == pb[i] || pa[i] == 1 || pb[i] == 1, op, ": shapes ", a.str(), " and ", b.str(),
+    check(pa[i] == pb[i] || pa[i] == 1 || pb[i] == 1, op, ": shapes ", a, " and ", b,
           " do not broadcast");
     out[i] = pa[i] == 1 ? pb[i] : pa[i];
   }

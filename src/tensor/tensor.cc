@@ -30,20 +30,20 @@ Tensor Tensor::full(const Shape& shape, float value) {
 
 Tensor Tensor::from(const Shape& shape, std::span<const float> values) {
   check(static_cast<int64_t>(values.size()) == shape.numel(), "Tensor::from: ", values.size(),
-        " values for shape ", shape.str());
+        " values for shape ", shape);
   Tensor t = empty(shape);
   if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
   return t;
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
-  check(shape.numel() == numel(), "reshape: cannot view ", shape_.str(), " as ", shape.str());
+  check(shape.numel() == numel(), "reshape: cannot view ", shape_, " as ", shape);
   return Tensor(data_, shape, owner_);
 }
 
 Tensor Tensor::rows(int64_t start, int64_t count) const {
   check(rank() >= 1 && start >= 0 && count >= 0 && start + count <= shape_[0], "rows(", start, ", ",
-        count, ") is out of range for shape ", shape_.str());
+        count, ") is out of range for shape ", shape_);
   int64_t row = shape_.inner(0);
   return Tensor(data_ + start * row, shape_.with(0, count), owner_);
 }
@@ -60,7 +60,7 @@ Tensor Tensor::clone() const {
 }
 
 void Tensor::copy_from(const Tensor& src) {
-  check(src.numel() == numel(), "copy_from: ", src.shape().str(), " into ", shape_.str());
+  check(src.numel() == numel(), "copy_from: ", src.shape(), " into ", shape_);
   if (numel()) std::memcpy(data_, src.data(), numel() * sizeof(float));
 }
 

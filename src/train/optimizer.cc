@@ -81,7 +81,7 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t
     auto it = tensors.find(name);
     check(it != tensors.end(), file, ": optimizer state has no tensor '", name, "'");
     check(it->second.shape() == dst.shape(), file, ": optimizer tensor '", name, "' has shape ",
-          it->second.shape().str(), ", the model expects ", dst.shape().str());
+          it->second.shape(), ", the model expects ", dst.shape());
     dst.copy_from(it->second);
   };
   for (size_t k = 0; k < all.size(); ++k) {

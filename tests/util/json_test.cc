@@ -14,8 +14,8 @@ TEST(JsonNumber, WritesTheShortestFormAndReadsBackTheSameFloat) {
   EXPECT_EQ(nlohmann::json(json_number(0.f)).dump(), "0.0");
   EXPECT_NE(nlohmann::json(static_cast<double>(0.2f)).dump(), "0.2");  // what it avoids
   for (float x : {0.3f, 1e-7f, 123456.789f, 5e-3f, -2.5f, 3.4e38f})
-    EXPECT_EQ(static_cast<float>(nlohmann::json::parse(nlohmann::json(json_number(x)).dump())
-                                     .get<double>()),
+    EXPECT_EQ(static_cast<float>(
+                  nlohmann::json::parse(nlohmann::json(json_number(x)).dump()).get<double>()),
               x);
 }
 

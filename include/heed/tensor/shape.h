@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ class Shape {
   std::array<int64_t, kMaxRank> dims_{1, 1, 1, 1};
   int rank_ = 0;
 };
+// Streams str(): check() messages take a Shape as it is, so that nothing is formatted unless
+// the check fails (a string built per op call is visible in batch-1 decoding).
+std::ostream& operator<<(std::ostream& os, const Shape& s);
 
 // NumPy broadcasting of two shapes; throws with both shapes when they do not broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);

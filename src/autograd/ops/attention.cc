@@ -86,13 +86,13 @@ Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t 
 Var scaled_dot_product_attention(Var q, Var k, Var v, const SdpaOptions& opts) {
   check(q.shape().rank() == 3 && k.shape().rank() == 3 && v.shape() == k.shape() &&
             q.dim(0) == k.dim(0) && q.dim(2) == k.dim(2),
-        "attention: q ", q.shape().str(), ", k ", k.shape().str(), ", v ", v.shape().str(),
+        "attention: q ", q.shape(), ", k ", k.shape(), ", v ", v.shape(),
         " (expected [B, Tq, h*d], [B, Tk, h*d], [B, Tk, h*d])");
   return sdpa(q, 0, k, 0, v, 0, q.dim(2), {q, k, v}, opts);
 }
 
 Var self_attention(Var qkv, const SdpaOptions& opts) {
-  check(qkv.shape().rank() == 3 && qkv.dim(2) % 3 == 0, "self_attention: qkv ", qkv.shape().str(),
+  check(qkv.shape().rank() == 3 && qkv.dim(2) % 3 == 0, "self_attention: qkv ", qkv.shape(),
         " (expected [B, T, 3*h*d])");
   const int64_t width = qkv.dim(2) / 3;
   return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts);
@@ -101,7 +101,7 @@ Var self_attention(Var qkv, const SdpaOptions& opts) {
 Var cross_attention(Var q, Var kv, const SdpaOptions& opts) {
   check(q.shape().rank() == 3 && kv.shape().rank() == 3 && q.dim(0) == kv.dim(0) &&
             kv.dim(2) == 2 * q.dim(2),
-        "cross_attention: q ", q.shape().str(), ", kv ", kv.shape().str(),
+        "cross_attention: q ", q.shape(), ", kv ", kv.shape(),
         " (expected [B, Tq, h*d] and [B, Tk, 2*h*d])");
   const int64_t width = q.dim(2);
   return sdpa(q, 0, kv, 0, kv, width, width, {q, kv}, opts);

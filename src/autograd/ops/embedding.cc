@@ -11,9 +11,9 @@ namespace heed {
 
 Var embedding(Var table, std::span<const int32_t> ids, const Shape& ids_shape) {
   const Shape& st = table.shape();
-  check(st.rank() == 2, "embedding: the table must be [V, D], not ", st.str());
+  check(st.rank() == 2, "embedding: the table must be [V, D], not ", st);
   check(static_cast<int64_t>(ids.size()) == ids_shape.numel(), "embedding: ", ids.size(),
-        " ids for shape ", ids_shape.str());
+        " ids for shape ", ids_shape);
   const int64_t V = st[0], D = st[1], N = ids_shape.numel();
   for (int64_t i = 0; i < N; ++i)
     check(ids[i] >= 0 && ids[i] < V, "embedding: id ", ids[i], " at position ", i,

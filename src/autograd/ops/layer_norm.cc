@@ -10,9 +10,8 @@ namespace heed {
 Var layer_norm(Var x, Var gamma, Var beta, float eps) {
   const Shape& s = x.shape();
   const int64_t D = s.last(), N = s.rows();
-  check(gamma.shape() == Shape{D} && beta.shape() == Shape{D}, "layer_norm: x ", s.str(),
-        " needs gamma and beta of shape [", D, "], got ", gamma.shape().str(), " and ",
-        beta.shape().str());
+  check(gamma.shape() == Shape{D} && beta.shape() == Shape{D}, "layer_norm: x ", s,
+        " needs gamma and beta of shape [", D, "], got ", gamma.shape(), " and ", beta.shape());
   Graph& G = x.graph();
   Tensor y = G.alloc(s);
   float* mean = G.arena().array<float>(N);  // [N] saved for backward

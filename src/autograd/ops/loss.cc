@@ -11,7 +11,7 @@ Var cross_entropy(Var logits, std::span<const int32_t> targets, CrossEntropyOpti
   const Shape& s = logits.shape();
   const int64_t V = s.last(), N = s.rows();
   check(static_cast<int64_t>(targets.size()) == N, "cross_entropy: ", targets.size(),
-        " targets for logits ", s.str(), " (one per row)");
+        " targets for logits ", s, " (one per row)");
   check(o.label_smoothing >= 0.f && o.label_smoothing < 1.f,
         "cross_entropy: label smoothing must be in [0, 1)");
   Graph& G = logits.graph();

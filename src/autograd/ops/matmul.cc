@@ -107,11 +107,11 @@ Var matmul(Var a, Var b, MatmulOptions o) {
 
 Var linear(Var x, Var w, Var b) {
   const Shape &sx = x.shape(), &sw = w.shape();
-  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear: x ", sx.str(), " and W ",
-        sw.str(), " (W is [out, in])");
+  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear: x ", sx, " and W ", sw,
+        " (W is [out, in])");
   const bool has_bias = b.valid();
-  check(!has_bias || (b.shape().rank() == 1 && b.shape()[0] == sw[0]), "linear: bias ",
-        has_bias ? b.shape().str() : "", " for W ", sw.str());
+  if (has_bias && (b.shape().rank() != 1 || b.shape()[0] != sw[0]))
+    fail("linear: bias ", b.shape(), " for W ", sw);
   const int64_t M = sx.rows(), N = sw[0], K = sw[1];
   Graph& G = x.graph();
   Tensor y = G.alloc(sx.with(-1, N));  // [..., N]

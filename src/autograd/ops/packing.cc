@@ -38,7 +38,7 @@ PackedIds pack_ids(Graph& g, std::span<const int32_t> time_major, const Packing&
 }
 
 Var pack(Var x, const Packing& p) {
-  check(x.shape().rank() == 3 && x.dim(0) == p.B() && x.dim(1) == p.T, "pack: x ", x.shape().str(),
+  check(x.shape().rank() == 3 && x.dim(0) == p.B() && x.dim(1) == p.T, "pack: x ", x.shape(),
         " for ", p.B(), " sequences padded to ", p.T);
   const int64_t B = p.B(), T = p.T, D = x.dim(2);
   if (p.dense()) return reshape(x, Shape{p.N, D});
@@ -52,7 +52,7 @@ Var pack(Var x, const Packing& p) {
 }
 
 Var unpack(Var x, const Packing& p) {
-  check(x.shape().rank() == 2 && x.dim(0) == p.N, "unpack: x ", x.shape().str(), " for ", p.N,
+  check(x.shape().rank() == 2 && x.dim(0) == p.N, "unpack: x ", x.shape(), " for ", p.N,
         " packed rows");
   const int64_t B = p.B(), T = p.T, D = x.dim(1);
   if (p.dense()) return reshape(x, Shape{B, T, D});

@@ -18,15 +18,15 @@ void check_cell(const char* name, int gates, Var gx, Var h, Var U) {
   const Shape &sx = gx.shape(), &sh = h.shape(), &su = U.shape();
   bool ok = sh.rank() == 2 && sx.rank() == 2 && su.rank() == 2 && sx[0] == sh[0] &&
             sx[1] == gates * sh[1] && su[0] == gates * sh[1] && su[1] == sh[1];
-  check(ok, name, ": gx ", sx.str(), ", h ", sh.str(), ", U ", su.str(), " (expected gx [B, ",
-        gates, "H], h [B, H], U [", gates, "H, H])");
+  check(ok, name, ": gx ", sx, ", h ", sh, ", U ", su, " (expected gx [B, ", gates,
+        "H], h [B, H], U [", gates, "H, H])");
 }
 }  // namespace
 
 Var gru_cell(Var gx, Var h, Var U, Var b_h) {
   check_cell("gru_cell", 3, gx, h, U);
   const int64_t B = h.dim(0), H = h.dim(1), G3 = 3 * H;
-  check(b_h.shape() == Shape{G3}, "gru_cell: b_h ", b_h.shape().str(), ", expected [", G3, "]");
+  check(b_h.shape() == Shape{G3}, "gru_cell: b_h ", b_h.shape(), ", expected [", G3, "]");
   Graph& G = h.graph();
   // gh [B, 3H] = h U^T + b_h: the one GEMM of the step, bias preloaded
   Tensor gh = G.alloc(Shape{B, G3});
@@ -58,8 +58,7 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
 
 LstmState lstm_cell(Var gx, Var h, Var c, Var U) {
   check_cell("lstm_cell", 4, gx, h, U);
-  check(c.shape() == h.shape(), "lstm_cell: c ", c.shape().str(), " must match h ",
-        h.shape().str());
+  check(c.shape() == h.shape(), "lstm_cell: c ", c.shape(), " must match h ", h.shape());
   const int64_t B = h.dim(0), H = h.dim(1), G4 = 4 * H;
   Graph& G = h.graph();
   // pre [B, 4H] = gx + h U^T: the one GEMM of the step, gx preloaded; activated in place

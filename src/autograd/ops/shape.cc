@@ -15,8 +15,7 @@
 namespace heed {
 
 Var reshape(Var x, const Shape& shape) {
-  check(shape.numel() == x.value().numel(), "reshape: cannot view ", x.shape().str(), " as ",
-        shape.str());
+  check(shape.numel() == x.value().numel(), "reshape: cannot view ", x.shape(), " as ", shape);
   return x.graph().make(x.value().reshape(shape), {x}, [=](const Tensor& dy) {
     kernels::axpy(1.f, dy.data(), x.grad().data(), dy.numel());
   });
@@ -25,13 +24,13 @@ Var reshape(Var x, const Shape& shape) {
 Var permute(Var x, std::span<const int> perm) {
   const Shape& s = x.shape();
   check(static_cast<int>(perm.size()) == s.rank(), "permute: ", perm.size(),
-        " axes given for shape ", s.str());
+        " axes given for shape ", s);
   std::array<int, 4> p{}, inv{};
   std::array<bool, 4> seen{};
   Shape out = s;
   for (int i = 0; i < s.rank(); ++i) {
     int a = perm[i] < 0 ? perm[i] + s.rank() : perm[i];
-    check(a >= 0 && a < s.rank() && !seen[a], "permute: invalid permutation of ", s.str());
+    check(a >= 0 && a < s.rank() && !seen[a], "permute: invalid permutation of ", s);
     seen[a] = true;
     p[i] = a;
     inv[a] = i;
@@ -65,7 +64,7 @@ Var concat(std::span<const Var> xs, int axis) {
     const Shape& s = v.shape();
     bool ok = s.rank() == s0.rank();
     for (int i = 0; ok && i < s.rank(); ++i) ok = i == a || s[i] == s0[i];
-    check(ok, "concat on axis ", axis, ": shape ", s.str(), " does not match ", s0.str());
+    check(ok, "concat on axis ", axis, ": shape ", s, " does not match ", s0);
     total += s[a];
   }
   Shape out = s0.with(a, total);
@@ -98,7 +97,7 @@ Var slice(Var x, int axis, int64_t start, int64_t length) {
   const Shape& s = x.shape();
   int a = s.normalize(axis);
   check(start >= 0 && length >= 0 && start + length <= s[a], "slice [", start, ", ", start + length,
-        ") is out of range for axis ", axis, " of ", s.str());
+        ") is out of range for axis ", axis, " of ", s);
   int64_t outer = s.outer(a), inner = s.inner(a), n = s[a];
   Graph& G = x.graph();
   Tensor y;

@@ -14,7 +14,7 @@ Var softmax_op(Var x, const Tensor& mask, bool log) {
   kernels::RowMask m;
   if (mask.data()) {
     check(broadcast_shapes(x.shape(), mask.shape(), "softmax mask") == x.shape(), "softmax: mask ",
-          mask.shape().str(), " does not broadcast to ", x.shape().str());
+          mask.shape(), " does not broadcast to ", x.shape());
     m = {mask.data(), mask.shape()};
   }
   Tensor y = G.alloc(x.shape());
@@ -35,7 +35,7 @@ Var log_softmax(Var x, const Tensor& mask) {
 
 Var masked_fill(Var x, const Tensor& mask, float value) {
   check(broadcast_shapes(x.shape(), mask.shape(), "masked_fill") == x.shape(), "masked_fill: mask ",
-        mask.shape().str(), " does not broadcast to ", x.shape().str());
+        mask.shape(), " does not broadcast to ", x.shape());
   Graph& G = x.graph();
   Tensor y = G.alloc(x.shape());
   kernels::masked_fill(x.value().data(), mask.data(), mask.shape(), value, y.data(), x.shape());
