@@ -1,6 +1,4 @@
 // Batched beam search (see the header).
-// Leaves out: encoding each source once for its K beams (the batch repeats each source K
-// times, which costs K encoder passes; decoding dominates at NMT lengths).
 #include "heed/decode/beam_search.h"
 
 #include <algorithm>
@@ -35,22 +33,15 @@ std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
   check(o.beam >= 1, "beam size must be >= 1, got ", o.beam);
   const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
   const bool reversed = model.reverse_source();
-  // every source K times: rows n*K .. n*K+K-1 belong to sentence n
-  std::vector<std::vector<int32_t>> rep, none;
+  // each source encoded once; decoder rows n*K .. n*K+K-1 belong to sentence n
   int64_t longest = 0;
-  for (const auto& s : src) {
-    longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
-    for (int64_t k = 0; k < K; ++k) {
-      rep.push_back(s);
-      none.push_back({});
-    }
-  }
-  Seq2SeqBatch b = make_batch(rep, none, reversed);
+  for (const auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
+  Seq2SeqBatch b = make_batch(src, std::vector<std::vector<int32_t>>(src.size()), reversed);
   const int64_t max_len =
       std::min(static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10,
                model.max_output_len());
   Graph g(Mode::Inference);
-  auto decoder = model.start_decoding(g, b, max_len, attention);
+  auto decoder = model.start_decoding(g, b, max_len, attention, K);
   std::vector<Beam> beams(N * K);
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
@@ -87,7 +78,7 @@ std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
         const Beam& from = beams[r];
         std::vector<float> a;
-        if (w) a.assign(w + r * b.S, w + r * b.S + b.src_lengths[r]);
+        if (w) a.assign(w + r * b.S, w + r * b.S + b.src_lengths[n]);  // row r decodes source n
         if (reversed) std::reverse(a.begin(), a.end());
         if (v == Vocab::kEos || t + 1 == max_len) {
           Hypothesis h{from.tokens, from.attention, score};

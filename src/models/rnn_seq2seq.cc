@@ -85,14 +85,15 @@ RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
 }
 
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> src, int64_t S,
-                                           std::span<const int32_t> lengths,
-                                           Attention& attention) const {
-  const auto B = static_cast<int64_t>(lengths.size());
-  RnnEncoder::Output enc = encoder_.forward(g, src, S, lengths);
-  attention.start(g, {enc.annotations, padding_mask(lengths, S, g), lengths});
+                                           std::span<const int32_t> lengths, Attention& attention,
+                                           int64_t rows_per_source) const {
+  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
+  RnnEncoder::Output enc = encoder_.forward(g, src, S, lengths);  // each source once
+  const std::span<const int32_t> rows = repeat_rows(g, lengths, k);
+  attention.start(g, {repeat_rows(enc.annotations, k), padding_mask(rows, S, g), rows});
   // s_0 = tanh(W [->h_S ; <-h_1] + b)
-  Var last =
-      config_.encoder.bidirectional ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd;
+  Var last = repeat_rows(
+      config_.encoder.bidirectional ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd, k);
   DecoderState st;
   st.rnn.h = tanh(linear(last, g.param(*init_W_), g.param(*init_b_)));
   if (config_.dec_cell == CellKind::Lstm)
@@ -161,10 +162,11 @@ namespace {
 // previous step's nodes (Graph::rewind), keeping the state.
 class RnnDecoder final : public IncrementalDecoder {
  public:
-  RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights)
+  RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights,
+             int64_t rows_per_source)
       : model_(model),
         g_(g),
-        state_(model.start(g, b.src, b.S, b.src_lengths, model.attention())),
+        state_(model.start(g, b.src, b.S, b.src_lengths, model.attention(), rows_per_source)),
         encoded_(g.mark()),
         weights_(weights) {}
 
@@ -195,8 +197,9 @@ class RnnDecoder final : public IncrementalDecoder {
 
 std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const Seq2SeqBatch& b,
                                                                int64_t /*max_len*/,
-                                                               const AttentionChoice& a) const {
-  return std::make_unique<RnnDecoder>(*this, g, b, a.wanted);
+                                                               const AttentionChoice& a,
+                                                               int64_t rows_per_source) const {
+  return std::make_unique<RnnDecoder>(*this, g, b, a.wanted, rows_per_source);
 }
 
 }  // namespace heed

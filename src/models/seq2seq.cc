@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
 
@@ -37,6 +38,26 @@ Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
     b.target_tokens += static_cast<int64_t>(t.size()) + 1;
   }
   return b;
+}
+
+Var repeat_rows(Var x, int64_t k) {
+  if (k == 1) return x;
+  const Shape& s = x.shape();
+  const int64_t N = s[0], row = s.numel() / std::max<int64_t>(N, 1);
+  Graph& g = x.graph();
+  int32_t* ids = g.arena().array<int32_t>(static_cast<size_t>(N * k));
+  for (int64_t i = 0; i < N * k; ++i) ids[i] = static_cast<int32_t>(i / k);
+  // a row gather is an embedding lookup of the rows [N, row]
+  Var y = embedding(reshape(x, Shape{N, row}),
+                    std::span<const int32_t>(ids, static_cast<size_t>(N * k)), Shape{N * k});
+  return reshape(y, s.with(0, N * k));
+}
+
+std::span<const int32_t> repeat_rows(Graph& g, std::span<const int32_t> lengths, int64_t k) {
+  const auto n = static_cast<size_t>(static_cast<int64_t>(lengths.size()) * k);
+  int32_t* out = g.arena().array<int32_t>(n);
+  for (size_t i = 0; i < n; ++i) out[i] = lengths[i / static_cast<size_t>(k)];
+  return {out, n};
 }
 
 }  // namespace heed

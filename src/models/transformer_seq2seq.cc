@@ -126,14 +126,15 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
 TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,
                                                            int64_t S,
                                                            std::span<const int32_t> lengths,
-                                                           int64_t max_len) const {
-  const auto B = static_cast<int64_t>(lengths.size());
+                                                           int64_t max_len,
+                                                           int64_t rows_per_source) const {
+  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
   DecoderState st;
   const Packing p = make_packing(g, lengths, S);
-  st.src_lengths = p.lengths;
-  Var memory = encode(g, src, p);  // [N_s, d]
+  st.src_lengths = repeat_rows(g, p.lengths, k);  // [B]
+  Var memory = encode(g, src, p);                 // [N_s, d], each source once
   for (const auto& layer : decoder_) {
-    st.memory_kv.push_back(layer.project_memory(memory, p));  // [B, S, 2d]
+    st.memory_kv.push_back(repeat_rows(layer.project_memory(memory, p), k));  // [B, S, 2d]
     st.caches.push_back(layer.make_cache(g, B, max_len));
   }
   return st;
@@ -166,12 +167,12 @@ namespace {
 class TransformerDecoder final : public IncrementalDecoder {
  public:
   TransformerDecoder(const TransformerSeq2Seq& model, Graph& g, const Seq2SeqBatch& b,
-                     int64_t max_len, const AttentionChoice& a)
+                     int64_t max_len, const AttentionChoice& a, int64_t rows_per_source)
       : model_(model),
         g_(g),
-        state_(model.start(g, b.src, b.S, b.src_lengths, max_len)),
+        state_(model.start(g, b.src, b.S, b.src_lengths, max_len, rows_per_source)),
         encoded_(g.mark()),
-        B_(b.B),
+        B_(b.B * rows_per_source),
         S_(b.S),
         head_(a.head) {
     const auto layers = static_cast<int>(model.config().dec_layers);
@@ -220,8 +221,9 @@ class TransformerDecoder final : public IncrementalDecoder {
 }  // namespace
 
 std::unique_ptr<IncrementalDecoder> TransformerSeq2Seq::start_decoding(
-    Graph& g, const Seq2SeqBatch& b, int64_t max_len, const AttentionChoice& a) const {
-  return std::make_unique<TransformerDecoder>(*this, g, b, max_len, a);
+    Graph& g, const Seq2SeqBatch& b, int64_t max_len, const AttentionChoice& a,
+    int64_t rows_per_source) const {
+  return std::make_unique<TransformerDecoder>(*this, g, b, max_len, a, rows_per_source);
 }
 
 }  // namespace heed

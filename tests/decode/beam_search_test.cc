@@ -1,6 +1,8 @@
 // Beam search: K = 1 is greedy decoding exactly (tokens, scores, attention), for both RNN
-// decoder styles and the Transformer (whose key/value caches follow the beams); wider beams
-// return well-formed hypotheses with attention rows over their sources.
+// decoder styles and the Transformer (whose key/value caches follow the beams); a decoder
+// started with K rows per source (each source encoded once) steps exactly as one started on
+// every source repeated K times; wider beams return well-formed hypotheses with attention rows
+// over their sources.
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
@@ -69,6 +71,49 @@ TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
     for (size_t t = 0; t < beam[i].attention.size(); ++t)
       EXPECT_EQ(beam[i].attention[t], greedy[i].attention[t]);
   }
+}
+
+// Scores and attention of 4 steps of a decoder with `rows` rows, fed fixed tokens and
+// reordered within groups of K rows as beam search does. (One decoder at a time: an RNN
+// model's attention keeps the memory of the batch it started last.)
+std::vector<float> run_steps(const Seq2SeqModel& model, const Seq2SeqBatch& b, int64_t rows,
+                             int64_t K, int64_t per_source) {
+  Graph g(Mode::Inference);
+  auto d = model.start_decoding(g, b, 8, {}, per_source);
+  const int64_t V = model.tgt_vocab();
+  std::vector<int32_t> prev(rows, Vocab::kBos), from(rows);
+  std::vector<float> out;
+  for (int t = 0; t < 4; ++t) {
+    IncrementalDecoder::Step x = d->step(prev, Scores::LogProbs);
+    out.insert(out.end(), x.scores, x.scores + rows * V);
+    out.insert(out.end(), x.weights, x.weights + rows * b.S);
+    for (int64_t r = 0; r < rows; ++r) {
+      prev[r] = static_cast<int32_t>(4 + (r * 7 + t) % (V - 4));
+      from[r] = static_cast<int32_t>(r / K * K + (r + t) % K);
+    }
+    d->reorder(from);
+  }
+  return out;
+}
+
+TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
+  ParameterStore store;
+  Rng rng(23);
+  auto model_ptr = small(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
+  auto src = sources(rng, 4);
+  constexpr int64_t K = 3;
+  std::vector<std::vector<int32_t>> rep;
+  for (const auto& s : src)
+    for (int64_t k = 0; k < K; ++k) rep.push_back(s);
+  const bool rev = model.reverse_source();
+  const int64_t rows = K * static_cast<int64_t>(src.size());
+  const std::vector<float> once = run_steps(
+      model, make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev), rows, K, K);
+  const std::vector<float> repeated = run_steps(
+      model, make_batch(rep, std::vector<std::vector<int32_t>>(rep.size()), rev), rows, K, 1);
+  ASSERT_EQ(once.size(), repeated.size());
+  for (size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(once[i], repeated[i], 1e-5f) << i;
 }
 
 TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {

@@ -51,9 +51,10 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   bool reverse_source() const override { return config_.reverse_source; }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
-  std::unique_ptr<IncrementalDecoder> start_decoding(
-      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
-      const AttentionChoice& attention) const override;
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& batch,
+                                                     int64_t max_len,
+                                                     const AttentionChoice& attention,
+                                                     int64_t rows_per_source = 1) const override;
 
   // Incremental decoding, used by greedy and beam search: the source is encoded once by
   // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
@@ -68,8 +69,11 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     Var weights;    // alpha [B, S]
     DecoderState next;
   };
+  // Encodes the batch once; the decoder state and the attention's memory get
+  // `rows_per_source` rows per source (row n k + j decodes source n).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
-                     std::span<const int32_t> lengths, Attention& attention) const;
+                     std::span<const int32_t> lengths, Attention& attention,
+                     int64_t rows_per_source = 1) const;
   using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Attention& attention, Scores scores = Scores::LogProbs) const;

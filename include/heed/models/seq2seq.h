@@ -37,6 +37,11 @@ struct Hypothesis {
   double log_prob = 0;
 };
 
+// Rows repeated for decoding: x [N, ...] -> [N k, ...] with row n k + j = x[n]; and lengths
+// [N] -> [N k] alike, in the graph's arena.
+Var repeat_rows(Var x, int64_t k);
+std::span<const int32_t> repeat_rows(Graph& g, std::span<const int32_t> lengths, int64_t k);
+
 enum class Scores { LogProbs, LogitsOnly };  // an argmax needs no softmax
 
 // Which attention weights decoding reports (--attention-out): the Transformer's cross-attention
@@ -71,10 +76,13 @@ class Seq2SeqModel {
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   virtual Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const = 0;
   // Encodes batch.src (targets unused) for decoding at most max_len target positions; the
-  // decoder keeps its state in `g`, which must outlive it.
-  virtual std::unique_ptr<IncrementalDecoder> start_decoding(
-      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
-      const AttentionChoice& attention) const = 0;
+  // decoder keeps its state in `g`, which must outlive it. Its rows are `rows_per_source` per
+  // source (row n * rows_per_source + k decodes source n: beam search's K beams), each source
+  // encoded once.
+  virtual std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& batch,
+                                                             int64_t max_len,
+                                                             const AttentionChoice& attention,
+                                                             int64_t rows_per_source = 1) const = 0;
 };
 
 }  // namespace heed

@@ -47,9 +47,10 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
   // Decoding with the key/value caches (start/step below); the reported weights are the
   // cross-attention of the chosen layer, one head or the mean over heads.
-  std::unique_ptr<IncrementalDecoder> start_decoding(
-      Graph& g, const Seq2SeqBatch& batch, int64_t max_len,
-      const AttentionChoice& attention) const override;
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& batch,
+                                                     int64_t max_len,
+                                                     const AttentionChoice& attention,
+                                                     int64_t rows_per_source = 1) const override;
 
   // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
@@ -63,9 +64,11 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
     std::span<const int32_t> src_lengths;  // [B], in the graph's arena
     int64_t t = 0;                         // the next target position
   };
-  // Encodes the source and prepares caches for at most `max_len` target positions.
+  // Encodes the source and prepares caches for at most `max_len` target positions, with
+  // `rows_per_source` decoder rows per source (the memory repeated, not re-encoded).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
-                     std::span<const int32_t> lengths, int64_t max_len) const;
+                     std::span<const int32_t> lengths, int64_t max_len,
+                     int64_t rows_per_source = 1) const;
   struct Step {
     Var logits;      // [B, V]
     Var log_probs;   // [B, V] unless only logits were asked for
