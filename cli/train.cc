@@ -161,6 +161,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)");
   app->add_option("--adam-beta2", c.adam_beta2,
                   "Adam second-moment decay (default: rnn 0.999, transformer 0.98 as the paper)");
+  app->add_option("--weight-decay", c.weight_decay,
+                  "Decoupled weight decay: AdamW's p -= lr * wd * p every step (Loshchilov & "
+                  "Hutter 2019); 0: plain Adam")
+      ->capture_default_str();
   app->add_option("--lr-decay", c.lr_decay,
                   "Factor applied to the LR when dev cross-entropy stops improving")
       ->capture_default_str();

@@ -325,6 +325,31 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
   EXPECT_NEAR(accuracy(dev.labels, hyp).accuracy, r.loop.best_metric, 1e-9);
 }
 
+// --weight-decay makes the loop's Adam AdamW: the same run with decay ends with smaller weights.
+TEST(ClassifierTrainer, WeightDecayShrinksTheWeights) {
+  Files f;
+  auto norm_after = [&](float wd, const std::string& name) {
+    ClassifyTrainConfig c;
+    c.train = f.task("train", 400, 1);
+    c.valid = f.task("dev", 50, 2);
+    c.model.encoder.embed = c.model.encoder.hidden = 8;
+    c.model.attn_dim = c.model.mlp_hidden = 8;
+    c.batch_size = 16;
+    c.epochs = 1;
+    c.lr = 5e-3f;
+    c.weight_decay = wd;
+    c.save_dir = (f.dir / name).string();
+    std::ostringstream log;
+    train_classifier(c, log);
+    double sq = 0;
+    const auto m = load_classifier(c.save_dir);
+    for (const Parameter* p : m->params.all())
+      for (float x : p->value.span()) sq += static_cast<double>(x) * x;
+    return sq;
+  };
+  EXPECT_LT(norm_after(1.0f, "decayed"), 0.9 * norm_after(0.f, "plain"));
+}
+
 TEST(Labeled, BadLinesNameFileAndLine) {
   Files f;
   using testing::error_of;

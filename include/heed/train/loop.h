@@ -31,6 +31,7 @@ struct LoopOptions {
   int64_t max_steps = 0;   // stop after this many updates in total (0: no limit)
   float lr = 1e-3f;        // Adam (the peak rate with a warmup)
   float adam_beta2 = 0.999f;
+  float weight_decay = 0.f;  // > 0: AdamW, p -= lr wd p decoupled (Loshchilov & Hutter 2019)
   // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
   ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
   int64_t warmup = 0;     // steps of linear warmup to lr
