@@ -1,14 +1,24 @@
 // `heed translate`: stdin -> stdout, one output line per input line, optionally with the
 // attention weights as JSON lines. For a G2P model, input lines may be words or CMUdict
 // entries ("WORD  PH ..."), and output lines are CMUdict entries, ready for `heed score`.
+// Sentences are decoded in batches of similar source length (sorted within windows of 50
+// batches, as Marian's maxi-batches: less padding, and a batch's rows finish together) and
+// written back in input order window by window. On a terminal, stderr shows progress.
 // Leaves out: the models and search (models/, decode/).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 
 #include "commands.h"
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
 #include "heed/decode/replace_unk.h"
+#include "heed/util/clock.h"
 #include "heed/util/error.h"
 
 namespace heed::cli {
@@ -45,6 +55,7 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
 
 int TranslateCommand::run() const {
   check(beam >= 1, "--beam must be >= 1, got ", beam);
+  check(batch >= 1, "--batch must be >= 1, got ", batch);
   check(compute == "float32" || compute == "int8", "--compute-type ", compute,
         " (expected float32 or int8)");
   auto m = load_model(model_dir);
@@ -56,33 +67,67 @@ int TranslateCommand::run() const {
     attn.open(attention_out);
     check(attn.good(), attention_out, ": cannot open for writing");
   }
-  for (size_t i = 0; i < lines.size(); i += static_cast<size_t>(batch)) {
-    std::vector<std::vector<int32_t>> src;
-    std::vector<std::vector<std::string>> units;
-    for (size_t k = i; k < std::min(lines.size(), i + static_cast<size_t>(batch)); ++k) {
-      units.push_back(m->src_seg.split(lines[k]));
-      src.push_back(m->src_vocab.encode(units.back()));
+  AttentionChoice choice = attention;
+  choice.wanted = attn.is_open() || replace_unk;
+  const size_t n = lines.size(), per_batch = static_cast<size_t>(batch), window = 50 * per_batch;
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  size_t out_tokens = 0;
+  for (size_t w0 = 0; w0 < n; w0 += window) {
+    const size_t w1 = std::min(n, w0 + window);
+    std::vector<std::vector<std::string>> units(w1 - w0);
+    std::vector<std::vector<int32_t>> ids(w1 - w0);
+    for (size_t k = w0; k < w1; ++k) {
+      units[k - w0] = m->src_seg.split(lines[k]);
+      ids[k - w0] = m->src_vocab.encode(units[k - w0]);
     }
-    AttentionChoice choice = attention;
-    choice.wanted = attn.is_open() || replace_unk;
-    auto hyps = decode_batch(
-        *m->model, std::move(src),
-        {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio}, choice);
-    for (size_t k = 0; k < hyps.size(); ++k) {
-      auto out = replace_unk
-                     ? replace_unknowns(hyps[k].tokens, hyps[k].attention, units[k], m->tgt_vocab)
-                     : m->tgt_vocab.decode(hyps[k].tokens);
-      std::string text = m->tgt_seg.join(out);
-      std::cout << (m->g2p ? lines[i + k] + "  " + text : text) << "\n";
-      if (attn.is_open()) {
-        // the EOS row, unless the output was cut at the length limit before its EOS
-        if (hyps[k].attention.size() > hyps[k].tokens.size()) out.push_back("</s>");
-        attn << nlohmann::json{{"src", units[k]}, {"out", out}, {"attention", hyps[k].attention}}
-                    .dump()
-             << "\n";
+    std::vector<size_t> order(w1 - w0);  // the window's lines, shortest source first
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
+    std::vector<std::string> text(w1 - w0), attn_lines(w1 - w0);
+    for (size_t b0 = 0; b0 < order.size(); b0 += per_batch) {
+      const size_t b1 = std::min(order.size(), b0 + per_batch);
+      std::vector<std::vector<int32_t>> src;
+      for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
+      auto hyps = decode_batch(
+          *m->model, std::move(src),
+          {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio}, choice);
+      for (size_t j = b0; j < b1; ++j) {
+        const size_t r = order[j];
+        const Hypothesis& h = hyps[j - b0];
+        auto out = replace_unk ? replace_unknowns(h.tokens, h.attention, units[r], m->tgt_vocab)
+                               : m->tgt_vocab.decode(h.tokens);
+        out_tokens += h.tokens.size();
+        text[r] = m->tgt_seg.join(out);
+        if (m->g2p) text[r] = lines[w0 + r] + "  " + text[r];
+        if (attn.is_open()) {
+          // the EOS row, unless the output was cut at the length limit before its EOS
+          if (h.attention.size() > h.tokens.size()) out.push_back("</s>");
+          attn_lines[r] =
+              nlohmann::json{{"src", units[r]}, {"out", out}, {"attention", h.attention}}.dump();
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (progress && (std::chrono::duration<double>(now - last_print).count() > 1 ||
+                       (w1 == n && b1 == order.size()))) {
+        last_print = now;
+        const size_t done = w0 + b1;
+        const double secs = std::chrono::duration<double>(now - t0).count();
+        std::fprintf(
+            stderr, "\rtranslate: %zu/%zu sentences  %.1f sent/s  %.0f tok/s  ETA %s ", done, n,
+            static_cast<double>(done) / secs, static_cast<double>(out_tokens) / secs,
+            clock_text(secs / static_cast<double>(done) * static_cast<double>(n - done)).c_str());
       }
     }
+    for (size_t r = 0; r < text.size(); ++r) {
+      std::cout << text[r] << "\n";
+      if (attn.is_open()) attn << attn_lines[r] << "\n";
+    }
+    std::cout.flush();
   }
+  if (progress && n > 0) std::fprintf(stderr, "\n");
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "heed/kernels/random.h"
 #include "heed/train/batching.h"
 #include "heed/train/optimizer.h"
+#include "heed/util/clock.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -23,13 +24,6 @@ namespace heed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string clock_text(double seconds) {
-  char buf[32];
-  auto s = static_cast<long>(seconds);
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-  return buf;
-}
 
 std::string checkpoint_dir(const LoopOptions& o) {
   return (fs::path(o.save_dir) / "checkpoint").string();

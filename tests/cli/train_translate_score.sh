@@ -24,6 +24,18 @@ head -25 "$data/cmudict/cmudict-0.7b.test" > "$work/in.txt"
 "$heed" --threads 1 translate --model "$work/m" --beam 3 --attention-out "$work/att.jsonl" \
   < "$work/in.txt" > "$work/beam.txt"
 [ "$(wc -l < "$work/greedy.txt")" -eq 25 ] || fail "greedy: not one output line per input line"
+# batches are formed by source length but the output keeps the input order: a G2P output line
+# starts with its input word, and every --batch gives the same lines
+cut -d' ' -f1 "$work/in.txt" > "$work/words.txt"
+cut -d' ' -f1 "$work/greedy.txt" | cmp -s - "$work/words.txt" || fail "greedy: output order"
+"$heed" --threads 1 translate --model "$work/m" --batch 2 < "$work/in.txt" > "$work/greedy2.txt"
+cmp -s "$work/greedy.txt" "$work/greedy2.txt" || fail "--batch 2 changed the output"
+cut -d' ' -f1 "$work/beam.txt" | cmp -s - "$work/words.txt" || fail "beam: output order"
+python3 -c 'import json, sys
+words = [l.split()[0] for l in open(sys.argv[1])]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+assert ["".join(r["src"]) for r in rows] == words, "attention-out lines out of order"' \
+  "$work/in.txt" "$work/att.jsonl" || fail "attention-out order"
 "$heed" --threads 1 translate --model "$work/m" --compute-type int8 --replace-unk < "$work/in.txt" > "$work/int8.txt"
 [ "$(wc -l < "$work/int8.txt")" -eq 25 ] || fail "int8: not one output line per input line"
 [ "$(wc -l < "$work/beam.txt")" -eq 25 ] || fail "beam: not one output line per input line"
