@@ -68,15 +68,17 @@ int AttentionCommand::run() const {
           "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
           "classifier shows its hops");
     auto m = load_classifier(model_dir);
-    check(m->model->config().pooling == Pooling::Attention, model_dir,
-          ": this classifier pools by ", pooling_name(m->model->config().pooling),
-          ", which has no attention to draw");
+    check(m->model->config().has_attention(), model_dir, ": this classifier pools by ",
+          pooling_name(m->model->config().pooling),
+          ", which has no attention to draw (attention pooling, or a Transformer with cls, has)");
     std::vector<Prediction> preds = classify(*m, lines, "<stdin>");
     for (size_t i = 0; i < preds.size(); ++i) {
       std::cout << preds[i].label << "\n";
       if (i < drawn)
         figures.push_back(sentence_figure(
-            i, lines[i], {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label))}, 1));
+            i, lines[i],
+            {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label), m->model->config())},
+            1));
     }
   } else {
     auto m = load_model(model_dir);

@@ -2,6 +2,7 @@
 #include "heed/models/sentence_classifier.h"
 
 #include <cmath>
+#include <string>
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
@@ -49,6 +50,15 @@ bool is_classifier_config(const nlohmann::json& j) {
 int64_t ClassifierConfig::annotation_dim() const {
   if (kind == SentenceEncoder::Transformer) return transformer.d_model;
   return encoder.hidden * (encoder.bidirectional ? 2 : 1);
+}
+
+bool ClassifierConfig::has_attention() const {
+  return pooling == Pooling::Attention ||
+         (kind == SentenceEncoder::Transformer && pooling == Pooling::Cls);
+}
+
+std::string ClassifierConfig::attention_row(int64_t r) const {
+  return pooling == Pooling::Attention ? "hop " + std::to_string(r + 1) : "[CLS], last layer";
 }
 
 int64_t ClassifierConfig::features() const {
@@ -168,7 +178,7 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
 }
 
 Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
-                                    RnnEncoder::Output* rnn) const {
+                                    RnnEncoder::Output* rnn, Var* cls_attention) const {
   if (!rnn_.empty()) {
     *rnn = rnn_.front().forward(g, ids, b.S, b.lengths);
     return rnn->annotations;  // [B, S, 2u]
@@ -183,10 +193,23 @@ Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<
         " tokens is longer than the model's ", config_.max_positions, " positions");
   const PackedIds in = pack_ids(g, ids, p, cls ? Vocab::kBos : -1);      // <s> serves as [CLS]
   Var x = positions_.front().forward(g, *embed_, in.ids, in.positions);  // [N, d]
-  return unpack(transformer_.front().forward(x, p), p);                  // [B, S(+1), d]
+  Tensor weights;                                                        // [B, h, S+1, S+1]
+  Var h = transformer_.front().forward(x, p, cls && cls_attention ? &weights : nullptr);
+  if (cls && cls_attention) {  // row 0 ([CLS]) over the tokens 1..S, mean of heads
+    const int64_t B = b.B, S = b.S, H = weights.shape()[1], T = S + 1;
+    Tensor a = g.zeros(Shape{B, 1, S});
+    for (int64_t n = 0; n < B; ++n)
+      for (int64_t k = 0; k < H; ++k)
+        for (int64_t t = 0; t < S; ++t)
+          a.data()[n * S + t] +=
+              weights.data()[((n * H + k) * T) * T + t + 1] / static_cast<float>(H);
+    *cls_attention = g.constant(a);
+  }
+  return unpack(h, p);  // [B, S(+1), d]
 }
 
-SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyBatch& b) const {
+SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyBatch& b,
+                                                       bool attention) const {
   const int64_t B = b.B, S = b.S, D = config_.annotation_dim();
   std::span<const int32_t> ids = b.ids;  // [S, B]
   std::vector<int32_t> dropped;
@@ -198,9 +221,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
     ids = dropped;
   }
   RnnEncoder::Output enc;
-  Var H = annotations(g, b, ids, &enc);  // [B, S, D] ([B, S + 1, D] with [CLS])
   Output out;
-  Var features;  // [B, F]
+  Var H = annotations(g, b, ids, &enc, attention ? &out.A : nullptr);  // [B, S(+1), D]
+  Var features;                                                        // [B, F]
   switch (config_.pooling) {
     case Pooling::Attention: {
       SelfAttentionPooling::Output p = attention_.front().forward(g, H, b.lengths);

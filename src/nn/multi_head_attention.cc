@@ -43,14 +43,19 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool self
   b_out_ = &scope.param("b_o", {d}, Init::zeros());
 }
 
-Var MultiHeadAttention::self(Var x, const Packing& p, bool causal) const {
+Var MultiHeadAttention::self(Var x, const Packing& p, bool causal, Tensor* weights) const {
   Graph& g = x.graph();
   Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [Q | K | V] = x [W^Q; W^K; W^V]^T
   // [N, 3d] -> [B, T, 3d]; padding keys masked (the causal mask alone hides trailing padding)
-  Var heads = self_attention(unpack(qkv, p),
-                             {.heads = heads_,
-                              .causal = causal,
-                              .key_lengths = causal ? std::span<const int32_t>() : p.lengths});
+  Var padded = unpack(qkv, p);
+  const SdpaOptions opts{.heads = heads_,
+                         .causal = causal,
+                         .key_lengths = causal ? std::span<const int32_t>() : p.lengths};
+  if (weights)
+    *weights =
+        attention_weights(slice(padded, 2, 0, d_model_), slice(padded, 2, d_model_, d_model_),
+                          opts);  // [B, h, T, T]
+  Var heads = self_attention(padded, opts);
   return linear(pack(heads, p), g.param(*W_out_), g.param(*b_out_));  // Concat(head_i) W^O [N, d]
 }
 

@@ -78,8 +78,8 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerConfig& c
       r_self_(c, scope / "self_attn"),
       r_ff_(c, scope / "ffn") {}
 
-Var TransformerEncoderLayer::forward(Var x, const Packing& p) const {
-  x = r_self_(x, [&](Var h) { return self_.self(h, p, /*causal=*/false); });
+Var TransformerEncoderLayer::forward(Var x, const Packing& p, Tensor* weights) const {
+  x = r_self_(x, [&](Var h) { return self_.self(h, p, /*causal=*/false, weights); });
   return r_ff_(x, [&](Var h) { return ff_.forward(h); });
 }
 
@@ -120,8 +120,9 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
   if (c.norm == NormPlacement::Pre) final_.emplace_back(c.d_model, scope / "final_ln");
 }
 
-Var TransformerEncoder::forward(Var x, const Packing& p) const {
-  for (const auto& layer : layers_) x = layer.forward(x, p);
+Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {
+  for (size_t l = 0; l < layers_.size(); ++l)
+    x = layers_[l].forward(x, p, l + 1 == layers_.size() ? last_weights : nullptr);
   return final_.empty() ? x : final_.front().forward(x);
 }
 

@@ -199,7 +199,7 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
   for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
     const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
     ClassifyBatch b = slice_batch(s, {}, i, n);
-    SentenceClassifier::Output o = m.model->forward(g, b);
+    SentenceClassifier::Output o = m.model->forward(g, b, /*attention=*/true);
     const int64_t C = o.logits.dim(1);
     for (size_t k = 0; k < n; ++k) {
       Prediction& p = out[i + k];
@@ -214,7 +214,8 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
       const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
       const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]
       for (int64_t h = 0; h < r; ++h) p.attention.emplace_back(A + h * S, A + h * S + len);
-      double f = 0;  // ||A A^T - I||_F
+      if (m.model->config().pooling != Pooling::Attention) continue;  // hops only
+      double f = 0;                                                   // ||A A^T - I||_F
       for (int64_t a = 0; a < r; ++a)
         for (int64_t c = 0; c < r; ++c) {
           double dot = 0;

@@ -73,9 +73,11 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
   return out;
 }
 
-Heatmap classifier_heatmap(const Prediction& p, const std::string& class_name) {
+Heatmap classifier_heatmap(const Prediction& p, const std::string& class_name,
+                           const ClassifierConfig& config) {
   Heatmap h{.title = "label " + class_name, .cols = p.tokens, .weights = p.attention};
-  for (size_t r = 0; r < p.attention.size(); ++r) h.rows.push_back("hop " + std::to_string(r + 1));
+  for (size_t r = 0; r < p.attention.size(); ++r)
+    h.rows.push_back(config.attention_row(static_cast<int64_t>(r)));
   return h;
 }
 

@@ -205,7 +205,8 @@ TestResult classifier_test(const ReportOptions& o) {
              .output = std::to_string(preds[i].label),
              .reference = std::to_string(c.labels[i])};
     if (!preds[i].attention.empty())
-      s.maps.push_back(classifier_heatmap(preds[i], std::to_string(preds[i].label)));
+      s.maps.push_back(
+          classifier_heatmap(preds[i], std::to_string(preds[i].label), m->model->config()));
     t.samples.push_back(std::move(s));
   }
   return t;

@@ -47,6 +47,18 @@ cut -d' ' -f2- "$sst/stsa.binary.test" | "$heed" --threads 1 classify --model "$
 acc=$("$heed" score --metric acc --ref "$sst/stsa.binary.test" --hyp "$work/tf_hyp.txt" --json |
   python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["score"])')
 [ "$acc" = "$tf_acc" ] || fail "Transformer: score --metric acc says $acc, the trainer $tf_acc"
+head -3 "$sst/stsa.binary.dev" | cut -d' ' -f2- > "$work/three.txt"
+"$heed" --threads 1 classify --model "$work/tf" --attention-out "$work/tf_att.jsonl" \
+  < "$work/three.txt" > /dev/null
+python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 3
+for r in rows:  # one row: what [CLS] attends to in the last layer, the rest on [CLS] itself
+    assert len(r["attention"]) == 1 and len(r["attention"][0]) == len(r["tokens"]), r
+    assert all(w >= 0 for w in r["attention"][0]) and sum(r["attention"][0]) <= 1 + 1e-4, r' \
+  "$work/tf_att.jsonl" || fail "Transformer [CLS] attention-out"
+"$heed" --threads 1 attention --model "$work/tf" --out "$work/tf.svg" < "$work/three.txt" > /dev/null
+grep -q "\[CLS\], last layer" "$work/tf.svg" || fail "the [CLS] heatmap's row name"
 if "$heed" train --task classify --model transformer --pooling last --train "$sst/stsa.binary.train" \
   --valid "$sst/stsa.binary.dev" --save "$work/y" 2> "$work/err" > /dev/null; then
   fail "--pooling last accepted for a Transformer"; fi

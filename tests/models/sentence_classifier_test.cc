@@ -241,8 +241,25 @@ TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {
   Rng test_rng(99);
   Keyword k = keyword_task(test_rng, 200);
   Graph inf(Mode::Inference);
-  EXPECT_GE(correct(model.forward(inf, make_classify_batch(k.s, k.y)).logits, k.y), 196)
-      << "accuracy on the keyword task";
+  const ClassifyBatch b = make_classify_batch(k.s, k.y);
+  SentenceClassifier::Output o = model.forward(inf, b, /*attention=*/true);
+  // what [CLS] attends to: [B, 1, S], on the real tokens only, at most 1 in all
+  ASSERT_EQ(o.A.shape(), (Shape{200, 1, b.S}));
+  int peaks = 0;
+  for (int i = 0; i < 200; ++i) {
+    const float* a = o.A.value().data() + static_cast<int64_t>(i) * b.S;
+    float sum = 0;
+    for (int64_t t = 0; t < b.S; ++t) {
+      EXPECT_GE(a[t], 0.f);
+      if (t >= b.lengths[i]) EXPECT_EQ(a[t], 0.f) << "padding";
+      sum += a[t];
+    }
+    EXPECT_LE(sum, 1.f + 1e-5f);
+    peaks += std::max_element(a, a + b.lengths[i]) - a == k.at[i];
+  }
+  // one layer: the keyword reaches [CLS] only through this attention
+  EXPECT_GE(peaks, 150) << "the [CLS] attention's peak is on the keyword";
+  EXPECT_GE(correct(o.logits, k.y), 196) << "accuracy on the keyword task";
 }
 
 struct Files {
@@ -320,7 +337,8 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
   std::vector<int32_t> hyp;
   for (const Prediction& p : classify(*m, dev.texts, "dev")) {
     hyp.push_back(p.label);
-    EXPECT_TRUE(p.attention.empty());  // no attention pooling: nothing to draw
+    ASSERT_EQ(p.attention.size(), 1u);  // [CLS]'s row over the tokens
+    EXPECT_EQ(p.attention[0].size(), p.tokens.size());
   }
   EXPECT_NEAR(accuracy(dev.labels, hyp).accuracy, r.loop.best_metric, 1e-9);
 }

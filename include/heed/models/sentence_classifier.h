@@ -55,7 +55,12 @@ struct ClassifierConfig {
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
 
   int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM) or d_model (Transformer)
-  int64_t features() const;        // the classifier's input size: r * annotation_dim, or it
+  // Whether the model has attention over the tokens to show: the r hops (attention pooling),
+  // or what the [CLS] position attends to in the last layer (Transformer, cls pooling); and
+  // the name of row r of it.
+  bool has_attention() const;
+  std::string attention_row(int64_t r) const;
+  int64_t features() const;  // the classifier's input size: r * annotation_dim, or it
   nlohmann::json to_json() const;
   static ClassifierConfig from_json(const nlohmann::json& j);
 };
@@ -76,17 +81,20 @@ class SentenceClassifier {
   const ClassifierConfig& config() const { return config_; }
   struct Output {
     Var logits;   // [B, C]
-    Var A;        // [B, r, S] the hops' attention (self-attention pooling only)
+    Var A;        // [B, r, S] the hops' attention (self-attention pooling), or with cls
+                  // pooling and `attention` asked for: [B, 1, S], the last layer's weights
+                  // from [CLS] to each token, mean of heads (the rest is on [CLS] itself)
     Var penalty;  // [] batch mean of ||A A^T - I||_F^2 (self-attention pooling only)
   };
-  Output forward(Graph& g, const ClassifyBatch& b) const;
+  Output forward(Graph& g, const ClassifyBatch& b, bool attention = false) const;
   // Mean cross-entropy over the batch, plus the penalty term times its coefficient.
   Var loss(Graph& g, const ClassifyBatch& b) const;
 
  private:
   // H [B, S, D] (lengths as the batch's; [CLS] pooling: S + 1 with h_0 the [CLS] state)
+  // cls_attention: also the [CLS] row of the last layer's weights, [B, 1, S] (Transformer)
   Var annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
-                  RnnEncoder::Output* rnn) const;
+                  RnnEncoder::Output* rnn, Var* cls_attention) const;
   ClassifierConfig config_;
   // the sentence encoder: one of the two
   std::vector<RnnEncoder> rnn_;

@@ -34,8 +34,9 @@ class MultiHeadAttention {
   MultiHeadAttention(int64_t d_model, int64_t heads, bool self_attention, const Scope& scope);
   int64_t heads() const { return heads_; }
 
-  // Self-attention over packed sequences: x [N, d] -> [N, d]; `causal` for the decoder.
-  Var self(Var x, const Packing& p, bool causal) const;
+  // Self-attention over packed sequences: x [N, d] -> [N, d]; `causal` for the decoder. When
+  // `weights` is given it also gets the attention weights [B, h, T, T] (no gradient).
+  Var self(Var x, const Packing& p, bool causal, Tensor* weights = nullptr) const;
   // One decoder position of each of B sequences with a cache: x [B, d]; appends its key and
   // value to the cache and attends over positions 0..t (causality by construction).
   Var self_step(Var x, KvCache& cache) const;

@@ -88,8 +88,9 @@ class Residual {
 class TransformerEncoderLayer {
  public:
   TransformerEncoderLayer(const TransformerLayerConfig& c, const Scope& scope);
-  // x [N, d], packed sequences (packing.h)
-  Var forward(Var x, const Packing& p) const;
+  // x [N, d], packed sequences (packing.h); `weights`: also the self-attention weights
+  // [B, h, T, T] (no gradient)
+  Var forward(Var x, const Packing& p, Tensor* weights = nullptr) const;
 
  private:
   MultiHeadAttention self_;
@@ -123,11 +124,12 @@ class TransformerDecoderLayer {
   Residual r_self_, r_cross_, r_ff_;
 };
 
-// Stacked encoder layers (and the final LayerNorm of pre-LN): packed [N, d] -> [N, d].
+// Stacked encoder layers (and the final LayerNorm of pre-LN): packed [N, d] -> [N, d];
+// `last_weights`: also the last layer's self-attention weights [B, h, T, T].
 class TransformerEncoder {
  public:
   TransformerEncoder(const TransformerLayerConfig& c, int64_t layers, const Scope& scope);
-  Var forward(Var x, const Packing& p) const;
+  Var forward(Var x, const Packing& p, Tensor* last_weights = nullptr) const;
 
  private:
   std::vector<TransformerEncoderLayer> layers_;

@@ -36,6 +36,7 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
 
 // The classifier's hops over the tokens of one prediction: rows "hop 1".."hop r".
 // class_name: how the predicted label is shown in the title.
-Heatmap classifier_heatmap(const Prediction& p, const std::string& class_name);
+Heatmap classifier_heatmap(const Prediction& p, const std::string& class_name,
+                           const ClassifierConfig& config);
 
 }  // namespace heed::viz
