@@ -59,7 +59,9 @@ TEST(Graph, ArenaIsReusedAcrossSteps) {
     g.backward(mean_all(h));
     g.clear();
     if (step == 1) capacity = g.arena().capacity();
-    if (step >= 1) EXPECT_EQ(g.arena().capacity(), capacity);
+    if (step >= 1) {
+      EXPECT_EQ(g.arena().capacity(), capacity);
+    }
   }
 }
 

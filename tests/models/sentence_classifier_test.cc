@@ -251,7 +251,9 @@ TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {
     float sum = 0;
     for (int64_t t = 0; t < b.S; ++t) {
       EXPECT_GE(a[t], 0.f);
-      if (t >= b.lengths[i]) EXPECT_EQ(a[t], 0.f) << "padding";
+      if (t >= b.lengths[i]) {
+        EXPECT_EQ(a[t], 0.f) << "padding";
+      }
       sum += a[t];
     }
     EXPECT_LE(sum, 1.f + 1e-5f);

@@ -67,7 +67,9 @@ TEST(SelfAttentionPooling, PaddingGetsNoWeightAndChangesNothing) {
       double row = 0;
       for (int t = 0; t < 5; ++t) {
         const float w = a.A.value().data()[(b * 2 + h) * 5 + t];
-        if (t >= kLengths[b]) EXPECT_EQ(w, 0.f) << "padding weighted";
+        if (t >= kLengths[b]) {
+          EXPECT_EQ(w, 0.f) << "padding weighted";
+        }
         row += w;
       }
       EXPECT_NEAR(row, 1.0, 1e-5);
