@@ -65,54 +65,52 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
   const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
   const int64_t n_qt = ceil_div(Tq, kTileQ);
   // an item is one query tile against all keys: ~2 bq Tk D multiply-adds
-  const int64_t item_work = 2 * std::min(Tq, kTileQ) * Tk * D;
-  parallel_for(
-      B * H * n_qt, std::max<int64_t>(1, kSerialWork / item_work), [&](int64_t begin, int64_t end) {
-        float* S = scratch(0, kTileQ * kTileK);  // [bq, kTileK]
-        float* A = scratch(1, kTileQ * D);       // [bq, D]
-        float* m = scratch(2, 2 * kTileQ);       // running max, then running sum
-        float* l = m + kTileQ;
-        for (int64_t item = begin; item < end; ++item) {
-          const int64_t bh = item / n_qt, b = bh / H, h = bh % H;
-          const int64_t i0 = (item % n_qt) * kTileQ, bq = std::min(kTileQ, Tq - i0);
-          const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk);  // the last row sees the most
-          std::fill(m, m + bq, kNegInf);
-          std::fill(l, l + bq, 0.f);
-          std::fill(A, A + bq * D, 0.f);
-          const float* Qi = Q + q.at(b, h, i0);
-          for (int64_t j0 = 0; j0 < k_end; j0 += kTileK) {
-            const int64_t bk = std::min(kTileK, k_end - j0);
-            gemm(false, true, bq, bk, D, scale, Qi, q.row, K + k.at(b, h, j0), k.row, 0.f, S,
-                 kTileK);
-            for (int64_t r = 0; r < bq; ++r) {
-              float* s = S + r * kTileK;
-              const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
-              float mx = kNegInf;
-              for (int64_t c = 0; c < n; ++c) mx = std::max(mx, s[c]);
-              const float m_new = std::max(m[r], mx);
-              float sum = 0.f;
-              for (int64_t c = 0; c < n; ++c) {
-                s[c] = vmath::exp(s[c] - m_new);
-                sum += s[c];
-              }
-              std::fill(s + n, s + bk, 0.f);
-              if (n == 0) continue;
-              const float alpha = vmath::exp(m[r] - m_new);  // 0 while m was -inf
-              l[r] = l[r] * alpha + sum;
-              m[r] = m_new;
-              if (alpha != 1.f)
-                for (int64_t d = 0; d < D; ++d) A[r * D + d] *= alpha;
-            }
-            gemm(false, false, bq, D, bk, 1.f, S, kTileK, V + v.at(b, h, j0), v.row, 1.f, A, D);
+  const int64_t grain = grain_for(kSerialWork, 2 * std::min(Tq, kTileQ) * Tk * D);
+  parallel_for(B * H * n_qt, grain, [&](int64_t begin, int64_t end) {
+    float* S = scratch(0, kTileQ * kTileK);  // [bq, kTileK]
+    float* A = scratch(1, kTileQ * D);       // [bq, D]
+    float* m = scratch(2, 2 * kTileQ);       // running max, then running sum
+    float* l = m + kTileQ;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t bh = item / n_qt, b = bh / H, h = bh % H;
+      const int64_t i0 = (item % n_qt) * kTileQ, bq = std::min(kTileQ, Tq - i0);
+      const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk);  // the last row sees the most
+      std::fill(m, m + bq, kNegInf);
+      std::fill(l, l + bq, 0.f);
+      std::fill(A, A + bq * D, 0.f);
+      const float* Qi = Q + q.at(b, h, i0);
+      for (int64_t j0 = 0; j0 < k_end; j0 += kTileK) {
+        const int64_t bk = std::min(kTileK, k_end - j0);
+        gemm(false, true, bq, bk, D, scale, Qi, q.row, K + k.at(b, h, j0), k.row, 0.f, S, kTileK);
+        for (int64_t r = 0; r < bq; ++r) {
+          float* s = S + r * kTileK;
+          const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
+          float mx = kNegInf;
+          for (int64_t c = 0; c < n; ++c) mx = std::max(mx, s[c]);
+          const float m_new = std::max(m[r], mx);
+          float sum = 0.f;
+          for (int64_t c = 0; c < n; ++c) {
+            s[c] = vmath::exp(s[c] - m_new);
+            sum += s[c];
           }
-          for (int64_t r = 0; r < bq; ++r) {
-            float* out = O + o.at(b, h, i0 + r);
-            const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
-            for (int64_t d = 0; d < D; ++d) out[d] = A[r * D + d] * inv;
-            lse[bh * Tq + i0 + r] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
-          }
+          std::fill(s + n, s + bk, 0.f);
+          if (n == 0) continue;
+          const float alpha = vmath::exp(m[r] - m_new);  // 0 while m was -inf
+          l[r] = l[r] * alpha + sum;
+          m[r] = m_new;
+          if (alpha != 1.f)
+            for (int64_t d = 0; d < D; ++d) A[r * D + d] *= alpha;
         }
-      });
+        gemm(false, false, bq, D, bk, 1.f, S, kTileK, V + v.at(b, h, j0), v.row, 1.f, A, D);
+      }
+      for (int64_t r = 0; r < bq; ++r) {
+        float* out = O + o.at(b, h, i0 + r);
+        const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+        for (int64_t d = 0; d < D; ++d) out[d] = A[r * D + d] * inv;
+        lse[bh * Tq + i0 + r] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
+      }
+    }
+  });
 }
 
 void attention_backward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
@@ -218,27 +216,26 @@ void attention_weights(const float* Q, const HeadsView& q, const float* K, const
                        float scale) {
   // plain locals, not a structured binding: the lambdas capture them (clang < 16 cannot)
   const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
-  parallel_for(B * H, std::max<int64_t>(1, kSerialWork / (Tq * Tk * D)),
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t bh = begin; bh < end; ++bh) {
-                   const int64_t b = bh / H, h = bh % H;
-                   float* w = W + bh * Tq * Tk;
-                   gemm(false, true, Tq, Tk, D, scale, Q + q.at(b, h, 0), q.row, K + k.at(b, h, 0),
-                        k.row, 0.f, w, Tk);
-                   for (int64_t i = 0; i < Tq; ++i) {
-                     float* row = w + i * Tk;
-                     const int64_t n = visible(mask, b, i, 0, Tk, Tk);
-                     float mx = kNegInf, sum = 0.f;
-                     for (int64_t c = 0; c < n; ++c) mx = std::max(mx, row[c]);
-                     for (int64_t c = 0; c < n; ++c) {
-                       row[c] = vmath::exp(row[c] - mx);
-                       sum += row[c];
-                     }
-                     for (int64_t c = 0; c < n; ++c) row[c] /= sum;
-                     std::fill(row + n, row + Tk, 0.f);
-                   }
-                 }
-               });
+  parallel_for(B * H, grain_for(kSerialWork, Tq * Tk * D), [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      float* w = W + bh * Tq * Tk;
+      gemm(false, true, Tq, Tk, D, scale, Q + q.at(b, h, 0), q.row, K + k.at(b, h, 0), k.row, 0.f,
+           w, Tk);
+      for (int64_t i = 0; i < Tq; ++i) {
+        float* row = w + i * Tk;
+        const int64_t n = visible(mask, b, i, 0, Tk, Tk);
+        float mx = kNegInf, sum = 0.f;
+        for (int64_t c = 0; c < n; ++c) mx = std::max(mx, row[c]);
+        for (int64_t c = 0; c < n; ++c) {
+          row[c] = vmath::exp(row[c] - mx);
+          sum += row[c];
+        }
+        for (int64_t c = 0; c < n; ++c) row[c] /= sum;
+        std::fill(row + n, row + Tk, 0.f);
+      }
+    }
+  });
 }
 
 }  // namespace heed::kernels

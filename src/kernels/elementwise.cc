@@ -46,20 +46,19 @@ void binary_impl(const float* a, const Shape& sa, const float* b, const Shape& s
   Shape o = out.padded(4);
   auto ta = broadcast_strides(sa, out), tb = broadcast_strides(sb, out);
   int64_t n = o[3], rows = o[0] * o[1] * o[2];
-  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const float* pa = a + broadcast_row_offset(r, o, ta);
-                   const float* pb = b + broadcast_row_offset(r, o, tb);
-                   float* pc = c + r * n;
-                   int64_t xa = ta[3], xb = tb[3];
+  parallel_for(rows, grain_for(kGrain, n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* pa = a + broadcast_row_offset(r, o, ta);
+      const float* pb = b + broadcast_row_offset(r, o, tb);
+      float* pc = c + r * n;
+      int64_t xa = ta[3], xb = tb[3];
 #pragma omp simd
-                   for (int64_t j = 0; j < n; ++j) {
-                     float v = apply<op>(pa[j * xa], pb[j * xb]);
-                     pc[j] = acc ? pc[j] + v : v;
-                   }
-                 }
-               });
+      for (int64_t j = 0; j < n; ++j) {
+        float v = apply<op>(pa[j * xa], pb[j * xb]);
+        pc[j] = acc ? pc[j] + v : v;
+      }
+    }
+  });
 }
 
 template <bool acc>

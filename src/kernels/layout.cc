@@ -22,19 +22,18 @@ void permute(const float* src, const Shape& shape, const std::array<int, 4>& per
   std::array<int64_t, 4> d{s[p[0]], s[p[1]], s[p[2]], s[p[3]]};
   std::array<int64_t, 4> st{sst[p[0]], sst[p[1]], sst[p[2]], sst[p[3]]};
   int64_t rows = d[0] * d[1] * d[2];
-  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(d[3], 1)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t row = r0; row < r1; ++row) {
-                   int64_t i0 = row / (d[1] * d[2]), i1 = (row / d[2]) % d[1], i2 = row % d[2];
-                   const float* ps = src + i0 * st[0] + i1 * st[1] + i2 * st[2];
-                   float* pd = dst + row * d[3];
-                   int64_t x = st[3];
-                   if (accumulate)
-                     for (int64_t j = 0; j < d[3]; ++j) pd[j] += ps[j * x];
-                   else
-                     for (int64_t j = 0; j < d[3]; ++j) pd[j] = ps[j * x];
-                 }
-               });
+  parallel_for(rows, grain_for(16384, d[3]), [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      int64_t i0 = row / (d[1] * d[2]), i1 = (row / d[2]) % d[1], i2 = row % d[2];
+      const float* ps = src + i0 * st[0] + i1 * st[1] + i2 * st[2];
+      float* pd = dst + row * d[3];
+      int64_t x = st[3];
+      if (accumulate)
+        for (int64_t j = 0; j < d[3]; ++j) pd[j] += ps[j * x];
+      else
+        for (int64_t j = 0; j < d[3]; ++j) pd[j] = ps[j * x];
+    }
+  });
 }
 
 namespace {
@@ -52,12 +51,11 @@ void put(float* d, const float* s, int64_t n, bool accumulate) {
 void copy_slab(const float* src, int64_t src_n, int64_t src_off, float* dst, int64_t dst_n,
                int64_t dst_off, int64_t outer, int64_t len, int64_t inner, bool accumulate) {
   int64_t block = len * inner;
-  parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(block, 1)),
-               [&](int64_t o0, int64_t o1) {
-                 for (int64_t o = o0; o < o1; ++o)
-                   put(dst + (o * dst_n + dst_off) * inner, src + (o * src_n + src_off) * inner,
-                       block, accumulate);
-               });
+  parallel_for(outer, grain_for(16384, block), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      put(dst + (o * dst_n + dst_off) * inner, src + (o * src_n + src_off) * inner, block,
+          accumulate);
+  });
 }
 
 namespace {
@@ -66,10 +64,9 @@ template <class F>
 void for_sequences(int64_t B, int64_t T, int64_t D, const int32_t* lengths, F f) {
   std::vector<int64_t> offsets(B + 1, 0);
   for (int64_t b = 0; b < B; ++b) offsets[b + 1] = offsets[b] + lengths[b];
-  parallel_for(B, std::max<int64_t>(1, 16384 / std::max<int64_t>(T * D, 1)),
-               [&](int64_t b0, int64_t b1) {
-                 for (int64_t b = b0; b < b1; ++b) f(b * T * D, offsets[b] * D, lengths[b]);
-               });
+  parallel_for(B, grain_for(16384, T * D), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) f(b * T * D, offsets[b] * D, lengths[b]);
+  });
 }
 }  // namespace
 
@@ -95,11 +92,9 @@ void for_masked_rows(const float* mask, const Shape& mask_shape, const Shape& sh
   auto ms = broadcast_strides(mask_shape, shape);
   int64_t n = shape.last(), rows = shape.rows();
   int64_t mstep = mask_shape.last() == 1 && n != 1 ? 0 : 1;
-  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r)
-                   f(r * n, mask + broadcast_row_offset(r, o, ms), mstep, n);
-               });
+  parallel_for(rows, grain_for(16384, n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) f(r * n, mask + broadcast_row_offset(r, o, ms), mstep, n);
+  });
 }
 }  // namespace
 

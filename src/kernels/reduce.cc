@@ -2,22 +2,15 @@
 // Leaves out: pairwise summation (float accumulation is enough at sequence lengths).
 #include "heed/kernels/reduce.h"
 
-#include <algorithm>
-
 #include "heed/kernels/parallel.h"
 
 namespace heed::kernels {
 namespace {
-
-// Outer rows per chunk: at least 2^15 elements of work, the element-wise kernels' grain.
-int64_t grain(int64_t n, int64_t inner) {
-  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n * inner, 1));
-}
-
+constexpr int64_t kGrain = int64_t{1} << 15;  // elements per chunk, as the element-wise kernels
 }  // namespace
 
 void sum_axis(const float* x, float* y, int64_t outer, int64_t n, int64_t inner) {
-  parallel_for(outer, grain(n, inner), [&](int64_t o0, int64_t o1) {
+  parallel_for(outer, grain_for(kGrain, n * inner), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       float* yo = y + o * inner;
       for (int64_t i = 0; i < inner; ++i) yo[i] = 0.f;
@@ -31,7 +24,7 @@ void sum_axis(const float* x, float* y, int64_t outer, int64_t n, int64_t inner)
 }
 
 void sum_axis_backward(const float* dy, float* dx, int64_t outer, int64_t n, int64_t inner) {
-  parallel_for(outer, grain(n, inner), [&](int64_t o0, int64_t o1) {
+  parallel_for(outer, grain_for(kGrain, n * inner), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o)
       for (int64_t k = 0; k < n; ++k) {
         float* dk = dx + (o * n + k) * inner;
@@ -43,7 +36,7 @@ void sum_axis_backward(const float* dy, float* dx, int64_t outer, int64_t n, int
 }
 
 void max_axis(const float* x, float* y, int32_t* arg, int64_t outer, int64_t n, int64_t inner) {
-  parallel_for(outer, grain(n, inner), [&](int64_t o0, int64_t o1) {
+  parallel_for(outer, grain_for(kGrain, n * inner), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       float* yo = y + o * inner;
       int32_t* ao = arg + o * inner;

@@ -6,15 +6,10 @@
 #include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
-namespace {
-int64_t grain(int64_t H) {
-  return std::max<int64_t>(1, 16384 / std::max<int64_t>(H, 1));
-}
-}  // namespace
 
 void gru_forward(const float* gx, const float* gh, const float* h, float* h_out, float* gates,
                  int64_t B, int64_t H) {
-  parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
+  parallel_for(B, grain_for(16384, H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float *x = gx + b * 3 * H, *u = gh + b * 3 * H, *hp = h + b * H;
       float *g = gates + b * 3 * H, *ho = h_out + b * H;
@@ -34,7 +29,7 @@ void gru_forward(const float* gx, const float* gh, const float* h, float* h_out,
 
 void gru_backward(const float* dh_out, const float* h, const float* gates, const float* gh,
                   float* dgh, float* dgx, float* dh, int64_t B, int64_t H) {
-  parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
+  parallel_for(B, grain_for(16384, H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float *d = dh_out + b * H, *hp = h + b * H, *g = gates + b * 3 * H, *u = gh + b * 3 * H;
       float* du = dgh + b * 3 * H;
@@ -69,7 +64,7 @@ void gru_backward(const float* dh_out, const float* h, const float* gates, const
 
 void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float* tanh_c, int64_t B,
                   int64_t H) {
-  parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
+  parallel_for(B, grain_for(16384, H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       float* g = pre + b * 4 * H;
       const float* cp = c + b * H;
@@ -96,7 +91,7 @@ void lstm_forward(float* pre, const float* c, float* h_out, float* c_out, float*
 
 void lstm_backward(const float* dh_out, const float* dc_out, const float* gates, const float* c,
                    const float* tanh_c, float* dpre, float* dc, int64_t B, int64_t H) {
-  parallel_for(B, grain(H), [&](int64_t b0, int64_t b1) {
+  parallel_for(B, grain_for(16384, H), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float *g = gates + b * 4 * H, *cp = c + b * H, *tc = tanh_c + b * H;
       const float* dho = dh_out ? dh_out + b * H : nullptr;

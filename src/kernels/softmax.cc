@@ -25,63 +25,61 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
           shape);
     ms = broadcast_strides(mask.shape, shape);
   }
-  parallel_for(
-      rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const float* xr = x + r * n;
-          float* yr = y + r * n;
-          const float* mr = mask.data ? mask.data + broadcast_row_offset(r, o, ms) : nullptr;
-          if (mr) {
-            for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] + mr[j];
-            xr = yr;
-          }
-          float m = kNegInf;
-          for (int64_t j = 0; j < n; ++j) m = std::max(m, xr[j]);
-          if (m == kNegInf) {  // every entry masked: no distribution, no gradient
-            for (int64_t j = 0; j < n; ++j) yr[j] = log ? kNegInf : 0.f;
-            continue;
-          }
-          float s = 0.f;
-          if (log) {
+  parallel_for(rows, grain_for(4096, n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      const float* mr = mask.data ? mask.data + broadcast_row_offset(r, o, ms) : nullptr;
+      if (mr) {
+        for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] + mr[j];
+        xr = yr;
+      }
+      float m = kNegInf;
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, xr[j]);
+      if (m == kNegInf) {  // every entry masked: no distribution, no gradient
+        for (int64_t j = 0; j < n; ++j) yr[j] = log ? kNegInf : 0.f;
+        continue;
+      }
+      float s = 0.f;
+      if (log) {
 #pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < n; ++j) s += vmath::exp(xr[j] - m);
-            // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-            float lse = m + std::log(s);
-            for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - lse;
-          } else {
+        for (int64_t j = 0; j < n; ++j) s += vmath::exp(xr[j] - m);
+        // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
+        float lse = m + std::log(s);
+        for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - lse;
+      } else {
 #pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < n; ++j) {
-              yr[j] = vmath::exp(xr[j] - m);
-              s += yr[j];
-            }
-            float inv = 1.f / s;
-#pragma omp simd
-            for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
-          }
+        for (int64_t j = 0; j < n; ++j) {
+          yr[j] = vmath::exp(xr[j] - m);
+          s += yr[j];
         }
-      });
+        float inv = 1.f / s;
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+      }
+    }
+  });
 }
 
 void softmax_backward(const float* y, const float* dy, float* dx, const Shape& shape, bool log) {
   int64_t n = shape.last(), rows = shape.rows();
-  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const float *yr = y + r * n, *gr = dy + r * n;
-                   float* dr = dx + r * n;
-                   float s = 0.f;
-                   if (log) {
-                     for (int64_t j = 0; j < n; ++j) s += yr[j] == kNegInf ? 0.f : gr[j];
-                     for (int64_t j = 0; j < n; ++j)
-                       dr[j] += yr[j] == kNegInf ? 0.f : gr[j] - vmath::exp(yr[j]) * s;
-                   } else {
+  parallel_for(rows, grain_for(4096, n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *yr = y + r * n, *gr = dy + r * n;
+      float* dr = dx + r * n;
+      float s = 0.f;
+      if (log) {
+        for (int64_t j = 0; j < n; ++j) s += yr[j] == kNegInf ? 0.f : gr[j];
+        for (int64_t j = 0; j < n; ++j)
+          dr[j] += yr[j] == kNegInf ? 0.f : gr[j] - vmath::exp(yr[j]) * s;
+      } else {
 #pragma omp simd reduction(+ : s)
-                     for (int64_t j = 0; j < n; ++j) s += gr[j] * yr[j];
+        for (int64_t j = 0; j < n; ++j) s += gr[j] * yr[j];
 #pragma omp simd
-                     for (int64_t j = 0; j < n; ++j) dr[j] += yr[j] * (gr[j] - s);
-                   }
-                 }
-               });
+        for (int64_t j = 0; j < n; ++j) dr[j] += yr[j] * (gr[j] - s);
+      }
+    }
+  });
 }
 
 double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const int32_t* targets,
@@ -130,18 +128,17 @@ double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const in
 void cross_entropy_backward(const float* probs, int64_t N, int64_t V, const int32_t* targets,
                             int32_t ignore, float eps, float scale, float* dlogits) {
   float off = eps / static_cast<float>(V);
-  parallel_for(N, std::max<int64_t>(1, 32768 / std::max<int64_t>(V, 1)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   int32_t t = targets[r];
-                   if (t == ignore) continue;
-                   const float* p = probs + r * V;
-                   float* d = dlogits + r * V;
+  parallel_for(N, grain_for(32768, V), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int32_t t = targets[r];
+      if (t == ignore) continue;
+      const float* p = probs + r * V;
+      float* d = dlogits + r * V;
 #pragma omp simd
-                   for (int64_t j = 0; j < V; ++j) d[j] += scale * (p[j] - off);
-                   d[t] -= scale * (1.f - eps);
-                 }
-               });
+      for (int64_t j = 0; j < V; ++j) d[j] += scale * (p[j] - off);
+      d[t] -= scale * (1.f - eps);
+    }
+  });
 }
 
 }  // namespace heed::kernels

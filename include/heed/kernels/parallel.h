@@ -18,6 +18,12 @@ int threads();
 // hundred such products and element-wise ops a step).
 constexpr int64_t kSerialWork = int64_t{1} << 18;
 
+// Items per chunk of parallel_for so that a chunk does at least `min_work` operations, each
+// item costing `work_per_item` (never 0, whatever the sizes).
+inline int64_t grain_for(int64_t min_work, int64_t work_per_item) {
+  return std::max<int64_t>(1, min_work / std::max<int64_t>(work_per_item, 1));
+}
+
 // While alive, OpenMP regions opened on this thread (heed's and oneDNN's) use one thread when
 // `serial` is true; the previous thread count comes back at the end of the scope.
 class SerialScope {
