@@ -195,6 +195,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 }
 
 int TrainCommand::run() {
+  // the Transformer's layer flags, for translation and classification alike
+  config.transformer.layer.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+  config.transformer.layer.activation =
+      activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
   if (task == "classify") return run_classify();
   check(model != "self-attentive",
         "train: --model self-attentive is a classifier: add --task classify");
@@ -217,8 +221,6 @@ int TrainCommand::run() {
   tf.enc_layers = layers >= 0 ? layers : 3;
   tf.dec_layers = dec_layers >= 0 ? dec_layers : tf.enc_layers;
   tf.layer.dropout = dropout >= 0 ? dropout : 0.1f;
-  tf.layer.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  tf.layer.activation = activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
   tf.learned_positions = positions == "learned";
   tf.tie_output = !untied_output;
   // the optimiser: the paper's recipe for the transformer unless told otherwise
@@ -253,9 +255,8 @@ int TrainCommand::run_classify() {
     if (app->count("--d-model") > 0) tl.d_model = flags.d_model;
     if (app->count("--heads") > 0) tl.heads = flags.heads;
     if (app->count("--ff") > 0) tl.ff = flags.ff;
-    if (app->count("--norm") > 0)
-      tl.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-    tl.activation = activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
+    if (app->count("--norm") > 0) tl.norm = flags.norm;
+    tl.activation = flags.activation;
     if (layers >= 0) k.transformer_layers = layers;
     if (dropout >= 0) tl.dropout = dropout;
     k.dropout = tl.dropout;  // one rate for the layers and the MLP
