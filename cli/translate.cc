@@ -4,6 +4,7 @@
 // Sentences are decoded in batches of similar source length (sorted within windows of 50
 // batches, as Marian's maxi-batches: less padding, and a batch's rows finish together) and
 // written back in input order window by window. On a terminal, stderr shows progress.
+// Several --model directories decode as one ensemble (models/ensemble.h).
 // Leaves out: the models and search (models/, decode/).
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
 #include "heed/decode/replace_unk.h"
+#include "heed/models/ensemble.h"
 #include "heed/util/clock.h"
 #include "heed/util/error.h"
 
@@ -25,7 +27,11 @@ namespace heed::cli {
 
 void TranslateCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
-  app->add_option("--model", model_dir, "Model directory (from heed train)")->required();
+  app->add_option("--model", model_dirs,
+                  "Model directory (from heed train); several (--model A B, or --model repeated): "
+                  "an ensemble averaging their next-token probabilities, whose vocabularies must "
+                  "be the same")
+      ->required();
   app->add_option("--beam", beam, "Beam size (1: greedy)")->capture_default_str();
   app->add_option("--length-penalty", length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha (0: raw log p)")
@@ -58,8 +64,17 @@ int TranslateCommand::run() const {
   check(batch >= 1, "--batch must be >= 1, got ", batch);
   check(compute == "float32" || compute == "int8", "--compute-type ", compute,
         " (expected float32 or int8)");
-  auto m = load_model(model_dir);
-  if (compute == "int8") m->params.quantize_for_inference();
+  std::vector<std::unique_ptr<ModelFiles>> models;
+  std::vector<const Seq2SeqModel*> members;
+  for (const auto& dir : model_dirs) {
+    models.push_back(load_model(dir));
+    if (compute == "int8") models.back()->params.quantize_for_inference();
+    if (models.size() > 1) check_same_text_format(*models[0], model_dirs[0], *models.back(), dir);
+    members.push_back(models.back()->model.get());
+  }
+  const ModelFiles* m = models[0].get();  // its text format serves every member
+  const Ensemble ensemble(members);
+  const Seq2SeqModel& model = members.size() == 1 ? *members[0] : ensemble;
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
   for (auto& line : lines) line = model_input(*m, line);  // G2P: CMUdict entries -> words
   std::ofstream attn;
@@ -92,7 +107,7 @@ int TranslateCommand::run() const {
       std::vector<std::vector<int32_t>> src;
       for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
       auto hyps = decode_batch(
-          *m->model, std::move(src),
+          model, std::move(src),
           {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio}, choice);
       for (size_t j = b0; j < b1; ++j) {
         const size_t r = order[j];

@@ -331,6 +331,26 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   return m;
 }
 
+void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
+                            const ModelFiles& m, const std::string& dir) {
+  auto differ = [&](const std::string& what) {
+    fail(dir, " and ", first_dir, ": ", what,
+         " differ; an ensemble needs models trained with the same vocabularies");
+  };
+  for (const char* side : {"src", "tgt"}) {
+    const std::string key = std::string(side) + "_units";
+    if (m.config.at(key) != first.config.at(key)) differ(key);
+    const std::string spm = std::string(side) + ".spm";
+    const fs::path a = fs::path(first_dir) / spm, b = fs::path(dir) / spm;
+    if (fs::exists(a) != fs::exists(b) ||
+        (fs::exists(a) && read_file(a.string()) != read_file(b.string())))
+      differ("their SentencePiece models (" + spm + ")");
+  }
+  if (m.src_vocab.serialize() != first.src_vocab.serialize()) differ("their source vocabularies");
+  if (m.tgt_vocab.serialize() != first.tgt_vocab.serialize()) differ("their target vocabularies");
+  if (m.g2p != first.g2p) differ("their tasks (G2P or translation)");
+}
+
 std::string model_input(const ModelFiles& m, const std::string& line) {
   const size_t sep = line.find("  ");
   return m.g2p && sep != std::string::npos ? line.substr(0, sep) : line;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The command line end to end on the shared CMUdict and Multi30k files: a tiny `heed train` (30 steps),
 # the same for the Transformer,
-# `heed translate` greedy and with --beam 3 and --attention-out, `heed score`, `--resume`,
+# `heed translate` greedy and with --beam 3 and --attention-out, an ensemble, `heed score`, `--resume`,
 # and clear errors for bad flags. Run by ctest: train_translate_score.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 data=$2
@@ -121,6 +121,19 @@ head -5 "$m30k/test_2016_flickr.lc.norm.tok.en" | "$heed" --threads 1 translate 
 if echo "a man" | "$heed" translate --model "$work/tf" --attention-out "$work/x.jsonl" \
   --attention-head 2 2> "$work/err" > /dev/null; then fail "--attention-head 2 of 2 accepted"; fi
 grep -q "attention-head 2: the model has 2 heads" "$work/err" || fail "no message for a bad head"
+
+# an ensemble (--model A B): two copies of one model decode as it, greedy and beam (the mean
+# of equal distributions); models with other vocabularies are refused, both directories named
+"$heed" --threads 1 translate --model "$work/m" "$work/m" < "$work/in.txt" > "$work/ens.txt"
+cmp -s "$work/greedy.txt" "$work/ens.txt" || fail "ensemble of two copies: not the greedy output"
+"$heed" --threads 1 translate --model "$work/m" --model "$work/m" --beam 3 < "$work/in.txt" \
+  > "$work/ens_beam.txt"
+cmp -s "$work/beam.txt" "$work/ens_beam.txt" || fail "ensemble of two copies: not the beam output"
+if "$heed" translate --model "$work/m" "$work/tf" < "$work/in.txt" 2> "$work/err" > /dev/null; then
+  fail "an ensemble of a G2P model and a translation model accepted"
+fi
+grep -q "$work/tf and $work/m: src_units differ; an ensemble needs" "$work/err" \
+  || fail "no message for an ensemble of different vocabularies: $(cat "$work/err")"
 
 # a single TSV file (Anki es->en, columns 2,1) trains on its documented split without a dev file;
 # heed split gives the test sources and references

@@ -13,6 +13,7 @@
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/util/error.h"
 #include "support/print.h"
+#include "support/seq2seq_models.h"
 
 namespace heed {
 namespace {
@@ -20,43 +21,15 @@ namespace {
 // "bahdanau" and "luong" (with a reversed source): the two RNN decoder styles; "transformer"
 class EveryDecoder : public ::testing::TestWithParam<std::string> {};
 
-std::unique_ptr<Seq2SeqModel> small(const std::string& kind, ParameterStore& store, Rng& rng) {
-  if (kind == "transformer") {
-    TransformerSeq2SeqConfig c;
-    c.src_vocab = c.tgt_vocab = 15;
-    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
-    c.enc_layers = c.dec_layers = 2;
-    c.max_positions = 64;
-    return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));
-  }
-  RnnSeq2SeqConfig c;
-  c.encoder = {.vocab = 15, .embed = 8, .hidden = 8};
-  c.tgt_vocab = 15;
-  c.tgt_embed = 8;
-  c.dec_hidden = 16;
-  c.attention = kind == "luong" ? AttentionKind::LuongGeneral : AttentionKind::Bahdanau;
-  c.attn_dim = 8;
-  c.reverse_source = kind == "luong";
-  return std::make_unique<RnnSeq2Seq>(c, Scope(store, rng));
-}
-
-std::vector<std::vector<int32_t>> sources(Rng& rng, int n) {
-  std::vector<std::vector<int32_t>> s;
-  for (int i = 0; i < n; ++i) {
-    std::vector<int32_t> x;
-    for (int64_t k = 0, len = 1 + rng.below(7); k < len; ++k)
-      x.push_back(static_cast<int32_t>(4 + rng.below(11)));
-    s.push_back(x);
-  }
-  return s;
-}
+using testing::random_sources;
+using testing::small_seq2seq;
 
 TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   ParameterStore store;
   Rng rng(21);
-  auto model_ptr = small(GetParam(), store, rng);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
   const Seq2SeqModel& model = *model_ptr;
-  auto src = sources(rng, 6);
+  auto src = random_sources(rng, 6);
   std::vector<std::vector<int32_t>> none(src.size());
   int64_t longest = 0;
   for (auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
@@ -73,55 +46,38 @@ TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   }
 }
 
-// Scores and attention of 4 steps of a decoder with `rows` rows, fed fixed tokens and
-// reordered within groups of K rows as beam search does. (One decoder at a time: an RNN
-// model's attention keeps the memory of the batch it started last.)
-std::vector<float> run_steps(const Seq2SeqModel& model, const Seq2SeqBatch& b, int64_t rows,
-                             int64_t K, int64_t per_source) {
-  Graph g(Mode::Inference);
-  auto d = model.start_decoding(g, b, 8, {}, per_source);
-  const int64_t V = model.tgt_vocab();
-  std::vector<int32_t> prev(rows, Vocab::kBos), from(rows);
-  std::vector<float> out;
-  for (int t = 0; t < 4; ++t) {
-    IncrementalDecoder::Step x = d->step(prev, Scores::LogProbs);
-    out.insert(out.end(), x.scores, x.scores + rows * V);
-    out.insert(out.end(), x.weights, x.weights + rows * b.S);
-    for (int64_t r = 0; r < rows; ++r) {
-      prev[r] = static_cast<int32_t>(4 + (r * 7 + t) % (V - 4));
-      from[r] = static_cast<int32_t>(r / K * K + (r + t) % K);
-    }
-    d->reorder(from);
-  }
-  return out;
-}
-
 TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
   ParameterStore store;
   Rng rng(23);
-  auto model_ptr = small(GetParam(), store, rng);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
   const Seq2SeqModel& model = *model_ptr;
-  auto src = sources(rng, 4);
+  auto src = random_sources(rng, 4);
   constexpr int64_t K = 3;
   std::vector<std::vector<int32_t>> rep;
   for (const auto& s : src)
     for (int64_t k = 0; k < K; ++k) rep.push_back(s);
   const bool rev = model.reverse_source();
   const int64_t rows = K * static_cast<int64_t>(src.size());
-  const std::vector<float> once = run_steps(
+  // (one decoder at a time: an RNN model's attention keeps the memory of the batch it started
+  // last)
+  const auto once = testing::decode_steps(
       model, make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev), rows, K, K);
-  const std::vector<float> repeated = run_steps(
+  const auto repeated = testing::decode_steps(
       model, make_batch(rep, std::vector<std::vector<int32_t>>(rep.size()), rev), rows, K, 1);
-  ASSERT_EQ(once.size(), repeated.size());
-  for (size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(once[i], repeated[i], 1e-5f) << i;
+  for (size_t t = 0; t < once.scores.size(); ++t) {
+    for (size_t i = 0; i < once.scores[t].size(); ++i)
+      ASSERT_NEAR(once.scores[t][i], repeated.scores[t][i], 1e-5f) << "step " << t << " " << i;
+    for (size_t i = 0; i < once.weights[t].size(); ++i)
+      ASSERT_NEAR(once.weights[t][i], repeated.weights[t][i], 1e-5f) << "step " << t << " " << i;
+  }
 }
 
 TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
   ParameterStore store;
   Rng rng(22);
-  auto model_ptr = small(GetParam(), store, rng);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
   const Seq2SeqModel& model = *model_ptr;
-  auto src = sources(rng, 4);
+  auto src = random_sources(rng, 4);
   size_t longest = 0;
   for (auto& x : src) longest = std::max(longest, x.size());
   const size_t max_len = 2 * longest + 10;  // the default --max-len-ratio 2
@@ -149,9 +105,9 @@ TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
 TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
   ParameterStore store;
   Rng rng(23);
-  auto model_ptr = small(GetParam(), store, rng);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
   const Seq2SeqModel& model = *model_ptr;
-  auto src = sources(rng, 30);
+  auto src = random_sources(rng, 30);
   auto one = beam_search(model, src, {.beam = 1, .length_penalty = 0});
   auto five = beam_search(model, src, {.beam = 5, .length_penalty = 0});
   double sum1 = 0, sum5 = 0;
@@ -171,9 +127,9 @@ TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
 TEST_P(EveryDecoder, BeamScoresEqualTheForcedLogProbability) {
   ParameterStore store;
   Rng rng(24);
-  auto model_ptr = small(GetParam(), store, rng);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
   const Seq2SeqModel& model = *model_ptr;
-  auto src = sources(rng, 12);
+  auto src = random_sources(rng, 12);
   auto hyps = beam_search(model, src, {.beam = 4, .length_penalty = 0.6});
   int checked = 0;
   for (size_t i = 0; i < src.size(); ++i) {

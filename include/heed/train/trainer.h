@@ -65,6 +65,12 @@ struct ModelFiles {
 };
 std::unique_ptr<ModelFiles> load_model(const std::string& dir);
 
+// Fails, naming both directories and what differs, unless the model in `dir` reads and writes
+// text exactly as the one in `first_dir` does (units, SentencePiece models, vocabularies, G2P
+// format): what an ensemble of them (models/ensemble.h) needs.
+void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
+                            const ModelFiles& m, const std::string& dir);
+
 // The text a model reads from an input line: for a G2P model given a CMUdict entry
 // ("WORD  PH PH"), the word; otherwise the line itself.
 std::string model_input(const ModelFiles& m, const std::string& line);

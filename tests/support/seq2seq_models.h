@@ -1,0 +1,82 @@
+// Test support for search and decoders: small models of each decoder style over a vocabulary of
+// 15 (ids 4..14 are words), random sources, and a few steps of a model's incremental decoder fed
+// fixed tokens and reordered as beam search does (row r continues row r/K*K + (r+t)%K at step t:
+// rows of one source only), to compare decoders step by step.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heed/data/vocab.h"
+#include "heed/models/rnn_seq2seq.h"
+#include "heed/models/seq2seq.h"
+#include "heed/models/transformer_seq2seq.h"
+
+namespace heed::testing {
+
+constexpr int64_t kSmallVocab = 15;
+
+// "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
+// styles; "transformer": 2+2 layers, d 16
+inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
+                                                   Rng& rng) {
+  if (kind == "transformer") {
+    TransformerSeq2SeqConfig c;
+    c.src_vocab = c.tgt_vocab = kSmallVocab;
+    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
+    c.enc_layers = c.dec_layers = 2;
+    c.max_positions = 64;
+    return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));
+  }
+  RnnSeq2SeqConfig c;
+  c.encoder = {.vocab = kSmallVocab, .embed = 8, .hidden = 8};
+  c.tgt_vocab = kSmallVocab;
+  c.tgt_embed = 8;
+  c.dec_hidden = 16;
+  c.attention = kind == "luong" ? AttentionKind::LuongGeneral : AttentionKind::Bahdanau;
+  c.attn_dim = 8;
+  c.reverse_source = kind == "luong";
+  return std::make_unique<RnnSeq2Seq>(c, Scope(store, rng));
+}
+
+// n sources of 1..7 word ids
+inline std::vector<std::vector<int32_t>> random_sources(Rng& rng, int n) {
+  std::vector<std::vector<int32_t>> s;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int32_t> x;
+    for (int64_t k = 0, len = 1 + rng.below(7); k < len; ++k)
+      x.push_back(static_cast<int32_t>(4 + rng.below(kSmallVocab - 4)));
+    s.push_back(x);
+  }
+  return s;
+}
+
+struct DecodeSteps {
+  std::vector<std::vector<float>> scores;   // per step: [rows, V] log-probabilities
+  std::vector<std::vector<float>> weights;  // per step: [rows, S] attention
+};
+
+// `rows` decoder rows over batch `b` started with `per_source` rows per source; reordered within
+// groups of K rows.
+inline DecodeSteps decode_steps(const Seq2SeqModel& model, const Seq2SeqBatch& b, int64_t rows,
+                                int64_t K, int64_t per_source, int steps = 4) {
+  Graph g(Mode::Inference);
+  auto d = model.start_decoding(g, b, 8, {}, per_source);
+  const int64_t V = model.tgt_vocab();
+  std::vector<int32_t> prev(rows, Vocab::kBos), from(rows);
+  DecodeSteps out;
+  for (int t = 0; t < steps; ++t) {
+    IncrementalDecoder::Step x = d->step(prev, Scores::LogProbs);
+    out.scores.emplace_back(x.scores, x.scores + rows * V);
+    out.weights.emplace_back(x.weights, x.weights + rows * b.S);
+    for (int64_t r = 0; r < rows; ++r) {
+      prev[r] = static_cast<int32_t>(4 + (r * 7 + t) % (V - 4));
+      from[r] = static_cast<int32_t>(r / K * K + (r + t) % K);
+    }
+    d->reorder(from);
+  }
+  return out;
+}
+
+}  // namespace heed::testing
