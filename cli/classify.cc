@@ -30,7 +30,7 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
 int ClassifyCommand::run() const {
   auto m = load_classifier(model_dir);
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
-  std::vector<Prediction> out = classify(*m, lines, "<stdin>", batch);
+  std::vector<Prediction> out = classify(*m, lines, "<stdin>", batch, !attention_out.empty());
   std::ofstream attn;
   if (!attention_out.empty()) {
     attn.open(attention_out);

@@ -85,14 +85,17 @@ class EnsembleDecoder : public IncrementalDecoder {
 Ensemble::Ensemble(std::vector<const Seq2SeqModel*> members) : members_(std::move(members)) {
   check(!members_.empty(), "an ensemble needs at least one model");
   for (size_t m = 1; m < members_.size(); ++m)
-    check(members_[m]->tgt_vocab() == members_[0]->tgt_vocab(), "ensemble: model ", m + 1,
-          " has ", members_[m]->tgt_vocab(), " target tokens, model 1 has ",
-          members_[0]->tgt_vocab());
+    check(members_[m]->tgt_vocab() == members_[0]->tgt_vocab(), "ensemble: model ", m + 1, " has ",
+          members_[m]->tgt_vocab(), " target tokens, model 1 has ", members_[0]->tgt_vocab());
 }
 
-int64_t Ensemble::tgt_vocab() const { return members_[0]->tgt_vocab(); }
+int64_t Ensemble::tgt_vocab() const {
+  return members_[0]->tgt_vocab();
+}
 
-bool Ensemble::reverse_source() const { return members_[0]->reverse_source(); }
+bool Ensemble::reverse_source() const {
+  return members_[0]->reverse_source();
+}
 
 int64_t Ensemble::max_output_len() const {
   int64_t n = INT64_MAX;
@@ -115,10 +118,10 @@ std::unique_ptr<IncrementalDecoder> Ensemble::start_decoding(Graph& g, const Seq
     graphs.push_back(std::make_unique<Graph>(g.mode()));
     Graph& mg = *graphs.back();
     flipped.push_back(m->reverse_source() != reverse_source());
-    decoders.push_back(flipped.back() ? m->start_decoding(mg, flip_sources(batch), max_len,
-                                                          attention, rows_per_source)
-                                      : m->start_decoding(mg, batch, max_len, attention,
-                                                          rows_per_source));
+    decoders.push_back(
+        flipped.back()
+            ? m->start_decoding(mg, flip_sources(batch), max_len, attention, rows_per_source)
+            : m->start_decoding(mg, batch, max_len, attention, rows_per_source));
   }
   return std::make_unique<EnsembleDecoder>(std::move(graphs), std::move(decoders),
                                            std::move(flipped), batch, rows_per_source, tgt_vocab(),

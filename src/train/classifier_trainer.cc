@@ -187,7 +187,7 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
 }
 
 std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
-                                 const std::string& name, int64_t batch) {
+                                 const std::string& name, int64_t batch, bool attention) {
   std::vector<Prediction> out(lines.size());
   Sentences s;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -199,7 +199,7 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
   for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
     const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
     ClassifyBatch b = slice_batch(s, {}, i, n);
-    SentenceClassifier::Output o = m.model->forward(g, b, /*attention=*/true);
+    SentenceClassifier::Output o = m.model->forward(g, b, attention);
     const int64_t C = o.logits.dim(1);
     for (size_t k = 0; k < n; ++k) {
       Prediction& p = out[i + k];
@@ -210,7 +210,7 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
       for (int64_t c = 0; c < C; ++c)
         p.probs.push_back(static_cast<float>(std::exp(z[c] - top) / total));
       p.label = static_cast<int32_t>(std::max_element(z, z + C) - z);
-      if (!o.A.valid()) continue;
+      if (!attention || !o.A.valid()) continue;
       const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
       const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]
       for (int64_t h = 0; h < r; ++h) p.attention.emplace_back(A + h * S, A + h * S + len);

@@ -13,8 +13,8 @@
 #include "heed/decode/beam_search.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/transformer_seq2seq.h"
-#include "support/seq2seq_models.h"
 #include "support/errors.h"
+#include "support/seq2seq_models.h"
 
 namespace heed {
 namespace {
@@ -110,7 +110,9 @@ TEST(Ensemble, MembersMustShareTheTargetVocabulary) {
   c.tgt_vocab = kV + 1;
   c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
   TransformerSeq2Seq b(c, Scope(s2, rng));
-  EXPECT_NE(testing::error_of([&] { Ensemble({a.get(), &b}); }).find("model 2 has 16 target"),
+  EXPECT_NE(testing::error_of([&] {
+              Ensemble({a.get(), &b});
+            }).find("model 2 has 16 target"),
             std::string::npos);
   EXPECT_NE(testing::error_of([&] { Ensemble({}); }).find("at least one"), std::string::npos);
 }

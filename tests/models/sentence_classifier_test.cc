@@ -343,6 +343,15 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
     EXPECT_EQ(p.attention[0].size(), p.tokens.size());
   }
   EXPECT_NEAR(accuracy(dev.labels, hyp).accuracy, r.loop.best_metric, 1e-9);
+  // without attention asked for: the same labels and probabilities, no attention rows
+  const auto with = classify(*m, dev.texts, "dev");
+  const auto without = classify(*m, dev.texts, "dev", 64, /*attention=*/false);
+  ASSERT_EQ(without.size(), with.size());
+  for (size_t i = 0; i < with.size(); ++i) {
+    EXPECT_EQ(without[i].label, with[i].label);
+    EXPECT_EQ(without[i].probs, with[i].probs);
+    EXPECT_TRUE(without[i].attention.empty());
+  }
 }
 
 // --weight-decay makes the loop's Adam AdamW: the same run with decay ends with smaller weights.

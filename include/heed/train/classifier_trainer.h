@@ -50,8 +50,10 @@ struct Prediction {
   double redundancy = 0;                      // ||A A^T - I||_F of this sentence's hops
 };
 // Classifies lines (batches of `batch` sentences); an empty line gets an Error naming `name`
-// and the line.
+// and the line. attention = false: no Prediction::attention or redundancy (a [CLS] Transformer
+// then skips computing its [CLS] attention).
 std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
-                                 const std::string& name, int64_t batch = 64);
+                                 const std::string& name, int64_t batch = 64,
+                                 bool attention = true);
 
 }  // namespace heed
