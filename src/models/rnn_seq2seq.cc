@@ -158,21 +158,23 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
 namespace {
 
 // Incremental decoding of the RNN model: its state is the decoder's (s or h_t, the LSTM cell,
-// the fed-back vector); the encoder memory stays in the attention. Each step first frees the
-// previous step's nodes (Graph::rewind), keeping the state.
+// the fed-back vector); the encoder memory stays in the decoder's own copy of the attention
+// (so decoders of one model run side by side). Each step first frees the previous step's nodes
+// (Graph::rewind), keeping the state.
 class RnnDecoder final : public IncrementalDecoder {
  public:
   RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights,
              int64_t rows_per_source)
       : model_(model),
         g_(g),
-        state_(model.start(g, b.src, b.S, b.src_lengths, model.attention(), rows_per_source)),
+        attention_(model.attention().clone()),
+        state_(model.start(g, b.src, b.S, b.src_lengths, *attention_, rows_per_source)),
         encoded_(g.mark()),
         weights_(weights) {}
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
-    RnnSeq2Seq::Step s = model_.step(g_, prev, state_, model_.attention(), scores);
+    RnnSeq2Seq::Step s = model_.step(g_, prev, state_, *attention_, scores);
     state_ = s.next;
     return {(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(),
             weights_ ? s.weights.value().data() : nullptr};
@@ -188,6 +190,7 @@ class RnnDecoder final : public IncrementalDecoder {
  private:
   const RnnSeq2Seq& model_;
   Graph& g_;
+  std::unique_ptr<Attention> attention_;  // before state_: start() fills its memory
   RnnSeq2Seq::DecoderState state_;
   Graph::Mark encoded_;
   bool weights_;

@@ -1,8 +1,8 @@
 // Beam search: K = 1 is greedy decoding exactly (tokens, scores, attention), for both RNN
 // decoder styles and the Transformer (whose key/value caches follow the beams); a decoder
 // started with K rows per source (each source encoded once) steps exactly as one started on
-// every source repeated K times; wider beams return well-formed hypotheses with attention rows
-// over their sources.
+// every source repeated K times; two decoders of one model interleave; wider beams return
+// well-formed hypotheses with attention rows over their sources.
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
@@ -58,8 +58,6 @@ TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
     for (int64_t k = 0; k < K; ++k) rep.push_back(s);
   const bool rev = model.reverse_source();
   const int64_t rows = K * static_cast<int64_t>(src.size());
-  // (one decoder at a time: an RNN model's attention keeps the memory of the batch it started
-  // last)
   const auto once = testing::decode_steps(
       model, make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev), rows, K, K);
   const auto repeated = testing::decode_steps(
@@ -69,6 +67,36 @@ TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
       ASSERT_NEAR(once.scores[t][i], repeated.scores[t][i], 1e-5f) << "step " << t << " " << i;
     for (size_t i = 0; i < once.weights[t].size(); ++i)
       ASSERT_NEAR(once.weights[t][i], repeated.weights[t][i], 1e-5f) << "step " << t << " " << i;
+  }
+}
+
+// Two decoders of one model over different batches, stepped in turn, each step as when run
+// alone: every decoder keeps its own state (the RNN's attention memory included).
+TEST_P(EveryDecoder, DecodersOfOneModelInterleave) {
+  ParameterStore store;
+  Rng rng(25);
+  auto model_ptr = small_seq2seq(GetParam(), store, rng);
+  const Seq2SeqModel& model = *model_ptr;
+  const bool rev = model.reverse_source();
+  const auto x = random_sources(rng, 3), y = random_sources(rng, 3);
+  const std::vector<std::vector<int32_t>> none(3);
+  const Seq2SeqBatch bx = make_batch(x, none, rev), by = make_batch(y, none, rev);
+  const auto alone_x = testing::decode_steps(model, bx, 3, 1, 1);
+  const auto alone_y = testing::decode_steps(model, by, 3, 1, 1);
+  Graph gx(Mode::Inference), gy(Mode::Inference);
+  auto dx = model.start_decoding(gx, bx, 8, {});
+  auto dy = model.start_decoding(gy, by, 8, {});
+  const int64_t V = model.tgt_vocab();
+  std::vector<int32_t> prev(3, Vocab::kBos);
+  for (size_t t = 0; t < alone_x.scores.size(); ++t) {
+    const IncrementalDecoder::Step sx = dx->step(prev, Scores::LogProbs);
+    const std::vector<float> scores_x(sx.scores, sx.scores + 3 * V);
+    const IncrementalDecoder::Step sy = dy->step(prev, Scores::LogProbs);
+    for (int64_t i = 0; i < 3 * V; ++i) {
+      ASSERT_NEAR(scores_x[i], alone_x.scores[t][i], 1e-5f) << "step " << t;
+      ASSERT_NEAR(sy.scores[i], alone_y.scores[t][i], 1e-5f) << "step " << t;
+    }
+    for (int64_t r = 0; r < 3; ++r) prev[r] = static_cast<int32_t>(4 + (r * 7 + t) % (V - 4));
   }
 }
 

@@ -83,7 +83,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     g.rewind(encoded, {&state.rnn.h, &state.rnn.c, &state.feed});
   }
   // The attention mechanism, with this model's weights. It keeps the memory of the batch being
-  // processed, so one model decodes or trains one batch at a time.
+  // processed: loss() uses this one (one batch at a time), each decoder a clone of its own.
   Attention& attention() const { return *attention_; }
 
  private:

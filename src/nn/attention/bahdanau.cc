@@ -32,6 +32,10 @@ class BahdanauAttention final : public Attention {
     return {weighted_sum(alpha, memory_.annotations), alpha};
   }
 
+  std::unique_ptr<Attention> clone() const override {
+    return std::make_unique<BahdanauAttention>(*this);
+  }
+
  private:
   Parameter *W_, *U_, *b_, *v_;  // [A, Dq], [A, Dm], [A], [1, A]
   Memory memory_;

@@ -75,6 +75,10 @@ class LocalAttention final : public Attention {
     return {weighted_sum(alpha, memory_.annotations), alpha};
   }
 
+  std::unique_ptr<Attention> clone() const override {
+    return std::make_unique<LocalAttention>(*this);
+  }
+
  private:
   bool predictive_;
   int64_t D_;

@@ -53,6 +53,10 @@ class LuongAttention final : public Attention {
     return {weighted_sum(alpha, memory_.annotations), alpha};
   }
 
+  std::unique_ptr<Attention> clone() const override {
+    return std::make_unique<LuongAttention>(*this);
+  }
+
  private:
   AttentionKind kind_;
   Parameter* Wa_ = nullptr;                                  // [Dq, Dm]

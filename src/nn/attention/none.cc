@@ -20,6 +20,8 @@ class NoAttention final : public Attention {
   }
   Attended attend(Graph&, Var, int64_t) override { return {context_, weights_}; }
 
+  std::unique_ptr<Attention> clone() const override { return std::make_unique<NoAttention>(*this); }
+
  private:
   Var context_, weights_;
 };

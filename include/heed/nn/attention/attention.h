@@ -54,6 +54,9 @@ class Attention {
   virtual void start(Graph& g, const Memory& memory) = 0;
   // One decoder step: query [B, Dq]; step = the target position t (local-m aligns p_t = t).
   virtual Attended attend(Graph& g, Var query, int64_t step) = 0;
+  // The same mechanism and parameters with a state of its own: one per decoder, so that
+  // decoders of one model can run side by side.
+  virtual std::unique_ptr<Attention> clone() const = 0;
 };
 
 std::unique_ptr<Attention> make_attention(const AttentionConfig& config, const Scope& scope);
