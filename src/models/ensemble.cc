@@ -10,6 +10,17 @@
 namespace heed {
 namespace {
 
+// The batch with every source read in the other direction (positions 0 .. length-1 of each
+// column reversed; padding stays at the end).
+Seq2SeqBatch flip_sources(const Seq2SeqBatch& b) {
+  Seq2SeqBatch f = b;
+  for (int64_t i = 0; i < b.B; ++i) {
+    const int64_t n = b.src_lengths[i];
+    for (int64_t k = 0; k < n; ++k) f.src[k * b.B + i] = b.src[(n - 1 - k) * b.B + i];
+  }
+  return f;
+}
+
 class EnsembleDecoder : public IncrementalDecoder {
  public:
   EnsembleDecoder(std::vector<std::unique_ptr<Graph>> graphs,
@@ -126,15 +137,6 @@ std::unique_ptr<IncrementalDecoder> Ensemble::start_decoding(Graph& g, const Seq
   return std::make_unique<EnsembleDecoder>(std::move(graphs), std::move(decoders),
                                            std::move(flipped), batch, rows_per_source, tgt_vocab(),
                                            attention.wanted);
-}
-
-Seq2SeqBatch flip_sources(const Seq2SeqBatch& b) {
-  Seq2SeqBatch f = b;
-  for (int64_t i = 0; i < b.B; ++i) {
-    const int64_t n = b.src_lengths[i];
-    for (int64_t k = 0; k < n; ++k) f.src[k * b.B + i] = b.src[(n - 1 - k) * b.B + i];
-  }
-  return f;
 }
 
 }  // namespace heed

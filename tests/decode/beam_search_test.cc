@@ -22,14 +22,12 @@ namespace {
 class EveryDecoder : public ::testing::TestWithParam<std::string> {};
 
 using testing::random_sources;
-using testing::small_seq2seq;
+using testing::SmallSeq2Seq;
 
 TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
-  ParameterStore store;
-  Rng rng(21);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
-  auto src = random_sources(rng, 6);
+  SmallSeq2Seq small(GetParam(), 21);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 6);
   std::vector<std::vector<int32_t>> none(src.size());
   int64_t longest = 0;
   for (auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
@@ -47,11 +45,9 @@ TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
 }
 
 TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
-  ParameterStore store;
-  Rng rng(23);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
-  auto src = random_sources(rng, 4);
+  SmallSeq2Seq small(GetParam(), 23);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 4);
   constexpr int64_t K = 3;
   std::vector<std::vector<int32_t>> rep;
   for (const auto& s : src)
@@ -73,12 +69,10 @@ TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
 // Two decoders of one model over different batches, stepped in turn, each step as when run
 // alone: every decoder keeps its own state (the RNN's attention memory included).
 TEST_P(EveryDecoder, DecodersOfOneModelInterleave) {
-  ParameterStore store;
-  Rng rng(25);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
+  SmallSeq2Seq small(GetParam(), 25);
+  const Seq2SeqModel& model = *small.model;
   const bool rev = model.reverse_source();
-  const auto x = random_sources(rng, 3), y = random_sources(rng, 3);
+  const auto x = random_sources(small.rng, 3), y = random_sources(small.rng, 3);
   const std::vector<std::vector<int32_t>> none(3);
   const Seq2SeqBatch bx = make_batch(x, none, rev), by = make_batch(y, none, rev);
   const auto alone_x = testing::decode_steps(model, bx, 3, 1, 1);
@@ -101,11 +95,9 @@ TEST_P(EveryDecoder, DecodersOfOneModelInterleave) {
 }
 
 TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
-  ParameterStore store;
-  Rng rng(22);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
-  auto src = random_sources(rng, 4);
+  SmallSeq2Seq small(GetParam(), 22);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 4);
   size_t longest = 0;
   for (auto& x : src) longest = std::max(longest, x.size());
   const size_t max_len = 2 * longest + 10;  // the default --max-len-ratio 2
@@ -131,11 +123,9 @@ TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
 }
 
 TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
-  ParameterStore store;
-  Rng rng(23);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
-  auto src = random_sources(rng, 30);
+  SmallSeq2Seq small(GetParam(), 23);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 30);
   auto one = beam_search(model, src, {.beam = 1, .length_penalty = 0});
   auto five = beam_search(model, src, {.beam = 5, .length_penalty = 0});
   double sum1 = 0, sum5 = 0;
@@ -153,11 +143,9 @@ TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
 // forced loss computes it: the decoder state (RNN state, Transformer key/value caches) followed
 // the right parent at every reordering.
 TEST_P(EveryDecoder, BeamScoresEqualTheForcedLogProbability) {
-  ParameterStore store;
-  Rng rng(24);
-  auto model_ptr = small_seq2seq(GetParam(), store, rng);
-  const Seq2SeqModel& model = *model_ptr;
-  auto src = random_sources(rng, 12);
+  SmallSeq2Seq small(GetParam(), 24);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 12);
   auto hyps = beam_search(model, src, {.beam = 4, .length_penalty = 0.6});
   int checked = 0;
   for (size_t i = 0; i < src.size(); ++i) {

@@ -20,15 +20,8 @@ namespace heed {
 namespace {
 
 using testing::random_sources;
+using testing::SmallSeq2Seq;
 constexpr int64_t kV = testing::kSmallVocab;
-
-std::unique_ptr<Seq2SeqModel> transformer(ParameterStore& store, Rng& rng) {
-  return testing::small_seq2seq("transformer", store, rng);
-}
-// Luong attention over a reversed source (Sutskever et al.'s trick)
-std::unique_ptr<Seq2SeqModel> reversed_rnn(ParameterStore& store, Rng& rng) {
-  return testing::small_seq2seq("luong", store, rng);
-}
 
 void expect_same(const std::vector<Hypothesis>& a, const std::vector<Hypothesis>& b, double tol) {
   ASSERT_EQ(a.size(), b.size());
@@ -43,48 +36,43 @@ void expect_same(const std::vector<Hypothesis>& a, const std::vector<Hypothesis>
 }
 
 TEST(Ensemble, OneMemberDecodesAsTheModel) {
-  ParameterStore store;
-  Rng rng(31);
-  auto model = transformer(store, rng);
-  const Ensemble one({model.get()});
-  auto src = random_sources(rng, 8);
+  SmallSeq2Seq small("transformer", 31);
+  const Ensemble one({small.model.get()});
+  auto src = random_sources(small.rng, 8);
   for (int beam : {1, 4})
-    expect_same(decode_batch(one, src, {.beam = beam}), decode_batch(*model, src, {.beam = beam}),
-                1e-5);
+    expect_same(decode_batch(one, src, {.beam = beam}),
+                decode_batch(*small.model, src, {.beam = beam}), 1e-5);
 }
 
 TEST(Ensemble, CopiesOfOneModelDecodeAsIt) {
-  for (const auto& make : {transformer, reversed_rnn}) {
-    ParameterStore s1, s2;
-    Rng r1(32), r2(32), rng(33);
-    auto a = make(s1, r1);
-    auto b = make(s2, r2);  // another object with the same weights
+  // "luong": Luong attention over a reversed source
+  for (const char* kind : {"transformer", "luong"}) {
+    SmallSeq2Seq x(kind, 32), y(kind, 32);  // two objects with the same weights
+    const Seq2SeqModel *a = x.model.get(), *b = y.model.get();
+    Rng rng(33);
     auto src = random_sources(rng, 10);
     const auto alone = decode_batch(*a, src, {.beam = 4, .length_penalty = 0.6});
-    expect_same(decode_batch(Ensemble({a.get(), b.get()}), src, {.beam = 4, .length_penalty = 0.6}),
-                alone, 1e-4);
+    expect_same(decode_batch(Ensemble({a, b}), src, {.beam = 4, .length_penalty = 0.6}), alone,
+                1e-4);
     // one object twice: its two decoders interleave, each with its own state (an RNN's
     // attention memory included)
-    expect_same(decode_batch(Ensemble({a.get(), a.get()}), src, {.beam = 4, .length_penalty = 0.6}),
-                alone, 1e-4);
+    expect_same(decode_batch(Ensemble({a, a}), src, {.beam = 4, .length_penalty = 0.6}), alone,
+                1e-4);
   }
 }
 
 TEST(Ensemble, StepIsTheMeanOfTheMembersProbabilitiesAndAttention) {
-  ParameterStore s1, s2;
-  Rng rng(34);
-  auto tf = transformer(s1, rng);
-  auto rnn = reversed_rnn(s2, rng);
-  const Ensemble both({tf.get(), rnn.get()});
+  SmallSeq2Seq tf("transformer", 34), rnn("luong", 36);  // Luong over a reversed source
+  const Ensemble both({tf.model.get(), rnn.model.get()});
   ASSERT_FALSE(both.reverse_source());  // the first member's order
-  auto src = random_sources(rng, 5);
+  auto src = random_sources(tf.rng, 5);
   const std::vector<std::vector<int32_t>> none(src.size());
   constexpr int64_t K = 3;
   const Seq2SeqBatch b = make_batch(src, none, false);
   const int64_t rows = b.B * K;
   const auto e = testing::decode_steps(both, b, rows, K, K);
-  const auto p = testing::decode_steps(*tf, b, rows, K, K);
-  const auto q = testing::decode_steps(*rnn, make_batch(src, none, true), rows, K, K);
+  const auto p = testing::decode_steps(*tf.model, b, rows, K, K);
+  const auto q = testing::decode_steps(*rnn.model, make_batch(src, none, true), rows, K, K);
   for (size_t t = 0; t < e.scores.size(); ++t) {
     for (int64_t r = 0; r < rows; ++r) {
       double total = 0;
@@ -105,16 +93,15 @@ TEST(Ensemble, StepIsTheMeanOfTheMembersProbabilitiesAndAttention) {
 }
 
 TEST(Ensemble, MembersMustShareTheTargetVocabulary) {
-  ParameterStore s1, s2;
-  Rng rng(35);
-  auto a = transformer(s1, rng);
+  SmallSeq2Seq a("transformer", 35);
+  ParameterStore store;
   TransformerSeq2SeqConfig c;
   c.src_vocab = kV;
   c.tgt_vocab = kV + 1;
   c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
-  TransformerSeq2Seq b(c, Scope(s2, rng));
+  TransformerSeq2Seq b(c, Scope(store, a.rng));
   EXPECT_NE(testing::error_of([&] {
-              Ensemble({a.get(), &b});
+              Ensemble({a.model.get(), &b});
             }).find("model 2 has 16 target"),
             std::string::npos);
   EXPECT_NE(testing::error_of([&] { Ensemble({}); }).find("at least one"), std::string::npos);

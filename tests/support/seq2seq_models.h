@@ -40,6 +40,15 @@ inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, Para
   return std::make_unique<RnnSeq2Seq>(c, Scope(store, rng));
 }
 
+// A small model with its own parameters and generator; tests then draw their sources from `rng`.
+struct SmallSeq2Seq {
+  SmallSeq2Seq(const std::string& kind, uint64_t seed)
+      : rng(seed), model(small_seq2seq(kind, store, rng)) {}
+  ParameterStore store;
+  Rng rng;
+  std::unique_ptr<Seq2SeqModel> model;
+};
+
 // n sources of 1..7 word ids
 inline std::vector<std::vector<int32_t>> random_sources(Rng& rng, int n) {
   std::vector<std::vector<int32_t>> s;

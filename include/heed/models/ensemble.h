@@ -38,8 +38,4 @@ class Ensemble : public Seq2SeqModel {
   std::vector<const Seq2SeqModel*> members_;
 };
 
-// The batch with every source read in the other direction (positions 0 .. length-1 of each
-// column reversed; padding stays at the end).
-Seq2SeqBatch flip_sources(const Seq2SeqBatch& b);
-
 }  // namespace heed
