@@ -100,6 +100,11 @@ std::vector<std::string> Segmenter::split(std::string_view line) const {
   return pieces;
 }
 
+bool Segmenter::operator==(const Segmenter& o) const {
+  if (units_ != o.units_ || (spm_ == nullptr) != (o.spm_ == nullptr)) return false;
+  return spm_ == nullptr || spm_->serialized_model_proto() == o.spm_->serialized_model_proto();
+}
+
 std::string Segmenter::join(const std::vector<std::string>& units) const {
   switch (units_) {
     case Units::Word:

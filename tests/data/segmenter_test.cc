@@ -56,7 +56,14 @@ TEST(Segmenter, SentencePieceLearnsSubwordsAndRoundTrips) {
     EXPECT_GT(pieces.size(), 20u) << type;
     // the same lines give the same model: a run can be reproduced
     EXPECT_EQ(Segmenter::train_spm(lines, {.vocab_size = 60, .model_type = type}), model);
+    // equal: the same units and SentencePiece model (what an ensemble's members need)
+    EXPECT_TRUE(Segmenter::from_spm(model, "other.spm") == s) << type;
+    const std::string smaller = Segmenter::train_spm(lines, {.vocab_size = 50, .model_type = type});
+    EXPECT_FALSE(Segmenter::from_spm(smaller, "smaller.spm") == s) << type;
+    EXPECT_FALSE(Segmenter(Units::Char) == s) << type;
   }
+  EXPECT_TRUE(Segmenter(Units::Char) == Segmenter(Units::Char));
+  EXPECT_FALSE(Segmenter(Units::Char) == Segmenter(Units::Word));
 }
 
 TEST(Segmenter, SentencePieceErrorsAreClear) {

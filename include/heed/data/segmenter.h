@@ -39,6 +39,8 @@ class Segmenter {
   Units units() const { return units_; }
   std::vector<std::string> split(std::string_view line) const;
   std::string join(const std::vector<std::string>& units) const;
+  // The same units and, for spm, the same SentencePiece model.
+  bool operator==(const Segmenter& o) const;
 
  private:
   Units units_;
