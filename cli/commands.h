@@ -98,8 +98,9 @@ struct TranslateCommand {
   int beam = 1;                         // beam size (1: greedy)
   double length_penalty = 1.0;          // beam: alpha of log p / len^alpha
   double max_len_ratio = 2.0;           // output length limit: ratio * source length + 10
+  int n_best = 1;                       // > 1: the n best outputs per line, n-best format
   int64_t batch = 32;                   // sentences decoded together
-  std::string attention_out;            // JSONL of attention weights, one object per input line
+  std::string attention_out;            // JSONL of attention weights, one object per output line
   AttentionChoice attention;            // Transformer: which layer and head --attention-out shows
   std::string compute = "float32";      // float32 | int8 weights for decoding
   bool replace_unk = false;             // <unk> -> the most attended source word

@@ -4,7 +4,8 @@
 // Sentences are decoded in batches of similar source length (sorted within windows of 50
 // batches, as Marian's maxi-batches: less padding, and a batch's rows finish together) and
 // written back in input order window by window. On a terminal, stderr shows progress.
-// Several --model directories decode as one ensemble (models/ensemble.h).
+// Several --model directories decode as one ensemble (models/ensemble.h). With --n-best N, each
+// input line gives N output lines in the Moses/Marian n-best format (see --help).
 // Leaves out: the models and search (models/, decode/).
 #include <unistd.h>
 
@@ -24,6 +25,13 @@
 #include "heed/util/error.h"
 
 namespace heed::cli {
+namespace {
+std::string score_text(double x) {  // an n-best score, as Marian prints them
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.5f", x);
+  return buf;
+}
+}  // namespace
 
 void TranslateCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
@@ -38,10 +46,16 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--max-len-ratio", max_len_ratio, "Output length limit: ratio x source + 10")
       ->capture_default_str();
+  app->add_option("--n-best", n_best,
+                  "Write the N best outputs of each input line (N <= --beam), best first, as "
+                  "Moses/Marian n-best lines: `ID ||| output ||| F0= log p ||| score`, with ID the "
+                  "0-based input line and score the length-normalised log p that ranks them; "
+                  "--attention-out then has one line per output line")
+      ->capture_default_str();
   app->add_option("--batch", batch, "Sentences decoded together")->capture_default_str();
   app->add_option("--attention-out", attention_out,
-                  "Write {\"src\", \"out\", \"attention\"} JSON per line to this file (one row "
-                  "of weights over the source per output token, the EOS row last)");
+                  "Write {\"src\", \"out\", \"attention\"} JSON per output line to this file "
+                  "(one row of weights over the source per output token, the EOS row last)");
   app->add_option("--attention-layer", attention.layer,
                   "transformer: the decoder layer whose cross-attention --attention-out writes, "
                   "0-based (-1: the last)")
@@ -62,6 +76,7 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
 int TranslateCommand::run() const {
   check(beam >= 1, "--beam must be >= 1, got ", beam);
   check(batch >= 1, "--batch must be >= 1, got ", batch);
+  check(n_best >= 1 && n_best <= beam, "--n-best must be in 1..--beam (", beam, "), got ", n_best);
   check(compute == "float32" || compute == "int8", "--compute-type ", compute,
         " (expected float32 or int8)");
   std::vector<std::unique_ptr<ModelFiles>> models;
@@ -106,22 +121,39 @@ int TranslateCommand::run() const {
       const size_t b1 = std::min(order.size(), b0 + per_batch);
       std::vector<std::vector<int32_t>> src;
       for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
-      auto hyps = decode_batch(
-          model, std::move(src),
-          {.beam = beam, .length_penalty = length_penalty, .max_len_ratio = max_len_ratio}, choice);
+      auto hyps = decode_n_best(model, std::move(src),
+                                {.beam = beam,
+                                 .length_penalty = length_penalty,
+                                 .max_len_ratio = max_len_ratio,
+                                 .n_best = n_best},
+                                choice);
       for (size_t j = b0; j < b1; ++j) {
         const size_t r = order[j];
-        const Hypothesis& h = hyps[j - b0];
-        auto out = replace_unk ? replace_unknowns(h.tokens, h.attention, units[r], m->tgt_vocab)
-                               : m->tgt_vocab.decode(h.tokens);
-        out_tokens += h.tokens.size();
-        text[r] = m->tgt_seg.join(out);
-        if (m->g2p) text[r] = lines[w0 + r] + "  " + text[r];
-        if (attn.is_open()) {
-          // the EOS row, unless the output was cut at the length limit before its EOS
-          if (h.attention.size() > h.tokens.size()) out.push_back("</s>");
-          attn_lines[r] =
-              nlohmann::json{{"src", units[r]}, {"out", out}, {"attention", h.attention}}.dump();
+        for (const Hypothesis& h : hyps[j - b0]) {
+          auto out = replace_unk ? replace_unknowns(h.tokens, h.attention, units[r], m->tgt_vocab)
+                                 : m->tgt_vocab.decode(h.tokens);
+          out_tokens += h.tokens.size();
+          std::string line = m->tgt_seg.join(out);
+          if (m->g2p) line = lines[w0 + r] + "  " + line;
+          if (n_best > 1) {  // ID ||| output ||| F0= log p ||| score
+            text[r] += std::to_string(w0 + r);
+            text[r] += " ||| ";
+            text[r] += line;
+            text[r] += " ||| F0= ";
+            text[r] += score_text(h.log_prob);
+            text[r] += " ||| ";
+            text[r] += score_text(normalised_score(h, length_penalty));
+          } else {
+            text[r] += line;
+          }
+          text[r] += '\n';
+          if (attn.is_open()) {
+            // the EOS row, unless the output was cut at the length limit before its EOS
+            if (h.attention.size() > h.tokens.size()) out.push_back("</s>");
+            attn_lines[r] +=
+                nlohmann::json{{"src", units[r]}, {"out", out}, {"attention", h.attention}}.dump() +
+                "\n";
+          }
         }
       }
       const auto now = std::chrono::steady_clock::now();
@@ -137,8 +169,8 @@ int TranslateCommand::run() const {
       }
     }
     for (size_t r = 0; r < text.size(); ++r) {
-      std::cout << text[r] << "\n";
-      if (attn.is_open()) attn << attn_lines[r] << "\n";
+      std::cout << text[r];
+      if (attn.is_open()) attn << attn_lines[r];
     }
     std::cout.flush();
   }

@@ -20,17 +20,19 @@ struct Beam {
   bool alive = false;
 };
 
-double normalised(const Hypothesis& h, double alpha) {
+}  // namespace
+
+double normalised_score(const Hypothesis& h, double alpha) {
   double len = static_cast<double>(h.tokens.size() + 1);  // EOS counts
   return alpha == 0 ? h.log_prob : h.log_prob / std::pow(len, alpha);
 }
 
-}  // namespace
-
-std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
-                                    const std::vector<std::vector<int32_t>>& src,
-                                    const BeamOptions& o, const AttentionChoice& attention) {
+std::vector<std::vector<Hypothesis>> beam_search_n_best(
+    const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src, const BeamOptions& o,
+    const AttentionChoice& attention) {
   check(o.beam >= 1, "beam size must be >= 1, got ", o.beam);
+  check(o.n_best >= 1 && o.n_best <= o.beam, "n-best must be in 1..beam size (", o.beam, "), got ",
+        o.n_best);
   const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
   const bool reversed = model.reverse_source();
   // each source encoded once; decoder rows n*K .. n*K+K-1 belong to sentence n
@@ -107,30 +109,61 @@ std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
     prev = next;
     decoder->reorder(parent);  // the decoder state follows the surviving beams
   }
-  std::vector<Hypothesis> out(N);
   for (int64_t n = 0; n < N; ++n) {
-    check(!finished[n].empty(), "beam search finished no hypothesis for sentence ", n);
-    out[n] = *std::max_element(
-        finished[n].begin(), finished[n].end(), [&](const auto& a, const auto& c) {
-          return normalised(a, o.length_penalty) < normalised(c, o.length_penalty);
-        });
+    auto& f = finished[n];
+    check(!f.empty(), "beam search finished no hypothesis for sentence ", n);
+    std::stable_sort(f.begin(), f.end(), [&](const auto& a, const auto& c) {
+      return normalised_score(a, o.length_penalty) > normalised_score(c, o.length_penalty);
+    });
+    if (static_cast<int64_t>(f.size()) > o.n_best) f.resize(o.n_best);
   }
-  return out;
+  return finished;
 }
 
-std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
-                                     std::vector<std::vector<int32_t>> src, const BeamOptions& o,
-                                     const AttentionChoice& attention) {
+namespace {
+std::vector<Hypothesis> best_of_each(std::vector<std::vector<Hypothesis>> n_best) {
+  std::vector<Hypothesis> out;
+  out.reserve(n_best.size());
+  for (auto& h : n_best) out.push_back(std::move(h.front()));
+  return out;
+}
+}  // namespace
+
+std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
+                                    const std::vector<std::vector<int32_t>>& src,
+                                    const BeamOptions& options, const AttentionChoice& attention) {
+  BeamOptions one = options;
+  one.n_best = 1;
+  return best_of_each(beam_search_n_best(model, src, one, attention));
+}
+
+std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
+                                                   std::vector<std::vector<int32_t>> src,
+                                                   const BeamOptions& o,
+                                                   const AttentionChoice& attention) {
   int64_t longest = 0;
   for (auto& ids : src) {
     if (ids.empty()) ids.push_back(Vocab::kUnk);
     longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
   }
-  if (o.beam > 1) return beam_search(model, src, o, attention);
+  if (o.beam > 1) return beam_search_n_best(model, src, o, attention);
+  check(o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<int32_t>> none(src.size());
-  return greedy_decode(model, make_batch(src, none, model.reverse_source()),
-                       static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10,
-                       attention);
+  auto greedy = greedy_decode(
+      model, make_batch(src, none, model.reverse_source()),
+      static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10, attention);
+  std::vector<std::vector<Hypothesis>> out;
+  out.reserve(greedy.size());
+  for (auto& h : greedy) out.push_back({std::move(h)});
+  return out;
+}
+
+std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
+                                     std::vector<std::vector<int32_t>> src,
+                                     const BeamOptions& options, const AttentionChoice& attention) {
+  BeamOptions one = options;
+  one.n_best = 1;
+  return best_of_each(decode_n_best(model, std::move(src), one, attention));
 }
 
 }  // namespace heed

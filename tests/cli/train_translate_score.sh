@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The command line end to end on the shared CMUdict and Multi30k files: a tiny `heed train` (30 steps),
 # the same for the Transformer,
-# `heed translate` greedy and with --beam 3 and --attention-out, an ensemble, `heed score`, `--resume`,
+# `heed translate` greedy and with --beam 3 and --attention-out, --n-best, an ensemble, `heed score`, `--resume`,
 # and clear errors for bad flags. Run by ctest: train_translate_score.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 data=$2
@@ -44,6 +44,30 @@ grep -q '"attention":\[\[' "$work/att.jsonl" || fail "attention rows missing"
 grep -q '"out":\[.*"</s>"\]' "$work/att.jsonl" || fail "EOS not the last output row"
 "$heed" score --metric wer --ref "$work/in.txt" --hyp "$work/beam.txt" | grep -q "^WER = " \
   || fail "score of the translation"
+# --n-best 3: three lines per input line, `ID ||| output ||| F0= log p ||| score`, IDs in input
+# order, three distinct outputs ranked by score, the first being the beam output; one attention
+# line per output line
+"$heed" --threads 1 translate --model "$work/m" --beam 3 --n-best 3 \
+  --attention-out "$work/nbest_att.jsonl" < "$work/in.txt" > "$work/nbest.txt"
+python3 -c 'import json, sys
+beam = [l.rstrip("\n") for l in open(sys.argv[1])]
+nbest = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[2])]
+att = [json.loads(l) for l in open(sys.argv[3])]
+assert len(nbest) == 3 * len(beam) == len(att), "not three lines per input line"
+for i, b in enumerate(beam):
+    group = nbest[3 * i : 3 * i + 3]
+    assert [int(g[0]) for g in group] == [i] * 3, f"ids of line {i}: {group}"
+    assert group[0][1] == b, f"line {i}: first is not the beam output: {group[0][1]} / {b}"
+    assert len({g[1] for g in group}) == 3, f"line {i}: repeated outputs"
+    scores = [float(g[3]) for g in group]
+    assert scores == sorted(scores, reverse=True), f"line {i}: not ranked: {scores}"
+    assert all(g[2].startswith("F0= ") and float(g[2][4:]) <= 0 for g in group), group
+    for g, a in zip(group, att[3 * i : 3 * i + 3]):
+        assert " ".join(t for t in a["out"] if t != "</s>") == g[1].split("  ", 1)[1], (g, a)' \
+  "$work/beam.txt" "$work/nbest.txt" "$work/nbest_att.jsonl" || fail "n-best output"
+if "$heed" --threads 1 translate --model "$work/m" --n-best 2 < "$work/in.txt" 2> "$work/err" \
+  > /dev/null; then fail "--n-best 2 accepted with greedy decoding"; fi
+grep -q -- "--n-best must be in 1..--beam (1), got 2" "$work/err" || fail "no message for --n-best > --beam"
 
 # --resume continues past the 30 steps already done
 "$heed" --threads 1 train --model rnn --attention luong-general \

@@ -2,7 +2,8 @@
 // decoder styles and the Transformer (whose key/value caches follow the beams); a decoder
 // started with K rows per source (each source encoded once) steps exactly as one started on
 // every source repeated K times; two decoders of one model interleave; wider beams return
-// well-formed hypotheses with attention rows over their sources.
+// well-formed hypotheses with attention rows over their sources; an n-best list holds n distinct
+// hypotheses, best first, each scored with its forced log-probability, the 1-best first.
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
@@ -23,6 +24,14 @@ class EveryDecoder : public ::testing::TestWithParam<std::string> {};
 
 using testing::random_sources;
 using testing::SmallSeq2Seq;
+
+// log p(tokens EOS | source) as the teacher-forced loss computes it
+double forced_log_prob(const Seq2SeqModel& model, const std::vector<int32_t>& source,
+                       const std::vector<int32_t>& tokens) {
+  Graph g(Mode::Inference);
+  Var loss = model.loss(g, make_batch({source}, {tokens}, model.reverse_source()));
+  return -loss.value().data()[0] * static_cast<double>(tokens.size() + 1);
+}
 
 TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   SmallSeq2Seq small(GetParam(), 21);
@@ -150,13 +159,42 @@ TEST_P(EveryDecoder, BeamScoresEqualTheForcedLogProbability) {
   int checked = 0;
   for (size_t i = 0; i < src.size(); ++i) {
     if (hyps[i].attention.size() != hyps[i].tokens.size() + 1) continue;  // cut, no EOS
-    Graph g(Mode::Inference);
-    Var loss = model.loss(g, make_batch({src[i]}, {hyps[i].tokens}, model.reverse_source()));
-    const double forced = -loss.value().data()[0] * static_cast<double>(hyps[i].tokens.size() + 1);
+    const double forced = forced_log_prob(model, src[i], hyps[i].tokens);
     EXPECT_NEAR(hyps[i].log_prob, forced, 1e-4 * (1 + std::abs(forced))) << "sentence " << i;
     ++checked;
   }
   EXPECT_GT(checked, 0);
+}
+
+// The n best: n distinct outputs per sentence, ranked by normalised score, the first being
+// beam_search's output, each scored with the model's log-probability of its tokens.
+TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
+  SmallSeq2Seq small(GetParam(), 25);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 8);
+  const BeamOptions o{.beam = 4, .length_penalty = 0.6, .n_best = 3};
+  auto lists = beam_search_n_best(model, src, o);
+  auto best = beam_search(model, src, o);
+  ASSERT_EQ(lists.size(), src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& l = lists[i];
+    ASSERT_EQ(l.size(), 3U) << "sentence " << i;
+    EXPECT_EQ(l[0].tokens, best[i].tokens);
+    EXPECT_EQ(l[0].log_prob, best[i].log_prob);
+    for (size_t k = 0; k < l.size(); ++k) {
+      if (k > 0) {
+        EXPECT_GE(normalised_score(l[k - 1], 0.6), normalised_score(l[k], 0.6));
+      }
+      for (size_t j = 0; j < k; ++j) EXPECT_NE(l[j].tokens, l[k].tokens);
+      if (l[k].attention.size() != l[k].tokens.size() + 1) continue;  // cut, no EOS
+      const double forced = forced_log_prob(model, src[i], l[k].tokens);
+      EXPECT_NEAR(l[k].log_prob, forced, 1e-4 * (1 + std::abs(forced))) << i << " #" << k;
+    }
+  }
+  // greedy has one output; asking for more is an error, as is more than the beam
+  EXPECT_EQ(decode_n_best(model, src, {.beam = 1})[0].size(), 1U);
+  EXPECT_THROW(decode_n_best(model, src, {.beam = 1, .n_best = 2}), Error);
+  EXPECT_THROW(beam_search_n_best(model, src, {.beam = 2, .n_best = 3}), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,

@@ -1,7 +1,8 @@
 // Batched beam search for any encoder-decoder (models/seq2seq.h): every sentence of a batch keeps K
 // live hypotheses, all decoded as one [N*K] batch per step; finished hypotheses are ranked by
 // length-normalised log-probability, log p / len^alpha (alpha = 0: no normalisation).
-// With K = 1 it returns exactly greedy decoding (tested).
+// With K = 1 it returns exactly greedy decoding (tested). A sentence stops at its K-th finished
+// hypothesis, so up to K of them can be returned, best first (`heed translate --n-best`).
 // Leaves out: coverage penalties and sampling.
 #pragma once
 
@@ -16,10 +17,20 @@ struct BeamOptions {
   int beam = 5;                 // K
   double length_penalty = 1.0;  // alpha in log p / len^alpha
   double max_len_ratio = 2.0;   // outputs stop at ratio * source length + 10 tokens
+  int n_best = 1;               // hypotheses returned per sentence by the *_n_best calls (<= K)
 };
 
-// src: id sequences (no BOS/EOS). Returns the best hypothesis of each sentence, with its
-// attention rows (the EOS row included last, source order as given).
+// The rank of a finished hypothesis: log p / (len + 1)^alpha, EOS counted (alpha = 0: log p).
+double normalised_score(const Hypothesis& h, double alpha);
+
+// src: id sequences (no BOS/EOS). Returns up to options.n_best finished hypotheses of each
+// sentence, best first by normalised_score, each with its attention rows (the EOS row included
+// last, source order as given).
+std::vector<std::vector<Hypothesis>> beam_search_n_best(
+    const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src,
+    const BeamOptions& options, const AttentionChoice& attention = {});
+
+// The best hypothesis of each sentence (beam_search_n_best with n_best = 1).
 std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
                                     const std::vector<std::vector<int32_t>>& src,
                                     const BeamOptions& options,
@@ -32,5 +43,10 @@ std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
                                      std::vector<std::vector<int32_t>> src,
                                      const BeamOptions& options,
                                      const AttentionChoice& attention = {});
+// The same, up to options.n_best hypotheses per sentence, best first (greedy: n_best = 1 only).
+std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
+                                                   std::vector<std::vector<int32_t>> src,
+                                                   const BeamOptions& options,
+                                                   const AttentionChoice& attention = {});
 
 }  // namespace heed
