@@ -133,8 +133,8 @@ int TranslateCommand::run() const {
           auto out = replace_unk ? replace_unknowns(h.tokens, h.attention, units[r], m->tgt_vocab)
                                  : m->tgt_vocab.decode(h.tokens);
           out_tokens += h.tokens.size();
-          std::string line = m->tgt_seg.join(out);
-          if (m->g2p) line = lines[w0 + r] + "  " + line;
+          std::string line = m->g2p ? lines[w0 + r] + "  " : std::string();  // G2P: the word
+          line += m->tgt_seg.join(out);
           if (n_best > 1) {  // ID ||| output ||| F0= log p ||| score
             text[r] += std::to_string(w0 + r);
             text[r] += " ||| ";
