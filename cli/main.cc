@@ -4,8 +4,11 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "config_file.h"
 #include "heed/kernels/parallel.h"
 #include "heed/version.h"
 
@@ -18,6 +21,22 @@ int run(int argc, char** argv) {
   int threads = 0;
   app.add_option("--threads", threads, "Threads for all kernels and GEMMs (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
+  app.set_config("--config", "",
+                 "Read options from a TOML file, one section per subcommand ([train], "
+                 "[translate], ...) of `key = value` lines named as the flags (`model = "
+                 "\"transformer\"`, `share-embeddings = true`); flags on the command line win. "
+                 "Also accepted after the subcommand");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error
+  bool dump_config = false;
+  app.add_flag("--dump-config", dump_config,
+               "Print the options given (on the command line and by --config) as a --config "
+               "file, and exit")
+      ->configurable(false);
+  app.fallthrough();  // --config and --dump-config also after the subcommand
+  app.footer(
+      "Any subcommand also takes --config FILE.toml (options from its [section] of the "
+      "file; the command line wins) and --dump-config (print them as such a file). "
+      "recipes/ holds the files of the published results.");
   heed::cli::DemoCommand demo;
   heed::cli::ScoreCommand score;
   heed::cli::TrainCommand train;
@@ -38,7 +57,25 @@ int run(int argc, char** argv) {
   classify.add(app, threads);
   attention.add(app, threads);
   report.add(app, threads);
-  CLI11_PARSE(app, argc, argv);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->footer("Options can also come from a file: --config FILE.toml reads its [" +
+                sub->get_name() + "] section (`key = value`, named as the flags above; the " +
+                "command line wins), and --dump-config prints the options given as such a file.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    const std::string message =
+        heed::cli::config_error(app.get_config_ptr()->as<std::vector<std::string>>(), e.what());
+    if (message.empty()) throw;
+    std::cerr << "heed: error: " << message << "\n";
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (dump_config) {
+    std::cout << heed::cli::config_sections(app.config_to_str(false, false));
+    return 0;
+  }
   heed::set_threads(threads);
   if (*demo.app) return demo.run();
   if (*score.app) return score.run();
