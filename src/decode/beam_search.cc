@@ -8,6 +8,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/decode/greedy.h"
+#include "heed/kernels/reduce.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -48,7 +49,7 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
   std::vector<int32_t> prev(N * K, Vocab::kBos);
-  std::vector<int32_t> top(V);  // token ids, partially sorted per live beam (reused)
+  std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on)
   for (int64_t t = 0; t < max_len; ++t) {
     IncrementalDecoder::Step step = decoder->step(prev, Scores::LogProbs);
     const float* lp = step.scores;  // [N*K, V]
@@ -62,15 +63,12 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
       for (int64_t k = 0; k < K; ++k) {
         const Beam& bm = beams[n * K + k];
         if (!bm.alive) continue;
-        const float* row = lp + (n * K + k) * V;
         // candidates from EOS on: padding and BOS are never outputs
-        for (int32_t v = 0; v < V; ++v) top[v] = v;
-        auto keep = std::min<int64_t>(K, V - Vocab::kEos);
-        std::partial_sort(
-            top.begin() + Vocab::kEos, top.begin() + Vocab::kEos + keep, top.end(),
-            [&](int32_t a, int32_t c) { return row[a] != row[c] ? row[a] > row[c] : a < c; });
-        for (int64_t i = Vocab::kEos; i < Vocab::kEos + keep; ++i)
-          cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i]);
+        const float* row = lp + (n * K + k) * V + Vocab::kEos;
+        const int64_t keep = std::min<int64_t>(K, V - Vocab::kEos);
+        kernels::top_k(row, V - Vocab::kEos, keep, top.data());
+        for (int64_t i = 0; i < keep; ++i)
+          cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i] + Vocab::kEos);
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
         return std::get<0>(a) > std::get<0>(c);

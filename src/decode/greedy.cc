@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "heed/data/vocab.h"
+#include "heed/kernels/vmath.h"
 
 namespace heed {
 
@@ -26,7 +27,8 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       if (done[i]) continue;
       const float* row = s.scores + i * V;  // [V]
       // padding and BOS are never outputs (a model gives them a little mass all the same)
-      auto best = static_cast<int32_t>(std::max_element(row + Vocab::kEos, row + V) - row);
+      auto best =
+          static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
       prev[i] = best;
       Hypothesis& h = out[i];
       h.log_prob += row[best];

@@ -85,10 +85,9 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
           const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
-          float mx = kNegInf;
-          for (int64_t c = 0; c < n; ++c) mx = std::max(mx, s[c]);
-          const float m_new = std::max(m[r], mx);
+          const float m_new = std::max(m[r], vmath::max(s, n, kNegInf));
           float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
           for (int64_t c = 0; c < n; ++c) {
             s[c] = vmath::exp(s[c] - m_new);
             sum += s[c];
@@ -128,6 +127,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
       const int64_t bh = n / Tq, b = bh / H, h = bh % H, i = n % Tq;
       const float *x = dO + dout.at(b, h, i), *y = O + o.at(b, h, i);
       float s = 0.f;
+#pragma omp simd reduction(+ : s)
       for (int64_t d = 0; d < D; ++d) s += x[d] * y[d];
       delta[n] = s;
     }
@@ -225,8 +225,9 @@ void attention_weights(const float* Q, const HeadsView& q, const float* K, const
       for (int64_t i = 0; i < Tq; ++i) {
         float* row = w + i * Tk;
         const int64_t n = visible(mask, b, i, 0, Tk, Tk);
-        float mx = kNegInf, sum = 0.f;
-        for (int64_t c = 0; c < n; ++c) mx = std::max(mx, row[c]);
+        const float mx = vmath::max(row, n, kNegInf);
+        float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
         for (int64_t c = 0; c < n; ++c) {
           row[c] = vmath::exp(row[c] - mx);
           sum += row[c];

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
 namespace heed::kernels {
@@ -16,8 +17,7 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
   parallel_for(M, 16, [&](int64_t b, int64_t e) {
     for (int64_t m = b; m < e; ++m) {
       const float* r = x + m * K;
-      float amax = 0.f;
-      for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(r[k]));
+      const float amax = vmath::max_abs(r, K);
       // s = max|x| / 127; q = round(x / s)
       const float s = amax > 0.f ? amax / 127.f : 1.f, inv = 1.f / s;
       int8_t* qr = q + m * K;

@@ -1,8 +1,12 @@
-// Axis reductions, threaded over the outer axis.
+// Axis reductions, threaded over the outer axis; a row's top k.
 // Leaves out: pairwise summation (float accumulation is enough at sequence lengths).
 #include "heed/kernels/reduce.h"
 
+#include <algorithm>
+
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
+#include "heed/util/error.h"
 
 namespace heed::kernels {
 namespace {
@@ -62,6 +66,26 @@ void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t o
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i)
       dx[(o * n + arg[o * inner + i]) * inner + i] += dy[o * inner + i];
+}
+
+void top_k(const float* x, int64_t n, int64_t k, int32_t* idx) {
+  check(k >= 1 && k <= n, "top_k: k = ", k, " of ", n);
+  constexpr int64_t kBlock = 16;
+  int64_t filled = 0;  // idx[0..filled) sorted: larger value first, equal values by index
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = std::min(n, j0 + kBlock);
+    // an entry equal to the k-th comes after it (its index is higher): only greater ones enter
+    if (filled == k && vmath::max(x + j0, j1 - j0, x[idx[k - 1]]) == x[idx[k - 1]]) continue;
+    for (int64_t j = j0; j < j1; ++j) {
+      if (filled == k && !(x[j] > x[idx[k - 1]])) continue;
+      int64_t at = filled < k ? filled++ : k - 1;  // the slot freed at the end, then sift up
+      while (at > 0 && x[j] > x[idx[at - 1]]) {
+        idx[at] = idx[at - 1];
+        --at;
+      }
+      idx[at] = static_cast<int32_t>(j);
+    }
+  }
 }
 
 }  // namespace heed::kernels

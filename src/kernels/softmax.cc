@@ -34,8 +34,7 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
         for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] + mr[j];
         xr = yr;
       }
-      float m = kNegInf;
-      for (int64_t j = 0; j < n; ++j) m = std::max(m, xr[j]);
+      const float m = vmath::max(xr, n, kNegInf);
       if (m == kNegInf) {  // every entry masked: no distribution, no gradient
         for (int64_t j = 0; j < n; ++j) yr[j] = log ? kNegInf : 0.f;
         continue;
@@ -101,8 +100,7 @@ double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const in
       bad = true;
       continue;
     }
-    float m = x[0];
-    for (int64_t j = 1; j < V; ++j) m = std::max(m, x[j]);
+    const float m = vmath::max(x, V, x[0]);
     float s = 0.f, sum_x = 0.f;
 #pragma omp simd reduction(+ : s, sum_x)
     for (int64_t j = 0; j < V; ++j) {

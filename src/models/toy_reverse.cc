@@ -9,6 +9,7 @@
 #include <string>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/vmath.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/error.h"
 
@@ -103,7 +104,7 @@ std::vector<std::vector<int32_t>> GruSeq2Seq::greedy(Graph& g, const Batch& b,
     bool all_done = true;
     for (int64_t i = 0; i < b.B; ++i) {
       const float* row = logits + i * V;
-      auto best = static_cast<int32_t>(std::max_element(row, row + V) - row);
+      auto best = static_cast<int32_t>(vmath::argmax(row, V));
       prev[i] = best;
       if (!done[i] && best == kEos) done[i] = true;
       if (!done[i]) out[i].push_back(best);

@@ -2,14 +2,19 @@
 // vectorised math against <cmath>, broadcasting and its reduction, permutation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/layout.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/random.h"
+#include "heed/kernels/reduce.h"
 #include "heed/kernels/vmath.h"
+#include "heed/util/error.h"
 #include "support/gradcheck.h"
 
 namespace heed {
@@ -82,6 +87,66 @@ TEST(VMath, AgreesWithStd) {
   for (float x = -4.f; x <= 4.f; x += 0.25f)
     EXPECT_NEAR(vmath::gelu_grad(x), (vmath::gelu(x + 1e-3f) - vmath::gelu(x - 1e-3f)) / 2e-3f,
                 2e-3f);
+}
+
+// The vectorised maxima and argmax against std::max_element, on lengths around every vector width,
+// with the maximum at each position in turn, all-negative rows and -inf (softmax masks).
+TEST(VMath, MaxMaxAbsAndArgmaxAgreeWithStd) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Rng rng(3);
+  for (int64_t n : {1, 2, 7, 15, 16, 17, 31, 33, 64, 100, 1003}) {
+    std::vector<float> x(n);
+    for (auto& v : x) v = rng.uniform(-15.f, -5.f);  // all negative
+    for (int64_t at = 0; at < n; at += std::max<int64_t>(1, n / 5)) {
+      std::vector<float> y = x;
+      y[at] = -1.f;  // the maximum
+      EXPECT_EQ(vmath::max(y.data(), n, -inf), -1.f) << n << " " << at;
+      EXPECT_EQ(vmath::max(y.data(), n, 0.f), 0.f);  // init above every entry
+      y[at] = -30.f;                                 // the largest magnitude
+      EXPECT_EQ(vmath::max_abs(y.data(), n), 30.f) << n << " " << at;
+      y[at] = 30.f;
+      EXPECT_EQ(vmath::max_abs(y.data(), n), 30.f);
+      EXPECT_EQ(vmath::max(y.data(), n, -inf), *std::max_element(y.begin(), y.end()));
+      EXPECT_EQ(vmath::argmax(y.data(), n), at);
+      y[n - 1] = 30.f;  // a tie: the first index, as std::max_element
+      EXPECT_EQ(vmath::argmax(y.data(), n), std::max_element(y.begin(), y.end()) - y.begin());
+    }
+  }
+  std::vector<float> masked(9, -inf);
+  EXPECT_EQ(vmath::max(masked.data(), 9, -inf), -inf);
+  EXPECT_EQ(vmath::max(masked.data(), 0, -inf), -inf);  // empty: the initial value
+  EXPECT_EQ(vmath::max_abs(masked.data(), 0), 0.f);
+}
+
+// top_k is a stable sort by descending value, cut at k: random rows (the k-th often far into
+// the row), many ties, rising rows (every entry enters), -inf entries, k = n.
+TEST(TopK, IsAStableDescendingSortCutAtK) {
+  Rng rng(5);
+  auto check_row = [](const std::vector<float>& x, int64_t k) {
+    std::vector<int32_t> want(x.size()), got(static_cast<size_t>(k));
+    for (size_t i = 0; i < x.size(); ++i) want[i] = static_cast<int32_t>(i);
+    std::stable_sort(want.begin(), want.end(), [&](int32_t a, int32_t b) { return x[a] > x[b]; });
+    want.resize(static_cast<size_t>(k));
+    kernels::top_k(x.data(), static_cast<int64_t>(x.size()), k, got.data());
+    EXPECT_EQ(got, want) << "n " << x.size() << " k " << k;
+  };
+  for (int64_t n : {1, 5, 16, 17, 40, 1000, 6007}) {
+    std::vector<float> random(n), ties(n), rising(n);
+    for (int64_t i = 0; i < n; ++i) {
+      random[i] = rng.uniform(-10.f, 0.f);
+      ties[i] = static_cast<float>(rng.below(4));
+      rising[i] = static_cast<float>(i) - (i % 7 == 3 ? std::numeric_limits<float>::infinity() : 0);
+    }
+    for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{5}, n}) {
+      if (k > n) continue;
+      check_row(random, k);
+      check_row(ties, k);
+      check_row(rising, k);
+    }
+  }
+  std::vector<float> x(4, 0.f);
+  std::vector<int32_t> idx(5);
+  EXPECT_THROW(kernels::top_k(x.data(), 4, 5, idx.data()), Error);
 }
 
 TEST(Elementwise, BroadcastMatchesIndexArithmetic) {

@@ -1,4 +1,5 @@
-// Reductions along one axis of a tensor seen as [outer, n, inner]: sum and max (with argmax).
+// Reductions along one axis of a tensor seen as [outer, n, inner]: sum and max (with argmax);
+// and the k largest entries of a row (beam search).
 // Leaves out: multi-axis reductions (compose them).
 #pragma once
 
@@ -15,5 +16,10 @@ void max_axis(const float* x, float* y, int32_t* arg, int64_t outer, int64_t n, 
 // dx[o, arg[o, i], i] += dy[o, i]
 void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t outer, int64_t n,
                        int64_t inner);
+
+// The indices of the k largest of x[0..n) (k <= n), largest first, ties by lower index: the
+// order of a stable sort by descending value. One pass that skips each block of 16 whose
+// maximum does not beat the current k-th (most of a vocabulary row once k are found).
+void top_k(const float* x, int64_t n, int64_t k, int32_t* idx);
 
 }  // namespace heed::kernels
