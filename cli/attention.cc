@@ -2,6 +2,7 @@
 // heatmaps into one SVG or PNG file (by its extension): seq2seq alignments (output tokens x
 // source tokens; for the Transformer one layer/head, their mean, or a grid of every head) or a
 // classifier's r hops over the tokens. The outputs go to stdout, one line per input line.
+// Several seq2seq --model directories are drawn as one ensemble (models/ensemble.h).
 // Leaves out: layouts and drawing (viz/), the models and search.
 #include <iostream>
 
@@ -24,7 +25,11 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
       "Draw what a trained model attends to, for each sentence on stdin, as heatmaps in one "
       "SVG or PNG file (rows: output tokens, or a classifier's hops; columns: source tokens; "
       "brightness: weight); the outputs are printed on stdout");
-  app->add_option("--model", model_dir, "Model directory (heed train)")->required();
+  app->add_option("--model", model_dirs,
+                  "Model directory (heed train); several (--model A B): a sequence-to-sequence "
+                  "ensemble, as `heed translate` decodes it, drawn with the mean of its members' "
+                  "attention")
+      ->required();
   app->add_option("--out", out, "Image file: .svg (text stays text) or .png")->required();
   app->add_option("--beam", align.search.beam, "Beam size for the outputs (1: greedy)")
       ->capture_default_str();
@@ -63,7 +68,10 @@ int AttentionCommand::run() const {
   };
   const size_t drawn =
       std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
+  const std::string& model_dir = model_dirs.front();
   if (is_classifier_config(read_config(model_dir))) {
+    check(model_dirs.size() == 1, "attention: an ensemble is for sequence-to-sequence models; ",
+          model_dir, " is a classifier");
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
           "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
           "classifier shows its hops");
@@ -81,8 +89,12 @@ int AttentionCommand::run() const {
             1));
     }
   } else {
-    auto m = load_model(model_dir);
-    std::vector<viz::Alignment> al = viz::align(*m, lines, align);
+    const std::vector<std::unique_ptr<ModelFiles>> models = load_models(model_dirs);
+    std::vector<const ModelFiles*> members;
+    members.reserve(models.size());
+    for (const auto& files : models) members.push_back(files.get());
+    const ModelFiles* m = members.front();
+    std::vector<viz::Alignment> al = viz::align(members, lines, align);
     const size_t per_row = columns > 0       ? static_cast<size_t>(columns)
                            : align.all_heads ? static_cast<size_t>(m->config.at("heads").get<int>())
                                              : 1;

@@ -111,12 +111,12 @@ struct TranslateCommand {
 
 // `heed attention`: heatmaps of what a model attends to, for sentences on stdin.
 struct AttentionCommand {
-  std::string model_dir;
-  std::string out;             // .svg or .png
-  viz::AlignOptions align;     // search and Transformer layer/head choice
-  viz::HeatmapStyle style;     // cell size, fonts
-  int64_t columns = 0;         // heatmaps per grid row (0: heads per layer)
-  int64_t max_sentences = 20;  // drawn (all are decoded and printed)
+  std::vector<std::string> model_dirs;  // one model, or an ensemble of several (seq2seq)
+  std::string out;                      // .svg or .png
+  viz::AlignOptions align;              // search and Transformer layer/head choice
+  viz::HeatmapStyle style;              // cell size, fonts
+  int64_t columns = 0;                  // heatmaps per grid row (0: heads per layer)
+  int64_t max_sentences = 20;           // drawn (all are decoded and printed)
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

@@ -79,13 +79,11 @@ int TranslateCommand::run() const {
   check(n_best >= 1 && n_best <= beam, "--n-best must be in 1..--beam (", beam, "), got ", n_best);
   check(compute == "float32" || compute == "int8", "--compute-type ", compute,
         " (expected float32 or int8)");
-  std::vector<std::unique_ptr<ModelFiles>> models;
+  const std::vector<std::unique_ptr<ModelFiles>> models = load_models(model_dirs);
   std::vector<const Seq2SeqModel*> members;
-  for (const auto& dir : model_dirs) {
-    models.push_back(load_model(dir));
-    if (compute == "int8") models.back()->params.quantize_for_inference();
-    if (models.size() > 1) check_same_text_format(*models[0], model_dirs[0], *models.back(), dir);
-    members.push_back(models.back()->model.get());
+  for (const auto& files : models) {
+    if (compute == "int8") files->params.quantize_for_inference();
+    members.push_back(files->model.get());
   }
   const ModelFiles* m = models[0].get();  // its text format serves every member
   const Ensemble ensemble(members);

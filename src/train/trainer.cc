@@ -331,6 +331,7 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   return m;
 }
 
+namespace {
 void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
                             const ModelFiles& m, const std::string& dir) {
   auto differ = [&](const std::string& what) {
@@ -346,6 +347,18 @@ void check_same_text_format(const ModelFiles& first, const std::string& first_di
   if (m.src_vocab.serialize() != first.src_vocab.serialize()) differ("their source vocabularies");
   if (m.tgt_vocab.serialize() != first.tgt_vocab.serialize()) differ("their target vocabularies");
   if (m.g2p != first.g2p) differ("their tasks (G2P or translation)");
+}
+}  // namespace
+
+std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs) {
+  check(!dirs.empty(), "no model directory given");
+  std::vector<std::unique_ptr<ModelFiles>> models;
+  models.reserve(dirs.size());
+  for (const auto& dir : dirs) {
+    models.push_back(load_model(dir));
+    if (models.size() > 1) check_same_text_format(*models[0], dirs[0], *models.back(), dir);
+  }
+  return models;
 }
 
 std::string model_input(const ModelFiles& m, const std::string& line) {

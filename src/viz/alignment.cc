@@ -2,6 +2,10 @@
 // Leaves out: drawing (figure.h), the search itself (decode/beam_search.cc).
 #include "heed/viz/alignment.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "heed/models/ensemble.h"
 #include "heed/util/error.h"
 
 // Designated initializers leave the other members at their defaults on purpose (GCC 12
@@ -12,16 +16,32 @@ namespace heed::viz {
 
 std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>& lines,
                              const AlignOptions& o) {
-  const bool transformer = m.config.value("model", "") == "transformer";
-  check(transformer || (!o.all_heads && !o.all_layers && o.layer == -1 && o.head == -1),
-        "attention: layers and heads are a Transformer's; this model is ",
-        m.config.value("model", "?"));
+  return align(std::vector<const ModelFiles*>{&m}, lines, o);
+}
+
+std::vector<Alignment> align(const std::vector<const ModelFiles*>& models,
+                             const std::vector<std::string>& lines, const AlignOptions& o) {
+  check(!models.empty(), "attention: no model");
+  const ModelFiles& m = *models.front();  // its text format serves every member
+  // layers and heads: a Transformer's, every member's for an ensemble (the fewest of them)
+  int layers = std::numeric_limits<int>::max(), heads = layers;
+  bool transformer = true;
+  for (const ModelFiles* member : models) {
+    transformer = transformer && member->config.value("model", "") == "transformer";
+    if (!transformer) {
+      check(!o.all_heads && !o.all_layers && o.layer == -1 && o.head == -1,
+            "attention: layers and heads are a Transformer's; ",
+            models.size() > 1 ? "a member of the ensemble" : "this model", " is ",
+            member->config.value("model", "?"));
+      break;
+    }
+    layers = std::min(layers, member->config.at("dec_layers").get<int>());
+    heads = std::min(heads, member->config.at("heads").get<int>());
+  }
   // the (layer, head) pairs drawn for every sentence
   std::vector<AttentionChoice> choices;
   std::vector<std::string> titles;
   if (transformer) {
-    const int layers = m.config.at("dec_layers").get<int>(),
-              heads = m.config.at("heads").get<int>();
     check(o.layer >= -1 && o.layer < layers, "attention: --layer ", o.layer, " of a decoder with ",
           layers, " layers (0..", layers - 1, ", -1: the last)");
     check(o.head >= -1 && o.head < heads, "attention: --head ", o.head, " of ", heads,
@@ -47,6 +67,11 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
     choices.push_back({});
     titles.emplace_back();
   }
+  std::vector<const Seq2SeqModel*> members;
+  members.reserve(models.size());
+  for (const ModelFiles* member : models) members.push_back(member->model.get());
+  const Ensemble ensemble(members);
+  const Seq2SeqModel& model = members.size() == 1 ? *members[0] : ensemble;
   std::vector<Alignment> out(lines.size());
   for (size_t i = 0; i < lines.size(); i += static_cast<size_t>(o.batch)) {
     const size_t end = std::min(lines.size(), i + static_cast<size_t>(o.batch));
@@ -59,7 +84,7 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
     }
     // the search is deterministic: every choice decodes the same output, with its own weights
     for (size_t c = 0; c < choices.size(); ++c) {
-      auto hyps = decode_batch(*m.model, src, o.search, choices[c]);
+      auto hyps = decode_batch(model, src, o.search, choices[c]);
       for (size_t k = i; k < end; ++k) {
         const Hypothesis& hyp = hyps[k - i];
         std::vector<std::string> tokens = m.tgt_vocab.decode(hyp.tokens);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `heed attention` and `heed report` end to end on tiny models of the shared data: an RNN G2P
-# model, a Transformer on Multi30k pieces (mean of heads and a grid of all heads) and a
+# model, a Transformer on Multi30k pieces (mean of heads and a grid of all heads), ensembles, and a
 # self-attentive SST classifier. SVGs parse as XML with one cell per (output, source) pair and
 # the tokens as text (counts checked against `heed translate --attention-out`); PNGs decode with
 # the SVG's size; the report is one self-contained HTML page. Run by ctest: attention.sh HEED DATA
@@ -78,6 +78,18 @@ svg_check "$work/tf_heads.svg" "$work/tf.jsonl" 2
 grep -q ">layer 0, head 1<" "$work/tf_heads.svg" || fail "head grid: no title for head 1"
 "$heed" --threads 1 attention --model "$work/tf" --out "$work/tf_all.png" --all-layers --all-heads \
   < "$work/en.txt" > /dev/null 2>&1 || fail "all layers and heads as PNG"
+
+# an ensemble of a model with itself draws exactly the model's picture (the mean of equal
+# weights), for the RNN and for every head of a Transformer layer; mismatched members are refused
+"$heed" --threads 1 attention --model "$work/tf" "$work/tf" --out "$work/tf_heads2.svg" --layer 0 \
+  --all-heads < "$work/en.txt" > /dev/null 2>&1
+cmp -s "$work/tf_heads.svg" "$work/tf_heads2.svg" || fail "ensemble of two copies: another picture"
+"$heed" --threads 1 attention --model "$work/g2p" --model "$work/g2p" --out "$work/g2p2.svg" \
+  --beam 3 < "$work/words.txt" > /dev/null 2>&1
+cmp -s "$work/g2p.svg" "$work/g2p2.svg" || fail "RNN ensemble of two copies: another picture"
+if "$heed" attention --model "$work/g2p" "$work/tf" --out "$work/x.svg" < "$work/words.txt" \
+  > /dev/null 2> "$work/err.txt"; then fail "an ensemble of G2P and translation accepted"; fi
+grep -q "an ensemble needs" "$work/err.txt" || fail "error: $(cat "$work/err.txt")"
 
 # a self-attentive classifier: its hops over the tokens
 "$heed" --threads 1 train --task classify --train "$sst/stsa.binary.train" \

@@ -65,11 +65,10 @@ struct ModelFiles {
 };
 std::unique_ptr<ModelFiles> load_model(const std::string& dir);
 
-// Fails, naming both directories and what differs, unless the model in `dir` reads and writes
-// text exactly as the one in `first_dir` does (units, SentencePiece models, vocabularies, G2P
-// format): what an ensemble of them (models/ensemble.h) needs.
-void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
-                            const ModelFiles& m, const std::string& dir);
+// The models of an ensemble (models/ensemble.h), or one model: each directory loaded, and each
+// after the first checked to read and write text exactly as the first does (units, SentencePiece
+// models, vocabularies, G2P format); fails naming both directories and what differs.
+std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs);
 
 // The text a model reads from an input line: for a G2P model given a CMUdict entry
 // ("WORD  PH PH"), the word; otherwise the line itself.

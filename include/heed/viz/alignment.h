@@ -33,6 +33,11 @@ struct Alignment {
 // the model does not have.
 std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>& lines,
                              const AlignOptions& o);
+// The same for an ensemble (models/ensemble.h) of models with one text format (the caller checks,
+// see load_models): its output and the mean of the members' attention; layer and head
+// choices need every member to be a Transformer that has them.
+std::vector<Alignment> align(const std::vector<const ModelFiles*>& models,
+                             const std::vector<std::string>& lines, const AlignOptions& o);
 
 // The classifier's hops over the tokens of one prediction: rows "hop 1".."hop r".
 // class_name: how the predicted label is shown in the title.
