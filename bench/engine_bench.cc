@@ -2,16 +2,24 @@
 //   - GEMM: raw dnnl_sgemm against a matmul through the graph (node, arena, closure) at the
 //     shapes the models use, forward and forward+backward, in GFLOP/s;
 //   - a fused GRU step forward+backward against the same step composed of basic ops;
-//   - element-wise ops in GB/s, in cache and from DRAM, next to memcpy as the reference.
+//   - element-wise ops in GB/s, in cache and from DRAM, next to memcpy as the reference;
+//   - a vocabulary row's maximum, argmax and top 5 (softmax, cross-entropy, greedy and beam
+//     search) against the std:: algorithms they replace, and the cross-entropy forward.
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <numeric>
 #include <vector>
 
 #include "heed/autograd/ops.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/random.h"
+#include "heed/kernels/reduce.h"
+#include "heed/kernels/softmax.h"
+#include "heed/kernels/vmath.h"
 
 namespace heed {
 namespace {
@@ -218,6 +226,88 @@ void BM_Mul(benchmark::State& st) {
   st.SetBytesProcessed(st.iterations() * 3 * n * 4);
 }
 BENCHMARK(BM_Mul)->Apply(eltwise_args);
+
+// Rows of a vocabulary (6,000: the peer's target side; 10,000: the Multi30k joint pieces), as
+// logits in [-1, 1]; in rows/s. Each vectorised kernel is timed next to the std:: code it
+// replaced, in the same run.
+void row_args(benchmark::internal::Benchmark* b) {
+  b->Arg(6000)->Arg(10000);
+}
+
+void BM_RowMaxStd(benchmark::State& st) {
+  Tensor x = random({st.range(0)}, 7);
+  float m = 0;
+  for (auto _ : st) {
+    m = -std::numeric_limits<float>::infinity();
+    for (float v : x.span()) m = std::max(m, v);
+    benchmark::DoNotOptimize(m);
+  }
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_RowMaxStd)->Apply(row_args);
+
+void BM_RowMax(benchmark::State& st) {
+  Tensor x = random({st.range(0)}, 7);
+  for (auto _ : st)
+    benchmark::DoNotOptimize(
+        vmath::max(x.data(), st.range(0), -std::numeric_limits<float>::infinity()));
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_RowMax)->Apply(row_args);
+
+void BM_ArgmaxStd(benchmark::State& st) {
+  Tensor x = random({st.range(0)}, 7);
+  for (auto _ : st) benchmark::DoNotOptimize(std::max_element(x.data(), x.data() + st.range(0)));
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_ArgmaxStd)->Apply(row_args);
+
+void BM_Argmax(benchmark::State& st) {
+  Tensor x = random({st.range(0)}, 7);
+  for (auto _ : st) benchmark::DoNotOptimize(vmath::argmax(x.data(), st.range(0)));
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_Argmax)->Apply(row_args);
+
+void BM_Top5PartialSort(benchmark::State& st) {  // beam search's code before kernels::top_k
+  const int64_t V = st.range(0);
+  Tensor x = random({V}, 7);
+  const float* row = x.data();
+  std::vector<int32_t> top(V);
+  for (auto _ : st) {
+    std::iota(top.begin(), top.end(), 0);
+    std::partial_sort(top.begin(), top.begin() + 5, top.end(), [&](int32_t a, int32_t c) {
+      return row[a] != row[c] ? row[a] > row[c] : a < c;
+    });
+    benchmark::DoNotOptimize(top.data());
+  }
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_Top5PartialSort)->Apply(row_args);
+
+void BM_Top5(benchmark::State& st) {
+  Tensor x = random({st.range(0)}, 7);
+  std::vector<int32_t> top(5);
+  for (auto _ : st) {
+    kernels::top_k(x.data(), st.range(0), 5, top.data());
+    benchmark::DoNotOptimize(top.data());
+  }
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_Top5)->Apply(row_args);
+
+void BM_CrossEntropyForward(benchmark::State& st) {  // 256 rows (target tokens) of V logits
+  const int64_t V = st.range(0), N = 256;
+  Tensor x = random({N, V}, 7), p = Tensor::zeros({N, V});
+  std::vector<int32_t> t(N);
+  for (int64_t r = 0; r < N; ++r) t[r] = static_cast<int32_t>(r * 37 % V);
+  int64_t count = 0;
+  for (auto _ : st)
+    benchmark::DoNotOptimize(
+        kernels::cross_entropy_forward(x.data(), N, V, t.data(), -1, 0.1f, p.data(), &count));
+  st.SetItemsProcessed(st.iterations() * N);
+}
+BENCHMARK(BM_CrossEntropyForward)->Apply(row_args);
 
 }  // namespace
 }  // namespace heed

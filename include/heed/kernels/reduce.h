@@ -18,7 +18,7 @@ void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t o
                        int64_t inner);
 
 // The indices of the k largest of x[0..n) (k <= n), largest first, ties by lower index: the
-// order of a stable sort by descending value. One pass that skips each block of 16 whose
+// order of a stable sort by descending value. One pass that skips each block of 64 whose
 // maximum does not beat the current k-th (most of a vocabulary row once k are found).
 void top_k(const float* x, int64_t n, int64_t k, int32_t* idx);
 
