@@ -123,7 +123,9 @@ TEST(TransformerSeq2Seq, LearnsReversalWithVariableLengths) {
   TransformerSeq2Seq model(c, Scope(store, rng, "m"));
   Optimizer opt({}, store);
   Graph g;
-  for (int step = 0; step < 500; ++step) {
+  // 1,000 steps: 0.965-0.995 of the sequences right over seeds 10-15; after 500 it was 0.89-0.95,
+  // too close to the bar for a change of float summation order not to cross it
+  for (int step = 0; step < 1000; ++step) {
     auto [src, tgt] = reversal(rng, 32, 2, 6, 12);
     Var loss = model.loss(g, make_batch(src, tgt, false));
     g.backward(loss);
