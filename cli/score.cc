@@ -2,6 +2,7 @@
 // reference files. The score comes first on the line, as sacreBLEU prints it; --json for machines.
 // Leaves out: the metrics themselves (metrics/).
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <tuple>
@@ -50,14 +51,23 @@ void ScoreCommand::add(CLI::App& parent) {
                                                  {"wer", Metric::Wer},
                                                  {"per", Metric::Per},
                                                  {"acc", Metric::Acc}};
-  app->add_option("--metric", metric,
-                  "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
-                  "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
-                  "alternative pronunciations); acc: classification accuracy and confusion matrix "
-                  "(the first field of each line is its label, so an SST file and `heed "
-                  "classify` output compare directly)")
-      ->transform(CLI::CheckedTransformer(metrics, CLI::ignore_case))
-      ->capture_default_str();
+  std::vector<std::string> names;
+  for (const auto& [name, m] : metrics) names.push_back(name);
+  // the typed Metric set from its name (a dumped --config then says `metric = "wer"`)
+  app->add_option_function<std::string>(
+         "--metric",
+         [this, metrics](std::string name) {
+           for (char& ch : name)
+             ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+           metric = metrics.at(name);
+         },
+         "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
+         "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
+         "alternative pronunciations); acc: classification accuracy and confusion matrix "
+         "(the first field of each line is its label, so an SST file and `heed "
+         "classify` output compare directly)")
+      ->check(CLI::IsMember(names, CLI::ignore_case))
+      ->default_str("bleu");
   app->add_option("--ref", refs, "Reference file (repeat for several references)")->required();
   app->add_option("--hyp", hyp, "Hypothesis file, line-parallel to the references (- = stdin)")
       ->required();

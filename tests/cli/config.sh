@@ -53,6 +53,10 @@ grep -q '^threads = 1$' "$work/d.toml" || fail "dump: no top-level threads line"
 "$heed" translate --config "$work/t.toml" --dump-config | cmp -s - "$work/t.toml" \
   || fail "translate dump round trip"
 
+# a metric is dumped by its name, not its enum's number
+"$heed" score --metric wer --ref a --hyp b --dump-config | grep -q '^metric = "wer"$' \
+  || fail "score: the metric is not dumped by name"
+
 # errors name the file and line
 expect_error() {  # message, file
   if "$heed" train --config "$2" --save x > /dev/null 2> "$work/err"; then fail "accepted: $1"; fi
