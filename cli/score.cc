@@ -52,6 +52,7 @@ void ScoreCommand::add(CLI::App& parent) {
                                                  {"per", Metric::Per},
                                                  {"acc", Metric::Acc}};
   std::vector<std::string> names;
+  names.reserve(metrics.size());
   for (const auto& [name, m] : metrics) names.push_back(name);
   // the typed Metric set from its name (a dumped --config then says `metric = "wer"`)
   app->add_option_function<std::string>(
