@@ -17,6 +17,7 @@
 #include "heed/bench/measure.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/train/optimizer.h"
@@ -193,9 +194,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
     for (int64_t t = 0; t < o.max_len; ++t) {
       // the peer's greedy search: argmax of the logits (no softmax)
       const float* lp = decoder->step(tok, Scores::LogitsOnly).scores;  // [B, V]
-      for (int64_t i = 0; i < b.B; ++i)
-        tok[i] =
-            static_cast<int32_t>(std::max_element(lp + i * V, lp + (i + 1) * V) - (lp + i * V));
+      for (int64_t i = 0; i < b.B; ++i) tok[i] = static_cast<int32_t>(vmath::argmax(lp + i * V, V));
     }
   };
   // the Transformer's decoding lines say that heed keeps a key/value cache (the peer: false)
