@@ -93,11 +93,11 @@ int AttentionCommand::run() const {
     std::vector<const ModelFiles*> members;
     members.reserve(models.size());
     for (const auto& files : models) members.push_back(files.get());
-    const ModelFiles* m = members.front();
     std::vector<viz::Alignment> al = viz::align(members, lines, align);
-    const size_t per_row = columns > 0       ? static_cast<size_t>(columns)
-                           : align.all_heads ? static_cast<size_t>(m->config.at("heads").get<int>())
-                                             : 1;
+    const size_t per_row = columns > 0 ? static_cast<size_t>(columns)
+                           : align.all_heads
+                               ? static_cast<size_t>(viz::decoder_heads(members).heads)
+                               : 1;
     for (size_t i = 0; i < al.size(); ++i) {
       std::cout << al[i].output << "\n";
       if (i < drawn)

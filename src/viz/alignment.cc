@@ -19,24 +19,30 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
   return align(std::vector<const ModelFiles*>{&m}, lines, o);
 }
 
+DecoderHeads decoder_heads(const std::vector<const ModelFiles*>& models) {
+  DecoderHeads fewest{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
+  for (const ModelFiles* member : models) {
+    if (member->config.value("model", "") != "transformer") return {};
+    fewest.layers = std::min(fewest.layers, member->config.at("dec_layers").get<int>());
+    fewest.heads = std::min(fewest.heads, member->config.at("heads").get<int>());
+  }
+  return models.empty() ? DecoderHeads{} : fewest;
+}
+
 std::vector<Alignment> align(const std::vector<const ModelFiles*>& models,
                              const std::vector<std::string>& lines, const AlignOptions& o) {
   check(!models.empty(), "attention: no model");
   const ModelFiles& m = *models.front();  // its text format serves every member
-  // layers and heads: a Transformer's, every member's for an ensemble (the fewest of them)
-  int layers = std::numeric_limits<int>::max(), heads = layers;
-  bool transformer = true;
-  for (const ModelFiles* member : models) {
-    transformer = transformer && member->config.value("model", "") == "transformer";
-    if (!transformer) {
-      check(!o.all_heads && !o.all_layers && o.layer == -1 && o.head == -1,
-            "attention: layers and heads are a Transformer's; ",
-            models.size() > 1 ? "a member of the ensemble" : "this model", " is ",
-            member->config.value("model", "?"));
-      break;
-    }
-    layers = std::min(layers, member->config.at("dec_layers").get<int>());
-    heads = std::min(heads, member->config.at("heads").get<int>());
+  const auto [layers, heads] = decoder_heads(models);
+  const bool transformer = heads > 0;
+  if (!transformer) {
+    const ModelFiles* other = *std::find_if(models.begin(), models.end(), [](const auto* f) {
+      return f->config.value("model", "") != "transformer";
+    });
+    check(!o.all_heads && !o.all_layers && o.layer == -1 && o.head == -1,
+          "attention: layers and heads are a Transformer's; ",
+          models.size() > 1 ? "a member of the ensemble" : "this model", " is ",
+          other->config.value("model", "?"));
   }
   // the (layer, head) pairs drawn for every sentence
   std::vector<AttentionChoice> choices;

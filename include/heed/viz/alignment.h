@@ -29,6 +29,13 @@ struct Alignment {
   std::vector<Heatmap> maps;   // one, or one per (layer, head) asked for; rows end with </s>
 };
 
+// The decoder layers and heads that layer/head choices may name: a Transformer's, the fewest
+// over an ensemble's members; {0, 0} when a model (or any member) is not a Transformer.
+struct DecoderHeads {
+  int layers = 0, heads = 0;
+};
+DecoderHeads decoder_heads(const std::vector<const ModelFiles*>& models);
+
 // lines: sentences (G2P: words or CMUdict entries). Throws heed::Error for layer/head choices
 // the model does not have.
 std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>& lines,
