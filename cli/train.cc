@@ -159,6 +159,12 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::IsMember({"plateau", "inverse-sqrt"}));
   app->add_option("--warmup", c.warmup,
                   "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)");
+  app->add_option("--cooldown", c.cooldown,
+                  "Share of the training budget (--max-minutes, --max-steps or --epochs, "
+                  "whichever ends first) over which the rate falls linearly to 0 at the end: "
+                  "warmup-stable-decay (Hu et al. 2024; Hägele et al. 2024); 0: none")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app->add_option("--adam-beta2", c.adam_beta2,
                   "Adam second-moment decay (default: rnn 0.999, transformer 0.98 as the paper)");
   app->add_option("--weight-decay", c.weight_decay,

@@ -84,6 +84,20 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         << " min trained\n"
         << std::flush;
   }
+  // The share of the training budget spent, whichever of --max-minutes, --max-steps and --epochs
+  // runs out first: the clock of the cooldown (schedule.h). `done` batches of epoch `epoch`.
+  double spent = 0;
+  auto budget_spent = [&](int64_t epoch, int64_t done, size_t epoch_batches) {
+    double p =
+        (static_cast<double>(epoch) +
+         static_cast<double>(done) / static_cast<double>(std::max<size_t>(epoch_batches, 1))) /
+        std::max(o.epochs, 1);
+    if (o.max_minutes > 0) p = std::max(p, minutes() / o.max_minutes);
+    if (o.max_steps > 0) p = std::max(p, static_cast<double>(state.step) / o.max_steps);
+    return p;
+  };
+  // the rate of the next update
+  auto rate = [&] { return sched.lr(state.step + 1) * cooldown_factor(spent, o.cooldown); };
   auto save_state = [&](int64_t epoch, int64_t position) {
     state.epoch = epoch;
     state.data_position = position;
@@ -113,13 +127,18 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                   "validation  epoch %lld  step %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  "
                   "(%.1f min)\n",
                   static_cast<long long>(epoch) + 1, static_cast<long long>(state.step), v.ce, ppl,
-                  result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "",
-                  sched.lr(state.step + 1), minutes());
+                  result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "", rate(),
+                  minutes());
     log << line << std::flush;
-    curve << nlohmann::json{{"epoch", epoch + 1},     {"step", state.step},
-                            {"minutes", minutes()},   {"dev_ce", v.ce},
-                            {"dev_ppl", ppl},         {"metric", result.metric_name},
-                            {"dev_metric", v.metric}, {"train_loss", loss_avg}}
+    curve << nlohmann::json{{"epoch", epoch + 1},
+                            {"step", state.step},
+                            {"minutes", minutes()},
+                            {"dev_ce", v.ce},
+                            {"dev_ppl", ppl},
+                            {"metric", result.metric_name},
+                            {"dev_metric", v.metric},
+                            {"train_loss", loss_avg},
+                            {"lr", rate()}}
                  .dump()
           << "\n"
           << std::flush;
@@ -131,6 +150,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     auto epoch_start = Clock::now();
     auto last_print = Clock::now();
     int64_t tokens = 0, first = state.data_position;
+    spent = budget_spent(epoch, first, batches.size());
     double loss_avg = 0;
     int64_t k = first;
     for (; k < static_cast<int64_t>(batches.size()); ++k) {
@@ -139,9 +159,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       double l = b.loss.value().data()[0];
       g.backward(b.loss);
       clip_grad_norm(params, o.clip);
-      opt.step(sched.lr(state.step + 1));
+      opt.step(rate());
       g.clear();
       ++state.step;
+      spent = budget_spent(epoch, k + 1, batches.size());
       tokens += b.tokens;
       loss_avg = k == first ? l : 0.98 * loss_avg + 0.02 * l;
       double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();

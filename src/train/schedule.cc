@@ -31,6 +31,11 @@ float LrSchedule::lr(int64_t step) const {
   return c.lr;
 }
 
+float cooldown_factor(double progress, double fraction) {
+  if (fraction <= 0) return 1.f;
+  return static_cast<float>(std::clamp((1.0 - progress) / fraction, 0.0, 1.0));
+}
+
 bool LrSchedule::report(double metric) {
   if (config_.kind != ScheduleConfig::Kind::ReduceOnPlateau) return false;
   bool better = !has_best_ || (config_.higher_is_better ? metric > best_ : metric < best_);

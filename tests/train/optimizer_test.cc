@@ -103,6 +103,17 @@ TEST(Schedule, Formulas) {
   EXPECT_NEAR(r.lr(1600), 5e-4f, 1e-9);
 }
 
+TEST(Schedule, CooldownFallsLinearlyToZeroOverTheLastShareOfTheBudget) {
+  EXPECT_EQ(cooldown_factor(0.5, 0.0), 1.f);  // no cooldown
+  EXPECT_EQ(cooldown_factor(0.0, 0.2), 1.f);
+  EXPECT_EQ(cooldown_factor(0.8, 0.2), 1.f);  // the cooldown starts here
+  EXPECT_NEAR(cooldown_factor(0.9, 0.2), 0.5f, 1e-6);
+  EXPECT_NEAR(cooldown_factor(0.95, 0.2), 0.25f, 1e-6);
+  EXPECT_EQ(cooldown_factor(1.0, 0.2), 0.f);
+  EXPECT_EQ(cooldown_factor(1.3, 0.2), 0.f);  // past the budget (a resumed run): never negative
+  EXPECT_NEAR(cooldown_factor(0.25, 1.0), 0.75f, 1e-6);  // the whole run decays
+}
+
 TEST(Schedule, ReduceOnPlateauCutsAfterPatienceAndResumes) {
   LrSchedule p({.kind = ScheduleConfig::Kind::ReduceOnPlateau,
                 .lr = 1.f,

@@ -122,6 +122,40 @@ TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {
   expect_same_weights(d);
 }
 
+TEST(RnnTrainer, CooldownDecaysTheRateToZeroAtTheBudgetsEnd) {
+  // --cooldown 0.5 over a 2-epoch budget of 76 steps: the constant rate until step 38, then
+  // linearly to 0; train.jsonl records the rate of the next update at every validation.
+  Dataset d;
+  std::ostringstream log;
+  TrainConfig c = d.config("a");
+  c.schedule = ScheduleConfig::Kind::Constant;
+  c.cooldown = 0.5;
+  c.valid_every = 19;
+  TrainResult r = train_seq2seq(c, log);
+  ASSERT_EQ(r.steps, 76);
+  std::ifstream curve(fs::path(c.save_dir) / "train.jsonl");
+  std::vector<std::pair<int64_t, double>> rates;  // (step, rate of the next update)
+  for (std::string line; std::getline(curve, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    rates.emplace_back(j.at("step").get<int64_t>(), j.at("lr").get<double>());
+  }
+  ASSERT_EQ(rates.size(), 4u) << log.str();  // steps 19, 38 (epoch end), 57, 76 (epoch end)
+  EXPECT_NEAR(rates[0].second, 5e-3, 1e-9);  // 19/76 spent: before the cooldown
+  // the rate printed is the one of the update after `step`: spent = step / 76 (the epoch's share)
+  EXPECT_NEAR(rates[1].second, 5e-3 * (1 - 38. / 76) / 0.5, 1e-7);
+  EXPECT_NEAR(rates[2].second, 5e-3 * (1 - 57. / 76) / 0.5, 1e-7);
+  EXPECT_NEAR(rates[3].second, 0.0, 1e-9);  // the budget is spent
+  // and the updates used it: the weights differ from a run without the cooldown
+  TrainConfig plain = d.config("b");
+  plain.schedule = ScheduleConfig::Kind::Constant;
+  train_seq2seq(plain, log);
+  Safetensors a = weights(c.save_dir), b = weights(plain.save_dir);
+  bool differ = false;
+  for (const auto& [name, t] : a.tensors)
+    differ |= std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4) != 0;
+  EXPECT_TRUE(differ);
+}
+
 TEST(RnnTrainer, LearnsAndWritesALoadableModel) {
   Dataset d;
   TrainConfig c = d.config("m");

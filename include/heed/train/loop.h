@@ -34,7 +34,10 @@ struct LoopOptions {
   float weight_decay = 0.f;  // > 0: AdamW, p -= lr wd p decoupled (Loshchilov & Hutter 2019)
   // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
   ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
-  int64_t warmup = 0;     // steps of linear warmup to lr
+  int64_t warmup = 0;  // steps of linear warmup to lr
+  // > 0: the last this share of the budget decays the rate linearly to 0 (cooldown_factor); the
+  // budget is whichever of max_minutes, max_steps and epochs runs out first
+  double cooldown = 0;
   float lr_decay = 0.5f;  // plateau: the LR is multiplied by this when dev cross-entropy stalls
   int lr_patience = 0;    // ... for more than this many epochs in a row
   float clip = 1.0f;      // global gradient-norm clipping

@@ -1,5 +1,6 @@
 // Learning-rate schedules: constant, step decay, inverse square root with warmup, and
-// reduce-on-plateau; each with an optional linear warmup.
+// reduce-on-plateau; each with an optional linear warmup, and an optional linear cooldown to 0
+// over the end of the training budget.
 // Leaves out: cyclic and cosine schedules.
 #pragma once
 
@@ -47,5 +48,12 @@ class LrSchedule {
   int bad_ = 0;   // validations since the last improvement
   int cuts_ = 0;  // reductions so far
 };
+
+// Warmup-stable-decay's cooldown (Hu et al. 2024, "MiniCPM"; Hägele et al. 2024, "Scaling Laws
+// and Compute-Optimal Training Beyond Fixed Training Durations"): over the last `fraction` of
+// the training budget the rate falls linearly to 0. `progress` in [0, 1] is the share of the
+// budget spent; the rate of any schedule above is multiplied by
+//   clamp((1 - progress) / fraction, 0, 1)          (1 when fraction is 0: no cooldown)
+float cooldown_factor(double progress, double fraction);
 
 }  // namespace heed
