@@ -47,7 +47,29 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   f.width = spec.width;
   f.height = spec.height;
   const Rgb ink{40, 40, 40}, grid_ink{225, 225, 225};
-  const double font = 11, left = 56, right = 12, top = 28, bottom = 40;
+  const double font = 11, left = 56, right = 12, bottom = 40, gap = 16, row_height = 14;
+  const double pw = spec.width - left - right;
+  // The legend: entries in series order, filling rows right-aligned; the first row shares the
+  // title's, more rows push the plot down (the figure grows, the plot keeps its size).
+  struct Entry {
+    const Series* series;
+    double width;
+  };
+  std::vector<std::vector<Entry>> legend(1);
+  double room = pw - text_width(spec.title, font + 2) - gap;  // what is left of the row
+  for (const Series& s : series) {
+    if (s.points.empty()) continue;
+    const double w = text_width(s.name, font);
+    if (w > room && !legend.back().empty()) {
+      legend.emplace_back();
+      room = pw;
+    }
+    legend.back().push_back({&s, w});
+    room -= w + gap;
+  }
+  const double extra = row_height * static_cast<double>(legend.size() - 1);
+  const double top = 28 + extra;
+  f.height = spec.height + extra;
   f.shapes.push_back(
       Text{.x = left, .y = 12, .text = spec.title, .size = font + 2, .bold = true, .color = ink});
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
@@ -55,7 +77,7 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
     for (const auto& [x, y] : s.points)
       if (std::isfinite(x) && std::isfinite(y))
         x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-  const double pw = spec.width - left - right, ph = spec.height - top - bottom;
+  const double ph = spec.height - 28 - bottom;
   if (!std::isfinite(x0)) {
     f.shapes.push_back(Text{.x = left + pw / 2,
                             .y = top + ph / 2,
@@ -95,7 +117,7 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   f.shapes.push_back(Polyline{
       .points = {{left, top}, {left, top + ph}, {left + pw, top + ph}}, .color = ink, .width = 1});
   f.shapes.push_back(Text{.x = left + pw / 2,
-                          .y = spec.height - 8,
+                          .y = f.height - 8,
                           .text = spec.x_label,
                           .size = font,
                           .anchor = Anchor::Middle,
@@ -107,21 +129,24 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
                           .anchor = Anchor::Middle,
                           .vertical = true,
                           .color = ink});
-  double legend_x = left + pw;  // legend entries right-aligned in the title row
   for (auto it = series.rbegin(); it != series.rend(); ++it) {
     if (it->points.empty()) continue;
     Polyline line{.color = it->color, .markers = it->points.size() <= 60};
     for (const auto& [x, y] : it->points)
       if (std::isfinite(x) && std::isfinite(y)) line.points.emplace_back(px(x), py(y));
     f.shapes.push_back(line);
-    const double w = text_width(it->name, font);
-    f.shapes.push_back(Text{.x = legend_x,
-                            .y = 12,
-                            .text = it->name,
-                            .size = font,
-                            .anchor = Anchor::End,
-                            .color = it->color});
-    legend_x -= w + 16;
+  }
+  for (size_t r = 0; r < legend.size(); ++r) {
+    double x = left + pw;
+    for (auto it = legend[r].rbegin(); it != legend[r].rend(); ++it) {
+      f.shapes.push_back(Text{.x = x,
+                              .y = 12 + row_height * static_cast<double>(r),
+                              .text = it->series->name,
+                              .size = font,
+                              .anchor = Anchor::End,
+                              .color = it->series->color});
+      x -= it->width + gap;
+    }
   }
   return f;
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "heed/viz/figure.h"
 #include "heed/viz/heatmap.h"
@@ -155,4 +156,33 @@ TEST(Plot, NiceTicksAndCurves) {
   EXPECT_EQ(count(svg, "<polyline"), 1 + 1 + 5 + 4);
   EXPECT_NE(svg.find(">dev BLEU</text>"), std::string::npos);
   EXPECT_NE(to_svg(line_plot({}, {})).find(">no data</text>"), std::string::npos);
+}
+
+TEST(Plot, LegendWrapsIntoRowsThatFitTheFigure) {
+  // six long names (an ensemble's members) cannot share the title's row: the legend takes more
+  // rows, each entry within the plot's width and clear of the title, and the figure grows
+  std::vector<Series> series;
+  for (int k = 0; k < 6; ++k)
+    series.push_back({.name = "runs/model_" + std::to_string(k) + ": train loss",
+                      .points = {{0, k}, {1, k + 1}}});
+  const PlotSpec spec{.title = "Loss", .width = 440, .height = 260};
+  const Figure f = line_plot(series, spec);
+  EXPECT_GT(f.height, spec.height);
+  const double title_end = 56 + text_width("Loss", 13);
+  std::set<double> rows;
+  int names = 0;
+  for (const Shape& shape : f.shapes) {
+    const auto* t = std::get_if<Text>(&shape);
+    if (t == nullptr || t->text.find("train loss") == std::string::npos) continue;
+    ++names;
+    rows.insert(t->y);
+    const double start = t->x - text_width(t->text, t->size);  // right-aligned
+    EXPECT_LE(t->x, spec.width - 12 + 1e-9) << t->text;
+    EXPECT_GE(start, t->y == 12 ? title_end : 56 - 1e-9) << t->text;
+  }
+  EXPECT_EQ(names, 6);
+  EXPECT_GE(rows.size(), 2u);
+  EXPECT_EQ(f.height, spec.height + 14 * static_cast<double>(rows.size() - 1));
+  // one short name stays in the title's row, at the original size
+  EXPECT_EQ(line_plot({series[0]}, spec).height, spec.height);
 }
