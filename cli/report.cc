@@ -11,7 +11,11 @@ void ReportCommand::add(CLI::App& parent, int& threads) {
       "report",
       "Write one self-contained HTML page about a trained model: config, training curves, dev "
       "and test scores, and sample outputs with their attention heatmaps");
-  app->add_option("--model", options.model_dir, "Model directory (heed train)")->required();
+  app->add_option("--model", options.model_dirs,
+                  "Model directory (heed train); several (--model A B): a page about their "
+                  "ensemble as `heed translate --model A B` decodes it (each member's config and "
+                  "curves, the ensemble's scores and the mean of its members' attention)")
+      ->required();
   app->add_option("--out", out, "HTML file to write")->required();
   app->add_option("--src", options.src,
                   "Test inputs for the scores and samples: source sentences, a CMUdict file "

@@ -2,10 +2,12 @@
 // Leaves out: decoding and scoring (decode/, metrics/), layouts (heatmap.cc, plot.cc).
 #include "heed/viz/report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +64,13 @@ TrainingLog read_training_log(const std::string& path) {
   return log;
 }
 
+// A model of the page: its directory, config.json and train.jsonl.
+struct Member {
+  std::string dir;
+  nlohmann::json config;
+  TrainingLog log;
+};
+
 bool lower_is_better(const std::string& metric) {
   return metric == "WER" || metric == "PER" || metric == "CE";
 }
@@ -74,29 +83,47 @@ std::string fixed(double v, int digits = 2) {
   return os.str();
 }
 
-// The four curves: loss and dev metric, against steps and against minutes.
-std::string curves_html(const TrainingLog& log) {
-  if (log.rows.empty()) return "<p>No train.jsonl in the model directory.</p>\n";
-  const Rgb blue{31, 119, 180}, orange{255, 127, 14}, green{44, 160, 44};
+// The four curves: loss and dev metric, against steps and against minutes; an ensemble's
+// members overlaid, each series named by its member's directory.
+std::string curves_html(const std::vector<Member>& members) {
+  const bool any = std::any_of(members.begin(), members.end(),
+                               [](const Member& m) { return !m.log.rows.empty(); });
+  if (!any) return "<p>No train.jsonl in the model directory.</p>\n";
+  // the category palette of matplotlib ("tab10"): one colour per series
+  static const Rgb palette[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                                {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                                {188, 189, 34},  {23, 190, 207}};
+  auto color = [&](size_t k) { return palette[k % std::size(palette)]; };
+  const std::string metric_name = members.front().log.metric;
   std::ostringstream html;
   html << "<div class=\"plots\">\n";
   for (bool by_minutes : {false, true}) {
-    Series train{.name = "train loss", .color = blue}, dev{.name = "dev CE", .color = orange},
-        metric{.name = "dev " + log.metric, .color = green};
-    for (const LogRow& r : log.rows) {
-      const double x = by_minutes ? r.minutes : r.step;
-      train.points.emplace_back(x, r.train_loss);
-      dev.points.emplace_back(x, r.dev_ce);
-      metric.points.emplace_back(x, r.dev_metric);
+    std::vector<Series> losses, metrics;
+    for (const Member& m : members) {
+      const std::string who = members.size() > 1 ? m.dir + ": " : "";
+      // member k: train loss in colour 2k, its dev cross-entropy and dev metric in 2k + 1
+      const size_t k = metrics.size();
+      Series train{.name = who + "train loss", .color = color(2 * k)};
+      Series dev{.name = who + "dev CE", .color = color(2 * k + 1)};
+      Series metric{.name = who + "dev " + m.log.metric, .color = color(2 * k + 1)};
+      for (const LogRow& r : m.log.rows) {
+        const double x = by_minutes ? r.minutes : r.step;
+        train.points.emplace_back(x, r.train_loss);
+        dev.points.emplace_back(x, r.dev_ce);
+        metric.points.emplace_back(x, r.dev_metric);
+      }
+      losses.push_back(std::move(train));
+      losses.push_back(std::move(dev));
+      metrics.push_back(std::move(metric));
     }
     const std::string x_label = by_minutes ? "wall-clock minutes" : "updates";
-    html << to_svg(line_plot({train, dev}, {.title = "Loss",
-                                            .x_label = x_label,
-                                            .y_label = "cross-entropy (nats/token)"}),
+    html << to_svg(line_plot(losses, {.title = "Loss",
+                                      .x_label = x_label,
+                                      .y_label = "cross-entropy (nats/token)"}),
                    false)
          << to_svg(line_plot(
-                       {metric},
-                       {.title = "Dev " + log.metric, .x_label = x_label, .y_label = log.metric}),
+                       metrics,
+                       {.title = "Dev " + metric_name, .x_label = x_label, .y_label = metric_name}),
                    false);
   }
   html << "</div>\n";
@@ -121,7 +148,11 @@ std::vector<size_t> spread(size_t n, int k) {  // k indices evenly spaced throug
 }
 
 TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
-  auto m = load_model(o.model_dir);
+  const std::vector<std::unique_ptr<ModelFiles>> models = load_models(o.model_dirs);
+  std::vector<const ModelFiles*> members;  // one model, or an ensemble's members
+  members.reserve(models.size());
+  for (const auto& files : models) members.push_back(files.get());
+  const ModelFiles* m = members.front();  // the text format, the same for every member
   TestResult t;
   std::vector<std::string> inputs, refs;  // refs: one line per input ("A | B" for G2P variants)
   std::map<std::string, std::vector<std::string>> g2p_refs;
@@ -146,7 +177,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
     log << "heed report: decoding " << inputs.size() << " inputs of " << o.src << " (beam "
         << o.search.beam << ")\n"
         << std::flush;
-    decoded = align(*m, inputs, {.search = o.search, .batch = 64});
+    decoded = align(members, inputs, {.search = o.search, .batch = 64});
   }
   if (m->g2p) {
     // outputs by word: a --hyp file is read as CMUdict entries (heed translate's output on
@@ -180,7 +211,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
     std::vector<std::string> chosen;
     chosen.reserve(idx.size());
     for (size_t i : idx) chosen.push_back(inputs[i]);
-    shown = align(*m, chosen, {.search = o.search});
+    shown = align(members, chosen, {.search = o.search});
   }
   for (size_t k = 0; k < idx.size(); ++k)
     t.samples.push_back({.input = inputs[idx[k]],
@@ -191,7 +222,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
 }
 
 TestResult classifier_test(const ReportOptions& o) {
-  auto m = load_classifier(o.model_dir);
+  auto m = load_classifier(o.model_dirs.front());
   const auto classes = static_cast<int32_t>(m->model->config().classes);
   LabeledCorpus c = read_labeled(o.src, classes);
   std::vector<Prediction> preds = classify(*m, c.texts, o.src);
@@ -227,40 +258,70 @@ pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
 }  // namespace
 
 void write_report(const ReportOptions& o, const std::string& out, std::ostream& log) {
-  const nlohmann::json config = read_config(o.model_dir);
-  const bool classifier = is_classifier_config(config);
-  const TrainingLog tlog = read_training_log((fs::path(o.model_dir) / "train.jsonl").string());
+  check(!o.model_dirs.empty(), "report: no model directory");
+  std::vector<Member> members;  // [models]
+  for (const std::string& dir : o.model_dirs)
+    members.push_back({.dir = dir,
+                       .config = read_config(dir),
+                       .log = read_training_log((fs::path(dir) / "train.jsonl").string())});
+  const bool classifier = is_classifier_config(members.front().config);
+  check(!classifier || members.size() == 1,
+        "report: an ensemble is for sequence-to-sequence models; ", o.model_dirs.front(),
+        " is a classifier");
+  std::string dirs;
+  for (const Member& m : members) dirs += (dirs.empty() ? "" : " + ") + m.dir;
   std::ostringstream html;
-  const std::string title = o.title.empty() ? "heed report: " + o.model_dir : o.title;
+  const std::string title = o.title.empty() ? "heed report: " + dirs : o.title;
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
        << xml_escape(title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>"
        << xml_escape(title) << "</h1>\n";
-  // Model
-  html << "<h2 id=\"model\">Model</h2>\n<table>\n";
-  for (const auto& [key, value] : config.items())
-    html << "<tr><th>" << xml_escape(key) << "</th><td>" << xml_escape(value.dump())
-         << "</td></tr>\n";
+  // Model: one column per member, a row per config key any of them has
+  html << "<h2 id=\"model\">Model</h2>\n";
+  if (members.size() > 1)
+    html << "<p>An ensemble of " << members.size()
+         << " models, decoded as one (the mean of their next-token probabilities); its heatmaps "
+            "show the mean of their attention.</p>\n";
+  html << "<table>\n";
+  if (members.size() > 1) {
+    html << "<tr><th></th>";
+    for (const Member& m : members) html << "<th>" << xml_escape(m.dir) << "</th>";
+    html << "</tr>\n";
+  }
+  std::set<std::string> keys;
+  for (const Member& m : members)
+    for (const auto& item : m.config.items()) keys.insert(item.key());
+  for (const std::string& key : keys) {
+    html << "<tr><th>" << xml_escape(key) << "</th>";
+    for (const Member& m : members)
+      html << "<td>" << (m.config.contains(key) ? xml_escape(m.config.at(key).dump()) : "—")
+           << "</td>";
+    html << "</tr>\n";
+  }
   html << "</table>\n";
   // Scores
   html << "<h2 id=\"scores\">Scores</h2>\n<table>\n";
-  if (!tlog.rows.empty()) {
-    const bool lower = lower_is_better(tlog.metric);
-    const LogRow* best = &tlog.rows.front();
-    for (const LogRow& r : tlog.rows)
+  for (const Member& m : members) {
+    if (m.log.rows.empty()) continue;
+    const bool lower = lower_is_better(m.log.metric);
+    const LogRow* best = &m.log.rows.front();
+    for (const LogRow& r : m.log.rows)
       if (lower ? r.dev_metric < best->dev_metric : r.dev_metric > best->dev_metric) best = &r;
-    html << "<tr><th>best dev " << xml_escape(tlog.metric) << "</th><td>" << fixed(best->dev_metric)
-         << " (epoch " << best->epoch << ", update " << static_cast<int64_t>(best->step) << ", "
-         << fixed(best->minutes, 1) << " min; greedy)</td></tr>\n";
+    html << "<tr><th>best dev " << xml_escape(m.log.metric)
+         << (members.size() > 1 ? " (" + xml_escape(m.dir) + ")" : "") << "</th><td>"
+         << fixed(best->dev_metric) << " (epoch " << best->epoch << ", update "
+         << static_cast<int64_t>(best->step) << ", " << fixed(best->minutes, 1)
+         << " min; greedy)</td></tr>\n";
   }
   TestResult test;
   if (!o.src.empty()) {
     test = classifier ? classifier_test(o) : seq2seq_test(o, log);
-    html << "<tr><th>test (" << xml_escape(fs::path(o.src).filename().string()) << ")</th><td><pre>"
+    html << "<tr><th>" << (members.size() > 1 ? "ensemble test (" : "test (")
+         << xml_escape(fs::path(o.src).filename().string()) << ")</th><td><pre>"
          << xml_escape(test.score) << "</pre></td></tr>\n";
   }
   html << "</table>\n";
   // Training
-  html << "<h2 id=\"training\">Training</h2>\n" << curves_html(tlog);
+  html << "<h2 id=\"training\">Training</h2>\n" << curves_html(members);
   // Samples
   if (!test.samples.empty()) {
     html << "<h2 id=\"samples\">Samples</h2>\n";

@@ -125,4 +125,25 @@ assert html.count("<svg") == 4 + 3, html.count("<svg")  # 4 curves, 3 heatmaps
 assert html.count('class="cell"') > 3 * 3
 assert not re.search(r'(src|href)="(https?:)?//', html), "the page needs the network"
 PY
+
+# an ensemble's report: a model with itself scores and draws exactly as the model alone, with one
+# config column and one set of curves per member; a classifier ensemble is refused
+"$heed" --threads 1 report --model "$work/g2p" "$work/g2p" --src "$cmu/cmudict-0.7b.test" --beam 1 \
+  --samples 3 --out "$work/report2.html" 2> "$work/report2.log"
+python3 - "$work/report.html" "$work/report2.html" "$work/g2p" <<'PY' || fail "ensemble report"
+import sys, re
+one, two = (open(f, encoding="utf-8").read() for f in sys.argv[1:3])
+member = sys.argv[3]
+score = lambda html: re.search(r"WER = [0-9.]+ PER = [0-9.]+", html).group(0)
+assert score(one) == score(two), (score(one), score(two))
+assert "ensemble test (" in two and "ensemble test (" not in one
+samples = lambda html: html[html.index('id="samples"'):]
+assert samples(one) == samples(two), "the samples or their heatmaps differ"
+assert two.count("<th>%s</th>" % member) == 2, "one config column per member"
+assert two.count("%s: train loss" % member) >= 2 * 2, "each member's curve in both loss plots"
+assert two.count("<svg") == 4 + 3, two.count("<svg")
+PY
+if "$heed" report --model "$work/cls" "$work/cls" --out "$work/x.html" > /dev/null \
+  2> "$work/err.txt"; then fail "an ensemble of classifiers accepted by report"; fi
+grep -q "an ensemble is for sequence-to-sequence models" "$work/err.txt" || fail "error: $(cat "$work/err.txt")"
 echo ok

@@ -2,18 +2,22 @@
 // to view it: styles inline, figures as inline SVG): its config, training curves from its
 // train.jsonl (loss and dev metric against steps and minutes), its best dev score, a test score
 // when given a test set, and a sample of inputs with outputs, references and attention heatmaps.
+// Given several sequence-to-sequence models, the page is about their ensemble as `heed translate
+// --model A B` decodes it: each member's config and curves side by side, the ensemble's test
+// score and outputs, heatmaps of the mean of the members' attention.
 // Leaves out: decoding and scoring code of its own (decode/, metrics/), JavaScript.
 #pragma once
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "heed/decode/beam_search.h"
 
 namespace heed::viz {
 
 struct ReportOptions {
-  std::string model_dir;
+  std::vector<std::string> model_dirs;  // one model, or the members of an ensemble
   std::string src;  // test inputs: sentences, CMUdict entries (G2P) or labelled lines
                     // (classifier); empty: no test section and no samples
   std::string ref;  // translation: references line-parallel to src (G2P, classifier: in src)
@@ -21,7 +25,7 @@ struct ReportOptions {
                     // entries); empty: decode here
   BeamOptions search{.beam = 5};
   int samples = 8;    // inputs shown with their heatmaps, evenly spaced through src
-  std::string title;  // page title (default: the model directory)
+  std::string title;  // page title (default: the model directories)
 };
 
 // Writes the page to `out` atomically; progress lines go to `log`.
