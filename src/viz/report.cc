@@ -35,6 +35,7 @@ namespace fs = std::filesystem;
 // One validation record of train.jsonl (train/loop.cc writes one per epoch).
 struct LogRow {
   double step = 0, minutes = 0, train_loss = 0, dev_ce = 0, dev_metric = 0;
+  double lr = -1;  // the rate of the next update (-1: not recorded, older runs)
   int epoch = 0;
 };
 
@@ -56,6 +57,7 @@ TrainingLog read_training_log(const std::string& path) {
                           .train_loss = j.at("train_loss").get<double>(),
                           .dev_ce = j.at("dev_ce").get<double>(),
                           .dev_metric = j.at("dev_metric").get<double>(),
+                          .lr = j.value("lr", -1.0),
                           .epoch = j.at("epoch").get<int>()});
     } catch (const nlohmann::json::exception& e) {
       fail(path, ":", i + 1, ": not a training record: ", e.what());
@@ -83,8 +85,9 @@ std::string fixed(double v, int digits = 2) {
   return os.str();
 }
 
-// The four curves: loss and dev metric, against steps and against minutes; an ensemble's
-// members overlaid, each series named by its member's directory.
+// The curves: loss and dev metric, against steps and against minutes, and the learning rate
+// against steps (when train.jsonl records it); an ensemble's members overlaid, each series
+// named by its member's directory.
 std::string curves_html(const std::vector<Member>& members) {
   const bool any = std::any_of(members.begin(), members.end(),
                                [](const Member& m) { return !m.log.rows.empty(); });
@@ -126,6 +129,19 @@ std::string curves_html(const std::vector<Member>& members) {
                        {.title = "Dev " + metric_name, .x_label = x_label, .y_label = metric_name}),
                    false);
   }
+  std::vector<Series> rates;
+  for (const Member& m : members) {
+    Series rate{.name = members.size() > 1 ? m.dir : "learning rate",
+                .color = color(2 * rates.size())};
+    for (const LogRow& r : m.log.rows)
+      if (r.lr >= 0) rate.points.emplace_back(r.step, r.lr);
+    rates.push_back(std::move(rate));
+  }
+  if (std::any_of(rates.begin(), rates.end(), [](const Series& r) { return !r.points.empty(); }))
+    html << to_svg(line_plot(rates, {.title = "Learning rate",
+                                     .x_label = "updates",
+                                     .y_label = "rate of the next update"}),
+                   false);
   html << "</div>\n";
   return html.str();
 }

@@ -121,7 +121,8 @@ assert html.startswith("<!DOCTYPE html>")
 for section in ("model", "scores", "training", "samples"):
     assert 'id="%s"' % section in html, section
 assert re.search(r"WER = [0-9.]+ PER = [0-9.]+", html), "no test score"
-assert html.count("<svg") == 4 + 3, html.count("<svg")  # 4 curves, 3 heatmaps
+assert html.count("<svg") == 5 + 3, html.count("<svg")  # 5 curves (with the rate), 3 heatmaps
+assert ">Learning rate<" in html
 assert html.count('class="cell"') > 3 * 3
 assert not re.search(r'(src|href)="(https?:)?//', html), "the page needs the network"
 PY
@@ -141,7 +142,7 @@ samples = lambda html: html[html.index('id="samples"'):]
 assert samples(one) == samples(two), "the samples or their heatmaps differ"
 assert two.count("<th>%s</th>" % member) == 2, "one config column per member"
 assert two.count("%s: train loss" % member) >= 2 * 2, "each member's curve in both loss plots"
-assert two.count("<svg") == 4 + 3, two.count("<svg")
+assert two.count("<svg") == 5 + 3, two.count("<svg")
 PY
 if "$heed" report --model "$work/cls" "$work/cls" --out "$work/x.html" > /dev/null \
   2> "$work/err.txt"; then fail "an ensemble of classifiers accepted by report"; fi
