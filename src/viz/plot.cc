@@ -60,7 +60,9 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   for (const Series& s : series) {
     if (s.points.empty()) continue;
     const double w = text_width(s.name, font);
-    if (w > room && !legend.back().empty()) {
+    // a new row when this one is full (a row of its own for an entry wider than the room the
+    // title leaves)
+    if (w > room && (!legend.back().empty() || legend.size() == 1)) {
       legend.emplace_back();
       room = pw;
     }

@@ -185,4 +185,14 @@ TEST(Plot, LegendWrapsIntoRowsThatFitTheFigure) {
   EXPECT_EQ(f.height, spec.height + 14 * static_cast<double>(rows.size() - 1));
   // one short name stays in the title's row, at the original size
   EXPECT_EQ(line_plot({series[0]}, spec).height, spec.height);
+  // a long title leaves no room: the one entry goes to the next row, clear of the title
+  const PlotSpec long_title{.title = std::string(40, 'T'), .width = 440, .height = 260};
+  const Figure g = line_plot({series[0]}, long_title);
+  EXPECT_EQ(g.height, long_title.height + 14);
+  for (const Shape& shape : g.shapes) {
+    const auto* t = std::get_if<Text>(&shape);
+    if (t != nullptr && t->text == series[0].name) {
+      EXPECT_EQ(t->y, 12 + 14);
+    }
+  }
 }
