@@ -90,9 +90,7 @@ int AttentionCommand::run() const {
     }
   } else {
     const std::vector<std::unique_ptr<ModelFiles>> models = load_models(model_dirs);
-    std::vector<const ModelFiles*> members;
-    members.reserve(models.size());
-    for (const auto& files : models) members.push_back(files.get());
+    const std::vector<const ModelFiles*> members = member_files(models);
     std::vector<viz::Alignment> al = viz::align(members, lines, align);
     const size_t per_row = columns > 0 ? static_cast<size_t>(columns)
                            : align.all_heads

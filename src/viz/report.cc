@@ -165,9 +165,7 @@ std::vector<size_t> spread(size_t n, int k) {  // k indices evenly spaced throug
 
 TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
   const std::vector<std::unique_ptr<ModelFiles>> models = load_models(o.model_dirs);
-  std::vector<const ModelFiles*> members;  // one model, or an ensemble's members
-  members.reserve(models.size());
-  for (const auto& files : models) members.push_back(files.get());
+  const std::vector<const ModelFiles*> members = member_files(models);  // one, or an ensemble's
   const ModelFiles* m = members.front();  // the text format, the same for every member
   TestResult t;
   std::vector<std::string> inputs, refs;  // refs: one line per input ("A | B" for G2P variants)
