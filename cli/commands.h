@@ -52,6 +52,7 @@ struct TrainCommand {
   int64_t layers = -1, dec_layers = -1;
   float dropout = -1;
   std::string lr_schedule, norm = "post", activation = "relu", positions = "sinusoidal";
+  std::string precision = "float32";  // float32 | bfloat16 (the training graph's products)
   bool untied_output = false;
   TrainConfig config;
   CLI::App* app = nullptr;

@@ -144,6 +144,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
           << std::flush;
   };
   Graph g(Mode::Train, o.seed);
+  g.set_precision(o.precision);
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
     auto batches = epoch_batches(task.lengths(), task.costs(), batching, o.seed, epoch);

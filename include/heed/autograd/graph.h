@@ -56,6 +56,10 @@ enum class Mode {
   Inference,  // records no closures, dropout is the identity
 };
 
+// The operands of linear()'s products (x W^T and both its gradients): fp32, or rounded to bf16
+// with fp32 sums (mixed-precision training, kernels/bf16.h). Other ops always compute in fp32.
+enum class Precision { fp32, bf16 };
+
 class Graph {
  public:
   explicit Graph(Mode mode = Mode::Train, uint64_t seed = 0x5eed);
@@ -104,6 +108,8 @@ class Graph {
   void rewind(const Mark& m, std::initializer_list<Var*> keep);
 
   Mode mode() const { return mode_; }
+  void set_precision(Precision p) { precision_ = p; }
+  Precision precision() const { return precision_; }
   bool training() const { return mode_ == Mode::Train; }
   // A fresh stream id for a random op (dropout), derived from the seed and a counter.
   uint64_t next_stream();
@@ -131,6 +137,7 @@ class Graph {
   Var push(Tensor value, bool requires_grad, Parameter* param = nullptr);
 
   Mode mode_;
+  Precision precision_ = Precision::fp32;
   uint64_t seed_;
   uint64_t streams_ = 0;
   Arena arena_;

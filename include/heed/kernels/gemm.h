@@ -1,5 +1,6 @@
 // GEMM: the only door to oneDNN's sgemm in heed. Every matrix product of every model comes here.
-// Leaves out: int8/bf16 paths and GEMV special cases (oneDNN picks its own kernels by shape).
+// Leaves out: GEMV special cases (oneDNN picks its own kernels by shape); the int8 and bf16
+// products have their own doors beside it (quantize.h, bf16.h).
 #pragma once
 
 #include <cstdint>

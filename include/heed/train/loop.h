@@ -46,6 +46,7 @@ struct LoopOptions {
   int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
   int keep_epochs = 0;  // keep the weights of the last N epochs in epochs/ (for heed average)
   uint64_t seed = 1;
+  Precision precision = Precision::fp32;  // of the training graph's linear() products
   std::string save_dir;
   bool resume = false;  // continue from save_dir/checkpoint
 };

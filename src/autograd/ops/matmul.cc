@@ -2,6 +2,9 @@
 // Leaves out: fusing activations into the GEMM epilogue.
 #include "heed/autograd/ops/matmul.h"
 
+#include <algorithm>
+
+#include "heed/kernels/bf16.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/quantize.h"
@@ -72,6 +75,42 @@ void gemm_acc(bool ta, bool tb, const Geometry& g, int64_t M, int64_t N, int64_t
                         sc);
 }
 
+// linear() in mixed precision (Precision::bf16): x and W are rounded to bf16 once, in the
+// forward, and kept for the backward; dy is rounded once for both gradient products. Copies of
+// x and dy have their token rows padded with zeros to kBf16Rows, so that dW's sum over tokens
+// (its K) takes few distinct sizes. The bias and its gradient stay fp32.
+Var linear_bf16(Var x, Var w, Var b, Tensor y) {
+  using kernels::bf16;
+  const int64_t M = x.shape().rows(), N = w.shape()[0], K = w.shape()[1];
+  const int64_t Mp = kernels::bf16_padded_rows(M);
+  Graph* G = &x.graph();
+  bf16* xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));  // bf16(x) [Mp, K]
+  kernels::to_bf16(x.value().data(), M, K, K, xb);
+  std::fill(xb + M * K, xb + Mp * K, bf16{0});
+  bf16* wb = G->arena().array<bf16>(static_cast<size_t>(N * K));  // bf16(W) [N, K]
+  kernels::to_bf16(w.value().data(), N, K, K, wb);
+  const bool has_bias = b.valid();
+  // y [M, N] = x W^T + b
+  kernels::gemm_bf16(false, true, M, N, K, xb, K, wb, K, 0.f, y.data(), N,
+                     has_bias ? b.value().data() : nullptr);
+  const Var inputs[3] = {x, w, b};
+  return G->make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
+    bf16* dyb = G->arena().array<bf16>(static_cast<size_t>(Mp * N));  // bf16(dy) [Mp, N]
+    kernels::to_bf16(dy.data(), M, N, N, dyb);
+    std::fill(dyb + M * N, dyb + Mp * N, bf16{0});
+    if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
+      Var::GemmTarget dx = x.gemm_target();
+      kernels::gemm_bf16(false, false, M, K, N, dyb, N, wb, K, dx.beta, dx.data, K);
+    }
+    if (w.requires_grad()) {  // dW [N, K] += dy^T [N, Mp] x [Mp, K] (the padded rows are 0)
+      Var::GemmTarget dw = w.gemm_target();
+      kernels::gemm_bf16(true, false, N, K, Mp, dyb, N, xb, K, dw.beta, dw.data, K);
+    }
+    if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
+      kernels::reduce_to(dy.data(), Shape{M, N}, b.grad().data(), Shape{N});
+  });
+}
+
 }  // namespace
 
 Var matmul(Var a, Var b, MatmulOptions o) {
@@ -119,6 +158,7 @@ Var linear(Var x, Var w, Var b) {
     const Var inputs[3] = {x, w, b};  // inference: no backward is recorded
     return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [](const Tensor&) {});
   }
+  if (G.precision() == Precision::bf16 && M > 0) return linear_bf16(x, w, b, y);
   if (has_bias) {  // preload C with the bias, then C = x W^T + C
     const float* pb = b.value().data();
     for (int64_t i = 0; i < M; ++i) std::copy(pb, pb + N, y.data() + i * N);

@@ -1,0 +1,126 @@
+// bf16 products through oneDNN's matmul primitive; conversions vectorised over rows.
+// Leaves out: a hand-written bf16 GEMM; oneDNN's brgemm kernels run at ~400 GFLOP/s a core here.
+#include "heed/kernels/bf16.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "heed/kernels/parallel.h"
+#include "heed/util/error.h"
+
+namespace heed::kernels {
+
+namespace {
+
+inline bf16 round_to_bf16(float x) {
+  const auto u = std::bit_cast<uint32_t>(x);
+  // ties to even: add 0x7fff, plus 1 when the kept part is odd
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  // NaN: keep sign and exponent, force a quiet mantissa bit (rounding could make it inf).
+  // A select, not a branch, so that the loops below vectorise.
+  const uint32_t nan = (u >> 16) | 0x40u;
+  return static_cast<bf16>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+}  // namespace
+
+bf16 to_bf16(float x) {
+  return round_to_bf16(x);
+}
+
+float from_bf16(bf16 x) {
+  const uint32_t u = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+void to_bf16(const float* x, int64_t rows, int64_t cols, int64_t ldx, bf16* y) {
+  parallel_for(rows, grain_for(kSerialWork, cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * ldx;
+      bf16* yr = y + r * cols;
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) yr[c] = round_to_bf16(xr[c]);
+    }
+  });
+}
+
+namespace {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine = [] {
+    // every (M, N, K, layout) a run meets stays compiled: a few thousand at most (kBf16Rows)
+    dnnl::set_primitive_cache_capacity(8192);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return engine;
+}
+
+// One oneDNN matmul: C [M, N] (+)= op(A) op(B) (+ bias), shapes fixed at creation; the primitive
+// comes from oneDNN's cache after its first use.
+void matmul_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
+                  int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                  const float* bias) {
+  using dnnl::memory;
+  using dt = memory::data_type;
+  const dnnl::engine& eng = cpu_engine();
+  // strides (row, column) of the logical [M, K] and [K, N] operands as stored
+  const memory::desc a({M, K}, dt::bf16, trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
+  const memory::desc b({K, N}, dt::bf16, trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c({M, N}, dt::f32, memory::dims{ldc, 1});
+  const memory::desc bias_md({1, N}, dt::f32, memory::dims{N, 1});
+  dnnl::primitive_attr attr;
+  if (beta != 0.f) {
+    dnnl::post_ops po;
+    po.append_sum(beta);
+    attr.set_post_ops(po);
+  }
+  const dnnl::matmul::primitive_desc pd(
+      bias ? dnnl::matmul::desc(a, b, bias_md, c) : dnnl::matmul::desc(a, b, c), attr, eng);
+  thread_local dnnl::stream stream(eng);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(a, eng, const_cast<bf16*>(A))},
+                                       {DNNL_ARG_WEIGHTS, memory(b, eng, const_cast<bf16*>(B))},
+                                       {DNNL_ARG_DST, memory(c, eng, C)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_md, eng, const_cast<float*>(bias)));
+  dnnl::matmul(pd).execute(stream, args);
+  stream.wait();
+}
+
+}  // namespace
+
+bool bf16_native() {
+  static const bool native = [] {
+    try {
+      cpu_engine();
+      return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
+void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
+               int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
+               const float* bias) {
+  if (M == 0 || N == 0) return;
+  check(K > 0, "gemm_bf16: K = 0 (M=", M, " N=", N, ")");
+  const SerialScope small(M * N * K < kSerialWork);
+  try {
+    // rows [0, M0) in one block whose M is a multiple of kBf16Rows, the tail in another
+    const int64_t M0 = M > kBf16Rows ? M / kBf16Rows * kBf16Rows : M;
+    matmul_block(trans_a, trans_b, M0, N, K, A, lda, B, ldb, beta, C, ldc, bias);
+    if (M0 < M) {
+      const bf16* A1 = trans_a ? A + M0 : A + M0 * lda;
+      matmul_block(trans_a, trans_b, M - M0, N, K, A1, lda, B, ldb, beta, C + M0 * ldc, ldc, bias);
+    }
+  } catch (const dnnl::error& e) {
+    fail("oneDNN bf16 matmul failed (", e.what(), ") for M=", M, " N=", N, " K=", K);
+  }
+}
+
+}  // namespace heed::kernels
