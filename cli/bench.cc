@@ -34,6 +34,10 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--compute-type", seq2seq.compute,
                   "Decoding weights: float32 | int8 (per-row symmetric, oneDNN s8s8s32 GEMM)")
       ->capture_default_str();
+  app->add_option("--precision", seq2seq.precision,
+                  "Training products: float32 | bfloat16 (mixed precision, as heed train's)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}))
+      ->capture_default_str();
   app->add_option("--d-model", seq2seq.d_model, "transformer-seq2seq: d_model")
       ->capture_default_str();
   app->add_option("--heads", seq2seq.heads, "transformer-seq2seq: heads")->capture_default_str();

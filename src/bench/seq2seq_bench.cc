@@ -140,7 +140,10 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
             : OptimizerConfig{.kind = OptimizerConfig::Kind::Adam},
         params);
     const float lr = transformer ? 5e-4f : 1e-3f;
+    check(o.precision == "float32" || o.precision == "bfloat16", "--precision ", o.precision,
+          ": expected float32 or bfloat16");
     Graph g(Mode::Train, o.seed);
+    g.set_precision(o.precision == "bfloat16" ? Precision::bf16 : Precision::fp32);
     double loss = 0;
     auto step = [&](const Seq2SeqBatch& b) {
       Var l = model.loss(g, b);
@@ -170,6 +173,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
           {"batch", o.batch},
           {"steps", times.size()},
           {"warmup", o.warmup},
+          {"precision", o.precision},
           {"tgt_tokens_per_s", round_to(static_cast<double>(tokens) / total, 1)},
           {"padded_positions_per_s", round_to(static_cast<double>(padded) / total, 1)},
           {"src_tokens_per_s", round_to(static_cast<double>(src_tokens) / total, 1)},

@@ -111,8 +111,9 @@ grep -q '"src":\["▁' "$work/spm_att.jsonl" || fail "spm: attention source is n
 
 # the Transformer through the same train / resume / translate: pieces, a joint vocabulary,
 # beam search with the cross-attention of one chosen layer and head, int8
+# (resumed in mixed precision: a run may change its --precision)
 for steps in 6 10; do
-  extra=(); [ "$steps" = 10 ] && extra=(--resume)
+  extra=(); [ "$steps" = 10 ] && extra=(--resume --precision bfloat16)
   "$heed" --threads 1 train --model transformer --train-src "$m30k/train.lc.norm.tok.en" \
     --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
     --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
@@ -123,6 +124,12 @@ done
 grep -q "heed train: transformer 2+1 layers, d 16, 2 heads, ff 32" "$work/tf.log" \
   || fail "transformer: no model line"
 grep -q "resuming from .*step 6" "$work/tf.log" || fail "transformer run did not resume at step 6"
+grep -q "mixed precision: the linear layers' products in bfloat16" "$work/tf.log" \
+  || fail "transformer: --precision bfloat16 not reported"
+"$heed" train --model transformer --train-src x --train-tgt y --save z --precision fp16 \
+  > /dev/null 2> "$work/prec.err" && fail "--precision fp16 accepted"
+grep -q "precision: fp16 not in {float32,bfloat16}" "$work/prec.err" \
+  || fail "--precision fp16: unclear error: $(cat "$work/prec.err")"
 cmp -s "$work/tf/src.vocab" "$work/tf/tgt.vocab" || fail "transformer: --share-embeddings, two vocabularies"
 cmp -s "$work/tf/src.spm" "$work/tf/tgt.spm" \
   || fail "transformer: --share-embeddings, not one SentencePiece model of both sides"

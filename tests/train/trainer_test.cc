@@ -202,6 +202,42 @@ TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
   EXPECT_EQ(hyps[0].attention[0].size(), 4u);
 }
 
+// Mixed precision (--precision bfloat16) learns the task as well, is its own computation (the
+// weights differ from the fp32 run's), and resumes exactly.
+TEST(TransformerTrainer, LearnsInBfloat16AndResumesExactly) {
+  Dataset d;
+  std::ostringstream log;
+  TrainConfig c = transformer_config(d, "learn");
+  c.transformer.layer.dropout = 0;
+  c.epochs = 16;
+  c.precision = Precision::bf16;
+  TrainResult r = train_seq2seq(c, log);
+  EXPECT_GT(r.best_metric, 90.0) << log.str();
+  // 3 epochs in one go (a), and stopped inside the second epoch and resumed (b)
+  c.epochs = 3;
+  c.save_dir = d.config("a").save_dir;
+  train_seq2seq(c, log);
+  TrainConfig first = c;
+  first.save_dir = d.config("b").save_dir;
+  first.max_steps = 50;
+  train_seq2seq(first, log);
+  TrainConfig rest = c;
+  rest.save_dir = first.save_dir;
+  rest.resume = true;
+  train_seq2seq(rest, log);
+  expect_same_weights(d);
+  // the same 3 epochs in float32
+  TrainConfig fp32 = c;
+  fp32.precision = Precision::fp32;
+  fp32.save_dir = d.config("f").save_dir;
+  train_seq2seq(fp32, log);
+  Safetensors a = weights(c.save_dir), f = weights(fp32.save_dir);
+  bool differ = false;
+  for (const auto& [name, t] : a.tensors)
+    differ = differ || std::memcmp(t.data(), f.tensors.at(name).data(), t.numel() * 4) != 0;
+  EXPECT_TRUE(differ) << "bfloat16 training computed exactly what float32 did";
+}
+
 TEST(TransformerTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
   Dataset d;
   std::ostringstream log;

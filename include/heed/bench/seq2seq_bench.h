@@ -33,7 +33,8 @@ struct Seq2SeqBenchOptions {
   int decode_batches = 2, decode_single = 20;
   double decode_budget = 8;  // seconds per decode measurement at most
   bool skip_train = false, skip_dec128 = false, skip_dec1 = false;
-  std::string compute = "float32";  // decoding weights: float32 | int8 (kernels/quantize.h)
+  std::string compute = "float32";    // decoding weights: float32 | int8 (kernels/quantize.h)
+  std::string precision = "float32";  // training products: float32 | bfloat16 (kernels/bf16.h)
   uint64_t seed = 1234;
 };
 
