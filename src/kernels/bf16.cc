@@ -5,7 +5,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <bit>
-#include <cstring>
 #include <unordered_map>
 
 #include "heed/kernels/parallel.h"
@@ -32,10 +31,7 @@ bf16 to_bf16(float x) {
 }
 
 float from_bf16(bf16 x) {
-  const uint32_t u = static_cast<uint32_t>(x) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
+  return std::bit_cast<float>(static_cast<uint32_t>(x) << 16);
 }
 
 void to_bf16(const float* x, int64_t rows, int64_t cols, int64_t ldx, bf16* y) {
@@ -108,7 +104,12 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, cons
                int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
                const float* bias) {
   if (M == 0 || N == 0) return;
-  check(K > 0, "gemm_bf16: K = 0 (M=", M, " N=", N, ")");
+  if (K == 0) {  // op(A) op(B) is a zero matrix: beta C (+ bias) remains, as in gemm()
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        C[i * ldc + j] = (beta == 0.f ? 0.f : beta * C[i * ldc + j]) + (bias ? bias[j] : 0.f);
+    return;
+  }
   const SerialScope small(M * N * K < kSerialWork);
   try {
     // rows [0, M0) in one block whose M is a multiple of kBf16Rows, the tail in another

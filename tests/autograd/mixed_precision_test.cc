@@ -32,8 +32,7 @@ LinearRun run(Precision p, const std::vector<Tensor>& in, const Tensor& dy) {
 
 std::vector<Tensor> operands(Rng& rng, bool bf16_exact) {
   std::vector<Tensor> t = {testing::random_tensor({3, 47, 24}, rng),
-                           testing::random_tensor({40, 24}, rng),
-                           testing::random_tensor({40}, rng),
+                           testing::random_tensor({40, 24}, rng), testing::random_tensor({40}, rng),
                            testing::random_tensor({3, 47, 40}, rng)};  // dy
   if (bf16_exact)
     for (Tensor& x : t)

@@ -21,11 +21,11 @@ TEST(Bf16, RoundsToNearestTiesToEven) {
   const float ulp = std::ldexp(1.f, -7);  // bf16's spacing in [1, 2)
   EXPECT_EQ(kernels::to_bf16(1.f), 0x3f80);
   EXPECT_EQ(kernels::to_bf16(-2.f), 0xc000);
-  EXPECT_EQ(kernels::to_bf16(1.f + ulp), 0x3f81);                       // representable
-  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2), 0x3f80);                   // tie: to even (down)
-  EXPECT_EQ(kernels::to_bf16(1.f + 3 * ulp / 2), 0x3f82);               // tie: to even (up)
-  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2 + ulp / 64), 0x3f81);        // above the tie: up
-  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2 - ulp / 64), 0x3f80);        // below: down
+  EXPECT_EQ(kernels::to_bf16(1.f + ulp), 0x3f81);                 // representable
+  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2), 0x3f80);             // tie: to even (down)
+  EXPECT_EQ(kernels::to_bf16(1.f + 3 * ulp / 2), 0x3f82);         // tie: to even (up)
+  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2 + ulp / 64), 0x3f81);  // above the tie: up
+  EXPECT_EQ(kernels::to_bf16(1.f + ulp / 2 - ulp / 64), 0x3f80);  // below: down
   EXPECT_EQ(kernels::to_bf16(-0.f), 0x8000);
   EXPECT_EQ(kernels::to_bf16(std::numeric_limits<float>::infinity()), 0x7f80);
   EXPECT_EQ(kernels::to_bf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds up to inf
@@ -88,6 +88,15 @@ TEST(Bf16, GemmEqualsTheProductOfTheRoundedOperands) {
                     << "M=" << M << " ta=" << ta << " tb=" << tb << " beta=" << beta
                     << " bias=" << with_bias << " at " << i << "," << j;
           }
+}
+
+TEST(Bf16, GemmWithNothingToSumLeavesBetaCPlusBias) {
+  std::vector<float> C = {1.f, -2.f, 3.f, 4.f, 5.f, -6.f}, bias = {0.5f, 1.f, 2.f};
+  const bf16 none = 0;
+  kernels::gemm_bf16(false, true, 2, 3, 0, &none, 1, &none, 1, 0.5f, C.data(), 3, bias.data());
+  EXPECT_EQ(C, (std::vector<float>{1.f, 0.f, 3.5f, 2.5f, 3.5f, -1.f}));
+  kernels::gemm_bf16(false, true, 2, 3, 0, &none, 1, &none, 1, 0.f, C.data(), 3, nullptr);
+  EXPECT_EQ(C, std::vector<float>(6, 0.f));
 }
 
 }  // namespace
