@@ -212,7 +212,7 @@ int TrainCommand::run() {
   config.transformer.layer.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   config.transformer.layer.activation =
       activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
-  config.precision = precision == "bfloat16" ? Precision::bf16 : Precision::fp32;
+  config.precision = parse_precision(precision);
   if (config.precision == Precision::bf16 && !kernels::bf16_native())
     std::cerr << "warning: this CPU has no AVX512_BF16: --precision bfloat16 is emulated, and "
                  "slower than float32\n";

@@ -40,6 +40,12 @@ Tensor& Var::grad() const {
   return n.grad;
 }
 
+Precision parse_precision(const std::string& name) {
+  if (name == "float32") return Precision::fp32;
+  if (name == "bfloat16") return Precision::bf16;
+  fail("unknown precision '", name, "' (expected float32 or bfloat16)");
+}
+
 Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) {
   nodes_.reserve(1024);
 }

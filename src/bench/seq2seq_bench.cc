@@ -140,10 +140,8 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
             : OptimizerConfig{.kind = OptimizerConfig::Kind::Adam},
         params);
     const float lr = transformer ? 5e-4f : 1e-3f;
-    check(o.precision == "float32" || o.precision == "bfloat16", "--precision ", o.precision,
-          ": expected float32 or bfloat16");
     Graph g(Mode::Train, o.seed);
-    g.set_precision(o.precision == "bfloat16" ? Precision::bf16 : Precision::fp32);
+    g.set_precision(parse_precision(o.precision));
     double loss = 0;
     auto step = [&](const Seq2SeqBatch& b) {
       Var l = model.loss(g, b);

@@ -7,6 +7,7 @@
 #include <bit>
 #include <unordered_map>
 
+#include "heed/kernels/gemm.h"
 #include "heed/kernels/parallel.h"
 #include "heed/util/error.h"
 
@@ -104,10 +105,11 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, cons
                int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
                const float* bias) {
   if (M == 0 || N == 0) return;
-  if (K == 0) {  // op(A) op(B) is a zero matrix: beta C (+ bias) remains, as in gemm()
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j)
-        C[i * ldc + j] = (beta == 0.f ? 0.f : beta * C[i * ldc + j]) + (bias ? bias[j] : 0.f);
+  if (K == 0) {  // op(A) op(B) is a zero matrix: gemm() leaves beta C, then the bias
+    gemm(trans_a, trans_b, M, N, 0, 1.f, nullptr, 1, nullptr, 1, beta, C, ldc);
+    if (bias)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
     return;
   }
   const SerialScope small(M * N * K < kSerialWork);

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <new>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -59,6 +60,7 @@ enum class Mode {
 // The operands of linear()'s products (x W^T and both its gradients): fp32, or rounded to bf16
 // with fp32 sums (mixed-precision training, kernels/bf16.h). Other ops always compute in fp32.
 enum class Precision { fp32, bf16 };
+Precision parse_precision(const std::string& name);  // "float32" or "bfloat16"
 
 class Graph {
  public:
