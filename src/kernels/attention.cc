@@ -1,5 +1,6 @@
 // Fused scaled dot-product attention: tiles, online softmax, recomputation in the backward.
-// Leaves out: a hand-written micro-kernel for the tile products (oneDNN's sgemm does them).
+// The tile products run in kernels/tile_gemm.h when small (sentences: oneDNN's call overhead
+// dominates there) and in oneDNN's sgemm otherwise (long sequences: full 64 x 128 tiles).
 #include "heed/kernels/attention.h"
 
 #include <omp.h>
@@ -13,6 +14,7 @@
 
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/tile_gemm.h"
 #include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
@@ -25,9 +27,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Per-thread scratch that grows to the largest request and is then reused, so that steady-state
 // training allocates nothing. Slots: 0 score/probability tile, 1 accumulator or dP tile,
-// 2 running max and sum, 3 rowsum(dO * O), 4 a private dQ.
+// 2 running max and sum, 3 rowsum(dO * O), 4 a private dQ, 5 a transposed key tile.
 float* scratch(int slot, size_t n) {
-  thread_local std::array<std::vector<float>, 5> buf;
+  thread_local std::array<std::vector<float>, 6> buf;
   if (buf[slot].size() < n) buf[slot].resize(n);
   return buf[slot].data();
 }
@@ -40,6 +42,31 @@ int64_t ceil_div(int64_t a, int64_t b) {
 int64_t visible(const AttentionMask& mask, int64_t b, int64_t i, int64_t j0, int64_t width,
                 int64_t Tk) {
   return std::clamp<int64_t>(mask.key_end(b, i, Tk) - j0, 0, width);
+}
+
+// The tile products: those of a query tile [bq, D] with a key tile [bk, D] run in tile_gemm
+// when the score product fits there (and so the others, of the same size), else in oneDNN.
+bool small_tile(int64_t bq, int64_t bk, int64_t D) {
+  return tile_gemm_fits(bq, round_up_lanes(bk), D) && tile_gemm_fits(bq, D, bk);
+}
+
+// S[bq, bk] = alpha A B^T: A [bq, D] (rows lda), B [bk, D] (rows ldb). On the small path the
+// columns bk .. round_up_lanes(bk) of S are written too (zeros).
+void tile_abt(bool small, int64_t bq, int64_t bk, int64_t D, float alpha, const float* A,
+              int64_t lda, const float* B, int64_t ldb, float* S) {
+  if (small)
+    tile_gemm_abt(bq, bk, D, alpha, A, lda, B, ldb, S, kTileK, scratch(5, D * kTileK));
+  else
+    gemm(false, true, bq, bk, D, alpha, A, lda, B, ldb, 0.f, S, kTileK);
+}
+
+// C[M, N] += alpha op(P) B with P a [., kTileK] tile, op(P) = P [M, K] or P^T (trans).
+void tile_pb(bool small, bool trans, int64_t M, int64_t N, int64_t K, float alpha, const float* P,
+             const float* B, int64_t ldb, float* C, int64_t ldc) {
+  if (small)
+    tile_gemm(M, N, K, alpha, P, trans ? 1 : kTileK, trans ? kTileK : 1, B, ldb, 1.f, C, ldc);
+  else
+    gemm(trans, false, M, N, K, alpha, P, kTileK, B, ldb, 1.f, C, ldc);
 }
 
 }  // namespace
@@ -81,7 +108,9 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
       const float* Qi = Q + q.at(b, h, i0);
       for (int64_t j0 = 0; j0 < k_end; j0 += kTileK) {
         const int64_t bk = std::min(kTileK, k_end - j0);
-        gemm(false, true, bq, bk, D, scale, Qi, q.row, K + k.at(b, h, j0), k.row, 0.f, S, kTileK);
+        const float* Kj = K + k.at(b, h, j0);
+        const bool small = small_tile(bq, bk, D);
+        tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
           const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
@@ -100,7 +129,7 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
           if (alpha != 1.f)
             for (int64_t d = 0; d < D; ++d) A[r * D + d] *= alpha;
         }
-        gemm(false, false, bq, D, bk, 1.f, S, kTileK, V + v.at(b, h, j0), v.row, 1.f, A, D);
+        tile_pb(small, false, bq, D, bk, 1.f, S, V + v.at(b, h, j0), v.row, A, D);
       }
       for (int64_t r = 0; r < bq; ++r) {
         float* out = O + o.at(b, h, i0 + r);
@@ -164,13 +193,14 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
         const int64_t bk = std::min({kTileK, Tk - j0, key_len - j0});
         const float *Kj = K + k.at(b, h, j0), *Vj = V + v.at(b, h, j0);
         float *dKj = dK + dk.at(b, h, j0), *dVj = dV + dv.at(b, h, j0);
+        const bool small = small_tile(std::min(kTileQ, Tq), bk, D);
         // causal: query i sees key j0 from i = j0 - offset on
         const int64_t i_first = mask.causal ? std::max<int64_t>(0, j0 - mask.causal_offset) : 0;
         for (int64_t i0 = i_first / kTileQ * kTileQ; i0 < Tq; i0 += kTileQ) {
           const int64_t bq = std::min(kTileQ, Tq - i0);
           const float *Qi = Q + q.at(b, h, i0), *dOi = dO + dout.at(b, h, i0);
           // P = exp(scale Q_i K_j^T - lse)   [bq, bk]
-          gemm(false, true, bq, bk, D, scale, Qi, q.row, Kj, k.row, 0.f, S, kTileK);
+          tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
           for (int64_t r = 0; r < bq; ++r) {
             float* p = S + r * kTileK;
             const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
@@ -179,9 +209,9 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
             std::fill(p + n, p + bk, 0.f);
           }
           // dV_j += P^T dO_i   [bk, D]
-          gemm(true, false, bk, D, bq, 1.f, S, kTileK, dOi, dout.row, 1.f, dVj, dv.row);
+          tile_pb(small, true, bk, D, bq, 1.f, S, dOi, dout.row, dVj, dv.row);
           // dP = dO_i V_j^T   [bq, bk];  dS = P * (dP - Delta)
-          gemm(false, true, bq, bk, D, 1.f, dOi, dout.row, Vj, v.row, 0.f, dP, kTileK);
+          tile_abt(small, bq, bk, D, 1.f, dOi, dout.row, Vj, v.row, dP);
           for (int64_t r = 0; r < bq; ++r) {
             const float* p = S + r * kTileK;
             float* ds = dP + r * kTileK;
@@ -190,10 +220,9 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
           }
           // dQ_i += scale dS K_j   [bq, D]
           float* dQi = t == 0 ? dQ + dq.at(b, h, i0) : mine + ((bh - first_bh[t]) * Tq + i0) * D;
-          gemm(false, false, bq, D, bk, scale, dP, kTileK, Kj, k.row, 1.f, dQi,
-               t == 0 ? dq.row : D);
+          tile_pb(small, false, bq, D, bk, scale, dP, Kj, k.row, dQi, t == 0 ? dq.row : D);
           // dK_j += scale dS^T Q_i   [bk, D]
-          gemm(true, false, bk, D, bq, scale, dP, kTileK, Qi, q.row, 1.f, dKj, dk.row);
+          tile_pb(small, true, bk, D, bq, scale, dP, Qi, q.row, dKj, dk.row);
         }
       }
     }

@@ -1,5 +1,5 @@
 // GEMM through oneDNN's dnnl_sgemm (row-major, OpenMP-threaded).
-// Leaves out: any hand-written GEMM; there is none in heed.
+// Leaves out: any hand-written GEMM (the fused attention's small tiles have theirs: tile_gemm.h).
 #include "heed/kernels/gemm.h"
 
 #include <omp.h>

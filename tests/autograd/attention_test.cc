@@ -93,10 +93,15 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
 
 // Tiles are 64 queries x 128 keys: 70 x 131 and 130 x 130 leave partial tiles on both axes;
 // a query of length 1 against a long prefix is cached decoding; length 0 is a fully masked row.
+// Sentence-sized heads of 16-64 (the last four, and 1 x 200 x 32) take kernels/tile_gemm.h
+// (row counts that leave 1-3 rows of a 4-row block, keys that do not fill 16 lanes); the
+// others oneDNN's sgemm.
 const Case kCases[] = {
     {2, 3, 70, 131, 16, false, {131, 77}}, {2, 2, 130, 130, 8, true, {130, 129}},
     {3, 2, 5, 7, 7, false, {7, 1, 4}},     {2, 4, 1, 200, 32, true, {}},
     {1, 1, 3, 260, 5, true, {}},           {2, 1, 9, 9, 4, false, {9, 0}},
+    {3, 2, 21, 21, 32, true, {21, 13, 1}}, {2, 4, 13, 27, 16, false, {27, 5}},
+    {2, 2, 19, 35, 48, true, {35, 20}},    {1, 2, 7, 9, 64, false, {}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedAttention,

@@ -7,7 +7,8 @@
 // [Bq, Bk] score tile and one [Bq, D] accumulator per thread in the forward, plus one [T_q, D]
 // gradient accumulator per extra thread in the backward. The mask M is built on the fly from
 // key lengths (padding) and causality; masked scores are -inf before the softmax.
-// Every product of tiles goes through kernels::gemm (oneDNN).
+// The tile products run in kernels/tile_gemm.h when small (sentence lengths) and in oneDNN's
+// sgemm (kernels::gemm) otherwise.
 // Leaves out: dropout on the attention weights, arbitrary additive masks (the naive composition
 // in autograd/ops/softmax.h takes those) and returning the weights (decoding asks for those
 // explicitly: attention_weights below).

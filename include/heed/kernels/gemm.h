@@ -1,4 +1,6 @@
-// GEMM: the only door to oneDNN's sgemm in heed. Every matrix product of every model comes here.
+// GEMM: the only door to oneDNN's sgemm in heed. Every matrix product of every model comes here,
+// except the small tiles inside the fused attention kernel (tile_gemm.h, where oneDNN's call
+// overhead outweighs the product).
 // Leaves out: GEMV special cases (oneDNN picks its own kernels by shape); the int8 and bf16
 // products have their own doors beside it (quantize.h, bf16.h).
 #pragma once

@@ -1,0 +1,98 @@
+// The fused attention's small tile products against the textbook product in double precision:
+// every row remainder of the 4-row blocks, 1-5 registers of columns, A row-major and stored
+// transposed, strided operands, beta 0 and 1; the score product A B^T (dot products for one to
+// three rows, a transposed B from four) and the transposed key tile, with their zero padding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "heed/kernels/random.h"
+#include "heed/kernels/tile_gemm.h"
+
+namespace heed {
+namespace {
+
+TEST(TileGemm, EqualsTextbookProduct) {
+  Rng rng(7);
+  for (bool a_transposed : {false, true})
+    for (float beta : {0.f, 1.f})
+      for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 9, 21})
+        for (int64_t N : {16, 32, 48, 64, 80, 128})
+          for (int64_t K : {1, 7, 33}) {
+            // A stored [M, K] (row stride K + 3) or transposed [K, M] (row stride M + 2)
+            const int64_t a_row = a_transposed ? 1 : K + 3, a_col = a_transposed ? M + 2 : 1;
+            const int64_t ldb = N + 5, ldc = N + 16;
+            std::vector<float> A((a_transposed ? K * a_col : M * a_row) + 1), B(K * ldb),
+                C(M * ldc);
+            for (auto& v : A) v = rng.uniform(-1, 1);
+            for (auto& v : B) v = rng.uniform(-1, 1);
+            for (auto& v : C) v = rng.uniform(-1, 1);
+            const std::vector<float> C0 = C;
+            const float alpha = 0.75f;
+            kernels::tile_gemm(M, N, K, alpha, A.data(), a_row, a_col, B.data(), ldb, beta,
+                               C.data(), ldc);
+            double worst = 0;
+            for (int64_t i = 0; i < M; ++i) {
+              for (int64_t j = 0; j < N; ++j) {
+                double want = beta * double{C0[i * ldc + j]};
+                for (int64_t k = 0; k < K; ++k)
+                  want += alpha * double{A[i * a_row + k * a_col]} * B[k * ldb + j];
+                worst = std::max(worst, std::abs(want - C[i * ldc + j]));
+              }
+              for (int64_t j = N; j < ldc; ++j)  // past N: untouched
+                ASSERT_EQ(C[i * ldc + j], C0[i * ldc + j]) << M << "x" << N << "x" << K;
+            }
+            EXPECT_LT(worst, 1e-5 * K) << M << "x" << N << "x" << K << " transposed A "
+                                       << a_transposed << " beta " << beta;
+          }
+}
+
+TEST(TileGemm, TransposesAKeyTileWithZeroPadding) {
+  Rng rng(8);
+  for (int64_t n : {1, 15, 16, 17, 40}) {
+    const int64_t D = 24, ldb = 3 * D, ldt = 64;
+    std::vector<float> B(n * ldb), Bt(D * ldt, -7.f);
+    for (auto& v : B) v = rng.uniform(-1, 1);
+    kernels::transpose_tile(B.data(), ldb, n, D, Bt.data(), ldt);
+    for (int64_t d = 0; d < D; ++d) {
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(Bt[d * ldt + j], B[j * ldb + d]);
+      for (int64_t j = n; j < kernels::round_up_lanes(n); ++j) ASSERT_EQ(Bt[d * ldt + j], 0.f);
+      for (int64_t j = kernels::round_up_lanes(n); j < ldt; ++j) ASSERT_EQ(Bt[d * ldt + j], -7.f);
+    }
+  }
+}
+
+TEST(TileGemm, ScoreProductEqualsTextbookAndPadsWithZeros) {
+  Rng rng(9);
+  for (int64_t M : {1, 2, 3, 4, 5, 9})  // below 4 rows: dot products; from 4: transposed B
+    for (int64_t N : {1, 15, 16, 17, 40})
+      for (int64_t K : {7, 32}) {
+        const int64_t lda = K + 2, ldb = 3 * K, ldc = 64;
+        std::vector<float> A(M * lda), B(N * ldb), C(M * ldc, -7.f),
+            scratch(K * kernels::round_up_lanes(N), -3.f);
+        for (auto& v : A) v = rng.uniform(-1, 1);
+        for (auto& v : B) v = rng.uniform(-1, 1);
+        kernels::tile_gemm_abt(M, N, K, 0.5f, A.data(), lda, B.data(), ldb, C.data(), ldc,
+                               scratch.data());
+        for (int64_t i = 0; i < M; ++i) {
+          for (int64_t j = 0; j < N; ++j) {
+            double want = 0;
+            for (int64_t k = 0; k < K; ++k) want += 0.5 * A[i * lda + k] * B[j * ldb + k];
+            EXPECT_NEAR(C[i * ldc + j], want, 1e-5 * K) << M << "x" << N << "x" << K;
+          }
+          for (int64_t j = N; j < kernels::round_up_lanes(N); ++j) ASSERT_EQ(C[i * ldc + j], 0.f);
+          for (int64_t j = kernels::round_up_lanes(N); j < ldc; ++j)
+            ASSERT_EQ(C[i * ldc + j], -7.f);
+        }
+      }
+}
+
+TEST(TileGemm, TakesOnlySmallProductsWithWholeRegisters) {
+  EXPECT_TRUE(kernels::tile_gemm_fits(20, 32, 20));
+  EXPECT_FALSE(kernels::tile_gemm_fits(20, 33, 20));  // N not a multiple of 16
+  EXPECT_FALSE(kernels::tile_gemm_fits(64, 128, 64));  // a full long-sequence tile: oneDNN
+}
+
+}  // namespace
+}  // namespace heed
