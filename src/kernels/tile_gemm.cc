@@ -10,7 +10,7 @@
 namespace heed::kernels {
 namespace {
 
-constexpr int kRows = 4;  // rows of C per block
+constexpr int kRows = 4;     // rows of C per block
 constexpr int kMaxRegs = 4;  // registers of 16 columns per block: 64 columns
 
 template <int R, int NV>
@@ -48,10 +48,17 @@ void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int6
   for (; j + kWide <= N; j += kWide)
     block<R, kMaxRegs>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
   switch ((N - j) / kTileLanes) {
-    case 3: block<R, 3>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc); break;
-    case 2: block<R, 2>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc); break;
-    case 1: block<R, 1>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc); break;
-    default: break;
+    case 3:
+      block<R, 3>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
+      break;
+    case 2:
+      block<R, 2>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
+      break;
+    case 1:
+      block<R, 1>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
+      break;
+    default:
+      break;
   }
 }
 
@@ -65,10 +72,17 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
   const float* Ai = A + i * a_row;
   float* Ci = C + i * ldc;
   switch (M - i) {
-    case 3: rows<3>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc); break;
-    case 2: rows<2>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc); break;
-    case 1: rows<1>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc); break;
-    default: break;
+    case 3:
+      rows<3>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
+      break;
+    case 2:
+      rows<2>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
+      break;
+    case 1:
+      rows<1>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
+      break;
+    default:
+      break;
   }
 }
 
@@ -80,15 +94,28 @@ void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
     tile_gemm(M, padded, K, alpha, A, lda, 1, scratch, padded, 0.f, C, ldc);
     return;
   }
+  // Few rows: dot products, 4 keys at a time, each summed in 16 lanes over k and reduced once.
+  constexpr int64_t kKeys = 4;
+  const int64_t k_vec = K / kTileLanes * kTileLanes;
   for (int64_t i = 0; i < M; ++i) {
     const float* a = A + i * lda;
     float* c = C + i * ldc;
-    for (int64_t j = 0; j < N; ++j) {
-      const float* b = B + j * ldb;
-      float s = 0.f;
-#pragma omp simd reduction(+ : s)
-      for (int64_t k = 0; k < K; ++k) s += a[k] * b[k];
-      c[j] = alpha * s;
+    for (int64_t j = 0; j < N; j += kKeys) {
+      const int64_t nj = std::min(kKeys, N - j);
+      float acc[kKeys][kTileLanes] = {};
+      for (int64_t k0 = 0; k0 < k_vec; k0 += kTileLanes)
+        for (int64_t r = 0; r < nj; ++r) {
+          const float* b = B + (j + r) * ldb + k0;
+#pragma omp simd
+          for (int64_t l = 0; l < kTileLanes; ++l) acc[r][l] += a[k0 + l] * b[l];
+        }
+      for (int64_t r = 0; r < nj; ++r) {
+        const float* b = B + (j + r) * ldb;
+        float s = 0.f;
+        for (int64_t l = 0; l < kTileLanes; ++l) s += acc[r][l];
+        for (int64_t k = k_vec; k < K; ++k) s += a[k] * b[k];
+        c[j + r] = alpha * s;
+      }
     }
     std::fill(c + N, c + padded, 0.f);
   }

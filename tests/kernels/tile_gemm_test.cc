@@ -90,7 +90,7 @@ TEST(TileGemm, ScoreProductEqualsTextbookAndPadsWithZeros) {
 
 TEST(TileGemm, TakesOnlySmallProductsWithWholeRegisters) {
   EXPECT_TRUE(kernels::tile_gemm_fits(20, 32, 20));
-  EXPECT_FALSE(kernels::tile_gemm_fits(20, 33, 20));  // N not a multiple of 16
+  EXPECT_FALSE(kernels::tile_gemm_fits(20, 33, 20));   // N not a multiple of 16
   EXPECT_FALSE(kernels::tile_gemm_fits(64, 128, 64));  // a full long-sequence tile: oneDNN
 }
 
