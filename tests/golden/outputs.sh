@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs a heed binary on the golden models and inputs: outputs.sh HEED GOLDEN_DIR OUT_DIR DATA_DIR
+# OUT_DIR/outputs gets every family's translations (greedy, beam 4 with attention, n-best, int8),
+# a Transformer head's attention, an ensemble's n-best with attention, and the classifiers'
+# labels, probabilities and hop attention; OUT_DIR/losses the validation records of 50-step
+# training runs (train.jsonl's train_loss moving average and dev_ce after every update).
+set -euo pipefail
+heed=$1 golden=$2 out=$3 data=$4
+# shellcheck source=families.sh
+source "$golden/families.sh"
+run() { "$heed" --threads 1 "$@"; }
+m=$golden/models in=$golden/inputs o=$out/outputs
+mkdir -p "$o" "$out/losses"
+for name in "${seq2seq[@]}"; do
+  run translate --model "$m/$name" < "$in/cmudict.txt" > "$o/$name.greedy.txt"
+  run translate --model "$m/$name" --beam 4 --attention-out "$o/$name.beam4.att.jsonl" \
+    < "$in/cmudict.txt" > "$o/$name.beam4.txt"
+  run translate --model "$m/$name" --beam 4 --n-best 3 --length-penalty 0.6 \
+    < "$in/cmudict.txt" > "$o/$name.nbest.txt"
+  run translate --model "$m/$name" --compute-type int8 < "$in/cmudict.txt" > "$o/$name.int8.txt"
+done
+run translate --model "$m/transformer" --attention-layer 0 --attention-head 1 \
+  --attention-out "$o/transformer.head1.att.jsonl" < "$in/cmudict.txt" > /dev/null
+run translate --model "$m/rnn-bahdanau" "$m/transformer" "$m/rnn-luong-general" --beam 3 \
+  --n-best 2 --attention-out "$o/ensemble.att.jsonl" < "$in/cmudict.txt" > "$o/ensemble.nbest.txt"
+for name in "${classifiers[@]}"; do
+  run classify --model "$m/$name" --probs --attention-out "$o/$name.att.jsonl" \
+    < "$in/sst.txt" > "$o/$name.txt"
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for name in "${!flags[@]}"; do
+  # shellcheck disable=SC2086  # the flags are words
+  run train ${flags[$name]} --max-steps 50 --valid-every 1 --save "$tmp/$name" > /dev/null
+  python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(json.dumps({"step": r["step"], "train_loss": r["train_loss"], "dev_ce": r["dev_ce"]}))' \
+    "$tmp/$name/train.jsonl" > "$out/losses/$name.jsonl"
+done
