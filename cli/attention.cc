@@ -8,7 +8,8 @@
 
 #include "commands.h"
 #include "heed/data/text.h"
-#include "heed/io/checkpoint.h"
+#include "heed/decode/classifier.h"
+#include "heed/io/model_dir.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
@@ -69,7 +70,7 @@ int AttentionCommand::run() const {
   const size_t drawn =
       std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
   const std::string& model_dir = model_dirs.front();
-  if (is_classifier_config(read_config(model_dir))) {
+  if (config_family(read_config(model_dir), model_dir).role == ModelRole::Classifier) {
     check(model_dirs.size() == 1, "attention: an ensemble is for sequence-to-sequence models; ",
           model_dir, " is a classifier");
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
@@ -79,7 +80,7 @@ int AttentionCommand::run() const {
     check(m->model->config().has_attention(), model_dir, ": this classifier pools by ",
           pooling_name(m->model->config().pooling),
           ", which has no attention to draw (attention pooling, or a Transformer with cls, has)");
-    std::vector<Prediction> preds = classify(*m, lines, "<stdin>");
+    std::vector<Prediction> preds = classify(*m, lines, {.name = "<stdin>"});
     for (size_t i = 0; i < preds.size(); ++i) {
       std::cout << preds[i].label << "\n";
       if (i < drawn)

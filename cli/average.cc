@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "heed/io/checkpoint.h"
+#include "heed/io/model_dir.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "heed/data/text.h"
+#include "heed/decode/classifier.h"
 #include "heed/util/error.h"
 
 namespace heed::cli {
@@ -30,7 +31,8 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
 int ClassifyCommand::run() const {
   auto m = load_classifier(model_dir);
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
-  std::vector<Prediction> out = classify(*m, lines, "<stdin>", batch, !attention_out.empty());
+  std::vector<Prediction> out =
+      classify(*m, lines, {.batch = batch, .attention = !attention_out.empty(), .name = "<stdin>"});
   std::ofstream attn;
   if (!attention_out.empty()) {
     attn.open(attention_out);

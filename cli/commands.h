@@ -10,8 +10,8 @@
 
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/seq2seq_bench.h"
-#include "heed/models/toy_reverse.h"
 #include "heed/train/classifier_trainer.h"
+#include "heed/train/toy_reverse_demo.h"
 #include "heed/train/trainer.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/report.h"
@@ -51,9 +51,12 @@ struct TrainCommand {
   // flags whose default depends on the architecture (unset: < 0 or empty)
   int64_t layers = -1, dec_layers = -1;
   float dropout = -1;
-  std::string lr_schedule, norm = "post", activation = "relu", positions = "sinusoidal";
+  std::string lr_schedule, norm, activation = "relu", positions = "sinusoidal";
   std::string precision = "float32";  // float32 | bfloat16 (the training graph's products)
   bool untied_output = false;
+  // the flags of each encoder-decoder family (the chosen one becomes config.model)
+  RnnSeq2SeqConfig rnn;
+  TransformerSeq2SeqConfig transformer;
   TrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);

@@ -5,6 +5,8 @@
 #include "commands.h"
 #include "heed/kernels/bf16.h"
 #include "heed/util/error.h"
+#include "heed/util/names.h"
+#include "heed/util/overloaded.h"
 
 namespace heed::cli {
 
@@ -12,18 +14,22 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand(
       "train", "Train a sequence-to-sequence model (translation, G2P) or a sentence classifier");
   auto& c = config;
-  auto& m = c.rnn;
-  auto& tf = c.transformer;
+  auto& m = rnn;
+  auto& tf = transformer;
   app->add_option("--task", task,
                   "translate: a sequence-to-sequence model (also G2P on CMUdict) | classify: a "
                   "sentence classifier on \"<label> <sentence>\" files (SST)")
       ->check(CLI::IsMember({"translate", "classify"}))
       ->capture_default_str();
+  std::string families;
+  for (const ModelFamily& f : model_families())
+    if (f.role == ModelRole::Seq2Seq)
+      families += std::string(f.name) + " (" + std::string(f.summary) + ") | ";
   app->add_option("--model", model,
-                  "Architecture: rnn (encoder-decoder with --attention) | transformer; classify: "
-                  "self-attentive (BiLSTM + Lin et al. 2017's self-attention or --pooling) | "
-                  "transformer (a Transformer encoder, --pooling mean by default, or cls)")
-      ->check(CLI::IsMember({"rnn", "transformer", "self-attentive"}))
+                  "Architecture: " + families +
+                      "classify: self-attentive (BiLSTM + Lin et al. 2017's self-attention or "
+                      "--pooling) | transformer (a Transformer encoder, --pooling mean by "
+                      "default, or cls)")
       ->capture_default_str();
   app->add_option("--attention", attention,
                   "rnn: none | bahdanau | luong-dot | luong-general | luong-concat | local-m | "
@@ -113,9 +119,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--norm", norm,
                   "transformer: LayerNorm placement, post (Vaswani et al. 2017: x + F(x), then "
-                  "LN) | pre (x + F(LN(x)), a final LN; trains without warmup trouble)")
-      ->check(CLI::IsMember({"pre", "post"}))
-      ->capture_default_str();
+                  "LN) | pre (x + F(LN(x)), a final LN; trains without warmup trouble). "
+                  "Default: post (translation, as the paper), pre (classify)")
+      ->check(CLI::IsMember({"pre", "post"}));
   app->add_option("--activation", activation, "transformer: feed-forward activation relu | gelu")
       ->check(CLI::IsMember({"relu", "gelu"}))
       ->capture_default_str();
@@ -209,43 +215,45 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 
 int TrainCommand::run() {
   // the Transformer's layer flags, for translation and classification alike
-  config.transformer.layer.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  config.transformer.layer.activation =
-      activation == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
+  if (!norm.empty()) transformer.layer.norm = parse_name<NormPlacement>(norm, "--norm");
+  transformer.layer.activation = parse_name<FfnActivation>(activation, "--activation");
   config.precision = parse_precision(precision);
   if (config.precision == Precision::bf16 && !kernels::bf16_native())
     std::cerr << "warning: this CPU has no AVX512_BF16: --precision bfloat16 is emulated, and "
                  "slower than float32\n";
   if (task == "classify") return run_classify();
-  check(model != "self-attentive",
-        "train: --model self-attentive is a classifier: add --task classify");
+  const ModelFamily& family = model_family(model, "--model");
+  check(family.role == ModelRole::Seq2Seq, "train: --model ", model,
+        " is a classifier: add --task classify");
   check(!config.train_src.empty(), "train: --train-src is required (or --task classify --train)");
   config.format = parse_format(format);
   config.tsv_columns = parse_tsv_columns(tsv_columns);
   config.src_units = parse_units(src_units);
   config.tgt_units = parse_units(tgt_units);
   config.tgt_vocab.min_freq = config.src_vocab.min_freq;
-  config.kind = parse_model_kind(model);
-  const bool transformer = config.kind == ModelKind::Transformer;
-  // the rnn
-  config.rnn.attention = parse_attention(attention);
-  config.rnn.encoder.cell = config.rnn.dec_cell = (cell == "lstm" ? CellKind::Lstm : CellKind::Gru);
-  check(cell == "gru" || cell == "lstm", "unknown cell '", cell, "' (expected gru or lstm)");
-  if (layers >= 0) config.rnn.encoder.layers = layers;
-  if (dropout >= 0) config.rnn.dropout = dropout;
-  // the transformer
-  auto& tf = config.transformer;
-  tf.enc_layers = layers >= 0 ? layers : 3;
-  tf.dec_layers = dec_layers >= 0 ? dec_layers : tf.enc_layers;
-  tf.layer.dropout = dropout >= 0 ? dropout : 0.1f;
-  tf.learned_positions = positions == "learned";
-  tf.tie_output = !untied_output;
-  // the optimiser: the paper's recipe for the transformer unless told otherwise
-  if (lr_schedule.empty()) lr_schedule = transformer ? "inverse-sqrt" : "plateau";
+  // the rnn's flags
+  rnn.attention = parse_attention(attention);
+  rnn.encoder.cell = rnn.dec_cell = parse_cell(cell);
+  if (layers >= 0) rnn.encoder.layers = static_cast<int>(layers);
+  if (dropout >= 0) rnn.dropout = dropout;
+  // the transformer's
+  transformer.enc_layers = layers >= 0 ? layers : 3;
+  transformer.dec_layers = dec_layers >= 0 ? dec_layers : transformer.enc_layers;
+  if (dropout >= 0) transformer.layer.dropout = dropout;
+  transformer.learned_positions = positions == "learned";
+  transformer.tie_output = !untied_output;
+  // the chosen family's config (a new family: its flags above and one line here)
+  config.model = family.default_config();
+  std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
+                        [&](TransformerSeq2SeqConfig& c) { c = transformer; }},
+             config.model);
+  // the optimiser: the family's recipe unless told otherwise
+  const TrainingDefaults& d = family.defaults;
+  if (lr_schedule.empty()) lr_schedule = d.inverse_sqrt ? "inverse-sqrt" : "plateau";
   config.schedule = lr_schedule == "inverse-sqrt" ? ScheduleConfig::Kind::InverseSqrt
                                                   : ScheduleConfig::Kind::ReduceOnPlateau;
-  if (app->count("--warmup") == 0 && transformer) config.warmup = 4000;
-  if (app->count("--adam-beta2") == 0 && transformer) config.adam_beta2 = 0.98f;
+  if (app->count("--warmup") == 0) config.warmup = d.warmup;
+  if (app->count("--adam-beta2") == 0) config.adam_beta2 = d.adam_beta2;
   TrainResult r = train_seq2seq(config, std::cout);
   std::cout << "best dev " << r.metric_name << " " << r.best_metric << " after " << r.steps
             << " steps, " << r.minutes << " min; model in " << config.save_dir << "\n";
@@ -256,19 +264,20 @@ int TrainCommand::run() {
 // defaults are the classifier's, from Lin et al. 2017, not the RNN's or the translation
 // Transformer's).
 int TrainCommand::run_classify() {
-  const bool transformer = model == "transformer";
-  check(model == "self-attentive" || transformer || app->count("--model") == 0,
+  const bool transformer_encoder = model == "transformer";
+  check(model == "self-attentive" || transformer_encoder || app->count("--model") == 0,
         "train --task classify: --model must be self-attentive or transformer");
   ClassifyTrainConfig c = classify;
   static_cast<LoopOptions&>(c) = config;
   c.units = parse_units(src_units);
   c.vocab = config.src_vocab;
   ClassifierConfig& k = c.model;
-  k.pooling = parse_pooling(pooling.empty() ? (transformer ? "mean" : "attention") : pooling);
-  if (transformer) {
+  k.pooling =
+      parse_pooling(pooling.empty() ? (transformer_encoder ? "mean" : "attention") : pooling);
+  if (transformer_encoder) {
     k.kind = SentenceEncoder::Transformer;
     auto& tl = k.transformer;
-    const auto& flags = config.transformer.layer;
+    const auto& flags = transformer.layer;
     if (app->count("--d-model") > 0) tl.d_model = flags.d_model;
     if (app->count("--heads") > 0) tl.heads = flags.heads;
     if (app->count("--ff") > 0) tl.ff = flags.ff;
@@ -278,14 +287,16 @@ int TrainCommand::run_classify() {
     if (dropout >= 0) tl.dropout = dropout;
     k.dropout = tl.dropout;  // one rate for the layers and the MLP
     k.learned_positions = positions == "learned";
-    if (app->count("--max-positions") > 0) k.max_positions = config.transformer.max_positions;
-    if (app->count("--warmup") == 0) c.warmup = 200;  // ~2 SST epochs of linear warmup
+    if (app->count("--max-positions") > 0) k.max_positions = transformer.max_positions;
+    // ~2 SST epochs of linear warmup
+    if (app->count("--warmup") == 0)
+      c.warmup = model_family(kTransformerClassifier).defaults.warmup;
   }
   if (app->count("--cell") > 0) k.encoder.cell = parse_cell(cell);
-  if (app->count("--embed") > 0) k.encoder.embed = config.rnn.encoder.embed;
-  if (app->count("--hidden") > 0) k.encoder.hidden = config.rnn.encoder.hidden;
-  if (app->count("--attn-dim") > 0) k.attn_dim = config.rnn.attn_dim;
-  k.encoder.bidirectional = config.rnn.encoder.bidirectional;
+  if (app->count("--embed") > 0) k.encoder.embed = rnn.encoder.embed;
+  if (app->count("--hidden") > 0) k.encoder.hidden = rnn.encoder.hidden;
+  if (app->count("--attn-dim") > 0) k.attn_dim = rnn.attn_dim;
+  k.encoder.bidirectional = rnn.encoder.bidirectional;
   if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
   if (dropout >= 0) k.dropout = dropout;
   if (lr_schedule == "inverse-sqrt") c.schedule = ScheduleConfig::Kind::InverseSqrt;

@@ -117,7 +117,7 @@ void Graph::clear() {
   arena_.reset();
 }
 
-void Graph::rewind(const Mark& m, std::initializer_list<Var*> keep) {
+void Graph::rewind(const Mark& m, std::span<Var* const> keep) {
   check(mode_ == Mode::Inference, "Graph::rewind: only inference graphs can be rewound");
   check(m.nodes <= nodes_.size(), "Graph::rewind: the mark is ahead of the graph");
   auto made_after = [&](const Var* v) {  // by id only: valid before and after the rewind

@@ -16,7 +16,7 @@ bool RnnSeq2SeqConfig::luong_style() const {
 }
 
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
-  return {{"model", "rnn"},
+  return {{"model", kFamily},
           {"cell", cell_name(encoder.cell)},
           {"src_vocab", encoder.vocab},
           {"src_embed", encoder.embed},
@@ -60,7 +60,22 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
   return c;
 }
 
+std::string RnnSeq2SeqConfig::describe() const {
+  return "rnn/" + attention_name(attention);
+}
+
+void RnnSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
+  encoder.vocab = src;
+  tgt_vocab = tgt;
+}
+
 RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
+    : RnnSeq2Seq(c, scope, make_attention) {}
+
+RnnSeq2Seq::RnnSeq2Seq(
+    const RnnSeq2SeqConfig& c, const Scope& scope,
+    const std::function<std::unique_ptr<Attention>(const AttentionConfig&, const Scope&)>&
+        make_mechanism)
     : config_(c),
       encoder_(c.encoder, scope / "encoder"),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
@@ -81,20 +96,21 @@ RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
   }
   out_b_ = &dec.param("out/b", {V}, Init::zeros());
   AttentionConfig ac{c.attention, H, Dm, c.attn_dim, c.window};
-  attention_ = make_attention(ac, dec / "attention");
+  attention_ = make_mechanism(ac, dec / "attention");
 }
 
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> src, int64_t S,
-                                           std::span<const int32_t> lengths, Attention& attention,
+                                           std::span<const int32_t> lengths,
                                            int64_t rows_per_source) const {
   const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
   RnnEncoder::Output enc = encoder_.forward(g, src, S, lengths);  // each source once
   const std::span<const int32_t> rows = repeat_rows(g, lengths, k);
-  attention.start(g, {repeat_rows(enc.annotations, k), padding_mask(rows, S, g), rows});
+  const Memory memory{repeat_rows(enc.annotations, k), padding_mask(rows, S, g), rows};
   // s_0 = tanh(W [->h_S ; <-h_1] + b)
   Var last = repeat_rows(
       config_.encoder.bidirectional ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd, k);
   DecoderState st;
+  st.attention = attention_->start(g, memory);
   st.rnn.h = tanh(linear(last, g.param(*init_W_), g.param(*init_b_)));
   if (config_.dec_cell == CellKind::Lstm)
     st.rnn.c = g.constant(g.zeros(Shape{B, config_.dec_hidden}));
@@ -102,42 +118,55 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   return st;
 }
 
-Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attention& attention,
-                        Var& weights) const {
+std::array<Var*, 4> RnnSeq2Seq::DecoderState::carried() {
+  return {&rnn.h, &rnn.c, &feed, attention.carried()[0]};
+}
+
+void RnnSeq2Seq::DecoderState::reorder(std::span<const int32_t> from) {
+  // rows `from` of each [B, H] state: a row gather is an embedding lookup
+  const Shape rows{static_cast<int64_t>(from.size())};
+  for (Var* v : {&rnn.h, &rnn.c, &feed})
+    if (v->valid()) *v = embedding(*v, from, rows);
+  attention.reorder(from);
+}
+
+void RnnSeq2Seq::recycle(Graph& g, const Graph::Mark& encoded, DecoderState& state) {
+  g.rewind(encoded, state.carried());
+}
+
+Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Var& weights) const {
+  const Attention& attention = *attention_;
   Var out;
   if (!config_.luong_style()) {
-    Attended a = attention.attend(g, st.rnn.h, st.t);  // c_i from s_{i-1}
+    Attended a = attention.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
     st.rnn = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), st.rnn);
     st.feed = a.context;
     out = concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
     weights = a.weights;
   } else {
     st.rnn = dec_cell_.step(g, gy + linear(st.feed, g.param(*feed_W_)), st.rnn);  // input feeding
-    Attended a = attention.attend(g, st.rnn.h, st.t);                             // c_t from h_t
+    Attended a = attention.attend(g, st.rnn.h, st.attention);                     // c_t from h_t
     st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));  // h~_t [B, H]
     out = st.feed;
     weights = a.weights;
   }
-  ++st.t;
   return out;
 }
 
 RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
-                                  const DecoderState& state, Attention& attention,
-                                  Scores scores) const {
+                                  const DecoderState& state, Scores scores) const {
   const auto B = static_cast<int64_t>(prev.size());
   Var y = embedding(g.param(*tgt_embed_), prev, Shape{B});  // E y_{t-1} [B, E]
   Step out;
   out.next = state;
-  Var o = advance(g, dec_cell_.project(g, y), y, out.next, attention, out.weights);
+  Var o = advance(g, dec_cell_.project(g, y), y, out.next, out.weights);
   out.logits = linear(dropout(o, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   return out;
 }
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
-  Attention* attn = attention_.get();
-  DecoderState st = start(g, b.src, b.S, b.src_lengths, *attn);
+  DecoderState st = start(g, b.src, b.S, b.src_lengths);
   // Teacher forcing: every target-side input projection in one GEMM, [T, B, G H]
   Var y = dropout(embedding(g.param(*tgt_embed_), b.tgt_in, Shape{b.T, b.B}), config_.dropout);
   Var gy = dec_cell_.project(g, y);
@@ -145,7 +174,7 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   outs.reserve(b.T);
   Var weights;
   for (int64_t t = 0; t < b.T; ++t) {
-    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, *attn, weights);  // [B, *]
+    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, weights);  // [B, *]
     outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
   }
   // One read-out GEMM over all target positions: [T, B, *] -> [T, B, V]
@@ -158,39 +187,32 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
 namespace {
 
 // Incremental decoding of the RNN model: its state is the decoder's (s or h_t, the LSTM cell,
-// the fed-back vector); the encoder memory stays in the decoder's own copy of the attention
-// (so decoders of one model run side by side). Each step first frees the previous step's nodes
-// (Graph::rewind), keeping the state.
+// the fed-back vector, the attention's memory and previous alignment), so decoders of one
+// model run side by side. Each step first frees the previous step's nodes (Graph::rewind),
+// keeping the state.
 class RnnDecoder final : public IncrementalDecoder {
  public:
   RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights,
              int64_t rows_per_source)
       : model_(model),
         g_(g),
-        attention_(model.attention().clone()),
-        state_(model.start(g, b.src, b.S, b.src_lengths, *attention_, rows_per_source)),
+        state_(model.start(g, b.src, b.S, b.src_lengths, rows_per_source)),
         encoded_(g.mark()),
         weights_(weights) {}
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
-    if (state_.t > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
-    RnnSeq2Seq::Step s = model_.step(g_, prev, state_, *attention_, scores);
+    if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
+    RnnSeq2Seq::Step s = model_.step(g_, prev, state_, scores);
     state_ = s.next;
     return {(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(),
             weights_ ? s.weights.value().data() : nullptr};
   }
 
-  void reorder(std::span<const int32_t> from) override {
-    // rows `from` of each [B, H] state: a row gather is an embedding lookup
-    const Shape rows{static_cast<int64_t>(from.size())};
-    for (Var* v : {&state_.rnn.h, &state_.rnn.c, &state_.feed})
-      if (v->valid()) *v = embedding(*v, from, rows);
-  }
+  void reorder(std::span<const int32_t> from) override { state_.reorder(from); }
 
  private:
   const RnnSeq2Seq& model_;
   Graph& g_;
-  std::unique_ptr<Attention> attention_;  // before state_: start() fills its memory
   RnnSeq2Seq::DecoderState state_;
   Graph::Mark encoded_;
   bool weights_;

@@ -36,15 +36,18 @@ Pooling parse_pooling(const std::string& s) {
   fail("unknown pooling '", s, "' (expected attention, max, mean, last or cls)");
 }
 
-namespace {
-// config.json's "model" of the two encoders
-constexpr const char* kBiLstmModel = "self-attentive";
-constexpr const char* kTransformerModel = "transformer-classifier";
-}  // namespace
+ClassifyBatch slice_classify_batch(const std::vector<std::vector<int32_t>>& s,
+                                   const std::vector<int32_t>& labels, size_t first, size_t n) {
+  std::vector<std::vector<int32_t>> part(s.begin() + static_cast<std::ptrdiff_t>(first),
+                                         s.begin() + static_cast<std::ptrdiff_t>(first + n));
+  std::span<const int32_t> y;
+  if (!labels.empty()) y = std::span(labels).subspan(first, n);
+  return make_classify_batch(part, y);
+}
 
 bool is_classifier_config(const nlohmann::json& j) {
   const std::string m = j.value("model", "");
-  return m == kBiLstmModel || m == kTransformerModel;
+  return m == kSelfAttentiveClassifier || m == kTransformerClassifier;
 }
 
 int64_t ClassifierConfig::annotation_dim() const {
@@ -76,18 +79,13 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"penalty", json_number(penalty)},
                       {"word_dropout", json_number(word_dropout)}};
   if (kind == SentenceEncoder::Transformer) {
-    j["model"] = kTransformerModel;
-    j["d_model"] = transformer.d_model;
-    j["heads"] = transformer.heads;
-    j["ff"] = transformer.ff;
-    j["layer_dropout"] = json_number(transformer.dropout);
-    j["norm"] = transformer.norm == NormPlacement::Pre ? "pre" : "post";
-    j["activation"] = transformer.activation == FfnActivation::Gelu ? "gelu" : "relu";
+    j["model"] = kTransformerClassifier;
+    transformer.to_json(j, "layer_dropout");
     j["layers"] = transformer_layers;
     j["positions"] = learned_positions ? "learned" : "sinusoidal";
     j["max_positions"] = max_positions;
   } else {
-    j["model"] = kBiLstmModel;
+    j["model"] = kSelfAttentiveClassifier;
     j["cell"] = cell_name(encoder.cell);
     j["embed"] = encoder.embed;
     j["hidden"] = encoder.hidden;
@@ -102,17 +100,9 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
   try {
     check(is_classifier_config(j), "config.json: not a classifier model");
     c.encoder.vocab = j.at("vocab").get<int64_t>();
-    if (j.at("model").get<std::string>() == kTransformerModel) {
+    if (j.at("model").get<std::string>() == kTransformerClassifier) {
       c.kind = SentenceEncoder::Transformer;
-      c.transformer.d_model = j.at("d_model").get<int64_t>();
-      c.transformer.heads = j.at("heads").get<int64_t>();
-      c.transformer.ff = j.at("ff").get<int64_t>();
-      c.transformer.dropout = j.at("layer_dropout").get<float>();
-      c.transformer.norm =
-          j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-      c.transformer.activation = j.at("activation").get<std::string>() == "gelu"
-                                     ? FfnActivation::Gelu
-                                     : FfnActivation::Relu;
+      c.transformer = TransformerLayerConfig::from_json(j, "layer_dropout");
       c.transformer_layers = j.at("layers").get<int64_t>();
       c.learned_positions = j.at("positions").get<std::string>() == "learned";
       c.max_positions = j.at("max_positions").get<int64_t>();

@@ -22,49 +22,47 @@ std::vector<int32_t> target_lengths(const Seq2SeqBatch& b) {
   return len;
 }
 
-const char* norm_name(NormPlacement n) {
-  return n == NormPlacement::Pre ? "pre" : "post";
-}
-
 }  // namespace
 
 nlohmann::json TransformerSeq2SeqConfig::to_json() const {
-  return {{"model", "transformer"},
-          {"src_vocab", src_vocab},
-          {"tgt_vocab", tgt_vocab},
-          {"d_model", layer.d_model},
-          {"heads", layer.heads},
-          {"ff", layer.ff},
-          {"dropout", json_number(layer.dropout)},
-          {"norm", norm_name(layer.norm)},
-          {"activation", layer.activation == FfnActivation::Relu ? "relu" : "gelu"},
-          {"enc_layers", enc_layers},
-          {"dec_layers", dec_layers},
-          {"positions", learned_positions ? "learned" : "sinusoidal"},
-          {"max_positions", max_positions},
-          {"tie_output", tie_output},
-          {"share_embeddings", share_embeddings}};
+  nlohmann::json j = {{"model", kFamily}, {"src_vocab", src_vocab}, {"tgt_vocab", tgt_vocab}};
+  layer.to_json(j);
+  j["enc_layers"] = enc_layers;
+  j["dec_layers"] = dec_layers;
+  j["positions"] = learned_positions ? "learned" : "sinusoidal";
+  j["max_positions"] = max_positions;
+  j["tie_output"] = tie_output;
+  j["share_embeddings"] = share_embeddings;
+  return j;
 }
 
 TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::json& j) {
   TransformerSeq2SeqConfig c;
-  c.src_vocab = j.at("src_vocab").get<int64_t>();
-  c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
-  c.layer.d_model = j.at("d_model").get<int64_t>();
-  c.layer.heads = j.at("heads").get<int64_t>();
-  c.layer.ff = j.at("ff").get<int64_t>();
-  c.layer.dropout = j.at("dropout").get<float>();
-  c.layer.norm =
-      j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  c.layer.activation =
-      j.at("activation").get<std::string>() == "gelu" ? FfnActivation::Gelu : FfnActivation::Relu;
-  c.enc_layers = j.at("enc_layers").get<int64_t>();
-  c.dec_layers = j.at("dec_layers").get<int64_t>();
-  c.learned_positions = j.at("positions").get<std::string>() == "learned";
-  c.max_positions = j.at("max_positions").get<int64_t>();
-  c.tie_output = j.at("tie_output").get<bool>();
-  c.share_embeddings = j.at("share_embeddings").get<bool>();
+  try {
+    c.src_vocab = j.at("src_vocab").get<int64_t>();
+    c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
+    c.layer = TransformerLayerConfig::from_json(j);
+    c.enc_layers = j.at("enc_layers").get<int64_t>();
+    c.dec_layers = j.at("dec_layers").get<int64_t>();
+    c.learned_positions = j.at("positions").get<std::string>() == "learned";
+    c.max_positions = j.at("max_positions").get<int64_t>();
+    c.tie_output = j.at("tie_output").get<bool>();
+    c.share_embeddings = j.at("share_embeddings").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("config.json: malformed transformer model config (", e.what(), ")");
+  }
   return c;
+}
+
+std::string TransformerSeq2SeqConfig::describe() const {
+  return "transformer " + std::to_string(enc_layers) + "+" + std::to_string(dec_layers) +
+         " layers, d " + std::to_string(layer.d_model) + ", " + std::to_string(layer.heads) +
+         " heads, ff " + std::to_string(layer.ff);
+}
+
+void TransformerSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
+  src_vocab = src;
+  tgt_vocab = tgt;
 }
 
 TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const Scope& scope)

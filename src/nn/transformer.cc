@@ -6,8 +6,42 @@
 #include <cmath>
 
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
+
+std::span<const Named<NormPlacement>> names(NormPlacement) {
+  static constexpr Named<NormPlacement> kNames[] = {{NormPlacement::Pre, "pre"},
+                                                    {NormPlacement::Post, "post"}};
+  return kNames;
+}
+
+std::span<const Named<FfnActivation>> names(FfnActivation) {
+  static constexpr Named<FfnActivation> kNames[] = {{FfnActivation::Relu, "relu"},
+                                                    {FfnActivation::Gelu, "gelu"}};
+  return kNames;
+}
+
+void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key) const {
+  j["d_model"] = d_model;
+  j["heads"] = heads;
+  j["ff"] = ff;
+  j[dropout_key] = json_number(dropout);
+  j["norm"] = name_of(norm);
+  j["activation"] = name_of(activation);
+}
+
+TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j,
+                                                         const char* dropout_key) {
+  TransformerLayerConfig c;
+  c.d_model = j.at("d_model").get<int64_t>();
+  c.heads = j.at("heads").get<int64_t>();
+  c.ff = j.at("ff").get<int64_t>();
+  c.dropout = j.at(dropout_key).get<float>();
+  c.norm = parse_name<NormPlacement>(j.at("norm").get<std::string>(), "norm");
+  c.activation = parse_name<FfnActivation>(j.at("activation").get<std::string>(), "activation");
+  return c;
+}
 
 Tensor sinusoidal_positions(int64_t positions, int64_t d) {
   Tensor pe = Tensor::empty({positions, d});

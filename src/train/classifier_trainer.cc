@@ -10,7 +10,8 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/labeled.h"
-#include "heed/io/checkpoint.h"
+#include "heed/io/model_dir.h"
+#include "heed/models/model_files.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -28,16 +29,6 @@ Sentences encode_all(const std::vector<std::string>& texts, const Segmenter& seg
   return out;
 }
 
-// The batch of sentences [first, first + n) (with their labels, if any).
-ClassifyBatch slice_batch(const Sentences& s, const std::vector<int32_t>& labels, size_t first,
-                          size_t n) {
-  Sentences part(s.begin() + static_cast<std::ptrdiff_t>(first),
-                 s.begin() + static_cast<std::ptrdiff_t>(first + n));
-  std::span<const int32_t> y;
-  if (!labels.empty()) y = std::span(labels).subspan(first, n);
-  return make_classify_batch(part, y);
-}
-
 // Dev cross-entropy and accuracy (%), on an inference graph.
 TrainingTask::Validation evaluate(const SentenceClassifier& model, const Sentences& s,
                                   const std::vector<int32_t>& labels, int64_t batch) {
@@ -46,7 +37,7 @@ TrainingTask::Validation evaluate(const SentenceClassifier& model, const Sentenc
   Graph g(Mode::Inference);
   for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
     const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
-    ClassifyBatch b = slice_batch(s, labels, i, n);
+    ClassifyBatch b = slice_classify_batch(s, labels, i, n);
     SentenceClassifier::Output o = model.forward(g, b);
     ce += cross_entropy(o.logits, b.labels).value().data()[0] * static_cast<double>(n);
     const float* z = o.logits.value().data();  // [B, C]
@@ -100,11 +91,6 @@ class ClassifyTask final : public TrainingTask {
   int64_t batch_;
   std::vector<int64_t> lengths_;
 };
-
-Segmenter classifier_segmenter(Units u) {
-  check(u != Units::Spm, "classify: --units must be word or char");
-  return Segmenter(u);
-}
 
 }  // namespace
 
@@ -167,66 +153,6 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
     log << line << std::flush;
   }
   return result;
-}
-
-std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
-  auto m = std::make_unique<ClassifierFiles>();
-  m->config = read_config(dir);
-  ClassifierConfig c = ClassifierConfig::from_json(m->config);
-  try {
-    m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));
-  } catch (const nlohmann::json::exception& e) {
-    fail(dir, "/config.json: ", e.what());
-  }
-  m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
-  check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
-  Rng rng(1);
-  m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
-  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
-  return m;
-}
-
-std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
-                                 const std::string& name, int64_t batch, bool attention) {
-  std::vector<Prediction> out(lines.size());
-  Sentences s;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    out[i].tokens = m.seg.split(lines[i]);
-    check(!out[i].tokens.empty(), name, ":", i + 1, ": an empty line (nothing to classify)");
-    s.push_back(m.vocab.encode(out[i].tokens));
-  }
-  Graph g(Mode::Inference);
-  for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
-    const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
-    ClassifyBatch b = slice_batch(s, {}, i, n);
-    SentenceClassifier::Output o = m.model->forward(g, b, attention);
-    const int64_t C = o.logits.dim(1);
-    for (size_t k = 0; k < n; ++k) {
-      Prediction& p = out[i + k];
-      const float* z = o.logits.value().data() + static_cast<int64_t>(k) * C;
-      const float top = *std::max_element(z, z + C);
-      double total = 0;
-      for (int64_t c = 0; c < C; ++c) total += std::exp(z[c] - top);
-      for (int64_t c = 0; c < C; ++c)
-        p.probs.push_back(static_cast<float>(std::exp(z[c] - top) / total));
-      p.label = static_cast<int32_t>(std::max_element(z, z + C) - z);
-      if (!attention || !o.A.valid()) continue;
-      const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
-      const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]
-      for (int64_t h = 0; h < r; ++h) p.attention.emplace_back(A + h * S, A + h * S + len);
-      if (m.model->config().pooling != Pooling::Attention) continue;  // hops only
-      double f = 0;                                                   // ||A A^T - I||_F
-      for (int64_t a = 0; a < r; ++a)
-        for (int64_t c = 0; c < r; ++c) {
-          double dot = 0;
-          for (int64_t t = 0; t < len; ++t) dot += double{A[a * S + t]} * A[c * S + t];
-          f += (dot - (a == c)) * (dot - (a == c));
-        }
-      p.redundancy = std::sqrt(f);
-    }
-    g.clear();
-  }
-  return out;
 }
 
 }  // namespace heed

@@ -10,9 +10,10 @@
 #include <fstream>
 #include <ostream>
 
-#include "heed/io/checkpoint.h"
+#include "heed/io/model_dir.h"
 #include "heed/kernels/random.h"
 #include "heed/train/batching.h"
+#include "heed/train/checkpoint.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/clock.h"
 #include "heed/util/error.h"

@@ -1,4 +1,4 @@
-// The encoder-decoder trainer and model loader (see the header).
+// The encoder-decoder trainer (see the header).
 // Leaves out: multi-process data loading (the shared datasets fit in memory many times over).
 #include "heed/train/trainer.h"
 
@@ -9,9 +9,10 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
-#include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
+#include "heed/io/model_dir.h"
 #include "heed/metrics/metrics.h"
+#include "heed/models/model_files.h"
 #include "heed/train/loop.h"
 #include "heed/util/error.h"
 
@@ -71,7 +72,7 @@ Seq2SeqBatch batch_of(const std::vector<Pair>& data, std::span<const size_t> ids
 }
 
 nlohmann::json model_json(const TrainConfig& c, bool g2p) {
-  nlohmann::json j = c.kind == ModelKind::Rnn ? c.rnn.to_json() : c.transformer.to_json();
+  nlohmann::json j = to_json(c.model);
   j["src_units"] = units_name(c.src_units);
   j["tgt_units"] = units_name(c.tgt_units);
   j["g2p"] = g2p;
@@ -82,9 +83,8 @@ nlohmann::json model_json(const TrainConfig& c, bool g2p) {
 // stored in the model directory as `file`; with no lines (resuming) the stored one is read.
 Segmenter side_segmenter(Units u, const std::vector<std::string>* lines, const SpmOptions& o,
                          const std::string& file) {
-  if (u != Units::Spm) return Segmenter(u);
-  if (lines) write_file_atomic(file, Segmenter::train_spm(*lines, o));
-  return Segmenter::from_spm(read_file(file), file);
+  if (u == Units::Spm && lines) write_file_atomic(file, Segmenter::train_spm(*lines, o));
+  return load_segmenter(u, file);
 }
 
 TrainingTask::Validation validate(const Seq2SeqModel& model, const TrainConfig& cfg,
@@ -146,15 +146,6 @@ TrainingTask::Validation validate(const Seq2SeqModel& model, const TrainConfig& 
   return v;
 }
 
-// "rnn/bahdanau, ..." or "transformer 3+3, d 256, ..." for the log
-std::string describe(const TrainConfig& c) {
-  if (c.kind == ModelKind::Rnn) return "rnn/" + std::string(attention_name(c.rnn.attention));
-  const auto& t = c.transformer;
-  return "transformer " + std::to_string(t.enc_layers) + "+" + std::to_string(t.dec_layers) +
-         " layers, d " + std::to_string(t.layer.d_model) + ", " + std::to_string(t.layer.heads) +
-         " heads, ff " + std::to_string(t.layer.ff);
-}
-
 // Translation (or G2P) as a task of the shared loop: id pairs bucketed by source length, the
 // model's teacher-forced loss, validation by dev cross-entropy and BLEU (WER for CMUdict).
 class Seq2SeqTask final : public TrainingTask {
@@ -199,29 +190,6 @@ class Seq2SeqTask final : public TrainingTask {
 
 }  // namespace
 
-ModelKind parse_model_kind(const std::string& name) {
-  if (name == "rnn") return ModelKind::Rnn;
-  if (name == "transformer") return ModelKind::Transformer;
-  fail("unknown model '", name, "' (expected rnn or transformer)");
-}
-
-std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope) {
-  ModelKind kind{};
-  RnnSeq2SeqConfig rnn;
-  TransformerSeq2SeqConfig transformer;
-  try {
-    kind = parse_model_kind(j.at("model").get<std::string>());
-    if (kind == ModelKind::Rnn)
-      rnn = RnnSeq2SeqConfig::from_json(j);
-    else
-      transformer = TransformerSeq2SeqConfig::from_json(j);
-  } catch (const nlohmann::json::exception& e) {
-    fail("model config: ", e.what());
-  }
-  if (kind == ModelKind::Rnn) return std::make_unique<RnnSeq2Seq>(rnn, scope);
-  return std::make_unique<TransformerSeq2Seq>(transformer, scope);
-}
-
 TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   TrainConfig cfg = cfg_in;
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
@@ -252,7 +220,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     src_lines.push_back(p.src);
     tgt_lines.push_back(p.tgt);
   }
-  const bool joint = cfg.kind == ModelKind::Transformer && cfg.transformer.share_embeddings;
+  const bool joint = joint_vocabulary(cfg.model);
   if (joint && cfg.src_units == Units::Spm && cfg.tgt_units == Units::Spm) {
     // one SentencePiece model of both sides (as joint BPE), stored once per side so that
     // a model directory always reads the same way
@@ -285,9 +253,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     sd.src.save((dir / "src.vocab").string());
     sd.tgt.save((dir / "tgt.vocab").string());
   }
-  cfg.rnn.encoder.vocab = cfg.transformer.src_vocab = sd.src.size();
-  cfg.rnn.tgt_vocab = cfg.transformer.tgt_vocab = sd.tgt.size();
-  cfg.rnn.encoder.dropout = cfg.rnn.dropout;
+  set_vocabularies(cfg.model, sd.src.size(), sd.tgt.size());
   std::vector<Pair> train_enc = encode(train_src, train_tgt, cfg, sd, true);
   auto [valid_src, valid_tgt] = split(valid, sd);
   std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, cfg, sd, false);
@@ -296,82 +262,14 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   const nlohmann::json config_json = model_json(cfg, g2p);
   ParameterStore params;
   Rng init_rng(cfg.seed);
-  std::unique_ptr<Seq2SeqModel> model = make_seq2seq_model(config_json, Scope(params, init_rng));
-  log << "heed train: " << describe(cfg) << ", " << train_enc.size() << " training pairs, vocab "
-      << sd.src.size() << " -> " << sd.tgt.size() << ", " << params.numel() << " parameters\n"
+  std::unique_ptr<Seq2SeqModel> model =
+      make_seq2seq_model(config_json, Scope(params, init_rng), cfg.save_dir);
+  log << "heed train: " << describe(cfg.model) << ", " << train_enc.size()
+      << " training pairs, vocab " << sd.src.size() << " -> " << sd.tgt.size() << ", "
+      << params.numel() << " parameters\n"
       << std::flush;
   Seq2SeqTask task(*model, cfg, std::move(train_enc), valid, std::move(valid_enc), sd, g2p);
   return run_training(cfg, task, params, config_json, log);
-}
-
-std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
-  auto m = std::make_unique<ModelFiles>();
-  const nlohmann::json j = read_config(dir);
-  m->config = j;
-  int64_t src_vocab = 0, tgt_vocab = 0;
-  try {
-    src_vocab = j.at("src_vocab").get<int64_t>();
-    tgt_vocab = j.at("tgt_vocab").get<int64_t>();
-    const fs::path d(dir);
-    m->src_seg = side_segmenter(parse_units(j.at("src_units").get<std::string>()), nullptr, {},
-                                (d / "src.spm").string());
-    m->tgt_seg = side_segmenter(parse_units(j.at("tgt_units").get<std::string>()), nullptr, {},
-                                (d / "tgt.spm").string());
-    m->g2p = j.at("g2p").get<bool>();
-  } catch (const nlohmann::json::exception& e) {
-    fail(dir, "/config.json: ", e.what());
-  }
-  m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
-  m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
-  check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
-        ": the vocabularies do not match config.json");
-  Rng rng(1);
-  m->model = make_seq2seq_model(j, Scope(m->params, rng));
-  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
-  return m;
-}
-
-namespace {
-void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
-                            const ModelFiles& m, const std::string& dir) {
-  auto differ = [&](const std::string& what) {
-    fail(dir, " and ", first_dir, ": ", what,
-         " differ; an ensemble needs models trained with the same vocabularies");
-  };
-  for (const char* side : {"src", "tgt"}) {
-    const std::string key = std::string(side) + "_units";
-    if (m.config.at(key) != first.config.at(key)) differ(key);
-  }
-  if (!(m.src_seg == first.src_seg)) differ("their SentencePiece models (src.spm)");
-  if (!(m.tgt_seg == first.tgt_seg)) differ("their SentencePiece models (tgt.spm)");
-  if (m.src_vocab.serialize() != first.src_vocab.serialize()) differ("their source vocabularies");
-  if (m.tgt_vocab.serialize() != first.tgt_vocab.serialize()) differ("their target vocabularies");
-  if (m.g2p != first.g2p) differ("their tasks (G2P or translation)");
-}
-}  // namespace
-
-std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs) {
-  check(!dirs.empty(), "no model directory given");
-  std::vector<std::unique_ptr<ModelFiles>> models;
-  models.reserve(dirs.size());
-  for (const auto& dir : dirs) {
-    models.push_back(load_model(dir));
-    if (models.size() > 1) check_same_text_format(*models[0], dirs[0], *models.back(), dir);
-  }
-  return models;
-}
-
-std::vector<const ModelFiles*> member_files(
-    const std::vector<std::unique_ptr<ModelFiles>>& models) {
-  std::vector<const ModelFiles*> members;
-  members.reserve(models.size());
-  for (const auto& files : models) members.push_back(files.get());
-  return members;
-}
-
-std::string model_input(const ModelFiles& m, const std::string& line) {
-  const size_t sep = line.find("  ");
-  return m.g2p && sep != std::string::npos ? line.substr(0, sep) : line;
 }
 
 }  // namespace heed

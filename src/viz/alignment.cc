@@ -22,9 +22,10 @@ std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>
 DecoderHeads decoder_heads(const std::vector<const ModelFiles*>& models) {
   DecoderHeads fewest{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
   for (const ModelFiles* member : models) {
-    if (member->config.value("model", "") != "transformer") return {};
-    fewest.layers = std::min(fewest.layers, member->config.at("dec_layers").get<int>());
-    fewest.heads = std::min(fewest.heads, member->config.at("heads").get<int>());
+    const DecoderHeads h = member->model->decoder_heads();
+    if (h.heads == 0) return {};
+    fewest.layers = std::min(fewest.layers, h.layers);
+    fewest.heads = std::min(fewest.heads, h.heads);
   }
   return models.empty() ? DecoderHeads{} : fewest;
 }
@@ -37,12 +38,11 @@ std::vector<Alignment> align(const std::vector<const ModelFiles*>& models,
   const bool transformer = heads > 0;
   if (!transformer) {
     const ModelFiles* other = *std::find_if(models.begin(), models.end(), [](const auto* f) {
-      return f->config.value("model", "") != "transformer";
+      return f->model->decoder_heads().heads == 0;
     });
     check(!o.all_heads && !o.all_layers && o.layer == -1 && o.head == -1,
           "attention: layers and heads are a Transformer's; ",
-          models.size() > 1 ? "a member of the ensemble" : "this model", " is ",
-          other->config.value("model", "?"));
+          models.size() > 1 ? "a member of the ensemble" : "this model", " is ", other->family);
   }
   // the (layer, head) pairs drawn for every sentence
   std::vector<AttentionChoice> choices;

@@ -15,9 +15,11 @@
 #include "heed/data/corpus.h"
 #include "heed/data/labeled.h"
 #include "heed/data/text.h"
-#include "heed/io/checkpoint.h"
+#include "heed/decode/classifier.h"
 #include "heed/io/files.h"
+#include "heed/io/model_dir.h"
 #include "heed/metrics/metrics.h"
+#include "heed/models/registry.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
@@ -239,7 +241,7 @@ TestResult classifier_test(const ReportOptions& o) {
   auto m = load_classifier(o.model_dirs.front());
   const auto classes = static_cast<int32_t>(m->model->config().classes);
   LabeledCorpus c = read_labeled(o.src, classes);
-  std::vector<Prediction> preds = classify(*m, c.texts, o.src);
+  std::vector<Prediction> preds = classify(*m, c.texts, {.name = o.src});
   std::vector<int32_t> labels;
   labels.reserve(preds.size());
   for (const auto& p : preds) labels.push_back(p.label);
@@ -278,7 +280,8 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
     members.push_back({.dir = dir,
                        .config = read_config(dir),
                        .log = read_training_log((fs::path(dir) / "train.jsonl").string())});
-  const bool classifier = is_classifier_config(members.front().config);
+  const bool classifier =
+      config_family(members.front().config, o.model_dirs.front()).role == ModelRole::Classifier;
   check(!classifier || members.size() == 1,
         "report: an ensemble is for sequence-to-sequence models; ", o.model_dirs.front(),
         " is a classifier");

@@ -8,10 +8,11 @@
 #include <fstream>
 #include <limits>
 
-#include "heed/io/checkpoint.h"
 #include "heed/io/files.h"
+#include "heed/io/model_dir.h"
 #include "heed/io/safetensors.h"
 #include "heed/nn/init.h"
+#include "heed/train/checkpoint.h"
 #include "heed/util/error.h"
 #include "support/errors.h"
 

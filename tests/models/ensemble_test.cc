@@ -98,7 +98,7 @@ TEST(Ensemble, MembersMustShareTheTargetVocabulary) {
   TransformerSeq2SeqConfig c;
   c.src_vocab = kV;
   c.tgt_vocab = kV + 1;
-  c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
+  c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0, .norm = NormPlacement::Pre};
   TransformerSeq2Seq b(c, Scope(store, a.rng));
   EXPECT_NE(testing::error_of([&] {
               Ensemble({a.model.get(), &b});

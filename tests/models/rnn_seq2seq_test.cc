@@ -72,11 +72,11 @@ TEST_P(EachMechanism, RecyclingStepMemoryChangesNoOutput) {
   auto [src, tgt] = reversal(rng, 3, 1, 6, 8);
   Seq2SeqBatch b = make_batch(src, tgt, false);
   Graph keep_all(Mode::Inference), recycled(Mode::Inference);
-  auto sa = model.start(keep_all, b.src, b.S, b.src_lengths, model.attention());
+  auto sa = model.start(keep_all, b.src, b.S, b.src_lengths);
   std::vector<std::vector<float>> want;
   std::vector<int32_t> prev(b.B, Vocab::kBos);
   for (int t = 0; t < 6; ++t) {
-    auto s = model.step(keep_all, prev, sa, model.attention());
+    auto s = model.step(keep_all, prev, sa);
     want.emplace_back(s.log_probs.value().span().begin(), s.log_probs.value().span().end());
     want.back().insert(want.back().end(), s.weights.value().span().begin(),
                        s.weights.value().span().end());
@@ -84,11 +84,11 @@ TEST_P(EachMechanism, RecyclingStepMemoryChangesNoOutput) {
     for (int64_t i = 0; i < b.B; ++i)
       prev[i] = static_cast<int32_t>(Vocab::kSpecials + (t + i) % 4);
   }
-  auto sb = model.start(recycled, b.src, b.S, b.src_lengths, model.attention());
+  auto sb = model.start(recycled, b.src, b.S, b.src_lengths);
   const Graph::Mark encoded = recycled.mark();
   std::fill(prev.begin(), prev.end(), Vocab::kBos);
   for (int t = 0; t < 6; ++t) {
-    auto s = model.step(recycled, prev, sb, model.attention());
+    auto s = model.step(recycled, prev, sb);
     std::vector<float> got(s.log_probs.value().span().begin(), s.log_probs.value().span().end());
     got.insert(got.end(), s.weights.value().span().begin(), s.weights.value().span().end());
     EXPECT_EQ(got, want[t]) << "step " << t;

@@ -12,6 +12,7 @@
 
 #include "heed/data/labeled.h"
 #include "heed/data/vocab.h"
+#include "heed/decode/classifier.h"
 #include "heed/metrics/metrics.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/train/classifier_trainer.h"
@@ -29,8 +30,12 @@ ClassifierConfig tiny(Pooling p, SentenceEncoder kind = SentenceEncoder::BiLstm)
   c.kind = kind;
   c.encoder = {.cell = CellKind::Lstm, .vocab = 9, .embed = 4, .hidden = 3, .bidirectional = true};
   // GELU: smooth, so that finite differences do not straddle a ReLU kink
-  c.transformer = {
-      .d_model = 4, .heads = 2, .ff = 6, .dropout = 0.f, .activation = FfnActivation::Gelu};
+  c.transformer = {.d_model = 4,
+                   .heads = 2,
+                   .ff = 6,
+                   .dropout = 0.f,
+                   .norm = NormPlacement::Pre,
+                   .activation = FfnActivation::Gelu};
   c.transformer_layers = 2;
   c.max_positions = 16;
   c.pooling = p;
@@ -230,7 +235,7 @@ TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {
   ClassifierConfig c;
   c.kind = SentenceEncoder::Transformer;
   c.encoder.vocab = 4 + kKeywords + kFiller;
-  c.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f};
+  c.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .norm = NormPlacement::Pre};
   c.transformer_layers = 1;
   c.pooling = Pooling::Cls;  // the sentence reaches the classifier only through [CLS]'s attention
   c.mlp_hidden = 16;
@@ -308,7 +313,7 @@ TEST(ClassifierTrainer, LearnsFromFilesAndClassifiesWithTheSavedModel) {
   auto m = load_classifier(c.save_dir);
   LabeledCorpus test = read_labeled(c.test, 2);
   std::vector<int32_t> hyp;
-  for (const Prediction& p : classify(*m, test.texts, "test")) {
+  for (const Prediction& p : classify(*m, test.texts, {.name = "test"})) {
     hyp.push_back(p.label);
     EXPECT_EQ(p.attention.size(), 2u);
     EXPECT_EQ(p.attention[0].size(), p.tokens.size());
@@ -322,7 +327,8 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
   c.train = f.task("train", 800, 1);
   c.valid = f.task("dev", 100, 2);
   c.model.kind = SentenceEncoder::Transformer;
-  c.model.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.1f};
+  c.model.transformer = {
+      .d_model = 16, .heads = 2, .ff = 32, .dropout = 0.1f, .norm = NormPlacement::Pre};
   c.model.pooling = Pooling::Cls;
   c.model.mlp_hidden = 16;
   c.model.dropout = 0.1f;
@@ -337,15 +343,15 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
   auto m = load_classifier(c.save_dir);
   LabeledCorpus dev = read_labeled(c.valid, 2);
   std::vector<int32_t> hyp;
-  for (const Prediction& p : classify(*m, dev.texts, "dev")) {
+  for (const Prediction& p : classify(*m, dev.texts, {.name = "dev"})) {
     hyp.push_back(p.label);
     ASSERT_EQ(p.attention.size(), 1u);  // [CLS]'s row over the tokens
     EXPECT_EQ(p.attention[0].size(), p.tokens.size());
   }
   EXPECT_NEAR(accuracy(dev.labels, hyp).accuracy, r.loop.best_metric, 1e-9);
   // without attention asked for: the same labels and probabilities, no attention rows
-  const auto with = classify(*m, dev.texts, "dev");
-  const auto without = classify(*m, dev.texts, "dev", 64, /*attention=*/false);
+  const auto with = classify(*m, dev.texts, {.name = "dev"});
+  const auto without = classify(*m, dev.texts, {.attention = false, .name = "dev"});
   ASSERT_EQ(without.size(), with.size());
   for (size_t i = 0; i < with.size(); ++i) {
     EXPECT_EQ(without[i].label, with[i].label);

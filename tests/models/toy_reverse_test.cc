@@ -5,9 +5,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "heed/io/checkpoint.h"
-#include "heed/models/toy_reverse.h"
+#include "heed/io/model_dir.h"
+#include "heed/train/checkpoint.h"
 #include "heed/train/optimizer.h"
+#include "heed/train/toy_reverse_demo.h"
 
 namespace heed {
 namespace {

@@ -117,7 +117,7 @@ TEST(TransformerSeq2Seq, LearnsReversalWithVariableLengths) {
   Rng rng(10);
   TransformerSeq2SeqConfig c;
   c.src_vocab = c.tgt_vocab = 12;
-  c.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.f};
+  c.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.f, .norm = NormPlacement::Pre};
   c.enc_layers = c.dec_layers = 2;
   c.max_positions = 16;
   TransformerSeq2Seq model(c, Scope(store, rng, "m"));

@@ -26,8 +26,9 @@ struct AttentionRig {
   }
   // One step: start on the memory, attend with the query at target step t.
   Attended step(Graph& g, Var query, Var memory, int64_t t = 1) {
-    attn->start(g, {memory, padding_mask(kLengths, S, g), kLengths});
-    return attn->attend(g, query, t);
+    AttentionState st = attn->start(g, {memory, padding_mask(kLengths, S, g), kLengths});
+    st.step = t;
+    return attn->attend(g, query, st);
   }
 };
 

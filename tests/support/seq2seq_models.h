@@ -24,7 +24,7 @@ inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, Para
   if (kind == "transformer") {
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = kSmallVocab;
-    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0};
+    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0, .norm = NormPlacement::Pre};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 64;
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));

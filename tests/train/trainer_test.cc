@@ -9,9 +9,10 @@
 #include <sstream>
 
 #include "heed/decode/beam_search.h"
-#include "heed/io/checkpoint.h"
+#include "heed/io/model_dir.h"
 #include "heed/io/safetensors.h"
 #include "heed/kernels/random.h"
+#include "heed/models/model_files.h"
 #include "heed/train/trainer.h"
 #include "support/errors.h"
 
@@ -49,11 +50,13 @@ struct Dataset {
     c.train_tgt = (dir / "train.tgt").string();
     c.valid_src = (dir / "valid.src").string();
     c.valid_tgt = (dir / "valid.tgt").string();
-    c.rnn.encoder = {.embed = 16, .hidden = 16};
-    c.rnn.tgt_embed = 16;
-    c.rnn.dec_hidden = 32;
-    c.rnn.attn_dim = 16;
-    c.rnn.dropout = 0.1f;
+    RnnSeq2SeqConfig rnn;
+    rnn.encoder = {.embed = 16, .hidden = 16};
+    rnn.tgt_embed = 16;
+    rnn.dec_hidden = 32;
+    rnn.attn_dim = 16;
+    rnn.dropout = 0.1f;
+    c.model = rnn;
     c.batch_size = 16;
     c.epochs = 2;
     c.lr = 5e-3f;
@@ -172,11 +175,12 @@ TEST(RnnTrainer, LearnsAndWritesALoadableModel) {
 // embeddings (one joint vocabulary); it learns, resumes exactly and loads for decoding.
 TrainConfig transformer_config(const Dataset& d, const std::string& save) {
   TrainConfig c = d.config(save);
-  c.kind = ModelKind::Transformer;
-  c.transformer.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.1f};
-  c.transformer.enc_layers = c.transformer.dec_layers = 2;
-  c.transformer.max_positions = 64;
-  c.transformer.share_embeddings = true;
+  TransformerSeq2SeqConfig t;
+  t.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.1f, .norm = NormPlacement::Pre};
+  t.enc_layers = t.dec_layers = 2;
+  t.max_positions = 64;
+  t.share_embeddings = true;
+  c.model = t;
   c.schedule = ScheduleConfig::Kind::InverseSqrt;
   c.warmup = 100;
   c.lr = 3e-3f;
@@ -188,7 +192,8 @@ TrainConfig transformer_config(const Dataset& d, const std::string& save) {
 TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
   Dataset d;
   TrainConfig c = transformer_config(d, "t");
-  c.transformer.layer.dropout = 0;  // 600 pairs: dropout only slows this down
+  std::get<TransformerSeq2SeqConfig>(c.model).layer.dropout =
+      0;  // 600 pairs: dropout only slows this down
   c.epochs = 16;
   std::ostringstream log;
   TrainResult r = train_seq2seq(c, log);
@@ -208,7 +213,7 @@ TEST(TransformerTrainer, LearnsInBfloat16AndResumesExactly) {
   Dataset d;
   std::ostringstream log;
   TrainConfig c = transformer_config(d, "learn");
-  c.transformer.layer.dropout = 0;
+  std::get<TransformerSeq2SeqConfig>(c.model).layer.dropout = 0;
   c.epochs = 16;
   c.precision = Precision::bf16;
   TrainResult r = train_seq2seq(c, log);

@@ -107,7 +107,10 @@ class Graph {
     Arena::Mark arena;
   };
   Mark mark() const { return {nodes_.size(), arena_.mark()}; }
-  void rewind(const Mark& m, std::initializer_list<Var*> keep);
+  void rewind(const Mark& m, std::span<Var* const> keep);
+  void rewind(const Mark& m, std::initializer_list<Var*> keep) {
+    rewind(m, std::span<Var* const>(keep.begin(), keep.size()));
+  }
 
   Mode mode() const { return mode_; }
   void set_precision(Precision p) { precision_ = p; }

@@ -11,9 +11,12 @@
 // Leaves out: data handling (data/, train/) and search (decode/).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +28,7 @@
 namespace heed {
 
 struct RnnSeq2SeqConfig {
+  static constexpr const char* kFamily = "rnn";  // config.json's "model", --model
   RnnEncoderConfig encoder;  // source side (vocab, embed, hidden per direction, layers, ...)
   int64_t tgt_vocab = 0;     // V
   int64_t tgt_embed = 256;   // E
@@ -37,13 +41,22 @@ struct RnnSeq2SeqConfig {
   bool reverse_source = false;  // feed the source reversed (Sutskever et al. 2014)
 
   bool luong_style() const;
+  // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static RnnSeq2SeqConfig from_json(const nlohmann::json& j);
+  std::string describe() const;  // "rnn/bahdanau"
+  void set_vocabularies(int64_t src, int64_t tgt);
+  bool joint_vocabulary() const { return false; }
 };
 
 class RnnSeq2Seq final : public Seq2SeqModel {
  public:
   RnnSeq2Seq(const RnnSeq2SeqConfig& config, const Scope& scope);
+  // With an attention mechanism of the caller's instead of config.attention's (tests of
+  // mechanisms that are not registered).
+  RnnSeq2Seq(const RnnSeq2SeqConfig& config, const Scope& scope,
+             const std::function<std::unique_ptr<Attention>(const AttentionConfig&, const Scope&)>&
+                 make_mechanism);
   const RnnSeq2SeqConfig& config() const { return config_; }
 
   // Seq2SeqModel
@@ -58,10 +71,17 @@ class RnnSeq2Seq final : public Seq2SeqModel {
 
   // Incremental decoding, used by greedy and beam search: the source is encoded once by
   // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
+  // The state is the decoder's own; the model stays const, so decoders (and losses) of one
+  // model run side by side.
   struct DecoderState {
-    RnnState rnn;   // s (or h_t) [B, H_d]
-    Var feed;       // h~_{t-1} [B, H_d] (Luong style) or the last context (Bahdanau)
-    int64_t t = 0;  // target position
+    RnnState rnn;              // s (or h_t) [B, H_d]
+    Var feed;                  // h~_{t-1} [B, H_d] (Luong style) or the last context (Bahdanau)
+    AttentionState attention;  // the memory, its projections and the previous alignment
+    int64_t t() const { return attention.step; }  // the target position
+    // What a step makes and the next reads: carried over Graph::rewind, gathered by reorder().
+    std::array<Var*, 4> carried();
+    // Beam search: row r continues row from[r] (rows of one source only).
+    void reorder(std::span<const int32_t> from);
   };
   struct Step {
     Var logits;     // [B, V]
@@ -69,29 +89,25 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     Var weights;    // alpha [B, S]
     DecoderState next;
   };
-  // Encodes the batch once; the decoder state and the attention's memory get
+  // Encodes the batch once; the decoder state (its attention's memory included) gets
   // `rows_per_source` rows per source (row n k + j decodes source n).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
-                     std::span<const int32_t> lengths, Attention& attention,
-                     int64_t rows_per_source = 1) const;
+                     std::span<const int32_t> lengths, int64_t rows_per_source = 1) const;
   using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
-            Attention& attention, Scores scores = Scores::LogProbs) const;
+            Scores scores = Scores::LogProbs) const;
   // Frees everything the graph made since `encoded` (a mark taken after start()) except the
   // decoder state, which is carried over: decoding then runs in the memory of one step.
-  static void recycle(Graph& g, const Graph::Mark& encoded, DecoderState& state) {
-    g.rewind(encoded, {&state.rnn.h, &state.rnn.c, &state.feed});
-  }
-  // The attention mechanism, with this model's weights. It keeps the memory of the batch being
-  // processed: loss() uses this one (one batch at a time), each decoder a clone of its own.
-  Attention& attention() const { return *attention_; }
+  static void recycle(Graph& g, const Graph::Mark& encoded, DecoderState& state);
+  // The attention mechanism with this model's weights (const: its state is the decoder's).
+  const Attention& attention() const { return *attention_; }
 
  private:
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
   // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style) or h~_t (Luong style);
   // `weights` gets alpha [B, S].
-  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attention& attention, Var& weights) const;
+  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Var& weights) const;
   RnnSeq2SeqConfig config_;
   RnnEncoder encoder_;
   RnnCell dec_cell_;
@@ -100,7 +116,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Parameter* feed_W_;            // context (Bahdanau) or h~ (Luong) into the gates: [G H_d, *]
   Parameter *out_W_, *out_b_;    // read-out: [V, *], [V]
   Parameter* comb_W_ = nullptr;  // Luong W_c: [H_d, Dm + H_d]
-  std::unique_ptr<Attention> attention_;
+  std::unique_ptr<const Attention> attention_;
 };
 
 }  // namespace heed

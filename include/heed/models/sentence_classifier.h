@@ -33,6 +33,9 @@ const char* pooling_name(Pooling p);
 Pooling parse_pooling(const std::string& s);  // "attention" | "max" | "mean" | "last" | "cls"
 
 enum class SentenceEncoder { BiLstm, Transformer };
+// config.json's "model" of the two encoders (their rows in models/registry.cc)
+inline constexpr const char* kSelfAttentiveClassifier = "self-attentive";
+inline constexpr const char* kTransformerClassifier = "transformer-classifier";
 
 // Whether a model directory's config.json is a classifier's (either encoder).
 bool is_classifier_config(const nlohmann::json& j);
@@ -41,7 +44,8 @@ struct ClassifierConfig {
   SentenceEncoder kind = SentenceEncoder::BiLstm;
   RnnEncoderConfig encoder{.cell = CellKind::Lstm, .embed = 300, .hidden = 300};  // u per direction
   // the Transformer encoder: embeddings of d_model, sinusoidal or learned positions
-  TransformerLayerConfig transformer{.d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f};
+  TransformerLayerConfig transformer{
+      .d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f, .norm = NormPlacement::Pre};
   int64_t transformer_layers = 2;
   bool learned_positions = false;
   int64_t max_positions = 512;
@@ -74,6 +78,10 @@ struct ClassifyBatch {
 };
 ClassifyBatch make_classify_batch(const std::vector<std::vector<int32_t>>& sentences,
                                   std::span<const int32_t> labels = {});
+
+// The batch of sentences [first, first + n) of `sentences` (with their labels, if any).
+ClassifyBatch slice_classify_batch(const std::vector<std::vector<int32_t>>& sentences,
+                                   const std::vector<int32_t>& labels, size_t first, size_t n);
 
 class SentenceClassifier {
  public:

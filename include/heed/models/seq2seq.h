@@ -66,6 +66,12 @@ class IncrementalDecoder {
   virtual void reorder(std::span<const int32_t> from) = 0;
 };
 
+// The decoder layers and heads whose cross-attention decoding can report (AttentionChoice):
+// {0, 0} for a model with one attention (the RNN).
+struct DecoderHeads {
+  int layers = 0, heads = 0;
+};
+
 class Seq2SeqModel {
  public:
   virtual ~Seq2SeqModel() = default;
@@ -73,6 +79,7 @@ class Seq2SeqModel {
   virtual bool reverse_source() const { return false; }
   // The longest output it can produce (the Transformer: its position table); search stops there.
   virtual int64_t max_output_len() const { return INT64_MAX; }
+  virtual DecoderHeads decoder_heads() const { return {}; }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   virtual Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const = 0;
   // Encodes batch.src (targets unused) for decoding at most max_len target positions; the

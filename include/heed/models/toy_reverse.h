@@ -1,11 +1,11 @@
 // The toy end-to-end check of the engine: a GRU encoder-decoder with the fixed-length
 // bottleneck of Cho et al. 2014 (no attention) that learns to reverse short random sequences.
-// `heed demo` trains it and prints examples; the tests require it to learn the task.
+// `heed demo` trains it (train/toy_reverse_demo.h) and prints examples; the tests require it to
+// learn the task.
 // Leaves out: real data, attention and beam search (the RNN seq2seq issue builds those).
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <vector>
 
 #include "heed/autograd/graph.h"
@@ -57,25 +57,5 @@ class GruSeq2Seq {
   Parameter *init_W_, *init_b_;                            // s_0 = tanh(W c + b): [H, H], [H]
   Parameter *out_W_, *out_b_;                              // logits = W s + b: [V, H], [V]
 };
-
-struct ReverseDemoOptions {
-  ReverseTask task;
-  GruSeq2SeqConfig model;
-  int64_t steps = 1500;
-  int64_t batch = 64;
-  float lr = 3e-3f;
-  float clip = 5.f;
-  uint64_t seed = 1;
-  int examples = 5;  // printed after training
-};
-
-struct ReverseDemoResult {
-  double final_loss = 0;
-  double sequence_accuracy = 0;  // exact matches on 1000 fresh sequences
-  double seconds = 0;
-};
-
-// Trains and evaluates; progress and examples go to `log` (nullptr: silent).
-ReverseDemoResult run_reverse_demo(const ReverseDemoOptions& options, std::ostream* log);
 
 }  // namespace heed::toy

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 namespace heed {
 
 struct TransformerSeq2SeqConfig {
+  static constexpr const char* kFamily = "transformer";  // config.json's "model", --model
   int64_t src_vocab = 0, tgt_vocab = 0;
   TransformerLayerConfig layer;  // d_model, heads, ff, dropout, norm placement, activation
   int64_t enc_layers = 3, dec_layers = 3;
@@ -31,8 +33,12 @@ struct TransformerSeq2SeqConfig {
   bool tie_output = true;          // logits from the target embedding matrix
   bool share_embeddings = false;   // one table for both sides (needs one joint vocabulary)
 
+  // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static TransformerSeq2SeqConfig from_json(const nlohmann::json& j);
+  std::string describe() const;  // "transformer 3+3 layers, d 256, 8 heads, ff 1024"
+  void set_vocabularies(int64_t src, int64_t tgt);
+  bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
 };
 
 class TransformerSeq2Seq final : public Seq2SeqModel {
@@ -51,6 +57,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
                                                      int64_t max_len,
                                                      const AttentionChoice& attention,
                                                      int64_t rows_per_source = 1) const override;
+  DecoderHeads decoder_heads() const override {
+    return {static_cast<int>(config_.dec_layers), static_cast<int>(config_.layer.heads)};
+  }
 
   // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)

@@ -12,21 +12,34 @@
 #include <span>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "heed/autograd/ops.h"
 #include "heed/nn/multi_head_attention.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
 enum class NormPlacement { Pre, Post };
+std::span<const Named<NormPlacement>> names(NormPlacement);  // "pre" | "post"
 enum class FfnActivation { Relu, Gelu };
+std::span<const Named<FfnActivation>> names(FfnActivation);  // "relu" | "gelu"
 
+// One layer's sizes and choices, shared by every layer of a stack. The defaults are the
+// paper's (post-LN); a family may start from others (the classifier's encoder: pre-LN).
 struct TransformerLayerConfig {
   int64_t d_model = 256;
   int64_t heads = 8;
   int64_t ff = 1024;  // d_ff
   float dropout = 0.1f;
-  NormPlacement norm = NormPlacement::Pre;
+  NormPlacement norm = NormPlacement::Post;
   FfnActivation activation = FfnActivation::Relu;
+
+  // Written into (read from) a model's config.json object: d_model, heads, ff, norm,
+  // activation and the dropout under `dropout_key` (a classifier keeps "dropout" for its MLP).
+  void to_json(nlohmann::json& j, const char* dropout_key = "dropout") const;
+  static TransformerLayerConfig from_json(const nlohmann::json& j,
+                                          const char* dropout_key = "dropout");
 };
 
 // PE(pos, 2i) = sin(pos / 10000^{2i/d}),  PE(pos, 2i+1) = cos(pos / 10000^{2i/d})  (eq. 3.5)

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "heed/decode/beam_search.h"
-#include "heed/train/classifier_trainer.h"
-#include "heed/train/trainer.h"
+#include "heed/decode/classifier.h"
+#include "heed/models/model_files.h"
 #include "heed/viz/heatmap.h"
 
 namespace heed::viz {
@@ -29,11 +29,8 @@ struct Alignment {
   std::vector<Heatmap> maps;   // one, or one per (layer, head) asked for; rows end with </s>
 };
 
-// The decoder layers and heads that layer/head choices may name: a Transformer's, the fewest
-// over an ensemble's members; {0, 0} when a model (or any member) is not a Transformer.
-struct DecoderHeads {
-  int layers = 0, heads = 0;
-};
+// The decoder layers and heads that layer/head choices may name (Seq2SeqModel::decoder_heads):
+// the fewest over an ensemble's members; {0, 0} when a model (or any member) has none.
 DecoderHeads decoder_heads(const std::vector<const ModelFiles*>& models);
 
 // lines: sentences (G2P: words or CMUdict entries). Throws heed::Error for layer/head choices

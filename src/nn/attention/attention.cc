@@ -14,31 +14,23 @@ std::unique_ptr<Attention> make_bahdanau_attention(const AttentionConfig& c, con
 std::unique_ptr<Attention> make_luong_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const Scope& s);
 
-namespace {
-struct Named {
-  AttentionKind kind;
-  const char* name;
-};
-constexpr Named kNames[] = {{AttentionKind::None, "none"},
-                            {AttentionKind::Bahdanau, "bahdanau"},
-                            {AttentionKind::LuongDot, "luong-dot"},
-                            {AttentionKind::LuongGeneral, "luong-general"},
-                            {AttentionKind::LuongConcat, "luong-concat"},
-                            {AttentionKind::LocalM, "local-m"},
-                            {AttentionKind::LocalP, "local-p"}};
-}  // namespace
+std::span<const Named<AttentionKind>> names(AttentionKind) {
+  static constexpr Named<AttentionKind> kNames[] = {{AttentionKind::None, "none"},
+                                                    {AttentionKind::Bahdanau, "bahdanau"},
+                                                    {AttentionKind::LuongDot, "luong-dot"},
+                                                    {AttentionKind::LuongGeneral, "luong-general"},
+                                                    {AttentionKind::LuongConcat, "luong-concat"},
+                                                    {AttentionKind::LocalM, "local-m"},
+                                                    {AttentionKind::LocalP, "local-p"}};
+  return kNames;
+}
 
 AttentionKind parse_attention(const std::string& name) {
-  for (const auto& n : kNames)
-    if (name == n.name) return n.kind;
-  fail("unknown attention '", name,
-       "' (expected none, bahdanau, luong-dot, luong-general, luong-concat, local-m, local-p)");
+  return parse_name<AttentionKind>(name, "attention");
 }
 
 std::string attention_name(AttentionKind kind) {
-  for (const auto& n : kNames)
-    if (kind == n.kind) return n.name;
-  return "?";
+  return name_of(kind);
 }
 
 std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope& scope) {
@@ -68,6 +60,12 @@ Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g) {
       m.data()[b * S + s] = s < lengths[b] ? 0.f : -std::numeric_limits<float>::infinity();
   }
   return m;
+}
+
+void AttentionState::reorder(std::span<const int32_t> from) {
+  // rows `from` of each [B, S] value: a row gather is an embedding lookup
+  for (Var* v : carried())
+    if (v->valid()) *v = embedding(*v, from, Shape{static_cast<int64_t>(from.size())});
 }
 
 Var weighted_sum(Var alpha, Var memory) {

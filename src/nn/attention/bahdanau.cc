@@ -15,31 +15,26 @@ class BahdanauAttention final : public Attention {
         b_(&s.param("b", {c.attn_dim}, Init::zeros())),
         v_(&s.param("v", {1, c.attn_dim}, Init::glorot_uniform())) {}
 
-  void start(Graph& g, const Memory& m) override {
-    memory_ = m;
+  AttentionState start(Graph& g, const Memory& m) const override {
     // U h_j + b, once per batch (not per decoder step): [B, S, A]
-    Uh_ = linear(m.annotations, g.param(*U_), g.param(*b_));
+    return {.memory = m, .keys = linear(m.annotations, g.param(*U_), g.param(*b_))};
   }
 
-  Attended attend(Graph& g, Var s_prev, int64_t) override {
-    const int64_t B = s_prev.dim(0), S = Uh_.dim(1), A = Uh_.dim(2);
+ protected:
+  Attended compute(Graph& g, Var s_prev, AttentionState& st) const override {
+    const Var& Uh = st.keys;  // [B, S, A]
+    const int64_t B = s_prev.dim(0), S = Uh.dim(1), A = Uh.dim(2);
     // eq. (6): e_ij = v^T tanh(W s_{i-1} + U h_j + b)
-    Var Ws = reshape(linear(s_prev, g.param(*W_)), Shape{B, 1, A});      // [B, 1, A]
-    Var e = reshape(linear(tanh(Uh_ + Ws), g.param(*v_)), Shape{B, S});  // [B, S]
+    Var Ws = reshape(linear(s_prev, g.param(*W_)), Shape{B, 1, A});     // [B, 1, A]
+    Var e = reshape(linear(tanh(Uh + Ws), g.param(*v_)), Shape{B, S});  // [B, S]
     // eq. (6): alpha_ij = exp(e_ij) / sum_k exp(e_ik), padding masked out
-    Var alpha = softmax(e, memory_.mask);  // [B, S]
+    Var alpha = softmax(e, st.memory.mask);  // [B, S]
     // eq. (5): c_i = sum_j alpha_ij h_j
-    return {weighted_sum(alpha, memory_.annotations), alpha};
-  }
-
-  std::unique_ptr<Attention> clone() const override {
-    return std::make_unique<BahdanauAttention>(*this);
+    return {weighted_sum(alpha, st.memory.annotations), alpha};
   }
 
  private:
   Parameter *W_, *U_, *b_, *v_;  // [A, Dq], [A, Dm], [A], [1, A]
-  Memory memory_;
-  Var Uh_;  // [B, S, A]
 };
 
 }  // namespace

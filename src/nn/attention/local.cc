@@ -28,27 +28,27 @@ class LocalAttention final : public Attention {
     }
   }
 
-  void start(Graph& g, const Memory& m) override {
-    memory_ = m;
-    keys_ = linear(m.annotations, g.param(*Wa_));  // W_a h_s: [B, S, Dq]
-    const int64_t B = m.annotations.dim(0), S = m.annotations.dim(1);
-    Tensor pos = g.alloc(Shape{1, S}), len = g.alloc(Shape{B, 1});
-    for (int64_t s = 0; s < S; ++s) pos.data()[s] = static_cast<float>(s);
-    for (int64_t b = 0; b < B; ++b) len.data()[b] = static_cast<float>(m.lengths[b]);
-    positions_ = g.constant(pos);  // s: [1, S]
-    lengths_ = g.constant(len);    // S_b: [B, 1]
+  AttentionState start(Graph& g, const Memory& m) const override {
+    return {.memory = m, .keys = linear(m.annotations, g.param(*Wa_))};  // W_a h_s: [B, S, Dq]
   }
 
-  Attended attend(Graph& g, Var h_t, int64_t step) override {
-    const int64_t B = h_t.dim(0), S = keys_.dim(1), D = h_t.dim(1);
-    Var p;  // p_t [B, 1]
+ protected:
+  Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
+    const Memory& memory = st.memory;
+    const int64_t B = h_t.dim(0), S = st.keys.dim(1), D = h_t.dim(1);
+    Tensor pos = g.alloc(Shape{1, S}), len = g.alloc(Shape{B, 1});
+    for (int64_t s = 0; s < S; ++s) pos.data()[s] = static_cast<float>(s);
+    for (int64_t b = 0; b < B; ++b) len.data()[b] = static_cast<float>(memory.lengths[b]);
+    Var positions = g.constant(pos);  // s: [1, S]
+    Var lengths = g.constant(len);    // S_b: [B, 1]
+    Var p;                            // p_t [B, 1]
     if (predictive_) {
       // eq. (9): p_t = S * sigmoid(v_p^T tanh(W_p h_t))
-      p = lengths_ * sigmoid(linear(tanh(linear(h_t, g.param(*Wp_))), g.param(*vp_)));
+      p = lengths * sigmoid(linear(tanh(linear(h_t, g.param(*Wp_))), g.param(*vp_)));
     } else {
       Tensor pm = g.alloc(Shape{B, 1});  // p_t = t, inside each sequence
       for (int64_t b = 0; b < B; ++b)
-        pm.data()[b] = static_cast<float>(std::min<int64_t>(step, memory_.lengths[b] - 1));
+        pm.data()[b] = static_cast<float>(std::min<int64_t>(st.step, memory.lengths[b] - 1));
       p = g.constant(pm);
     }
     // The window [p_t - D, p_t + D] (from p_t's value), on top of the padding mask.
@@ -58,25 +58,21 @@ class LocalAttention final : public Attention {
       float pt = p.value().data()[b];
       for (int64_t s = 0; s < S; ++s) {
         bool inside = std::fabs(static_cast<float>(s) - pt) <= static_cast<float>(D_);
-        mask.data()[b * S + s] = inside ? memory_.mask.data()[b * S + s] : -inf;
+        mask.data()[b * S + s] = inside ? memory.mask.data()[b * S + s] : -inf;
       }
       // keep at least the nearest real position, so the softmax has a support
       auto nearest =
-          std::min<int64_t>(std::max<int64_t>(std::lround(pt), 0), memory_.lengths[b] - 1);
+          std::min<int64_t>(std::max<int64_t>(std::lround(pt), 0), memory.lengths[b] - 1);
       mask.data()[b * S + nearest] = 0.f;
     }
     // align(h_t, h_s) = softmax over the window of h_t^T W_a h_s
-    Var score = reshape(matmul(keys_, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
+    Var score = reshape(matmul(st.keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
     Var align = softmax(score, mask);
     // eq. (10): a_t(s) = align * exp(-(s - p_t)^2 / (2 sigma^2)),  sigma = D / 2
     const float sigma = static_cast<float>(D_) / 2.f;
-    Var d = positions_ - p;  // [B, S]
+    Var d = positions - p;  // [B, S]
     Var alpha = align * exp(d * d * (-1.f / (2.f * sigma * sigma)));
-    return {weighted_sum(alpha, memory_.annotations), alpha};
-  }
-
-  std::unique_ptr<Attention> clone() const override {
-    return std::make_unique<LocalAttention>(*this);
+    return {weighted_sum(alpha, memory.annotations), alpha};
   }
 
  private:
@@ -84,8 +80,6 @@ class LocalAttention final : public Attention {
   int64_t D_;
   Parameter* Wa_ = nullptr;                  // [Dq, Dm]
   Parameter *Wp_ = nullptr, *vp_ = nullptr;  // [A, Dq], [1, A]
-  Memory memory_;
-  Var keys_, positions_, lengths_;  // [B, S, Dq], [1, S], [B, 1]
 };
 
 }  // namespace

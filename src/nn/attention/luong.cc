@@ -25,44 +25,41 @@ class LuongAttention final : public Attention {
     }
   }
 
-  void start(Graph& g, const Memory& m) override {
-    memory_ = m;
+  AttentionState start(Graph& g, const Memory& m) const override {
+    AttentionState st{.memory = m};
     if (kind_ == AttentionKind::LuongGeneral)
-      keys_ = linear(m.annotations, g.param(*Wa_));  // W_a h_s: [B, S, Dq]
+      st.keys = linear(m.annotations, g.param(*Wa_));  // W_a h_s: [B, S, Dq]
     else if (kind_ == AttentionKind::LuongConcat)
-      keys_ = linear(m.annotations, g.param(*Ws_));  // W_s h_s: [B, S, A]
+      st.keys = linear(m.annotations, g.param(*Ws_));  // W_s h_s: [B, S, A]
     else
-      keys_ = m.annotations;  // [B, S, Dm], Dm = Dq
+      st.keys = m.annotations;  // [B, S, Dm], Dm = Dq
+    return st;
   }
 
-  Attended attend(Graph& g, Var h_t, int64_t) override {
-    const int64_t B = h_t.dim(0), S = keys_.dim(1);
+ protected:
+  Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
+    const Var& keys = st.keys;
+    const int64_t B = h_t.dim(0), S = keys.dim(1);
     Var score;  // [B, S]
     if (kind_ == AttentionKind::LuongConcat) {
       // score = v_a^T tanh(W_a [h_t ; h_s])
-      const int64_t A = keys_.dim(2);
+      const int64_t A = keys.dim(2);
       Var Wh = reshape(linear(h_t, g.param(*Wt_)), Shape{B, 1, A});
-      score = reshape(linear(tanh(keys_ + Wh), g.param(*va_)), Shape{B, S});
+      score = reshape(linear(tanh(keys + Wh), g.param(*va_)), Shape{B, S});
     } else {
       // dot: h_t^T h_s;  general: h_t^T (W_a h_s).  [B, S, D] x [B, D, 1]
       const int64_t D = h_t.dim(1);
-      score = reshape(matmul(keys_, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
+      score = reshape(matmul(keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
     }
     // eq. (7): a_t(s) = softmax over the source, padding masked out
-    Var alpha = softmax(score, memory_.mask);
-    return {weighted_sum(alpha, memory_.annotations), alpha};
-  }
-
-  std::unique_ptr<Attention> clone() const override {
-    return std::make_unique<LuongAttention>(*this);
+    Var alpha = softmax(score, st.memory.mask);
+    return {weighted_sum(alpha, st.memory.annotations), alpha};
   }
 
  private:
   AttentionKind kind_;
   Parameter* Wa_ = nullptr;                                  // [Dq, Dm]
   Parameter *Wt_ = nullptr, *Ws_ = nullptr, *va_ = nullptr;  // [A, Dq], [A, Dm], [1, A]
-  Memory memory_;
-  Var keys_;
 };
 
 }  // namespace

@@ -10,20 +10,21 @@ namespace {
 
 class NoAttention final : public Attention {
  public:
-  void start(Graph& g, const Memory& m) override {
+  AttentionState start(Graph& g, const Memory& m) const override {
     const int64_t B = m.annotations.dim(0), S = m.annotations.dim(1);
     // alpha = one-hot at the last real position; c = alpha h = h_{S_b}
     Tensor onehot = g.zeros(Shape{B, S});
     for (int64_t b = 0; b < B; ++b) onehot.data()[b * S + m.lengths[b] - 1] = 1.f;
-    weights_ = g.constant(onehot);
-    context_ = weighted_sum(weights_, m.annotations);
+    AttentionState st{.memory = m};
+    st.previous = g.constant(onehot);  // every step's weights, from the first on
+    st.keys = weighted_sum(st.previous, m.annotations);
+    return st;
   }
-  Attended attend(Graph&, Var, int64_t) override { return {context_, weights_}; }
 
-  std::unique_ptr<Attention> clone() const override { return std::make_unique<NoAttention>(*this); }
-
- private:
-  Var context_, weights_;
+ protected:
+  Attended compute(Graph&, Var, AttentionState& st) const override {
+    return {st.keys, st.previous};
+  }
 };
 
 }  // namespace

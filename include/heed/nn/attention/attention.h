@@ -12,6 +12,7 @@
 // (the Transformer's, with its fused kernel).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,11 +20,13 @@
 
 #include "heed/autograd/graph.h"
 #include "heed/nn/init.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
 enum class AttentionKind { None, Bahdanau, LuongDot, LuongGeneral, LuongConcat, LocalM, LocalP };
-AttentionKind parse_attention(const std::string& name);  // "bahdanau", "luong-dot", ...
+std::span<const Named<AttentionKind>> names(AttentionKind);  // "none", "bahdanau", "luong-dot", ...
+AttentionKind parse_attention(const std::string& name);      // an Error lists the names
 std::string attention_name(AttentionKind kind);
 
 struct AttentionConfig {
@@ -39,24 +42,54 @@ struct Attended {
   Var weights;  // alpha [B, S], zero on padding (and outside the local window)
 };
 
-// The source side of one batch, set once per batch by start().
+// The source side of one batch, given to start().
 struct Memory {
   Var annotations;                   // h [B, S, Dm]
   Tensor mask;                       // [B, S]: 0 for real tokens, -inf for padding
   std::span<const int32_t> lengths;  // [B] source lengths
 };
 
+// What one decoder keeps of its attention between steps. A mechanism's parameters are const
+// and shared by every decoder of a model; each decoder owns one of these (made by start(),
+// advanced by attend()), so that decoders run side by side and losses are computed by
+// several threads with one model. The memory and `keys` are made once per batch, before the
+// decoder's Graph::mark(), and survive every rewind; what a step makes (`previous`) is
+// carried over the rewind (carried()) and follows the beams (reorder()). Rows of one source
+// have the same memory, so a reorder within a source leaves the memory alone.
+struct AttentionState {
+  Memory memory;
+  Var keys;          // start()'s projection of the memory, per mechanism: U h_j + b [B, S, A]
+                     // (bahdanau), W_a h_s [B, S, Dq] (luong-general, local-*), W_s h_s
+                     // [B, S, A] (luong-concat), h_s (luong-dot), the context h_{S_b}
+                     // [B, Dm] (none)
+  Var previous;      // alpha_{i-1} [B, S]: the weights of the last step (none before the first)
+  int64_t step = 0;  // i: the target position of the next attend() (local-m aligns p_i = i)
+
+  // What a step makes and the next one reads: the Vars to carry over Graph::rewind.
+  std::array<Var*, 1> carried() { return {&previous}; }
+  // Beam search: row r continues row from[r] (rows of one source only).
+  void reorder(std::span<const int32_t> from);
+};
+
 class Attention {
  public:
   virtual ~Attention() = default;
-  // Once per batch: keeps the memory and precomputes what does not depend on the query
-  // (U h_j + b for Bahdanau, W_a h_s for luong-general).
-  virtual void start(Graph& g, const Memory& memory) = 0;
-  // One decoder step: query [B, Dq]; step = the target position t (local-m aligns p_t = t).
-  virtual Attended attend(Graph& g, Var query, int64_t step) = 0;
-  // The same mechanism and parameters with a state of its own: one per decoder, so that
-  // decoders of one model can run side by side.
-  virtual std::unique_ptr<Attention> clone() const = 0;
+  // Once per batch: a decoder's state over `memory`, with what does not depend on the query
+  // precomputed (U h_j + b for Bahdanau, W_a h_s for luong-general).
+  virtual AttentionState start(Graph& g, const Memory& memory) const = 0;
+  // One decoder step: query [B, Dq] -> the context and the weights; advances `state` (the
+  // weights become state.previous, the step its successor).
+  Attended attend(Graph& g, Var query, AttentionState& state) const {
+    Attended a = compute(g, query, state);
+    state.previous = a.weights;
+    ++state.step;
+    return a;
+  }
+
+ protected:
+  // The mechanism's equations for one step; it may read (and keep in `state`) what it needs of
+  // earlier steps.
+  virtual Attended compute(Graph& g, Var query, AttentionState& state) const = 0;
 };
 
 std::unique_ptr<Attention> make_attention(const AttentionConfig& config, const Scope& scope);

@@ -1,0 +1,58 @@
+// Running a classifier (see the header).
+#include "heed/decode/classifier.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "heed/autograd/graph.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
+                                 const ClassifyOptions& o) {
+  const std::string& name = o.name;
+  const int64_t batch = o.batch;
+  const bool attention = o.attention;
+  std::vector<Prediction> out(lines.size());
+  std::vector<std::vector<int32_t>> s;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out[i].tokens = m.seg.split(lines[i]);
+    check(!out[i].tokens.empty(), name, ":", i + 1, ": an empty line (nothing to classify)");
+    s.push_back(m.vocab.encode(out[i].tokens));
+  }
+  Graph g(Mode::Inference);
+  for (size_t i = 0; i < s.size(); i += static_cast<size_t>(batch)) {
+    const size_t n = std::min(s.size() - i, static_cast<size_t>(batch));
+    ClassifyBatch b = slice_classify_batch(s, {}, i, n);
+    SentenceClassifier::Output o = m.model->forward(g, b, attention);
+    const int64_t C = o.logits.dim(1);
+    for (size_t k = 0; k < n; ++k) {
+      Prediction& p = out[i + k];
+      const float* z = o.logits.value().data() + static_cast<int64_t>(k) * C;
+      const float top = *std::max_element(z, z + C);
+      double total = 0;
+      for (int64_t c = 0; c < C; ++c) total += std::exp(z[c] - top);
+      for (int64_t c = 0; c < C; ++c)
+        p.probs.push_back(static_cast<float>(std::exp(z[c] - top) / total));
+      p.label = static_cast<int32_t>(std::max_element(z, z + C) - z);
+      if (!attention || !o.A.valid()) continue;
+      const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
+      const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]
+      for (int64_t h = 0; h < r; ++h) p.attention.emplace_back(A + h * S, A + h * S + len);
+      if (m.model->config().pooling != Pooling::Attention) continue;  // hops only
+      double f = 0;                                                   // ||A A^T - I||_F
+      for (int64_t a = 0; a < r; ++a)
+        for (int64_t c = 0; c < r; ++c) {
+          double dot = 0;
+          for (int64_t t = 0; t < len; ++t) dot += double{A[a * S + t]} * A[c * S + t];
+          f += (dot - (a == c)) * (dot - (a == c));
+        }
+      p.redundancy = std::sqrt(f);
+    }
+    g.clear();
+  }
+  return out;
+}
+
+}  // namespace heed

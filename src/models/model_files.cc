@@ -1,0 +1,113 @@
+// Reading model directories (see the header).
+#include "heed/models/model_files.h"
+
+#include <filesystem>
+
+#include "heed/io/files.h"
+#include "heed/io/model_dir.h"
+#include "heed/models/registry.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+
+Segmenter load_segmenter(Units u, const std::string& spm_file) {
+  if (u != Units::Spm) return Segmenter(u);
+  return Segmenter::from_spm(read_file(spm_file), spm_file);
+}
+
+Segmenter classifier_segmenter(Units u) {
+  check(u != Units::Spm, "classify: --units must be word or char");
+  return Segmenter(u);
+}
+
+std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
+  auto m = std::make_unique<ModelFiles>();
+  const nlohmann::json j = read_config(dir);
+  m->config = j;
+  m->family = config_family(j, dir).name;
+  int64_t src_vocab = 0, tgt_vocab = 0;
+  try {
+    src_vocab = j.at("src_vocab").get<int64_t>();
+    tgt_vocab = j.at("tgt_vocab").get<int64_t>();
+    const fs::path d(dir);
+    m->src_seg =
+        load_segmenter(parse_units(j.at("src_units").get<std::string>()), (d / "src.spm").string());
+    m->tgt_seg =
+        load_segmenter(parse_units(j.at("tgt_units").get<std::string>()), (d / "tgt.spm").string());
+    m->g2p = j.at("g2p").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
+  m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
+  m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
+  check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
+        ": the vocabularies do not match config.json");
+  Rng rng(1);
+  m->model = make_seq2seq_model(j, Scope(m->params, rng), dir);
+  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
+  return m;
+}
+
+namespace {
+void check_same_text_format(const ModelFiles& first, const std::string& first_dir,
+                            const ModelFiles& m, const std::string& dir) {
+  auto differ = [&](const std::string& what) {
+    fail(dir, " and ", first_dir, ": ", what,
+         " differ; an ensemble needs models trained with the same vocabularies");
+  };
+  for (const char* side : {"src", "tgt"}) {
+    const std::string key = std::string(side) + "_units";
+    if (m.config.at(key) != first.config.at(key)) differ(key);
+  }
+  if (!(m.src_seg == first.src_seg)) differ("their SentencePiece models (src.spm)");
+  if (!(m.tgt_seg == first.tgt_seg)) differ("their SentencePiece models (tgt.spm)");
+  if (m.src_vocab.serialize() != first.src_vocab.serialize()) differ("their source vocabularies");
+  if (m.tgt_vocab.serialize() != first.tgt_vocab.serialize()) differ("their target vocabularies");
+  if (m.g2p != first.g2p) differ("their tasks (G2P or translation)");
+}
+}  // namespace
+
+std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs) {
+  check(!dirs.empty(), "no model directory given");
+  std::vector<std::unique_ptr<ModelFiles>> models;
+  models.reserve(dirs.size());
+  for (const auto& dir : dirs) {
+    models.push_back(load_model(dir));
+    if (models.size() > 1) check_same_text_format(*models[0], dirs[0], *models.back(), dir);
+  }
+  return models;
+}
+
+std::vector<const ModelFiles*> member_files(
+    const std::vector<std::unique_ptr<ModelFiles>>& models) {
+  std::vector<const ModelFiles*> members;
+  members.reserve(models.size());
+  for (const auto& files : models) members.push_back(files.get());
+  return members;
+}
+
+std::string model_input(const ModelFiles& m, const std::string& line) {
+  const size_t sep = line.find("  ");
+  return m.g2p && sep != std::string::npos ? line.substr(0, sep) : line;
+}
+
+std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
+  auto m = std::make_unique<ClassifierFiles>();
+  m->config = read_config(dir);
+  ClassifierConfig c = ClassifierConfig::from_json(m->config);
+  try {
+    m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));
+  } catch (const nlohmann::json::exception& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
+  m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
+  check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
+  Rng rng(1);
+  m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
+  load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
+  return m;
+}
+
+}  // namespace heed
