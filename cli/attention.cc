@@ -90,12 +90,11 @@ int AttentionCommand::run() const {
             1));
     }
   } else {
-    const std::vector<std::unique_ptr<ModelFiles>> models = load_models(model_dirs);
-    const std::vector<const ModelFiles*> members = member_files(models);
-    std::vector<viz::Alignment> al = viz::align(members, lines, align);
+    const Translator translator(model_dirs);
+    std::vector<viz::Alignment> al = viz::align(translator, lines, align);
     const size_t per_row = columns > 0 ? static_cast<size_t>(columns)
                            : align.all_heads
-                               ? static_cast<size_t>(viz::decoder_heads(members).heads)
+                               ? static_cast<size_t>(translator.model().decoder_heads().heads)
                                : 1;
     for (size_t i = 0; i < al.size(); ++i) {
       std::cout << al[i].output << "\n";

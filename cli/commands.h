@@ -5,18 +5,44 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/seq2seq_bench.h"
+#include "heed/decode/translator.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
 #include "heed/train/trainer.h"
+#include "heed/util/names.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/report.h"
 
 namespace heed::cli {
+
+// An option whose string becomes the enum E at parse time, through E's one name table
+// (util/names.h): --help lists the names, a wrong one is refused naming the choices, and
+// --dump-config writes the name (not the enum's number).
+template <class E>
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E& value,
+                             const std::string& help) {
+  std::vector<std::string> names;
+  for (const auto& n : name_table<E>()) names.emplace_back(n.name);
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [&value, flag](std::string name) {
+            for (char& ch : name)
+              ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            value = parse_name<E>(name, flag);
+          },
+          help + " {" + choices<E>() + "}")
+      ->check(CLI::IsMember(names, CLI::ignore_case))
+      ->default_str(name_of(value));
+}
 
 struct DemoCommand {
   toy::ReverseDemoOptions options;
@@ -26,6 +52,7 @@ struct DemoCommand {
 };
 
 enum class Metric { Bleu, Chrf, Wer, Per, Acc };
+std::span<const Named<Metric>> names(Metric);  // "bleu" | "chrf" | "wer" | "per" | "acc"
 
 struct ScoreCommand {
   Metric metric = Metric::Bleu;
@@ -99,18 +126,18 @@ struct SplitCommand {
 
 struct TranslateCommand {
   std::vector<std::string> model_dirs;  // one model, or an ensemble of several
-  int beam = 1;                         // beam size (1: greedy)
-  double length_penalty = 1.0;          // beam: alpha of log p / len^alpha
-  double max_len_ratio = 2.0;           // output length limit: ratio * source length + 10
-  int n_best = 1;                       // > 1: the n best outputs per line, n-best format
-  int64_t batch = 32;                   // sentences decoded together
+  TranslatorOptions translator;         // compute type
+  TranslationOptions options;           // beam, n-best, length penalty, batch, attention, ...
   std::string attention_out;            // JSONL of attention weights, one object per output line
-  AttentionChoice attention;            // Transformer: which layer and head --attention-out shows
-  std::string compute = "float32";      // float32 | int8 weights for decoding
-  bool replace_unk = false;             // <unk> -> the most attended source word
+  std::string score_target;             // score these outputs (one per input line) instead
+  bool word_scores = false;             // with score_target: every unit's log-probability too
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;
+
+ private:
+  int score(const Translator& t, const std::vector<std::string>& lines, const TranslationOptions& o,
+            std::ofstream& attn) const;
 };
 
 // `heed attention`: heatmaps of what a model attends to, for sentences on stdin.

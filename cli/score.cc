@@ -44,31 +44,23 @@ std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path
 
 }  // namespace
 
+std::span<const Named<Metric>> names(Metric) {
+  static constexpr Named<Metric> kNames[] = {{Metric::Bleu, "bleu"},
+                                             {Metric::Chrf, "chrf"},
+                                             {Metric::Wer, "wer"},
+                                             {Metric::Per, "per"},
+                                             {Metric::Acc, "acc"}};
+  return kNames;
+}
+
 void ScoreCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("score", "Score a hypothesis file against references");
-  const std::map<std::string, Metric> metrics = {{"bleu", Metric::Bleu},
-                                                 {"chrf", Metric::Chrf},
-                                                 {"wer", Metric::Wer},
-                                                 {"per", Metric::Per},
-                                                 {"acc", Metric::Acc}};
-  std::vector<std::string> names;
-  names.reserve(metrics.size());
-  for (const auto& [name, m] : metrics) names.push_back(name);
-  // the typed Metric set from its name (a dumped --config then says `metric = "wer"`)
-  app->add_option_function<std::string>(
-         "--metric",
-         [this, metrics](std::string name) {
-           for (char& ch : name)
-             ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-           metric = metrics.at(name);
-         },
-         "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
-         "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
-         "alternative pronunciations); acc: classification accuracy and confusion matrix "
-         "(the first field of each line is its label, so an SST file and `heed "
-         "classify` output compare directly)")
-      ->check(CLI::IsMember(names, CLI::ignore_case))
-      ->default_str("bleu");
+  add_enum_option(*app, "--metric", metric,
+                  "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
+                  "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
+                  "alternative pronunciations); acc: classification accuracy and confusion matrix "
+                  "(the first field of each line is its label, so an SST file and `heed "
+                  "classify` output compare directly)");
   app->add_option("--ref", refs, "Reference file (repeat for several references)")->required();
   app->add_option("--hyp", hyp, "Hypothesis file, line-parallel to the references (- = stdin)")
       ->required();

@@ -17,6 +17,7 @@ namespace {
 struct Beam {
   std::vector<int32_t> tokens;
   std::vector<std::vector<float>> attention;
+  std::vector<float> token_log_probs;
   double log_prob = 0;
   bool alive = false;
 };
@@ -80,16 +81,19 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
         std::vector<float> a;
         if (w) a.assign(w + r * b.S, w + r * b.S + b.src_lengths[n]);  // row r decodes source n
         if (reversed) std::reverse(a.begin(), a.end());
+        const float token_lp = lp[r * V + v];
         if (v == Vocab::kEos || t + 1 == max_len) {
-          Hypothesis h{from.tokens, from.attention, score};
+          Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};
           if (v != Vocab::kEos) h.tokens.push_back(v);
+          h.token_log_probs.push_back(token_lp);
           if (w) h.attention.push_back(std::move(a));
           finished[n].push_back(std::move(h));
           continue;
         }
         Beam& nb = fresh[n * K + filled];
-        nb = {from.tokens, from.attention, score, true};
+        nb = {from.tokens, from.attention, from.token_log_probs, score, true};
         nb.tokens.push_back(v);
+        nb.token_log_probs.push_back(token_lp);
         if (w) nb.attention.push_back(std::move(a));
         parent[n * K + filled] = static_cast<int32_t>(r);
         next[n * K + filled] = v;

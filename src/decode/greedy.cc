@@ -32,6 +32,7 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       prev[i] = best;
       Hypothesis& h = out[i];
       h.log_prob += row[best];
+      h.token_log_probs.push_back(row[best]);
       if (s.weights) {
         const float* w = s.weights + i * b.S;  // [S]
         std::vector<float> a(w, w + b.src_lengths[i]);

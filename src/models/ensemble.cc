@@ -108,6 +108,16 @@ bool Ensemble::reverse_source() const {
   return members_[0]->reverse_source();
 }
 
+DecoderHeads Ensemble::decoder_heads() const {
+  DecoderHeads fewest = members_[0]->decoder_heads();
+  for (const auto* m : members_) {
+    const DecoderHeads h = m->decoder_heads();
+    if (h.heads == 0) return {};
+    fewest = {std::min(fewest.layers, h.layers), std::min(fewest.heads, h.heads)};
+  }
+  return fewest;
+}
+
 int64_t Ensemble::max_output_len() const {
   int64_t n = INT64_MAX;
   for (const auto* m : members_) n = std::min(n, m->max_output_len());

@@ -80,14 +80,6 @@ std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::stri
   return models;
 }
 
-std::vector<const ModelFiles*> member_files(
-    const std::vector<std::unique_ptr<ModelFiles>>& models) {
-  std::vector<const ModelFiles*> members;
-  members.reserve(models.size());
-  for (const auto& files : models) members.push_back(files.get());
-  return members;
-}
-
 std::string model_input(const ModelFiles& m, const std::string& line) {
   const size_t sep = line.find("  ");
   return m.g2p && sep != std::string::npos ? line.substr(0, sep) : line;

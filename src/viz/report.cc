@@ -166,9 +166,8 @@ std::vector<size_t> spread(size_t n, int k) {  // k indices evenly spaced throug
 }
 
 TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
-  const std::vector<std::unique_ptr<ModelFiles>> models = load_models(o.model_dirs);
-  const std::vector<const ModelFiles*> members = member_files(models);  // one, or an ensemble's
-  const ModelFiles* m = members.front();  // the text format, the same for every member
+  const Translator translator(o.model_dirs);        // one model, or an ensemble
+  const ModelFiles* m = &translator.text_format();  // the same for every member
   TestResult t;
   std::vector<std::string> inputs, refs;  // refs: one line per input ("A | B" for G2P variants)
   std::map<std::string, std::vector<std::string>> g2p_refs;
@@ -193,7 +192,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
     log << "heed report: decoding " << inputs.size() << " inputs of " << o.src << " (beam "
         << o.search.beam << ")\n"
         << std::flush;
-    decoded = align(members, inputs, {.search = o.search, .batch = 64});
+    decoded = align(translator, inputs, {.search = o.search, .batch = 64});
   }
   if (m->g2p) {
     // outputs by word: a --hyp file is read as CMUdict entries (heed translate's output on
@@ -227,7 +226,7 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
     std::vector<std::string> chosen;
     chosen.reserve(idx.size());
     for (size_t i : idx) chosen.push_back(inputs[i]);
-    shown = align(members, chosen, {.search = o.search});
+    shown = align(translator, chosen, {.search = o.search});
   }
   for (size_t k = 0; k < idx.size(); ++k)
     t.samples.push_back({.input = inputs[idx[k]],

@@ -65,6 +65,26 @@ for i, b in enumerate(beam):
     for g, a in zip(group, att[3 * i : 3 * i + 3]):
         assert " ".join(t for t in a["out"] if t != "</s>") == g[1].split("  ", 1)[1], (g, a)' \
   "$work/beam.txt" "$work/nbest.txt" "$work/nbest_att.jsonl" || fail "n-best output"
+# --score-target: the log-probability of given outputs (here the n-best's), the F0= of each
+python3 -c 'import sys
+for l in open(sys.argv[1]):
+    f = l.rstrip("\n").split(" ||| ")
+    print(f[1].split("  ", 1)[1])' "$work/nbest.txt" > "$work/nbest_out.txt"
+awk '{for (i = 0; i < 3; i++) print}' "$work/in.txt" > "$work/in3.txt"
+"$heed" --threads 1 translate --model "$work/m" --score-target "$work/nbest_out.txt" --word-scores \
+  < "$work/in3.txt" > "$work/scores.txt"
+python3 -c 'import sys
+nbest = [float(l.split(" ||| ")[2][4:]) for l in open(sys.argv[1])]
+scores = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+assert len(nbest) == len(scores), (len(nbest), len(scores))
+for want, (total, words) in zip(nbest, scores):
+    assert abs(float(total) - want) < 2e-4, (total, want)
+    assert abs(sum(map(float, words.split())) - float(total)) < 1e-3, (total, words)' \
+  "$work/nbest.txt" "$work/scores.txt" || fail "--score-target does not give the n-best's log p"
+head -3 "$work/nbest_out.txt" > "$work/short.txt"
+if "$heed" --threads 1 translate --model "$work/m" --score-target "$work/short.txt" < "$work/in.txt" \
+  2> "$work/err" > /dev/null; then fail "--score-target with too few lines accepted"; fi
+grep -q "short.txt has 3 lines but <stdin> has 25" "$work/err" || fail "no message for a short --score-target"
 if "$heed" --threads 1 translate --model "$work/m" --n-best 2 < "$work/in.txt" 2> "$work/err" \
   > /dev/null; then fail "--n-best 2 accepted with greedy decoding"; fi
 grep -q -- "--n-best must be in 1..--beam (1), got 2" "$work/err" || fail "no message for --n-best > --beam"
@@ -230,7 +250,7 @@ grep -q "unknown attention 'luong'" "$work/err" || fail "no message for an unkno
 if "$heed" translate --model "$work/m" --compute-type int4 < "$work/in.txt" 2> "$work/err" > /dev/null; then
   fail "--compute-type int4 accepted"
 fi
-grep -q "expected float32 or int8" "$work/err" || fail "no message for an unknown compute type"
+grep -q -- "--compute-type: int4 not in {float32,int8}" "$work/err" || fail "no message for an unknown compute type"
 if "$heed" score --ref "$m30k/val.lc.norm.tok.de" --hyp "$m30k/val.lc.norm.tok.de" \
   --by-src-length "$work/in.txt" 2> "$work/err" > /dev/null; then fail "short source file accepted"; fi
 grep -q "has 1014 lines but .*in.txt has 25" "$work/err" || fail "no message for a short source file"

@@ -1,13 +1,15 @@
 """Compares a heed binary's outputs on the golden models (outputs.sh) with the goldens.
 
 compare.py GOLDEN_DIR NEW_DIR: text must be the same to the byte (translations, n-best outputs,
-labels), numbers within a tolerance (attention 1e-4; n-best scores, class probabilities 1e-4,
-as printed; training losses and dev cross-entropy 1e-4 relative), so that the check holds on
-another CPU whose GEMMs round differently. Says which files were byte-identical.
+labels, heatmaps' and the report's text), numbers within a tolerance (attention 1e-4; n-best
+scores, class probabilities 1e-4, as printed; numbers in SVG and HTML 1e-3 relative; training
+losses and dev cross-entropy 1e-4 relative), so that the check holds on another CPU whose GEMMs
+round differently. Says which files were byte-identical.
 """
 import json
 import math
 import os
+import re
 import sys
 
 golden, new = sys.argv[1], sys.argv[2]
@@ -58,8 +60,19 @@ def compare_lines(name, a_lines, b_lines):
             if la != lb:
                 raise AssertionError(f"{where}: label {lb}, the golden {la}")
             same_json([float(x) for x in pa.split()], [float(x) for x in pb.split()], 1e-4, where)
+        elif name.endswith((".svg", ".html")):  # drawings: numbers (coordinates, values) close
+            ta, tb = re.split(NUMBER, a), re.split(NUMBER, b)
+            na, nb = re.findall(NUMBER, a), re.findall(NUMBER, b)
+            if ta != tb or len(na) != len(nb):
+                raise AssertionError(f"{where}: {b[:200]!r}, the golden {a[:200]!r}")
+            for x, y in zip(na, nb):
+                if not near(float(x), float(y), 1e-3, rel=True):
+                    raise AssertionError(f"{where}: {y}, the golden {x}")
         elif a != b:
             raise AssertionError(f"{where}: {b!r}, the golden {a!r}")
+
+
+NUMBER = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
 
 def compare_losses(name, a_lines, b_lines):

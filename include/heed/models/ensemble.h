@@ -28,6 +28,8 @@ class Ensemble : public Seq2SeqModel {
   int64_t tgt_vocab() const override;
   bool reverse_source() const override;  // the first member's order
   int64_t max_output_len() const override;
+  // The fewest layers and heads over the members; none when a member has none.
+  DecoderHeads decoder_heads() const override;
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
   std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& batch,
                                                      int64_t max_len,

@@ -41,8 +41,6 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir);
 // after the first checked to read and write text exactly as the first does (units, SentencePiece
 // models, vocabularies, G2P format); fails naming both directories and what differs.
 std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs);
-// Those models as the plain pointers viz::align and viz::decoder_heads take, in their order.
-std::vector<const ModelFiles*> member_files(const std::vector<std::unique_ptr<ModelFiles>>& models);
 
 // The text a model reads from an input line: for a G2P model given a CMUdict entry
 // ("WORD  PH PH"), the word; otherwise the line itself.

@@ -34,7 +34,9 @@ Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
 struct Hypothesis {
   std::vector<int32_t> tokens;
   std::vector<std::vector<float>> attention;  // [len(tokens) + 1][S_b]
-  double log_prob = 0;
+  double log_prob = 0;                        // the sum of token_log_probs
+  std::vector<float> token_log_probs;         // [len(tokens) + 1]: log p of each token, EOS last
+                                              // (len(tokens) when cut at the length limit)
 };
 
 // Rows repeated for decoding: x [N, ...] -> [N k, ...] with row n k + j = x[n]; and lengths

@@ -10,13 +10,13 @@
 
 #include "heed/decode/beam_search.h"
 #include "heed/decode/classifier.h"
-#include "heed/models/model_files.h"
+#include "heed/decode/translator.h"
 #include "heed/viz/heatmap.h"
 
 namespace heed::viz {
 
 struct AlignOptions {
-  BeamOptions search{.beam = 1};  // beam 1: greedy
+  BeamOptions search{.beam = 1};  // beam 1: greedy (n_best unused: one output per sentence)
   int layer = -1;                 // transformer: decoder layer, 0-based (-1: the last)
   int head = -1;                  // transformer: one head, 0-based (-1: the mean over heads)
   bool all_heads = false;         // transformer: one heatmap per head of `layer`
@@ -29,19 +29,11 @@ struct Alignment {
   std::vector<Heatmap> maps;   // one, or one per (layer, head) asked for; rows end with </s>
 };
 
-// The decoder layers and heads that layer/head choices may name (Seq2SeqModel::decoder_heads):
-// the fewest over an ensemble's members; {0, 0} when a model (or any member) has none.
-DecoderHeads decoder_heads(const std::vector<const ModelFiles*>& models);
-
-// lines: sentences (G2P: words or CMUdict entries). Throws heed::Error for layer/head choices
-// the model does not have.
-std::vector<Alignment> align(const ModelFiles& m, const std::vector<std::string>& lines,
+// lines: sentences (G2P: words or CMUdict entries), decoded by the translator (one model or
+// an ensemble: its output and the mean of the members' attention). Throws heed::Error for
+// layer/head choices the model does not have (an ensemble: each member must have them).
+std::vector<Alignment> align(const Translator& translator, const std::vector<std::string>& lines,
                              const AlignOptions& o);
-// The same for an ensemble (models/ensemble.h) of models with one text format (the caller checks,
-// see load_models): its output and the mean of the members' attention; layer and head
-// choices need every member to be a Transformer that has them.
-std::vector<Alignment> align(const std::vector<const ModelFiles*>& models,
-                             const std::vector<std::string>& lines, const AlignOptions& o);
 
 // The classifier's hops over the tokens of one prediction: rows "hop 1".."hop r".
 // class_name: how the predicted label is shown in the title.

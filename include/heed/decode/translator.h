@@ -1,0 +1,105 @@
+// The one way in for inference with encoder-decoders, as CTranslate2's Translator: built from
+// one model directory or an ensemble's, with typed options, it turns text into translations
+// (hypotheses with their units, text, total and per-token log-probabilities and attention) and
+// scores given outputs (force decoding). heed translate, attention and report, and the Python
+// package and server of later issues, call it; the CLI only parses flags and prints.
+// Sentences are decoded in batches of similar source length (sorted within windows of 50
+// batches, as Marian's maxi-batches: less padding, and a batch's rows finish together) and
+// returned in input order, window by window.
+// Leaves out: search itself (beam_search.h, forced.h), loading (models/model_files.h), and any
+// output format (Moses n-best lines, JSON: cli/).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heed/decode/beam_search.h"
+#include "heed/models/ensemble.h"
+#include "heed/models/model_files.h"
+#include "heed/util/names.h"
+
+namespace heed {
+
+// The weights decoding runs on.
+enum class ComputeType { Float32, Int8 };
+std::span<const Named<ComputeType>> names(ComputeType);  // "float32" | "int8"
+
+struct TranslatorOptions {
+  ComputeType compute_type = ComputeType::Float32;  // int8: weight matrices quantised per row at
+                                                    // load time (faster; scores differ slightly)
+};
+
+struct TranslationOptions {
+  int beam_size = 1;              // K (1: greedy decoding)
+  int num_hypotheses = 1;         // the n best returned per sentence, best first (<= beam_size)
+  double length_penalty = 1.0;    // alpha: finished outputs ranked by log p / (len + 1)^alpha
+  double max_len_ratio = 2.0;     // outputs stop at ratio x the longest source of a batch + 10
+  int64_t max_batch_size = 32;    // sentences decoded together
+  bool return_attention = false;  // TranslationHypothesis::attention
+  int attention_layer = -1;       // Transformer: the decoder layer reported (-1: the last)
+  int attention_head = -1;        // Transformer: one head of it (-1: the mean over heads)
+  bool replace_unknowns = false;  // each <unk> -> the source unit it attends to most
+};
+
+struct TranslationHypothesis {
+  std::vector<std::string> tokens;            // output units (before EOS)
+  std::string text;                           // the units joined by the target side's segmenter
+  double log_prob = 0;                        // log p(tokens EOS | source)
+  double score = 0;                           // log_prob / (len + 1)^alpha: what ranks the n best
+  std::vector<float> token_log_probs;         // [len(tokens) + 1], EOS last (no EOS when cut)
+  std::vector<std::vector<float>> attention;  // [rows][len(source)], the EOS row last
+};
+
+struct TranslationResult {
+  std::string input;                              // the text the model read (G2P: the word)
+  std::vector<std::string> source;                // its units
+  std::vector<TranslationHypothesis> hypotheses;  // best first
+};
+
+// Force-decoded outputs: their log-probabilities token by token.
+struct ScoringResult {
+  std::vector<std::string> source, tokens;    // units of both sides
+  double log_prob = 0;                        // log p(tokens EOS | source)
+  std::vector<float> token_log_probs;         // [len(tokens) + 1], EOS last
+  std::vector<std::vector<float>> attention;  // [len(tokens) + 1][len(source)] when asked
+};
+
+class Translator {
+ public:
+  // Several directories: an ensemble (models/ensemble.h), whose members must read and write
+  // text the same way (checked).
+  explicit Translator(const std::vector<std::string>& model_dirs,
+                      const TranslatorOptions& options = {});
+
+  // Each result, in input order, as soon as its window is done; `progress` (optional) after
+  // every batch with the sentences and output tokens done so far.
+  using Sink = std::function<void(size_t index, TranslationResult&& result)>;
+  using Progress = std::function<void(size_t sentences, size_t tokens)>;
+  void translate_each(const std::vector<std::string>& sentences, const TranslationOptions& options,
+                      const Sink& sink, const Progress& progress = {}) const;
+  std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
+                                           const TranslationOptions& options = {}) const;
+
+  // The log-probabilities of `targets` given `sources` (line-parallel).
+  std::vector<ScoringResult> score(const std::vector<std::string>& sources,
+                                   const std::vector<std::string>& targets,
+                                   const TranslationOptions& options = {}) const;
+
+  // What a model of this kind writes for an input line: G2P models a CMUdict entry
+  // ("WORD  PH PH"), the others the output text.
+  std::string output_line(const TranslationResult& r, const TranslationHypothesis& h) const;
+
+  const Seq2SeqModel& model() const { return *model_; }  // the model, or the ensemble
+  const std::vector<std::unique_ptr<ModelFiles>>& members() const { return files_; }
+  const ModelFiles& text_format() const { return *files_.front(); }  // serves every member
+
+ private:
+  std::vector<std::unique_ptr<ModelFiles>> files_;
+  std::unique_ptr<Ensemble> ensemble_;  // with several members
+  const Seq2SeqModel* model_ = nullptr;
+};
+
+}  // namespace heed

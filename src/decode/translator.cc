@@ -1,0 +1,133 @@
+// The inference API of encoder-decoders (see the header).
+#include "heed/decode/translator.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "heed/decode/forced.h"
+#include "heed/decode/replace_unk.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+std::span<const Named<ComputeType>> names(ComputeType) {
+  static constexpr Named<ComputeType> kNames[] = {{ComputeType::Float32, "float32"},
+                                                  {ComputeType::Int8, "int8"}};
+  return kNames;
+}
+
+Translator::Translator(const std::vector<std::string>& model_dirs, const TranslatorOptions& o)
+    : files_(load_models(model_dirs)) {
+  std::vector<const Seq2SeqModel*> members;
+  for (const auto& files : files_) {
+    if (o.compute_type == ComputeType::Int8) files->params.quantize_for_inference();
+    members.push_back(files->model.get());
+  }
+  if (members.size() > 1) ensemble_ = std::make_unique<Ensemble>(members);
+  model_ = ensemble_ ? ensemble_.get() : members.front();
+}
+
+void Translator::translate_each(const std::vector<std::string>& sentences,
+                                const TranslationOptions& o, const Sink& sink,
+                                const Progress& progress) const {
+  check(o.beam_size >= 1, "beam size must be >= 1, got ", o.beam_size);
+  check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
+  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size,
+        "the n-best must be in 1..beam size (", o.beam_size, "), got ", o.num_hypotheses);
+  const ModelFiles& m = text_format();
+  const AttentionChoice choice{.wanted = o.return_attention || o.replace_unknowns,
+                               .layer = o.attention_layer,
+                               .head = o.attention_head};
+  const BeamOptions search{.beam = o.beam_size,
+                           .length_penalty = o.length_penalty,
+                           .max_len_ratio = o.max_len_ratio,
+                           .n_best = o.num_hypotheses};
+  const size_t n = sentences.size(), per_batch = static_cast<size_t>(o.max_batch_size),
+               window = 50 * per_batch;
+  size_t out_tokens = 0;
+  for (size_t w0 = 0; w0 < n; w0 += window) {
+    const size_t w1 = std::min(n, w0 + window);
+    std::vector<TranslationResult> results(w1 - w0);
+    std::vector<std::vector<int32_t>> ids(w1 - w0);
+    for (size_t k = w0; k < w1; ++k) {
+      TranslationResult& r = results[k - w0];
+      r.input = model_input(m, sentences[k]);  // G2P: CMUdict entries -> words
+      r.source = m.src_seg.split(r.input);
+      ids[k - w0] = m.src_vocab.encode(r.source);
+    }
+    std::vector<size_t> order(w1 - w0);  // the window's lines, shortest source first
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
+    for (size_t b0 = 0; b0 < order.size(); b0 += per_batch) {
+      const size_t b1 = std::min(order.size(), b0 + per_batch);
+      std::vector<std::vector<int32_t>> src;
+      for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
+      auto hyps = decode_n_best(*model_, std::move(src), search, choice);
+      for (size_t j = b0; j < b1; ++j) {
+        TranslationResult& r = results[order[j]];
+        for (Hypothesis& h : hyps[j - b0]) {
+          TranslationHypothesis t;
+          t.tokens = o.replace_unknowns
+                         ? replace_unknowns(h.tokens, h.attention, r.source, m.tgt_vocab)
+                         : m.tgt_vocab.decode(h.tokens);
+          t.text = m.tgt_seg.join(t.tokens);
+          t.log_prob = h.log_prob;
+          t.score = normalised_score(h, o.length_penalty);
+          t.token_log_probs = std::move(h.token_log_probs);
+          if (o.return_attention) t.attention = std::move(h.attention);
+          out_tokens += h.tokens.size();
+          r.hypotheses.push_back(std::move(t));
+        }
+      }
+      if (progress) progress(w0 + b1, out_tokens);
+    }
+    for (size_t k = w0; k < w1; ++k) sink(k, std::move(results[k - w0]));
+  }
+}
+
+std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
+                                                     const TranslationOptions& o) const {
+  std::vector<TranslationResult> out(sentences.size());
+  translate_each(sentences, o, [&](size_t i, TranslationResult&& r) { out[i] = std::move(r); });
+  return out;
+}
+
+std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sources,
+                                             const std::vector<std::string>& targets,
+                                             const TranslationOptions& o) const {
+  check(sources.size() == targets.size(), "score: ", sources.size(), " sources but ",
+        targets.size(), " targets");
+  check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
+  const ModelFiles& m = text_format();
+  const AttentionChoice choice{
+      .wanted = o.return_attention, .layer = o.attention_layer, .head = o.attention_head};
+  std::vector<ScoringResult> out(sources.size());
+  const auto per_batch = static_cast<size_t>(o.max_batch_size);
+  for (size_t b0 = 0; b0 < sources.size(); b0 += per_batch) {
+    const size_t b1 = std::min(sources.size(), b0 + per_batch);
+    std::vector<std::vector<int32_t>> src, tgt;
+    for (size_t k = b0; k < b1; ++k) {
+      ScoringResult& r = out[k];
+      r.source = m.src_seg.split(model_input(m, sources[k]));
+      r.tokens = m.tgt_seg.split(targets[k]);
+      src.push_back(m.src_vocab.encode(r.source));
+      tgt.push_back(m.tgt_vocab.encode(r.tokens));
+    }
+    auto forced = force_decode(*model_, std::move(src), tgt, choice);
+    for (size_t k = b0; k < b1; ++k) {
+      Hypothesis& h = forced[k - b0];
+      out[k].log_prob = h.log_prob;
+      out[k].token_log_probs = std::move(h.token_log_probs);
+      out[k].attention = std::move(h.attention);
+    }
+  }
+  return out;
+}
+
+std::string Translator::output_line(const TranslationResult& r,
+                                    const TranslationHypothesis& h) const {
+  return text_format().g2p ? r.input + "  " + h.text : h.text;
+}
+
+}  // namespace heed

@@ -1,0 +1,108 @@
+// The inference API on the golden models (tests/golden/models, made by an older binary):
+// hypotheses hang together (text, per-token log-probabilities summing to the total, the
+// length-normalised score, attention rows over the source), scoring a translation gives back
+// its log-probabilities token by token (one model and an ensemble), a G2P model reads CMUdict
+// entries and writes them, and the Classifier agrees with the goldens' labels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "heed/data/text.h"
+#include "heed/decode/classifier.h"
+#include "heed/decode/translator.h"
+#include "support/errors.h"
+
+namespace heed {
+namespace {
+
+const std::filesystem::path kGolden = std::filesystem::path(HEED_SOURCE_DIR) / "tests" / "golden";
+
+std::string model(const char* name) {
+  return (kGolden / "models" / name).string();
+}
+
+std::vector<std::string> entries(size_t n) {
+  auto lines = read_lines((kGolden / "inputs" / "cmudict.txt").string());
+  lines.resize(n);
+  return lines;
+}
+
+void expect_scored_alike(const Translator& t, const std::vector<std::string>& in) {
+  const TranslationOptions o{
+      .beam_size = 4, .num_hypotheses = 3, .length_penalty = 0.6, .return_attention = true};
+  const auto results = t.translate(in, o);
+  ASSERT_EQ(results.size(), in.size());
+  std::vector<std::string> sources, targets;
+  std::vector<const TranslationHypothesis*> hyps;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const TranslationResult& r = results[i];
+    EXPECT_EQ(r.input, in[i].substr(0, in[i].find("  ")));  // G2P: the word of the entry
+    ASSERT_EQ(r.hypotheses.size(), 3U);
+    for (const TranslationHypothesis& h : r.hypotheses) {
+      EXPECT_EQ(h.text, t.text_format().tgt_seg.join(h.tokens));
+      double sum = 0;
+      for (float lp : h.token_log_probs) sum += lp;
+      EXPECT_NEAR(sum, h.log_prob, 1e-4);
+      const auto len = static_cast<double>(h.tokens.size() + 1);
+      EXPECT_NEAR(h.score, h.log_prob / std::pow(len, 0.6), 1e-9);
+      ASSERT_EQ(h.attention.size(), h.token_log_probs.size());
+      for (const auto& row : h.attention) EXPECT_EQ(row.size(), r.source.size());
+      EXPECT_EQ(t.output_line(r, h), r.input + "  " + h.text);
+      if (h.token_log_probs.size() == h.tokens.size() + 1) {  // finished with EOS
+        sources.push_back(in[i]);
+        targets.push_back(h.text);
+        hyps.push_back(&h);
+      }
+    }
+    EXPECT_GE(r.hypotheses[0].score, r.hypotheses[1].score);
+  }
+  ASSERT_GT(targets.size(), 20U);
+  const auto scored = t.score(sources, targets, {.max_batch_size = 7, .return_attention = true});
+  for (size_t k = 0; k < scored.size(); ++k) {
+    EXPECT_NEAR(scored[k].log_prob, hyps[k]->log_prob, 1e-4) << targets[k];
+    ASSERT_EQ(scored[k].token_log_probs.size(), hyps[k]->token_log_probs.size());
+    for (size_t j = 0; j < scored[k].token_log_probs.size(); ++j)
+      EXPECT_NEAR(scored[k].token_log_probs[j], hyps[k]->token_log_probs[j], 1e-4);
+    ASSERT_EQ(scored[k].attention.size(), hyps[k]->attention.size());
+    for (size_t j = 0; j < scored[k].attention.size(); ++j)
+      for (size_t s = 0; s < scored[k].attention[j].size(); ++s)
+        EXPECT_NEAR(scored[k].attention[j][s], hyps[k]->attention[j][s], 1e-5);
+  }
+}
+
+TEST(Translator, ScoringATranslationGivesItsLogProbabilities) {
+  for (const char* name : {"rnn-bahdanau", "rnn-luong-general", "transformer"}) {
+    SCOPED_TRACE(name);
+    expect_scored_alike(Translator({model(name)}), entries(40));
+  }
+}
+
+TEST(Translator, AnEnsembleScoresAsItSearches) {
+  expect_scored_alike(Translator({model("rnn-bahdanau"), model("transformer")}), entries(40));
+}
+
+TEST(Translator, BadRequestsAreErrors) {
+  const Translator t({model("rnn-bahdanau")});
+  EXPECT_NE(testing::error_of([&] { t.score({"ABC"}, {}); }).find("1 sources but 0 targets"),
+            std::string::npos);
+  EXPECT_THROW(t.translate({"ABC"}, {.beam_size = 2, .num_hypotheses = 3}), Error);
+  EXPECT_THROW(t.translate({"ABC"}, {.beam_size = 0}), Error);
+  EXPECT_THROW(Translator({model("classifier-attention")}), Error);  // not an encoder-decoder
+}
+
+TEST(Classifier, GivesTheGoldenLabels) {
+  const auto lines = read_lines((kGolden / "inputs" / "sst.txt").string());
+  const auto golden = read_lines((kGolden / "outputs" / "classifier-attention.txt").string());
+  const Classifier c(model("classifier-attention"));
+  const auto preds = c.classify(lines);
+  ASSERT_EQ(preds.size(), golden.size());
+  for (size_t i = 0; i < preds.size(); ++i) {
+    EXPECT_EQ(std::to_string(preds[i].label), golden[i].substr(0, golden[i].find('\t')));
+    EXPECT_EQ(preds[i].attention.size(), 2U);  // two hops
+  }
+}
+
+}  // namespace
+}  // namespace heed
