@@ -15,6 +15,7 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       "train", "Train a sequence-to-sequence model (translation, G2P) or a sentence classifier");
   auto& c = config;
   auto& m = rnn;
+  auto& enc = std::get<RnnEncoderConfig>(rnn.encoder);  // --model rnn's encoder flags
   auto& tf = transformer;
   app->add_option("--task", task,
                   "translate: a sequence-to-sequence model (also G2P on CMUdict) | classify: a "
@@ -90,18 +91,18 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "classify: training replaces each input token by <unk> with this probability")
       ->capture_default_str();
   app->add_option("--cell", cell, "rnn: gru | lstm (encoder and decoder)")->capture_default_str();
-  app->add_option("--embed", m.encoder.embed,
+  app->add_option("--embed", enc.embed,
                   "rnn: source embedding size (classify: word embedding size, default 300)")
       ->capture_default_str();
   app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")->capture_default_str();
-  app->add_option("--hidden", m.encoder.hidden,
+  app->add_option("--hidden", enc.hidden,
                   "rnn: encoder hidden size per direction (classify: u, default 300)")
       ->capture_default_str();
   app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")->capture_default_str();
   app->add_option("--layers", layers,
                   "Encoder layers (default: rnn 1, transformer 3; transformer: also the decoder's "
                   "unless --dec-layers)");
-  app->add_flag("--bidirectional,!--unidirectional", m.encoder.bidirectional,
+  app->add_flag("--bidirectional,!--unidirectional", enc.bidirectional,
                 "rnn: bidirectional encoder (annotations [->h ; <-h])")
       ->capture_default_str();
   app->add_flag("--reverse-source", m.reverse_source,
@@ -233,8 +234,9 @@ int TrainCommand::run() {
   config.tgt_vocab.min_freq = config.src_vocab.min_freq;
   // the rnn's flags
   rnn.attention = parse_attention(attention);
-  rnn.encoder.cell = rnn.dec_cell = parse_cell(cell);
-  if (layers >= 0) rnn.encoder.layers = static_cast<int>(layers);
+  auto& enc = std::get<RnnEncoderConfig>(rnn.encoder);
+  enc.cell = rnn.dec_cell = parse_cell(cell);
+  if (layers >= 0) enc.layers = static_cast<int>(layers);
   if (dropout >= 0) rnn.dropout = dropout;
   // the transformer's
   transformer.enc_layers = layers >= 0 ? layers : 3;
@@ -293,10 +295,11 @@ int TrainCommand::run_classify() {
       c.warmup = model_family(kTransformerClassifier).defaults.warmup;
   }
   if (app->count("--cell") > 0) k.encoder.cell = parse_cell(cell);
-  if (app->count("--embed") > 0) k.encoder.embed = rnn.encoder.embed;
-  if (app->count("--hidden") > 0) k.encoder.hidden = rnn.encoder.hidden;
+  const auto& flags = std::get<RnnEncoderConfig>(rnn.encoder);  // --embed, --hidden, ...
+  if (app->count("--embed") > 0) k.encoder.embed = flags.embed;
+  if (app->count("--hidden") > 0) k.encoder.hidden = flags.hidden;
   if (app->count("--attn-dim") > 0) k.attn_dim = rnn.attn_dim;
-  k.encoder.bidirectional = rnn.encoder.bidirectional;
+  k.encoder.bidirectional = flags.bidirectional;
   if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
   if (dropout >= 0) k.dropout = dropout;
   if (lr_schedule == "inverse-sqrt") c.schedule = ScheduleConfig::Kind::InverseSqrt;

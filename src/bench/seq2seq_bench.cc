@@ -56,13 +56,13 @@ std::unique_ptr<Seq2SeqModel> rnn_model(const Seq2SeqBenchOptions& o, const Scop
                                         nlohmann::json& base) {
   const float dropout = o.dropout < 0 ? 0.5f : o.dropout;
   RnnSeq2SeqConfig c;
-  c.encoder = {.cell = CellKind::Gru,
-               .vocab = o.src_vocab,
-               .embed = o.emb,
-               .hidden = o.enc_hid,
-               .layers = 1,
-               .bidirectional = true,
-               .dropout = dropout};
+  c.encoder = RnnEncoderConfig{.cell = CellKind::Gru,
+                               .vocab = o.src_vocab,
+                               .embed = o.emb,
+                               .hidden = o.enc_hid,
+                               .layers = 1,
+                               .bidirectional = true,
+                               .dropout = dropout};
   c.tgt_vocab = o.tgt_vocab;
   c.tgt_embed = o.emb;
   c.dec_hidden = o.dec_hid;

@@ -8,6 +8,7 @@
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
+#include "heed/util/overloaded.h"
 
 namespace heed {
 
@@ -16,34 +17,50 @@ bool RnnSeq2SeqConfig::luong_style() const {
 }
 
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
-  return {{"model", kFamily},
-          {"cell", cell_name(encoder.cell)},
-          {"src_vocab", encoder.vocab},
-          {"src_embed", encoder.embed},
-          {"enc_hidden", encoder.hidden},
-          {"enc_layers", encoder.layers},
-          {"bidirectional", encoder.bidirectional},
-          {"tgt_vocab", tgt_vocab},
-          {"tgt_embed", tgt_embed},
-          {"dec_hidden", dec_hidden},
-          {"dec_cell", cell_name(dec_cell)},
-          {"attention", attention_name(attention)},
-          {"attn_dim", attn_dim},
-          {"window", window},
-          {"dropout", json_number(dropout)},
-          {"reverse_source", reverse_source}};
+  nlohmann::json j = {{"model", kFamily}};
+  // an RNN encoder: its keys beside the decoder's, as config.json has always had them; any
+  // other: "encoder": {"kind", ...}
+  std::visit(overloaded{[&](const RnnEncoderConfig& e) {
+                          j["cell"] = cell_name(e.cell);
+                          j["src_vocab"] = e.vocab;
+                          j["src_embed"] = e.embed;
+                          j["enc_hidden"] = e.hidden;
+                          j["enc_layers"] = e.layers;
+                          j["bidirectional"] = e.bidirectional;
+                        },
+                        [&](const TransformerEncoderConfig& e) {
+                          j["src_vocab"] = e.vocab;
+                          j["encoder"] = e.to_json();
+                        }},
+             encoder);
+  j["tgt_vocab"] = tgt_vocab;
+  j["tgt_embed"] = tgt_embed;
+  j["dec_hidden"] = dec_hidden;
+  j["dec_cell"] = cell_name(dec_cell);
+  j["attention"] = attention_name(attention);
+  j["attn_dim"] = attn_dim;
+  j["window"] = window;
+  j["dropout"] = json_number(dropout);
+  j["reverse_source"] = reverse_source;
+  return j;
 }
 
 RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
   RnnSeq2SeqConfig c;
   try {
-    check(j.at("model").get<std::string>() == "rnn", "config.json: not an rnn model");
-    c.encoder.cell = parse_cell(j.at("cell").get<std::string>());
-    c.encoder.vocab = j.at("src_vocab").get<int64_t>();
-    c.encoder.embed = j.at("src_embed").get<int64_t>();
-    c.encoder.hidden = j.at("enc_hidden").get<int64_t>();
-    c.encoder.layers = j.at("enc_layers").get<int>();
-    c.encoder.bidirectional = j.at("bidirectional").get<bool>();
+    check(j.at("model").get<std::string>() == kFamily, "config.json: not an rnn model");
+    if (j.contains("encoder")) {
+      c.encoder = TransformerEncoderConfig::from_json(j.at("encoder"));
+    } else {
+      RnnEncoderConfig e;
+      e.cell = parse_cell(j.at("cell").get<std::string>());
+      e.vocab = j.at("src_vocab").get<int64_t>();
+      e.embed = j.at("src_embed").get<int64_t>();
+      e.hidden = j.at("enc_hidden").get<int64_t>();
+      e.layers = j.at("enc_layers").get<int>();
+      e.bidirectional = j.at("bidirectional").get<bool>();
+      c.encoder = e;
+    }
     c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     c.tgt_embed = j.at("tgt_embed").get<int64_t>();
     c.dec_hidden = j.at("dec_hidden").get<int64_t>();
@@ -56,7 +73,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed rnn model config (", e.what(), ")");
   }
-  c.encoder.dropout = c.dropout;
+  if (auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder)) rnn->dropout = c.dropout;
   return c;
 }
 
@@ -65,7 +82,7 @@ std::string RnnSeq2SeqConfig::describe() const {
 }
 
 void RnnSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
-  encoder.vocab = src;
+  set_vocab_size(encoder, src);
   tgt_vocab = tgt;
 }
 
@@ -77,10 +94,10 @@ RnnSeq2Seq::RnnSeq2Seq(
     const std::function<std::unique_ptr<Attention>(const AttentionConfig&, const Scope&)>&
         make_mechanism)
     : config_(c),
-      encoder_(c.encoder, scope / "encoder"),
+      encoder_(make_sequence_encoder(c.encoder, scope)),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
-  const int64_t Dm = encoder_.annotation_dim(), H = c.dec_hidden, V = c.tgt_vocab;
+  const int64_t Dm = encoder_->width(), H = c.dec_hidden, V = c.tgt_vocab;
   const int64_t G = (c.dec_cell == CellKind::Gru ? 3 : 4) * H;
   Scope dec = scope / "decoder";
   tgt_embed_ = &dec.param("embed", {V, c.tgt_embed}, Init::normal(0.1f), /*row_sparse=*/true);
@@ -103,12 +120,12 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
                                            std::span<const int32_t> lengths,
                                            int64_t rows_per_source) const {
   const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
-  RnnEncoder::Output enc = encoder_.forward(g, src, S, lengths);  // each source once
+  // each source once: h [B, S, Dm] and [->h_S ; <-h_1] [B, Dm]
+  SequenceEncoder::Output enc = encoder_->encode(g, src, S, lengths, {.summary = true});
   const std::span<const int32_t> rows = repeat_rows(g, lengths, k);
-  const Memory memory{repeat_rows(enc.annotations, k), padding_mask(rows, S, g), rows};
+  const Memory memory{repeat_rows(enc.states, k), padding_mask(rows, S, g), rows};
   // s_0 = tanh(W [->h_S ; <-h_1] + b)
-  Var last = repeat_rows(
-      config_.encoder.bidirectional ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd, k);
+  Var last = repeat_rows(enc.summary, k);
   DecoderState st;
   st.attention = attention_->start(g, memory);
   st.rnn.h = tanh(linear(last, g.param(*init_W_), g.param(*init_b_)));

@@ -50,6 +50,16 @@ bool is_classifier_config(const nlohmann::json& j) {
   return m == kSelfAttentiveClassifier || m == kTransformerClassifier;
 }
 
+EncoderConfig ClassifierConfig::encoder_config() const {
+  if (kind == SentenceEncoder::Transformer)
+    return TransformerEncoderConfig{.vocab = encoder.vocab,
+                                    .layer = transformer,
+                                    .layers = transformer_layers,
+                                    .learned_positions = learned_positions,
+                                    .max_positions = max_positions};
+  return encoder;
+}
+
 int64_t ClassifierConfig::annotation_dim() const {
   if (kind == SentenceEncoder::Transformer) return transformer.d_model;
   return encoder.hidden * (encoder.bidirectional ? 2 : 1);
@@ -147,16 +157,7 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
         "classifier: --pooling cls is for the Transformer encoder (--model transformer)");
   check(!transformer || c.pooling != Pooling::Last,
         "classifier: --pooling last is for the BiLSTM (the Transformer has cls)");
-  if (transformer) {
-    const int64_t d = c.transformer.d_model;
-    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs
-    embed_ = &s.param("embed", {c.encoder.vocab, d},
-                      Init::normal(1.f / std::sqrt(static_cast<float>(d))), /*row_sparse=*/true);
-    positions_.emplace_back(d, c.max_positions, c.learned_positions, c.transformer.dropout, s);
-    transformer_.emplace_back(c.transformer, c.transformer_layers, s / "encoder");
-  } else {
-    rnn_.emplace_back(c.encoder, s / "encoder");
-  }
+  encoder_ = make_sequence_encoder(c.encoder_config(), s);
   W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
   b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());
   W2_ = &s.param("mlp/W2", {c.classes, c.mlp_hidden}, Init::glorot_uniform());
@@ -168,25 +169,27 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
 }
 
 Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
-                                    RnnEncoder::Output* rnn, Var* cls_attention) const {
-  if (!rnn_.empty()) {
-    *rnn = rnn_.front().forward(g, ids, b.S, b.lengths);
-    return rnn->annotations;  // [B, S, 2u]
-  }
-  // Transformer: packed rows of the real tokens ([CLS] w_1 .. w_n with cls pooling)
+                                    Var* summary, Var* cls_attention) const {
   const bool cls = config_.pooling == Pooling::Cls;
-  std::vector<int32_t> lengths(b.lengths.begin(), b.lengths.end());
-  if (cls)
-    for (int32_t& n : lengths) ++n;
-  const Packing p = make_packing(g, lengths, b.S + (cls ? 1 : 0));
-  check(p.T <= config_.max_positions, "classifier: a sentence of ", p.T,
-        " tokens is longer than the model's ", config_.max_positions, " positions");
-  const PackedIds in = pack_ids(g, ids, p, cls ? Vocab::kBos : -1);      // <s> serves as [CLS]
-  Var x = positions_.front().forward(g, *embed_, in.ids, in.positions);  // [N, d]
-  Tensor weights;                                                        // [B, h, S+1, S+1]
-  Var h = transformer_.front().forward(x, p, cls && cls_attention ? &weights : nullptr);
-  if (cls && cls_attention) {  // row 0 ([CLS]) over the tokens 1..S, mean of heads
-    const int64_t B = b.B, S = b.S, H = weights.shape()[1], T = S + 1;
+  if (!cls) {
+    SequenceEncoder::Output e =
+        encoder_->encode(g, ids, b.S, b.lengths, {.summary = summary != nullptr});
+    if (summary) *summary = e.summary;
+    return e.states;  // [B, S, D]
+  }
+  // [CLS] w_1 .. w_n: <s> serves as [CLS], put first, [S + 1, B]
+  const int64_t B = b.B, S = b.S, T = S + 1;
+  auto* with_cls = g.arena().array<int32_t>(static_cast<size_t>(T * B));
+  auto* lengths = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(with_cls, with_cls + B, Vocab::kBos);
+  std::copy(ids.begin(), ids.end(), with_cls + B);
+  for (int64_t n = 0; n < B; ++n) lengths[n] = b.lengths[n] + 1;
+  SequenceEncoder::Output e = encoder_->encode(g, {with_cls, static_cast<size_t>(T * B)}, T,
+                                               {lengths, static_cast<size_t>(B)},
+                                               {.self_attention = cls_attention != nullptr});
+  if (cls_attention) {                         // row 0 ([CLS]) over the tokens 1..S, mean of heads
+    const Tensor& weights = e.self_attention;  // [B, h, S+1, S+1]
+    const int64_t H = weights.shape()[1];
     Tensor a = g.zeros(Shape{B, 1, S});
     for (int64_t n = 0; n < B; ++n)
       for (int64_t k = 0; k < H; ++k)
@@ -195,7 +198,7 @@ Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<
               weights.data()[((n * H + k) * T) * T + t + 1] / static_cast<float>(H);
     *cls_attention = g.constant(a);
   }
-  return unpack(h, p);  // [B, S(+1), d]
+  return e.states;  // [B, S + 1, d]
 }
 
 SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyBatch& b,
@@ -210,10 +213,11 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       if (id != Vocab::kPad && rng.uniform() < config_.word_dropout) id = Vocab::kUnk;
     ids = dropped;
   }
-  RnnEncoder::Output enc;
   Output out;
-  Var H = annotations(g, b, ids, &enc, attention ? &out.A : nullptr);  // [B, S(+1), D]
-  Var features;                                                        // [B, F]
+  Var last;  // [B, D]: the encoder's summary, for the last-state baseline
+  Var H = annotations(g, b, ids, config_.pooling == Pooling::Last ? &last : nullptr,
+                      attention ? &out.A : nullptr);  // [B, S(+1), D]
+  Var features;                                       // [B, F]
   switch (config_.pooling) {
     case Pooling::Attention: {
       SelfAttentionPooling::Output p = attention_.front().forward(g, H, b.lengths);
@@ -236,7 +240,7 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       break;
     }
     case Pooling::Last:  // [->h_n ; <-h_1]
-      features = enc.final_bwd.valid() ? concat({enc.final_fwd, enc.final_bwd}, 1) : enc.final_fwd;
+      features = last;
       break;
     case Pooling::Cls: {  // h_0, the [CLS] position's state: row b (S + 1) of H
       int32_t* rows = g.arena().array<int32_t>(static_cast<size_t>(B));

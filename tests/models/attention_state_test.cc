@@ -52,7 +52,7 @@ class PreviousAlignmentAttention final : public Attention {
 
 RnnSeq2SeqConfig small_config() {
   RnnSeq2SeqConfig c;
-  c.encoder = {.vocab = testing::kSmallVocab, .embed = 8, .hidden = 8};
+  c.encoder = RnnEncoderConfig{.vocab = testing::kSmallVocab, .embed = 8, .hidden = 8};
   c.tgt_vocab = testing::kSmallVocab;
   c.tgt_embed = 8;
   c.dec_hidden = 16;

@@ -17,7 +17,7 @@ namespace {
 
 RnnSeq2SeqConfig tiny(AttentionKind kind, CellKind cell = CellKind::Gru) {
   RnnSeq2SeqConfig c;
-  c.encoder = {
+  c.encoder = RnnEncoderConfig{
       .cell = cell, .vocab = 9, .embed = 4, .hidden = 3, .layers = 1, .bidirectional = true};
   c.tgt_vocab = 8;
   c.tgt_embed = 4;
@@ -107,7 +107,7 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
   ParameterStore store;
   Rng rng(10);
   RnnSeq2SeqConfig c;
-  c.encoder = {.vocab = 12, .embed = 16, .hidden = 32, .bidirectional = true};
+  c.encoder = RnnEncoderConfig{.vocab = 12, .embed = 16, .hidden = 32, .bidirectional = true};
   c.tgt_vocab = 12;
   c.tgt_embed = 16;
   c.dec_hidden = 64;
@@ -115,30 +115,14 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
   c.attn_dim = 32;
   c.window = 3;
   RnnSeq2Seq model(c, Scope(store, rng, "m"));
-  Optimizer opt({}, store);
-  Graph g;
-  for (int step = 0; step < 400; ++step) {
-    auto [src, tgt] = reversal(rng, 32, 2, 6, 12, copy);
-    Var loss = model.loss(g, make_batch(src, tgt, false));
-    g.backward(loss);
-    clip_grad_norm(store, 5.0);
-    opt.step(5e-3f);
-    g.clear();
-  }
-  Rng test_rng(99);
-  auto [src, tgt] = reversal(test_rng, 200, 2, 6, 12, copy);
-  auto hyp = greedy_decode(model, make_batch(src, tgt, false), 10);
-  int right = 0;
-  for (size_t i = 0; i < hyp.size(); ++i) right += hyp[i].tokens == tgt[i];
-  double acc = right / 200.0;
+  testing::train_reversal(
+      model, store, rng, 400, 5.f, [](int) { return 5e-3f; }, copy);
+  const double acc = testing::reversal_accuracy(model, copy);
   // Attention solves reversal; the fixed-length bottleneck gets most but not all of it.
   EXPECT_GT(acc, GetParam() == AttentionKind::None ? 0.5 : 0.9) << attention_name(GetParam());
   // int8 decoding (translate --compute-type int8) keeps what the model learned
   store.quantize_for_inference();
-  auto hyp8 = greedy_decode(model, make_batch(src, tgt, false), 10);
-  int right8 = 0;
-  for (size_t i = 0; i < hyp8.size(); ++i) right8 += hyp8[i].tokens == tgt[i];
-  EXPECT_GE(right8 / 200.0, acc - 0.03) << attention_name(GetParam());
+  EXPECT_GE(testing::reversal_accuracy(model, copy), acc - 0.03) << attention_name(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EachMechanism, ::testing::ValuesIn(kAllAttentionKinds),

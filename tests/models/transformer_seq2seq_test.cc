@@ -121,18 +121,11 @@ TEST(TransformerSeq2Seq, LearnsReversalWithVariableLengths) {
   c.enc_layers = c.dec_layers = 2;
   c.max_positions = 16;
   TransformerSeq2Seq model(c, Scope(store, rng, "m"));
-  Optimizer opt({}, store);
-  Graph g;
   // 1,000 steps: 0.965-0.995 of the sequences right over seeds 10-15; after 500 it was 0.89-0.95,
   // too close to the bar for a change of float summation order not to cross it
-  for (int step = 0; step < 1000; ++step) {
-    auto [src, tgt] = reversal(rng, 32, 2, 6, 12);
-    Var loss = model.loss(g, make_batch(src, tgt, false));
-    g.backward(loss);
-    clip_grad_norm(store, 1.0);
-    opt.step(step < 50 ? 3e-3f * (step + 1) / 50 : 3e-3f);  // a short warmup
-    g.clear();
-  }
+  testing::train_reversal(model, store, rng, 1000, 1.f, [](int step) {
+    return step < 50 ? 3e-3f * static_cast<float>(step + 1) / 50 : 3e-3f;  // a short warmup
+  });
   Rng test_rng(99);
   auto [src, tgt] = reversal(test_rng, 200, 2, 6, 12);
   auto hyp = greedy(model, make_batch(src, tgt, false), 10);

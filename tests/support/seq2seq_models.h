@@ -30,7 +30,7 @@ inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, Para
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));
   }
   RnnSeq2SeqConfig c;
-  c.encoder = {.vocab = kSmallVocab, .embed = 8, .hidden = 8};
+  c.encoder = RnnEncoderConfig{.vocab = kSmallVocab, .embed = 8, .hidden = 8};
   c.tgt_vocab = kSmallVocab;
   c.tgt_embed = 8;
   c.dec_hidden = 16;

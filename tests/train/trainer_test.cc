@@ -51,7 +51,7 @@ struct Dataset {
     c.valid_src = (dir / "valid.src").string();
     c.valid_tgt = (dir / "valid.tgt").string();
     RnnSeq2SeqConfig rnn;
-    rnn.encoder = {.embed = 16, .hidden = 16};
+    rnn.encoder = RnnEncoderConfig{.embed = 16, .hidden = 16};
     rnn.tgt_embed = 16;
     rnn.dec_hidden = 32;
     rnn.attn_dim = 16;

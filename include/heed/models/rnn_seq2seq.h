@@ -1,13 +1,14 @@
 // The RNN encoder-decoder with attention (`heed train --model rnn`).
-//   Encoder: embeddings -> 1..N GRU/LSTM layers, uni- or bidirectional (nn/rnn.h); optional
-//     source reversal (Sutskever et al. 2014).
+//   Encoder: embeddings -> 1..N GRU/LSTM layers, uni- or bidirectional (nn/rnn.h), or any
+//     sequence encoder (nn/sequence_encoder.h: a Transformer encoder); optional source
+//     reversal (Sutskever et al. 2014).
 //   Decoder, two styles chosen by the attention:
 //     Bahdanau (none, bahdanau): c_i = attend(s_{i-1}); s_i = RNN([E y_{i-1} ; c_i], s_{i-1});
 //       logits from [s_i ; c_i ; E y_{i-1}] (the deep-output inputs of Bahdanau et al. 2015,
 //       with a linear read-out as in the PyTorch peer).
 //     Luong (luong-*, local-*): h_t = RNN([E y_{t-1} ; h~_{t-1}], h_{t-1}) (input feeding);
 //       c_t = attend(h_t); h~_t = tanh(W_c [c_t ; h_t]); logits = W_s h~_t (Luong et al. 2015).
-//   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2).
+//   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2): the encoder's summary.
 // Leaves out: data handling (data/, train/) and search (decode/).
 #pragma once
 
@@ -24,12 +25,15 @@
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/nn/rnn.h"
+#include "heed/nn/sequence_encoder.h"
 
 namespace heed {
 
 struct RnnSeq2SeqConfig {
   static constexpr const char* kFamily = "rnn";  // config.json's "model", --model
-  RnnEncoderConfig encoder;  // source side (vocab, embed, hidden per direction, layers, ...)
+  // the source side: a (bi)RNN (vocab, embed, hidden per direction, layers, ...) or any other
+  // sequence encoder (nn/sequence_encoder.h)
+  EncoderConfig encoder = RnnEncoderConfig{};
   int64_t tgt_vocab = 0;     // V
   int64_t tgt_embed = 256;   // E
   int64_t dec_hidden = 512;  // H_d
@@ -109,7 +113,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // `weights` gets alpha [B, S].
   Var advance(Graph& g, Var gy, Var y, DecoderState& st, Var& weights) const;
   RnnSeq2SeqConfig config_;
-  RnnEncoder encoder_;
+  std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;
   Parameter* tgt_embed_;         // [V, E]
   Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d]

@@ -16,15 +16,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "heed/nn/rnn.h"
 #include "heed/nn/self_attention_pooling.h"
-#include "heed/nn/transformer.h"
+#include "heed/nn/sequence_encoder.h"
 
 namespace heed {
 
@@ -64,7 +64,8 @@ struct ClassifierConfig {
   // the name of row r of it.
   bool has_attention() const;
   std::string attention_row(int64_t r) const;
-  int64_t features() const;  // the classifier's input size: r * annotation_dim, or it
+  int64_t features() const;              // the classifier's input size: r * annotation_dim, or it
+  EncoderConfig encoder_config() const;  // the sequence encoder of `kind`
   nlohmann::json to_json() const;
   static ClassifierConfig from_json(const nlohmann::json& j);
 };
@@ -99,16 +100,13 @@ class SentenceClassifier {
   Var loss(Graph& g, const ClassifyBatch& b) const;
 
  private:
-  // H [B, S, D] (lengths as the batch's; [CLS] pooling: S + 1 with h_0 the [CLS] state)
-  // cls_attention: also the [CLS] row of the last layer's weights, [B, 1, S] (Transformer)
-  Var annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
-                  RnnEncoder::Output* rnn, Var* cls_attention) const;
+  // H [B, S, D] (lengths as the batch's; [CLS] pooling: S + 1 with h_0 the [CLS] state);
+  // `summary` gets the encoder's summary ([->h_n ; <-h_1] for the last-state baseline) when
+  // given; cls_attention: also the [CLS] row of the last layer's weights, [B, 1, S]
+  Var annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids, Var* summary,
+                  Var* cls_attention) const;
   ClassifierConfig config_;
-  // the sentence encoder: one of the two
-  std::vector<RnnEncoder> rnn_;
-  std::vector<TransformerEncoder> transformer_;
-  Parameter* embed_ = nullptr;                   // Transformer: E [V, d]
-  std::vector<PositionalEmbedding> positions_;   // Transformer
+  std::unique_ptr<SequenceEncoder> encoder_;     // any sequence encoder (nn/sequence_encoder.h)
   std::vector<SelfAttentionPooling> attention_;  // one, or none when pooling
   Parameter *W1_, *b1_, *W2_, *b2_;              // [M, F], [M], [C, M], [C]
 };

@@ -1,0 +1,67 @@
+// A sequence encoder: token ids -> one vector per position, what attention reads (Bahdanau's
+// annotations, the Transformer's memory, the classifier's H), and optionally one vector for
+// the whole sequence. The RNN encoder-decoder and the sentence classifier take any of them
+// (make_sequence_encoder), so a new encoder is one class and one alternative of EncoderConfig:
+//   birnn        embeddings -> stacked GRU/LSTM layers, uni- or bidirectional (nn/rnn.h);
+//                summary [->h_n ; <-h_1]
+//   transformer  sqrt(d) E w_i + P_i -> stacked encoder layers (nn/transformer.h), its own
+//                embedding table; summary: the mean over the real positions
+// Leaves out: the Transformer encoder-decoder's encoder, which shares its table and positions
+// with the decoder and stays on packed rows (models/transformer_seq2seq.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/nn/rnn.h"
+#include "heed/nn/transformer.h"
+
+namespace heed {
+
+// The Transformer encoder as a sequence encoder of its own (embeddings, positions, layers).
+struct TransformerEncoderConfig {
+  int64_t vocab = 0;  // V
+  TransformerLayerConfig layer;
+  int64_t layers = 2;
+  bool learned_positions = false;  // else sinusoidal
+  int64_t max_positions = 512;     // the longest sequence
+
+  // {"kind": "transformer", "vocab", the layer's keys, "layers", "positions", "max_positions"}
+  nlohmann::json to_json() const;
+  static TransformerEncoderConfig from_json(const nlohmann::json& j);
+};
+
+// One alternative per encoder.
+using EncoderConfig = std::variant<RnnEncoderConfig, TransformerEncoderConfig>;
+int64_t vocab_size(const EncoderConfig& c);  // V
+void set_vocab_size(EncoderConfig& c, int64_t vocab);
+
+class SequenceEncoder {
+ public:
+  struct Options {
+    bool summary = false;         // also Output::summary
+    bool self_attention = false;  // also the last layer's self-attention weights (Transformer)
+  };
+  struct Output {
+    Var states;             // [B, S, D]: one vector per position (padding rows unused)
+    Var summary;            // [B, D]: the whole sequence, when asked
+    Tensor self_attention;  // [B, h, S, S]: the last layer's weights, when asked and had
+  };
+  virtual ~SequenceEncoder() = default;
+  virtual int64_t width() const = 0;  // D
+  // ids [S * B] time-major (padding Vocab::kPad), lengths [B] in 1..S
+  virtual Output encode(Graph& g, std::span<const int32_t> ids, int64_t S,
+                        std::span<const int32_t> lengths, const Options& options) const = 0;
+};
+
+// The encoder of `config`, its parameters under `scope` as the models have always named them:
+// the RNN's under "encoder/", the Transformer's table "embed" and "positions" beside
+// "encoder/" (so model directories written before this interface load unchanged).
+std::unique_ptr<SequenceEncoder> make_sequence_encoder(const EncoderConfig& config,
+                                                       const Scope& scope);
+
+}  // namespace heed

@@ -1,0 +1,119 @@
+// The sequence encoders (see the header).
+// Leaves out: the models around them (models/).
+#include "heed/nn/sequence_encoder.h"
+
+#include <cmath>
+#include <optional>
+
+#include "heed/autograd/ops.h"
+#include "heed/autograd/ops/packing.h"
+#include "heed/util/error.h"
+#include "heed/util/overloaded.h"
+
+namespace heed {
+namespace {
+
+class BiRnnSequenceEncoder final : public SequenceEncoder {
+ public:
+  BiRnnSequenceEncoder(const RnnEncoderConfig& c, const Scope& scope)
+      : rnn_(c, scope / "encoder") {}
+  int64_t width() const override { return rnn_.annotation_dim(); }
+  Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
+                const Options& o) const override {
+    RnnEncoder::Output e = rnn_.forward(g, ids, S, lengths);
+    Output out;
+    out.states = e.annotations;  // [B, S, Dm]
+    // [->h_n ; <-h_1] (Bahdanau et al. 2015, A.2.2; Lin et al. 2017's "last" baseline)
+    if (o.summary)
+      out.summary = e.final_bwd.valid() ? concat({e.final_fwd, e.final_bwd}, 1) : e.final_fwd;
+    return out;
+  }
+
+ private:
+  RnnEncoder rnn_;
+};
+
+class TransformerSequenceEncoder final : public SequenceEncoder {
+ public:
+  TransformerSequenceEncoder(const TransformerEncoderConfig& c, const Scope& scope)
+      : max_positions_(c.max_positions) {
+    const int64_t d = c.layer.d_model;
+    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs
+    embed_ =
+        &scope.param("embed", {c.vocab, d}, Init::normal(1.f / std::sqrt(static_cast<float>(d))),
+                     /*row_sparse=*/true);
+    positions_.emplace(d, c.max_positions, c.learned_positions, c.layer.dropout, scope);
+    encoder_.emplace(c.layer, c.layers, scope / "encoder");
+    d_ = d;
+  }
+  int64_t width() const override { return d_; }
+  Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
+                const Options& o) const override {
+    // packed rows of the real tokens (autograd/ops/packing.h)
+    const Packing p = make_packing(g, lengths, S);
+    check(p.T <= max_positions_, "encoder: a sequence of ", p.T,
+          " tokens is longer than the model's ", max_positions_, " positions");
+    const PackedIds in = pack_ids(g, ids, p);
+    Var x = positions_->forward(g, *embed_, in.ids, in.positions);  // [N, d]
+    Output out;
+    Var h = encoder_->forward(x, p, o.self_attention ? &out.self_attention : nullptr);
+    out.states = unpack(h, p);  // [B, S, d]
+    if (o.summary) {            // mean_t h_t over the real positions
+      const auto B = static_cast<int64_t>(lengths.size());
+      Tensor w = g.alloc(Shape{B, S, 1});
+      for (int64_t n = 0; n < B; ++n)
+        for (int64_t t = 0; t < S; ++t)
+          w.data()[n * S + t] = t < lengths[n] ? 1.f / static_cast<float>(lengths[n]) : 0.f;
+      out.summary = sum(mul(out.states, g.constant(w)), 1);  // [B, d]
+    }
+    return out;
+  }
+
+ private:
+  int64_t d_ = 0, max_positions_;
+  Parameter* embed_;                              // E [V, d]
+  std::optional<PositionalEmbedding> positions_;  // made after the table, as saved models expect
+  std::optional<TransformerEncoder> encoder_;
+};
+
+}  // namespace
+
+nlohmann::json TransformerEncoderConfig::to_json() const {
+  nlohmann::json j = {{"kind", "transformer"}, {"vocab", vocab}};
+  layer.to_json(j);
+  j["layers"] = layers;
+  j["positions"] = learned_positions ? "learned" : "sinusoidal";
+  j["max_positions"] = max_positions;
+  return j;
+}
+
+TransformerEncoderConfig TransformerEncoderConfig::from_json(const nlohmann::json& j) {
+  check(j.at("kind").get<std::string>() == "transformer", "not a Transformer encoder config");
+  return {.vocab = j.at("vocab").get<int64_t>(),
+          .layer = TransformerLayerConfig::from_json(j),
+          .layers = j.at("layers").get<int64_t>(),
+          .learned_positions = j.at("positions").get<std::string>() == "learned",
+          .max_positions = j.at("max_positions").get<int64_t>()};
+}
+
+int64_t vocab_size(const EncoderConfig& c) {
+  return std::visit([](const auto& x) { return x.vocab; }, c);
+}
+
+void set_vocab_size(EncoderConfig& c, int64_t vocab) {
+  std::visit([&](auto& x) { x.vocab = vocab; }, c);
+}
+
+std::unique_ptr<SequenceEncoder> make_sequence_encoder(const EncoderConfig& config,
+                                                       const Scope& scope) {
+  return std::visit(
+      overloaded{[&](const RnnEncoderConfig& c) -> std::unique_ptr<SequenceEncoder> {
+                   return std::make_unique<BiRnnSequenceEncoder>(c, scope);
+                 },
+                 [&](const TransformerEncoderConfig& c) -> std::unique_ptr<SequenceEncoder> {
+                   return std::make_unique<TransformerSequenceEncoder>(c, scope);
+                 }},
+      config);
+}
+
+}  // namespace heed
