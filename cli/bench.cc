@@ -7,14 +7,28 @@
 
 namespace heed::cli {
 
+std::span<const Named<Workload>> names(Workload) {
+  static constexpr Named<Workload> kNames[] = {
+      {Workload::RnnSeq2Seq, "rnn-seq2seq"},
+      {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
+      {Workload::Attention, "attention"}};
+  return kNames;
+}
+
+namespace {
+// the family each seq2seq workload trains and decodes
+constexpr std::pair<Workload, const char*> kWorkloadFamilies[] = {
+    {Workload::RnnSeq2Seq, RnnSeq2SeqConfig::kFamily},
+    {Workload::TransformerSeq2Seq, TransformerSeq2SeqConfig::kFamily}};
+}  // namespace
+
 void BenchCommand::add(CLI::App& parent, int& threads) {
   app =
       parent.add_subcommand("bench", "Run a benchmark workload (JSON lines, as the PyTorch peer)");
-  app->add_option("workload", workload,
+  add_enum_option(*app, "workload", workload,
                   "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
                   "(transformer_seq2seq.py's) | attention (attention_bench.py's)")
-      ->required()
-      ->check(CLI::IsMember({"rnn-seq2seq", "transformer-seq2seq", "attention"}));
+      ->required();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
   app->add_option("--batch", seq2seq.batch, "Sentences per batch")->capture_default_str();
   app->add_option("--steps", seq2seq.steps, "Timed training steps at most")->capture_default_str();
@@ -31,13 +45,10 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--skip-decode-batch", seq2seq.skip_dec128,
                 "Skip the batched decoding measurement");
   app->add_flag("--skip-decode-single", seq2seq.skip_dec1, "Skip the batch-1 decoding measurement");
-  app->add_option("--compute-type", seq2seq.compute,
-                  "Decoding weights: float32 | int8 (per-row symmetric, oneDNN s8s8s32 GEMM)")
-      ->capture_default_str();
-  app->add_option("--precision", seq2seq.precision,
-                  "Training products: float32 | bfloat16 (mixed precision, as heed train's)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}))
-      ->capture_default_str();
+  add_enum_option(*app, "--compute-type", seq2seq.compute,
+                  "Decoding weights (int8: per-row symmetric, oneDNN s8s8s32 GEMM)");
+  add_enum_option(*app, "--precision", seq2seq.precision,
+                  "Training products (bfloat16: mixed precision, as heed train's)");
   app->add_option("--d-model", seq2seq.d_model, "transformer-seq2seq: d_model")
       ->capture_default_str();
   app->add_option("--heads", seq2seq.heads, "transformer-seq2seq: heads")->capture_default_str();
@@ -59,15 +70,16 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
 }
 
 int BenchCommand::run() const {
-  if (workload == "attention") {
-    AttentionBenchOptions a = attention;
-    a.seed = seq2seq.seed;
-    run_attention_bench(a, std::cout);
-  } else {
-    Seq2SeqBenchOptions o = seq2seq;
-    o.model = workload == "transformer-seq2seq" ? "transformer" : "rnn";
-    run_seq2seq_bench(o, std::cout);
-  }
+  for (const auto& [w, family] : kWorkloadFamilies)
+    if (w == workload) {
+      Seq2SeqBenchOptions o = seq2seq;
+      o.model = family;
+      run_seq2seq_bench(o, std::cout);
+      return 0;
+    }
+  AttentionBenchOptions a = attention;
+  a.seed = seq2seq.seed;
+  run_attention_bench(a, std::cout);
   return 0;
 }
 

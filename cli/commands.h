@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <optional>
 
 #include <fstream>
 #include <string>
@@ -23,25 +24,37 @@
 
 namespace heed::cli {
 
+// Names are taken in any case and kept in lower case (what --dump-config then writes).
+inline std::string lowercase(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
 // An option whose string becomes the enum E at parse time, through E's one name table
 // (util/names.h): --help lists the names, a wrong one is refused naming the choices, and
-// --dump-config writes the name (not the enum's number).
-template <class E>
-CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E& value,
-                             const std::string& help) {
+// --dump-config writes the name (not the enum's number). `set` receives the value.
+template <class E, class Set>
+CLI::Option* add_named_option(CLI::App& app, const std::string& flag, Set set,
+                              const std::string& help) {
   std::vector<std::string> names;
   for (const auto& n : name_table<E>()) names.emplace_back(n.name);
   return app
       .add_option_function<std::string>(
-          flag,
-          [&value, flag](std::string name) {
-            for (char& ch : name)
-              ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            value = parse_name<E>(name, flag);
-          },
-          help + " {" + choices<E>() + "}")
-      ->check(CLI::IsMember(names, CLI::ignore_case))
+          flag, [set, flag](const std::string& name) { set(parse_name<E>(name, flag)); }, help)
+      ->transform(lowercase, "")
+      ->check(CLI::IsMember(names));
+}
+template <class E>
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E& value,
+                             const std::string& help) {
+  return add_named_option<E>(app, flag, [&value](E e) { value = e; }, help)
       ->default_str(name_of(value));
+}
+// The same for an option whose default depends on other flags: unset until given.
+template <class E>
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, std::optional<E>& value,
+                             const std::string& help) {
+  return add_named_option<E>(app, flag, [&value](E e) { value = e; }, help);
 }
 
 struct DemoCommand {
@@ -68,18 +81,32 @@ struct ScoreCommand {
   int run() const;
 };
 
+// What `heed train` trains: an encoder-decoder or a classifier.
+enum class Task { Translate, Classify };
+std::span<const Named<Task>> names(Task);  // "translate" | "classify"
+// The learning-rate schedules the command line offers (train/schedule.h has more).
+enum class LrSchedule { Plateau, InverseSqrt };
+std::span<const Named<LrSchedule>> names(LrSchedule);  // "plateau" | "inverse-sqrt"
+
 struct TrainCommand {
-  std::string task = "translate";  // translate (seq2seq, also G2P) | classify
-  std::string model = "rnn";       // the architecture: rnn | transformer | self-attentive
-  std::string pooling;             // classify: attention | max | mean | last | cls ("": by --model)
+  Task task = Task::Translate;
+  std::string model = "rnn";       // a family of models/registry.h (classify: self-attentive
+                                   // or transformer)
+  std::optional<Pooling> pooling;  // classify (unset: attention, or mean for a Transformer)
   ClassifyTrainConfig classify;    // classify: files and the model's own flags
-  std::string format = "auto", src_units = "word", tgt_units = "word", attention = "bahdanau",
-              cell = "gru", tsv_columns = "1,2";
+  CorpusFormat format = CorpusFormat::Auto;
+  Units src_units = Units::Word, tgt_units = Units::Word;
+  AttentionKind attention = AttentionKind::Bahdanau;
+  CellKind cell = CellKind::Gru;
+  std::string tsv_columns = "1,2";
   // flags whose default depends on the architecture (unset: < 0 or empty)
   int64_t layers = -1, dec_layers = -1;
   float dropout = -1;
-  std::string lr_schedule, norm, activation = "relu", positions = "sinusoidal";
-  std::string precision = "float32";  // float32 | bfloat16 (the training graph's products)
+  std::optional<LrSchedule> lr_schedule;  // unset: the family's (models/registry.h)
+  std::optional<NormPlacement> norm;      // unset: the family's (post; the classifier: pre)
+  FfnActivation activation = FfnActivation::Relu;
+  Positions positions = Positions::Sinusoidal;
+  Precision precision = Precision::fp32;  // the training graph's products
   bool untied_output = false;
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
@@ -162,8 +189,12 @@ struct ReportCommand {
   int run() const;
 };
 
+// `heed bench`'s workloads, those of ../shared/bench/pytorch.
+enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention };
+std::span<const Named<Workload>> names(Workload);
+
 struct BenchCommand {
-  std::string workload;  // rnn-seq2seq | transformer-seq2seq | attention
+  Workload workload = Workload::RnnSeq2Seq;
   Seq2SeqBenchOptions seq2seq;
   AttentionBenchOptions attention;
   CLI::App* app = nullptr;

@@ -17,25 +17,25 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   auto& m = rnn;
   auto& enc = std::get<RnnEncoderConfig>(rnn.encoder);  // --model rnn's encoder flags
   auto& tf = transformer;
-  app->add_option("--task", task,
+  app->option_defaults()->group("Task and model");
+  add_enum_option(*app, "--task", task,
                   "translate: a sequence-to-sequence model (also G2P on CMUdict) | classify: a "
-                  "sentence classifier on \"<label> <sentence>\" files (SST)")
-      ->check(CLI::IsMember({"translate", "classify"}))
-      ->capture_default_str();
+                  "sentence classifier on \"<label> <sentence>\" files (SST)");
   std::string families;
+  std::vector<std::string> names = {"self-attentive"};
   for (const ModelFamily& f : model_families())
-    if (f.role == ModelRole::Seq2Seq)
+    if (f.role == ModelRole::Seq2Seq) {
       families += std::string(f.name) + " (" + std::string(f.summary) + ") | ";
+      names.emplace_back(f.name);
+    }
   app->add_option("--model", model,
                   "Architecture: " + families +
                       "classify: self-attentive (BiLSTM + Lin et al. 2017's self-attention or "
                       "--pooling) | transformer (a Transformer encoder, --pooling mean by "
                       "default, or cls)")
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
-  app->add_option("--attention", attention,
-                  "rnn: none | bahdanau | luong-dot | luong-general | luong-concat | local-m | "
-                  "local-p")
-      ->capture_default_str();
+  app->option_defaults()->group("Data");
   app->add_option("--train-src", c.train_src,
                   "Training source file (or the single TSV/CMUdict file); required to translate");
   app->add_option("--train-tgt", c.train_tgt, "Training target file (parallel text)");
@@ -44,16 +44,14 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "file is TSV, whose lines are then split by number: line % 50 == 25 dev, "
                   "== 0 test (left out), else train");
   app->add_option("--valid-tgt", c.valid_tgt, "Validation target file (parallel text)");
-  app->add_option("--format", format, "auto | parallel | tsv | cmudict")->capture_default_str();
+  add_enum_option(*app, "--format", format, "The files' format (auto: by the first file)");
   app->add_option("--tsv-columns", tsv_columns,
                   "TSV: source and target columns, 1-based (Anki spa.txt is en<TAB>es: 2,1 "
                   "trains es->en)")
       ->capture_default_str();
-  app->add_option("--src-units", src_units,
-                  "Source units: word | char | spm (SentencePiece, trained on the training side)")
-      ->capture_default_str();
-  app->add_option("--tgt-units", tgt_units, "Target units: word | char | spm")
-      ->capture_default_str();
+  add_enum_option(*app, "--src-units", src_units,
+                  "Source units (spm: SentencePiece, trained on the training side)");
+  add_enum_option(*app, "--tgt-units", tgt_units, "Target units");
   app->add_option("--spm-vocab-size", c.spm.vocab_size,
                   "SentencePiece pieces per side, or in all with --share-embeddings (a soft limit: "
                   "small corpora get fewer)")
@@ -69,17 +67,17 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--max-len", c.max_len, "Skip training pairs with a longer side")
       ->capture_default_str();
   auto& k = classify.model;
+  app->option_defaults()->group("Classifier (--task classify)");
   app->add_option("--train", classify.train,
                   "classify: training file, \"<label> <sentence>\" per line (SST's stsa.*)");
   app->add_option("--valid", classify.valid, "classify: dev file (selects the best model)");
   app->add_option("--test", classify.test,
                   "classify: test file, scored once with the best dev model at the end");
-  app->add_option("--pooling", pooling,
+  add_enum_option(*app, "--pooling", pooling,
                   "classify: attention (Lin et al. 2017: r hops of self-attention over the "
                   "encoder states) | max | mean | last (the baselines it replaces; last: BiLSTM "
                   "only) | cls (Transformer: the state of a [CLS] token put first). Default: "
-                  "attention (self-attentive), mean (transformer)")
-      ->check(CLI::IsMember({"attention", "max", "mean", "last", "cls"}));
+                  "attention (self-attentive), mean (transformer)");
   app->add_option("--hops", k.hops, "classify: attention hops r (1: a single vector)")
       ->capture_default_str();
   app->add_option("--penalty", k.penalty,
@@ -90,7 +88,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--word-dropout", k.word_dropout,
                   "classify: training replaces each input token by <unk> with this probability")
       ->capture_default_str();
-  app->add_option("--cell", cell, "rnn: gru | lstm (encoder and decoder)")->capture_default_str();
+  app->option_defaults()->group("Model: rnn (also the classifier's BiLSTM)");
+  add_enum_option(*app, "--attention", attention, "rnn: the attention mechanism");
+  add_enum_option(*app, "--cell", cell, "rnn: the recurrent cell (encoder and decoder)");
   app->add_option("--embed", enc.embed,
                   "rnn: source embedding size (classify: word embedding size, default 300)")
       ->capture_default_str();
@@ -101,7 +101,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")->capture_default_str();
   app->add_option("--layers", layers,
                   "Encoder layers (default: rnn 1, transformer 3; transformer: also the decoder's "
-                  "unless --dec-layers)");
+                  "unless --dec-layers)")
+      ->group("Task and model");
   app->add_flag("--bidirectional,!--unidirectional", enc.bidirectional,
                 "rnn: bidirectional encoder (annotations [->h ; <-h])")
       ->capture_default_str();
@@ -111,6 +112,7 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "rnn: hidden size of additive attention scorers (classify: d_a, default 350)")
       ->capture_default_str();
   app->add_option("--window", m.window, "rnn: local attention half-width D")->capture_default_str();
+  app->option_defaults()->group("Model: transformer (also the classifier's encoder)");
   app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)");
   app->add_option("--d-model", tf.layer.d_model, "transformer: model width d_model")
       ->capture_default_str();
@@ -118,18 +120,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--ff", tf.layer.ff, "transformer: feed-forward inner size d_ff")
       ->capture_default_str();
-  app->add_option("--norm", norm,
+  add_enum_option(*app, "--norm", norm,
                   "transformer: LayerNorm placement, post (Vaswani et al. 2017: x + F(x), then "
                   "LN) | pre (x + F(LN(x)), a final LN; trains without warmup trouble). "
-                  "Default: post (translation, as the paper), pre (classify)")
-      ->check(CLI::IsMember({"pre", "post"}));
-  app->add_option("--activation", activation, "transformer: feed-forward activation relu | gelu")
-      ->check(CLI::IsMember({"relu", "gelu"}))
-      ->capture_default_str();
-  app->add_option("--positions", positions,
-                  "transformer: sinusoidal (Vaswani et al. 2017) | learned position embeddings")
-      ->check(CLI::IsMember({"sinusoidal", "learned"}))
-      ->capture_default_str();
+                  "Default: post (translation, as the paper), pre (classify)");
+  add_enum_option(*app, "--activation", activation, "transformer: feed-forward activation");
+  add_enum_option(*app, "--positions", positions,
+                  "transformer: sinusoidal (Vaswani et al. 2017) or learned position embeddings");
   app->add_option("--max-positions", tf.max_positions,
                   "transformer: longest sequence (source or output) the position table holds")
       ->capture_default_str();
@@ -142,7 +139,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       "on both sides: one SentencePiece model trained on both, as joint BPE)");
   app->add_option("--dropout", dropout,
                   "Dropout (default: rnn 0, on embeddings, between layers and before the "
-                  "read-out; transformer 0.1, on embeddings and every sub-layer output)");
+                  "read-out; transformer 0.1, on embeddings and every sub-layer output)")
+      ->group("Task and model");
+  app->option_defaults()->group("Training");
   app->add_option("--batch", c.batch_size,
                   "Sentences per batch (also sets the length-sorting window: 50 batches)")
       ->capture_default_str();
@@ -161,10 +160,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Adam learning rate: the peak rate after --warmup; then cut by --lr-decay when "
                   "dev cross-entropy stops improving (plateau) or decayed as 1/sqrt(step)")
       ->capture_default_str();
-  app->add_option("--lr-schedule", lr_schedule,
-                  "plateau | inverse-sqrt (Vaswani et al. 2017, eq. 3, peaking at --lr after "
-                  "--warmup steps). Default: rnn plateau, transformer inverse-sqrt")
-      ->check(CLI::IsMember({"plateau", "inverse-sqrt"}));
+  add_enum_option(*app, "--lr-schedule", lr_schedule,
+                  "plateau, or inverse-sqrt (Vaswani et al. 2017, eq. 3, peaking at --lr after "
+                  "--warmup steps). Default: the family's (rnn plateau, transformer "
+                  "inverse-sqrt)");
   app->add_option("--warmup", c.warmup,
                   "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)");
   app->add_option("--cooldown", c.cooldown,
@@ -203,46 +202,63 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "(checkpoint averaging); 0: none")
       ->capture_default_str();
   app->add_option("--seed", c.seed, "Random seed")->capture_default_str();
-  app->add_option("--precision", precision,
-                  "Products of the training step's linear layers: float32 | bfloat16 (operands "
-                  "rounded to bf16, sums, weights and the rest in fp32: mixed precision; about "
-                  "twice the GEMM speed on CPUs with AVX512_BF16)")
-      ->check(CLI::IsMember({"float32", "bfloat16"}))
-      ->capture_default_str();
+  add_enum_option(*app, "--precision", precision,
+                  "Products of the training step's linear layers: bfloat16 rounds the operands "
+                  "to bf16 (sums, weights and the rest in fp32: mixed precision; about twice the "
+                  "GEMM speed on CPUs with AVX512_BF16)");
   app->add_option("--save", c.save_dir, "Model directory")->required();
   app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
 
+std::span<const Named<Task>> names(Task) {
+  static constexpr Named<Task> kNames[] = {{Task::Translate, "translate"},
+                                           {Task::Classify, "classify"}};
+  return kNames;
+}
+
+std::span<const Named<LrSchedule>> names(LrSchedule) {
+  static constexpr Named<LrSchedule> kNames[] = {{LrSchedule::Plateau, "plateau"},
+                                                 {LrSchedule::InverseSqrt, "inverse-sqrt"}};
+  return kNames;
+}
+
+namespace {
+ScheduleConfig::Kind schedule_kind(LrSchedule s) {
+  return s == LrSchedule::InverseSqrt ? ScheduleConfig::Kind::InverseSqrt
+                                      : ScheduleConfig::Kind::ReduceOnPlateau;
+}
+}  // namespace
+
 int TrainCommand::run() {
   // the Transformer's layer flags, for translation and classification alike
-  if (!norm.empty()) transformer.layer.norm = parse_name<NormPlacement>(norm, "--norm");
-  transformer.layer.activation = parse_name<FfnActivation>(activation, "--activation");
-  config.precision = parse_precision(precision);
+  if (norm) transformer.layer.norm = *norm;
+  transformer.layer.activation = activation;
+  transformer.positions = positions;
+  config.precision = precision;
   if (config.precision == Precision::bf16 && !kernels::bf16_native())
     std::cerr << "warning: this CPU has no AVX512_BF16: --precision bfloat16 is emulated, and "
                  "slower than float32\n";
-  if (task == "classify") return run_classify();
+  if (task == Task::Classify) return run_classify();
   const ModelFamily& family = model_family(model, "--model");
   check(family.role == ModelRole::Seq2Seq, "train: --model ", model,
         " is a classifier: add --task classify");
   check(!config.train_src.empty(), "train: --train-src is required (or --task classify --train)");
-  config.format = parse_format(format);
+  config.format = format;
   config.tsv_columns = parse_tsv_columns(tsv_columns);
-  config.src_units = parse_units(src_units);
-  config.tgt_units = parse_units(tgt_units);
+  config.src_units = src_units;
+  config.tgt_units = tgt_units;
   config.tgt_vocab.min_freq = config.src_vocab.min_freq;
   // the rnn's flags
-  rnn.attention = parse_attention(attention);
+  rnn.attention = attention;
   auto& enc = std::get<RnnEncoderConfig>(rnn.encoder);
-  enc.cell = rnn.dec_cell = parse_cell(cell);
+  enc.cell = rnn.dec_cell = cell;
   if (layers >= 0) enc.layers = static_cast<int>(layers);
   if (dropout >= 0) rnn.dropout = dropout;
   // the transformer's
   transformer.enc_layers = layers >= 0 ? layers : 3;
   transformer.dec_layers = dec_layers >= 0 ? dec_layers : transformer.enc_layers;
   if (dropout >= 0) transformer.layer.dropout = dropout;
-  transformer.learned_positions = positions == "learned";
   transformer.tie_output = !untied_output;
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
@@ -251,9 +267,8 @@ int TrainCommand::run() {
              config.model);
   // the optimiser: the family's recipe unless told otherwise
   const TrainingDefaults& d = family.defaults;
-  if (lr_schedule.empty()) lr_schedule = d.inverse_sqrt ? "inverse-sqrt" : "plateau";
-  config.schedule = lr_schedule == "inverse-sqrt" ? ScheduleConfig::Kind::InverseSqrt
-                                                  : ScheduleConfig::Kind::ReduceOnPlateau;
+  config.schedule = schedule_kind(
+      lr_schedule.value_or(d.inverse_sqrt ? LrSchedule::InverseSqrt : LrSchedule::Plateau));
   if (app->count("--warmup") == 0) config.warmup = d.warmup;
   if (app->count("--adam-beta2") == 0) config.adam_beta2 = d.adam_beta2;
   TrainResult r = train_seq2seq(config, std::cout);
@@ -269,13 +284,14 @@ int TrainCommand::run_classify() {
   const bool transformer_encoder = model == "transformer";
   check(model == "self-attentive" || transformer_encoder || app->count("--model") == 0,
         "train --task classify: --model must be self-attentive or transformer");
+  const ModelFamily& family =
+      model_family(transformer_encoder ? kTransformerClassifier : kSelfAttentiveClassifier);
   ClassifyTrainConfig c = classify;
   static_cast<LoopOptions&>(c) = config;
-  c.units = parse_units(src_units);
+  c.units = src_units;
   c.vocab = config.src_vocab;
   ClassifierConfig& k = c.model;
-  k.pooling =
-      parse_pooling(pooling.empty() ? (transformer_encoder ? "mean" : "attention") : pooling);
+  k.pooling = pooling.value_or(transformer_encoder ? Pooling::Mean : Pooling::Attention);
   if (transformer_encoder) {
     k.kind = SentenceEncoder::Transformer;
     auto& tl = k.transformer;
@@ -283,18 +299,16 @@ int TrainCommand::run_classify() {
     if (app->count("--d-model") > 0) tl.d_model = flags.d_model;
     if (app->count("--heads") > 0) tl.heads = flags.heads;
     if (app->count("--ff") > 0) tl.ff = flags.ff;
-    if (app->count("--norm") > 0) tl.norm = flags.norm;
-    tl.activation = flags.activation;
+    if (norm) tl.norm = *norm;
+    tl.activation = activation;
     if (layers >= 0) k.transformer_layers = layers;
     if (dropout >= 0) tl.dropout = dropout;
     k.dropout = tl.dropout;  // one rate for the layers and the MLP
-    k.learned_positions = positions == "learned";
+    k.positions = positions;
     if (app->count("--max-positions") > 0) k.max_positions = transformer.max_positions;
-    // ~2 SST epochs of linear warmup
-    if (app->count("--warmup") == 0)
-      c.warmup = model_family(kTransformerClassifier).defaults.warmup;
   }
-  if (app->count("--cell") > 0) k.encoder.cell = parse_cell(cell);
+  if (app->count("--warmup") == 0) c.warmup = family.defaults.warmup;  // Transformer: ~2 epochs
+  if (app->count("--cell") > 0) k.encoder.cell = cell;
   const auto& flags = std::get<RnnEncoderConfig>(rnn.encoder);  // --embed, --hidden, ...
   if (app->count("--embed") > 0) k.encoder.embed = flags.embed;
   if (app->count("--hidden") > 0) k.encoder.hidden = flags.hidden;
@@ -302,7 +316,7 @@ int TrainCommand::run_classify() {
   k.encoder.bidirectional = flags.bidirectional;
   if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
   if (dropout >= 0) k.dropout = dropout;
-  if (lr_schedule == "inverse-sqrt") c.schedule = ScheduleConfig::Kind::InverseSqrt;
+  if (lr_schedule) c.schedule = schedule_kind(*lr_schedule);
   ClassifyResult r = train_classifier(c, std::cout);
   std::cout << "best dev acc " << r.loop.best_metric << " after " << r.loop.steps << " steps, "
             << r.loop.minutes << " min";

@@ -40,10 +40,14 @@ Tensor& Var::grad() const {
   return n.grad;
 }
 
+std::span<const Named<Precision>> names(Precision) {
+  static constexpr Named<Precision> kNames[] = {{Precision::fp32, "float32"},
+                                                {Precision::bf16, "bfloat16"}};
+  return kNames;
+}
+
 Precision parse_precision(const std::string& name) {
-  if (name == "float32") return Precision::fp32;
-  if (name == "bfloat16") return Precision::bf16;
-  fail("unknown precision '", name, "' (expected float32 or bfloat16)");
+  return parse_name<Precision>(name, "precision");
 }
 
 Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) {

@@ -18,6 +18,7 @@
 #include "heed/data/vocab.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
+#include "heed/models/registry.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/train/optimizer.h"
@@ -51,9 +52,18 @@ struct Synthetic {
   }
 };
 
-// The model of bahdanau_seq2seq.py and its JSON fields
-std::unique_ptr<Seq2SeqModel> rnn_model(const Seq2SeqBenchOptions& o, const Scope& scope,
-                                        nlohmann::json& base) {
+// A peer's workload: its model (a registered family's config), the fields of its JSON lines
+// and its optimiser.
+struct PeerWorkload {
+  Seq2SeqConfig model;
+  nlohmann::json base;        // the peer's config fields
+  OptimizerConfig optimizer;  // Adam as the peer sets it
+  float lr = 1e-3f;
+  nlohmann::json decode_extra;  // fields of the decoding lines
+};
+
+// The model of bahdanau_seq2seq.py and its JSON fields; Adam 1e-3
+PeerWorkload rnn_workload(const Seq2SeqBenchOptions& o) {
   const float dropout = o.dropout < 0 ? 0.5f : o.dropout;
   RnnSeq2SeqConfig c;
   c.encoder = RnnEncoderConfig{.cell = CellKind::Gru,
@@ -69,14 +79,21 @@ std::unique_ptr<Seq2SeqModel> rnn_model(const Seq2SeqBenchOptions& o, const Scop
   c.attention = AttentionKind::Bahdanau;
   c.attn_dim = o.dec_hid;
   c.dropout = dropout;
-  base = {{"bench", "bahdanau_seq2seq"}, {"config", "default"}, {"attn", "split"}, {"emb", o.emb},
-          {"enc_hid", o.enc_hid},        {"dec_hid", o.dec_hid}};
-  return std::make_unique<RnnSeq2Seq>(c, scope);
+  return {.model = c,
+          .base = {{"bench", "bahdanau_seq2seq"},
+                   {"config", "default"},
+                   {"attn", "split"},
+                   {"emb", o.emb},
+                   {"enc_hid", o.enc_hid},
+                   {"dec_hid", o.dec_hid}},
+          .optimizer = {.kind = OptimizerConfig::Kind::Adam},
+          .lr = 1e-3f,
+          .decode_extra = nlohmann::json::object()};
 }
 
-// The model of transformer_seq2seq.py and its JSON fields
-std::unique_ptr<Seq2SeqModel> transformer_model(const Seq2SeqBenchOptions& o, const Scope& scope,
-                                                nlohmann::json& base) {
+// The model of transformer_seq2seq.py and its JSON fields; Adam 5e-4, betas 0.9 / 0.98, eps
+// 1e-9; its decoding lines say that heed keeps a key/value cache (the peer: false)
+PeerWorkload transformer_workload(const Seq2SeqBenchOptions& o) {
   TransformerSeq2SeqConfig c;
   c.src_vocab = o.src_vocab;
   c.tgt_vocab = o.tgt_vocab;
@@ -90,25 +107,37 @@ std::unique_ptr<Seq2SeqModel> transformer_model(const Seq2SeqBenchOptions& o, co
   c.dec_layers = o.dec_layers;
   c.max_positions = 512;
   c.tie_output = false;  // nn.Linear(d_model, tgt_vocab)
-  base = {{"bench", "transformer_seq2seq"},
-          {"d_model", o.d_model},
-          {"heads", o.heads},
-          {"layers", std::to_string(o.enc_layers) + "+" + std::to_string(o.dec_layers)},
-          {"ff", o.ff}};
-  return std::make_unique<TransformerSeq2Seq>(c, scope);
+  return {.model = c,
+          .base = {{"bench", "transformer_seq2seq"},
+                   {"d_model", o.d_model},
+                   {"heads", o.heads},
+                   {"layers", std::to_string(o.enc_layers) + "+" + std::to_string(o.dec_layers)},
+                   {"ff", o.ff}},
+          .optimizer = {.kind = OptimizerConfig::Kind::Adam, .beta2 = 0.98f, .eps = 1e-9f},
+          .lr = 5e-4f,
+          .decode_extra = {{"kv_cache", true}}};
 }
+
+// The families with a peer workload
+struct Peer {
+  const char* family;
+  PeerWorkload (*workload)(const Seq2SeqBenchOptions&);
+};
+constexpr Peer kPeers[] = {{RnnSeq2SeqConfig::kFamily, rnn_workload},
+                           {TransformerSeq2SeqConfig::kFamily, transformer_workload}};
 
 }  // namespace
 
 void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
-  check(o.model == "rnn" || o.model == "transformer", "bench: unknown model ", o.model);
-  const bool transformer = o.model == "transformer";
+  const Peer* peer = nullptr;
+  for (const Peer& p : kPeers)
+    if (o.model == p.family) peer = &p;
+  check(peer != nullptr, "bench: no peer workload for the model ", o.model);
+  const PeerWorkload w = peer->workload(o);
   ParameterStore params;
   Rng rng(o.seed);
-  nlohmann::json base;
-  std::unique_ptr<Seq2SeqModel> model_ptr = transformer
-                                                ? transformer_model(o, Scope(params, rng), base)
-                                                : rnn_model(o, Scope(params, rng), base);
+  nlohmann::json base = w.base;
+  std::unique_ptr<Seq2SeqModel> model_ptr = make_seq2seq_model(w.model, Scope(params, rng));
   const Seq2SeqModel& model = *model_ptr;
   base.update({{"threads", threads()}, {"heed", HEED_VERSION}, {"tag", ""}});
   auto line = [&](const nlohmann::json& extra) {
@@ -133,15 +162,10 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
     data.push_back(make_batch(src, tgt, false));
   }
   if (!o.skip_train) {
-    // the peers' optimisers: Adam 1e-3 (rnn); Adam 5e-4, betas 0.9 / 0.98, eps 1e-9 (transformer)
-    Optimizer opt(
-        transformer
-            ? OptimizerConfig{.kind = OptimizerConfig::Kind::Adam, .beta2 = 0.98f, .eps = 1e-9f}
-            : OptimizerConfig{.kind = OptimizerConfig::Kind::Adam},
-        params);
-    const float lr = transformer ? 5e-4f : 1e-3f;
+    Optimizer opt(w.optimizer, params);  // the peer's
+    const float lr = w.lr;
     Graph g(Mode::Train, o.seed);
-    g.set_precision(parse_precision(o.precision));
+    g.set_precision(o.precision);
     double loss = 0;
     auto step = [&](const Seq2SeqBatch& b) {
       Var l = model.loss(g, b);
@@ -171,7 +195,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
           {"batch", o.batch},
           {"steps", times.size()},
           {"warmup", o.warmup},
-          {"precision", o.precision},
+          {"precision", name_of(o.precision)},
           {"tgt_tokens_per_s", round_to(static_cast<double>(tokens) / total, 1)},
           {"padded_positions_per_s", round_to(static_cast<double>(padded) / total, 1)},
           {"src_tokens_per_s", round_to(static_cast<double>(src_tokens) / total, 1)},
@@ -184,9 +208,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
           {"last_loss", round_to(loss, 4)},
           {"maxrss_mb", maxrss_mb()}});
   }
-  check(o.compute == "float32" || o.compute == "int8", "--compute-type ", o.compute,
-        " (expected float32 or int8)");
-  if (o.compute == "int8") params.quantize_for_inference();
+  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
   // greedy decoding of exactly max_len steps (no early stop, as the peer)
   auto greedy = [&](const Seq2SeqBatch& b) {
     Graph g(Mode::Inference);
@@ -199,9 +221,8 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
       for (int64_t i = 0; i < b.B; ++i) tok[i] = static_cast<int32_t>(vmath::argmax(lp + i * V, V));
     }
   };
-  // the Transformer's decoding lines say that heed keeps a key/value cache (the peer: false)
   auto decode_line = [&](nlohmann::json j) {
-    if (transformer) j["kv_cache"] = true;
+    j.update(w.decode_extra);
     line(j);
   };
   if (!o.skip_dec128) {
@@ -212,7 +233,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
     auto n = static_cast<double>(times.size());
     decode_line(
         {{"what", "greedy_decode"},
-         {"compute", o.compute},
+         {"compute", name_of(o.compute)},
          {"batch", o.batch},
          {"max_len", o.max_len},
          {"batches", times.size()},
@@ -236,7 +257,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
     double total = sum(times);
     auto n = static_cast<double>(times.size());
     decode_line({{"what", "greedy_decode"},
-                 {"compute", o.compute},
+                 {"compute", name_of(o.compute)},
                  {"batch", 1},
                  {"max_len", o.max_len},
                  {"sentences", times.size()},

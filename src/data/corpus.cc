@@ -110,12 +110,16 @@ CorpusFormat detect_format(const std::string& path) {
   return CorpusFormat::Parallel;
 }
 
+std::span<const Named<CorpusFormat>> names(CorpusFormat) {
+  static constexpr Named<CorpusFormat> kNames[] = {{CorpusFormat::Auto, "auto"},
+                                                   {CorpusFormat::Parallel, "parallel"},
+                                                   {CorpusFormat::Tsv, "tsv"},
+                                                   {CorpusFormat::Cmudict, "cmudict"}};
+  return kNames;
+}
+
 CorpusFormat parse_format(const std::string& name) {
-  if (name == "auto") return CorpusFormat::Auto;
-  if (name == "parallel") return CorpusFormat::Parallel;
-  if (name == "tsv") return CorpusFormat::Tsv;
-  if (name == "cmudict") return CorpusFormat::Cmudict;
-  fail("unknown data format '", name, "' (expected auto, parallel, tsv or cmudict)");
+  return parse_name<CorpusFormat>(name, "data format");
 }
 
 Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path,

@@ -12,23 +12,18 @@
 
 namespace heed {
 
+std::span<const Named<Units>> names(Units) {
+  static constexpr Named<Units> kNames[] = {
+      {Units::Word, "word"}, {Units::Char, "char"}, {Units::Spm, "spm"}};
+  return kNames;
+}
+
 Units parse_units(const std::string& name) {
-  if (name == "word") return Units::Word;
-  if (name == "char") return Units::Char;
-  if (name == "spm") return Units::Spm;
-  fail("unknown units '", name, "' (expected word, char or spm)");
+  return parse_name<Units>(name, "units");
 }
 
 const char* units_name(Units u) {
-  switch (u) {
-    case Units::Word:
-      return "word";
-    case Units::Char:
-      return "char";
-    case Units::Spm:
-      return "spm";
-  }
-  return "?";
+  return name_of(u);
 }
 
 Segmenter::Segmenter(Units u) : units_(u) {

@@ -84,6 +84,10 @@ bool joint_vocabulary(const Seq2SeqConfig& c) {
   return std::visit([](const auto& x) { return x.joint_vocabulary(); }, c);
 }
 
+std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const Seq2SeqConfig& c, const Scope& scope) {
+  return family_of(c).make(c, scope);
+}
+
 std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope,
                                                  std::string_view dir) {
   const ModelFamily& f = config_family(j, dir);

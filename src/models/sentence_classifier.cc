@@ -14,26 +14,21 @@
 
 namespace heed {
 
+std::span<const Named<Pooling>> names(Pooling) {
+  static constexpr Named<Pooling> kNames[] = {{Pooling::Attention, "attention"},
+                                              {Pooling::Max, "max"},
+                                              {Pooling::Mean, "mean"},
+                                              {Pooling::Last, "last"},
+                                              {Pooling::Cls, "cls"}};
+  return kNames;
+}
+
 const char* pooling_name(Pooling p) {
-  switch (p) {
-    case Pooling::Attention:
-      return "attention";
-    case Pooling::Max:
-      return "max";
-    case Pooling::Mean:
-      return "mean";
-    case Pooling::Last:
-      return "last";
-    case Pooling::Cls:
-      return "cls";
-  }
-  return "?";
+  return name_of(p);
 }
 
 Pooling parse_pooling(const std::string& s) {
-  for (Pooling p : {Pooling::Attention, Pooling::Max, Pooling::Mean, Pooling::Last, Pooling::Cls})
-    if (s == pooling_name(p)) return p;
-  fail("unknown pooling '", s, "' (expected attention, max, mean, last or cls)");
+  return parse_name<Pooling>(s, "pooling");
 }
 
 ClassifyBatch slice_classify_batch(const std::vector<std::vector<int32_t>>& s,
@@ -55,7 +50,7 @@ EncoderConfig ClassifierConfig::encoder_config() const {
     return TransformerEncoderConfig{.vocab = encoder.vocab,
                                     .layer = transformer,
                                     .layers = transformer_layers,
-                                    .learned_positions = learned_positions,
+                                    .positions = positions,
                                     .max_positions = max_positions};
   return encoder;
 }
@@ -92,7 +87,7 @@ nlohmann::json ClassifierConfig::to_json() const {
     j["model"] = kTransformerClassifier;
     transformer.to_json(j, "layer_dropout");
     j["layers"] = transformer_layers;
-    j["positions"] = learned_positions ? "learned" : "sinusoidal";
+    j["positions"] = name_of(positions);
     j["max_positions"] = max_positions;
   } else {
     j["model"] = kSelfAttentiveClassifier;
@@ -114,7 +109,7 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
       c.kind = SentenceEncoder::Transformer;
       c.transformer = TransformerLayerConfig::from_json(j, "layer_dropout");
       c.transformer_layers = j.at("layers").get<int64_t>();
-      c.learned_positions = j.at("positions").get<std::string>() == "learned";
+      c.positions = parse_name<Positions>(j.at("positions").get<std::string>(), "positions");
       c.max_positions = j.at("max_positions").get<int64_t>();
     } else {
       c.encoder.cell = parse_cell(j.at("cell").get<std::string>());

@@ -29,7 +29,7 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
   layer.to_json(j);
   j["enc_layers"] = enc_layers;
   j["dec_layers"] = dec_layers;
-  j["positions"] = learned_positions ? "learned" : "sinusoidal";
+  j["positions"] = name_of(positions);
   j["max_positions"] = max_positions;
   j["tie_output"] = tie_output;
   j["share_embeddings"] = share_embeddings;
@@ -44,7 +44,7 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::jso
     c.layer = TransformerLayerConfig::from_json(j);
     c.enc_layers = j.at("enc_layers").get<int64_t>();
     c.dec_layers = j.at("dec_layers").get<int64_t>();
-    c.learned_positions = j.at("positions").get<std::string>() == "learned";
+    c.positions = parse_name<Positions>(j.at("positions").get<std::string>(), "positions");
     c.max_positions = j.at("max_positions").get<int64_t>();
     c.tie_output = j.at("tie_output").get<bool>();
     c.share_embeddings = j.at("share_embeddings").get<bool>();
@@ -81,7 +81,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   tgt_embed_ = c.share_embeddings
                    ? src_embed_
                    : &scope.param("tgt_embed", {c.tgt_vocab, d}, emb, /*row_sparse=*/!c.tie_output);
-  positions_.emplace(d, c.max_positions, c.learned_positions, c.layer.dropout, scope);
+  positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
   if (!c.tie_output) out_W_ = &scope.param("out/W", {c.tgt_vocab, d}, Init::glorot_uniform());
   out_b_ = &scope.param("out/b", {c.tgt_vocab}, Init::zeros());
   Scope dec = scope / "decoder";

@@ -66,14 +66,17 @@ RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const Tensor& mask) const {
   return {concat(out, 0), s};
 }
 
+std::span<const Named<CellKind>> names(CellKind) {
+  static constexpr Named<CellKind> kNames[] = {{CellKind::Gru, "gru"}, {CellKind::Lstm, "lstm"}};
+  return kNames;
+}
+
 const char* cell_name(CellKind k) {
-  return k == CellKind::Gru ? "gru" : "lstm";
+  return name_of(k);
 }
 
 CellKind parse_cell(const std::string& s) {
-  if (s == "gru") return CellKind::Gru;
-  if (s == "lstm") return CellKind::Lstm;
-  fail("unknown cell '", s, "' (expected gru or lstm)");
+  return parse_name<CellKind>(s, "cell");
 }
 
 RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(c) {

@@ -42,7 +42,7 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
     embed_ =
         &scope.param("embed", {c.vocab, d}, Init::normal(1.f / std::sqrt(static_cast<float>(d))),
                      /*row_sparse=*/true);
-    positions_.emplace(d, c.max_positions, c.learned_positions, c.layer.dropout, scope);
+    positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
     encoder_.emplace(c.layer, c.layers, scope / "encoder");
     d_ = d;
   }
@@ -82,7 +82,7 @@ nlohmann::json TransformerEncoderConfig::to_json() const {
   nlohmann::json j = {{"kind", "transformer"}, {"vocab", vocab}};
   layer.to_json(j);
   j["layers"] = layers;
-  j["positions"] = learned_positions ? "learned" : "sinusoidal";
+  j["positions"] = name_of(positions);
   j["max_positions"] = max_positions;
   return j;
 }
@@ -92,7 +92,7 @@ TransformerEncoderConfig TransformerEncoderConfig::from_json(const nlohmann::jso
   return {.vocab = j.at("vocab").get<int64_t>(),
           .layer = TransformerLayerConfig::from_json(j),
           .layers = j.at("layers").get<int64_t>(),
-          .learned_positions = j.at("positions").get<std::string>() == "learned",
+          .positions = parse_name<Positions>(j.at("positions").get<std::string>(), "positions"),
           .max_positions = j.at("max_positions").get<int64_t>()};
 }
 

@@ -22,6 +22,12 @@ std::span<const Named<FfnActivation>> names(FfnActivation) {
   return kNames;
 }
 
+std::span<const Named<Positions>> names(Positions) {
+  static constexpr Named<Positions> kNames[] = {{Positions::Sinusoidal, "sinusoidal"},
+                                                {Positions::Learned, "learned"}};
+  return kNames;
+}
+
 void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key) const {
   j["d_model"] = d_model;
   j["heads"] = heads;
@@ -55,10 +61,10 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d) {
   return pe;
 }
 
-PositionalEmbedding::PositionalEmbedding(int64_t d, int64_t max_positions, bool learned,
+PositionalEmbedding::PositionalEmbedding(int64_t d, int64_t max_positions, Positions positions,
                                          float dropout, const Scope& scope)
     : d_(d), max_positions_(max_positions), dropout_(dropout) {
-  if (learned)
+  if (positions == Positions::Learned)
     learned_ = &scope.param("positions", {max_positions, d}, Init::normal(0.02f));
   else
     sinusoid_ = sinusoidal_positions(max_positions, d);

@@ -57,6 +57,15 @@ grep -q '^threads = 1$' "$work/d.toml" || fail "dump: no top-level threads line"
 "$heed" score --metric wer --ref a --hyp b --dump-config | grep -q '^metric = "wer"$' \
   || fail "score: the metric is not dumped by name"
 
+# every enum option is dumped by its name (one name table per enum: parsing, --help, dump)
+"$heed" train --attention LUONG-dot --norm pre --precision bfloat16 --src-units char --save x \
+  --dump-config > "$work/enums.toml"
+for want in 'attention = "luong-dot"' 'norm = "pre"' 'precision = "bfloat16"' 'src-units = "char"'; do
+  grep -qF "$want" "$work/enums.toml" || fail "train --dump-config: no $want in $(cat "$work/enums.toml")"
+done
+"$heed" translate --model x --compute-type int8 --dump-config | grep -q '^compute-type = "int8"$' \
+  || fail "translate: the compute type is not dumped by name"
+
 # errors name the file and line
 expect_error() {  # message, file
   if "$heed" train --config "$2" --save x > /dev/null 2> "$work/err"; then fail "accepted: $1"; fi

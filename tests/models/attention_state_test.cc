@@ -26,7 +26,10 @@ class PreviousAlignmentAttention final : public Attention {
   PreviousAlignmentAttention(const AttentionConfig& c, const Scope& s)
       : Wa_(&s.param("W_a", {c.query_dim, c.memory_dim}, Init::glorot_uniform())) {}
   AttentionState start(Graph& g, const Memory& m) const override {
-    return {.memory = m, .keys = linear(m.annotations, g.param(*Wa_))};  // [B, S, Dq]
+    AttentionState st;
+    st.memory = m;
+    st.keys = linear(m.annotations, g.param(*Wa_));  // [B, S, Dq]
+    return st;
   }
 
  protected:
@@ -83,7 +86,9 @@ TEST(AttentionState, BeamHypothesesDecodeAsThemselvesAlone) {
       for (size_t t = 0; t < h.token_log_probs.size(); ++t)
         EXPECT_NEAR(alone.token_log_probs[t], h.token_log_probs[t], 1e-5f)
             << "sentence " << i << ", token " << t;
-      if (!cut) EXPECT_NEAR(alone.log_prob, h.log_prob, 1e-4);
+      if (!cut) {
+        EXPECT_NEAR(alone.log_prob, h.log_prob, 1e-4);
+      }
       ASSERT_EQ(h.attention.size(), h.token_log_probs.size());
       for (size_t t = 0; t < h.attention.size(); ++t)
         for (size_t j = 0; j < h.attention[t].size(); ++j)

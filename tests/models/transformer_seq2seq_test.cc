@@ -27,7 +27,7 @@ TransformerSeq2SeqConfig tiny(NormPlacement norm, bool learned) {
              .activation = FfnActivation::Gelu};
   c.enc_layers = 2;
   c.dec_layers = 2;
-  c.learned_positions = learned;
+  c.positions = learned ? Positions::Learned : Positions::Sinusoidal;
   c.max_positions = 16;
   return c;
 }

@@ -16,6 +16,7 @@
 
 #include "heed/autograd/parameter.h"
 #include "heed/tensor/arena.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
@@ -60,7 +61,8 @@ enum class Mode {
 // The operands of linear()'s products (x W^T and both its gradients): fp32, or rounded to bf16
 // with fp32 sums (mixed-precision training, kernels/bf16.h). Other ops always compute in fp32.
 enum class Precision { fp32, bf16 };
-Precision parse_precision(const std::string& name);  // "float32" or "bfloat16"
+std::span<const Named<Precision>> names(Precision);  // "float32" | "bfloat16"
+Precision parse_precision(const std::string& name);  // an Error lists the names
 
 class Graph {
  public:

@@ -18,10 +18,14 @@
 #include <iosfwd>
 #include <string>
 
+#include "heed/autograd/graph.h"
+#include "heed/decode/translator.h"
+
 namespace heed {
 
 struct Seq2SeqBenchOptions {
-  std::string model = "rnn";  // rnn | transformer
+  std::string model =
+      "rnn";  // a family of models/registry.h with a peer workload: rnn, transformer
   int64_t src_vocab = 8000, tgt_vocab = 6000;
   int64_t emb = 256, enc_hid = 512, dec_hid = 512;                             // rnn
   int64_t d_model = 256, heads = 8, enc_layers = 3, dec_layers = 3, ff = 512;  // transformer
@@ -33,8 +37,8 @@ struct Seq2SeqBenchOptions {
   int decode_batches = 2, decode_single = 20;
   double decode_budget = 8;  // seconds per decode measurement at most
   bool skip_train = false, skip_dec128 = false, skip_dec1 = false;
-  std::string compute = "float32";    // decoding weights: float32 | int8 (kernels/quantize.h)
-  std::string precision = "float32";  // training products: float32 | bfloat16 (kernels/bf16.h)
+  ComputeType compute = ComputeType::Float32;  // decoding weights (kernels/quantize.h)
+  Precision precision = Precision::fp32;       // training products (kernels/bf16.h)
   uint64_t seed = 1234;
 };
 

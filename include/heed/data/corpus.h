@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "heed/util/names.h"
+
 namespace heed {
 
 enum class CorpusFormat {
@@ -49,7 +51,9 @@ Corpus read_cmudict(const std::string& path);
 // Guesses the format of a file from its first line: a tab means TSV; an upper-case word,
 // two spaces and upper-case phones means CMUdict; else parallel text.
 CorpusFormat detect_format(const std::string& path);
-CorpusFormat parse_format(const std::string& name);  // "auto", "parallel", "tsv", "cmudict"
+std::span<const Named<CorpusFormat>> names(
+    CorpusFormat);                                   // "auto" | "parallel" | "tsv" | "cmudict"
+CorpusFormat parse_format(const std::string& name);  // an Error lists the names
 // Reads per format; tgt_path is used by Parallel only (and must be given for it), columns by
 // Tsv only.
 Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path,

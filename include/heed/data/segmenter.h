@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "heed/util/names.h"
+
 namespace sentencepiece {
 class SentencePieceProcessor;
 }
@@ -18,7 +20,8 @@ class SentencePieceProcessor;
 namespace heed {
 
 enum class Units { Word, Char, Spm };
-Units parse_units(const std::string& name);  // "word", "char" or "spm"
+std::span<const Named<Units>> names(Units);  // "word" | "char" | "spm"
+Units parse_units(const std::string& name);  // an Error lists the names
 const char* units_name(Units u);
 
 struct SpmOptions {

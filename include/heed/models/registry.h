@@ -62,6 +62,8 @@ std::string describe(const Seq2SeqConfig& c);    // for the training log
 void set_vocabularies(Seq2SeqConfig& c, int64_t src, int64_t tgt);
 bool joint_vocabulary(const Seq2SeqConfig& c);  // one vocabulary (and table) of both sides
 
+// A model of a typed config, with fresh parameters in `scope`.
+std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const Seq2SeqConfig& config, const Scope& scope);
 // A model from its config.json object, with fresh parameters in `scope`; `dir` names the
 // model in errors.
 std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& config, const Scope& scope,

@@ -29,8 +29,9 @@
 namespace heed {
 
 enum class Pooling { Attention, Max, Mean, Last, Cls };
+std::span<const Named<Pooling>> names(Pooling);  // "attention" | "max" | "mean" | "last" | "cls"
 const char* pooling_name(Pooling p);
-Pooling parse_pooling(const std::string& s);  // "attention" | "max" | "mean" | "last" | "cls"
+Pooling parse_pooling(const std::string& s);  // an Error lists the names
 
 enum class SentenceEncoder { BiLstm, Transformer };
 // config.json's "model" of the two encoders (their rows in models/registry.cc)
@@ -47,7 +48,7 @@ struct ClassifierConfig {
   TransformerLayerConfig transformer{
       .d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f, .norm = NormPlacement::Pre};
   int64_t transformer_layers = 2;
-  bool learned_positions = false;
+  Positions positions = Positions::Sinusoidal;
   int64_t max_positions = 512;
   Pooling pooling = Pooling::Attention;
   int64_t attn_dim = 350;    // d_a

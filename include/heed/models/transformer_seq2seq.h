@@ -28,10 +28,10 @@ struct TransformerSeq2SeqConfig {
   int64_t src_vocab = 0, tgt_vocab = 0;
   TransformerLayerConfig layer;  // d_model, heads, ff, dropout, norm placement, activation
   int64_t enc_layers = 3, dec_layers = 3;
-  bool learned_positions = false;  // else sinusoidal
-  int64_t max_positions = 1024;    // longest sequence (table size)
-  bool tie_output = true;          // logits from the target embedding matrix
-  bool share_embeddings = false;   // one table for both sides (needs one joint vocabulary)
+  Positions positions = Positions::Sinusoidal;
+  int64_t max_positions = 1024;   // longest sequence (table size)
+  bool tie_output = true;         // logits from the target embedding matrix
+  bool share_embeddings = false;  // one table for both sides (needs one joint vocabulary)
 
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;

@@ -14,12 +14,14 @@
 
 #include "heed/autograd/graph.h"
 #include "heed/nn/init.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
 enum class CellKind { Gru, Lstm };
-const char* cell_name(CellKind k);          // "gru" | "lstm"
-CellKind parse_cell(const std::string& s);  // the inverse; an Error for anything else
+std::span<const Named<CellKind>> names(CellKind);  // "gru" | "lstm"
+const char* cell_name(CellKind k);
+CellKind parse_cell(const std::string& s);  // the inverse; an Error lists the names
 
 struct RnnState {
   Var h;  // [B, H]

@@ -27,8 +27,8 @@ struct TransformerEncoderConfig {
   int64_t vocab = 0;  // V
   TransformerLayerConfig layer;
   int64_t layers = 2;
-  bool learned_positions = false;  // else sinusoidal
-  int64_t max_positions = 512;     // the longest sequence
+  Positions positions = Positions::Sinusoidal;
+  int64_t max_positions = 512;  // the longest sequence
 
   // {"kind": "transformer", "vocab", the layer's keys, "layers", "positions", "max_positions"}
   nlohmann::json to_json() const;

@@ -24,6 +24,9 @@ enum class NormPlacement { Pre, Post };
 std::span<const Named<NormPlacement>> names(NormPlacement);  // "pre" | "post"
 enum class FfnActivation { Relu, Gelu };
 std::span<const Named<FfnActivation>> names(FfnActivation);  // "relu" | "gelu"
+// The position table: sinusoidal (the paper's, fixed) or learned (a parameter).
+enum class Positions { Sinusoidal, Learned };
+std::span<const Named<Positions>> names(Positions);  // "sinusoidal" | "learned"
 
 // One layer's sizes and choices, shared by every layer of a stack. The defaults are the
 // paper's (post-LN); a family may start from others (the classifier's encoder: pre-LN).
@@ -52,7 +55,7 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d);
 // [max_positions, d]). The table E is passed in: models share or tie it.
 class PositionalEmbedding {
  public:
-  PositionalEmbedding(int64_t d, int64_t max_positions, bool learned, float dropout,
+  PositionalEmbedding(int64_t d, int64_t max_positions, Positions positions, float dropout,
                       const Scope& scope);
   Var forward(Graph& g, const Parameter& table, std::span<const int32_t> ids,
               std::span<const int32_t> positions) const;

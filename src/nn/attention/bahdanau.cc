@@ -17,7 +17,10 @@ class BahdanauAttention final : public Attention {
 
   AttentionState start(Graph& g, const Memory& m) const override {
     // U h_j + b, once per batch (not per decoder step): [B, S, A]
-    return {.memory = m, .keys = linear(m.annotations, g.param(*U_), g.param(*b_))};
+    AttentionState st;
+    st.memory = m;
+    st.keys = linear(m.annotations, g.param(*U_), g.param(*b_));
+    return st;
   }
 
  protected:

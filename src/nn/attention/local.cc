@@ -29,7 +29,10 @@ class LocalAttention final : public Attention {
   }
 
   AttentionState start(Graph& g, const Memory& m) const override {
-    return {.memory = m, .keys = linear(m.annotations, g.param(*Wa_))};  // W_a h_s: [B, S, Dq]
+    AttentionState st;
+    st.memory = m;
+    st.keys = linear(m.annotations, g.param(*Wa_));  // W_a h_s: [B, S, Dq]
+    return st;
   }
 
  protected:

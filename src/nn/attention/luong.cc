@@ -26,7 +26,8 @@ class LuongAttention final : public Attention {
   }
 
   AttentionState start(Graph& g, const Memory& m) const override {
-    AttentionState st{.memory = m};
+    AttentionState st;
+    st.memory = m;
     if (kind_ == AttentionKind::LuongGeneral)
       st.keys = linear(m.annotations, g.param(*Wa_));  // W_a h_s: [B, S, Dq]
     else if (kind_ == AttentionKind::LuongConcat)

@@ -15,7 +15,8 @@ class NoAttention final : public Attention {
     // alpha = one-hot at the last real position; c = alpha h = h_{S_b}
     Tensor onehot = g.zeros(Shape{B, S});
     for (int64_t b = 0; b < B; ++b) onehot.data()[b * S + m.lengths[b] - 1] = 1.f;
-    AttentionState st{.memory = m};
+    AttentionState st;
+    st.memory = m;
     st.previous = g.constant(onehot);  // every step's weights, from the first on
     st.keys = weighted_sum(st.previous, m.annotations);
     return st;
