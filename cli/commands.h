@@ -47,14 +47,16 @@ CLI::Option* add_named_option(CLI::App& app, const std::string& flag, Set set,
 template <class E>
 CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E& value,
                              const std::string& help) {
-  return add_named_option<E>(app, flag, [&value](E e) { value = e; }, help)
+  return add_named_option<E>(
+             app, flag, [&value](E e) { value = e; }, help)
       ->default_str(name_of(value));
 }
 // The same for an option whose default depends on other flags: unset until given.
 template <class E>
 CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, std::optional<E>& value,
                              const std::string& help) {
-  return add_named_option<E>(app, flag, [&value](E e) { value = e; }, help);
+  return add_named_option<E>(
+      app, flag, [&value](E e) { value = e; }, help);
 }
 
 struct DemoCommand {
@@ -67,14 +69,18 @@ struct DemoCommand {
 enum class Metric { Bleu, Chrf, Wer, Per, Acc };
 std::span<const Named<Metric>> names(Metric);  // "bleu" | "chrf" | "wer" | "per" | "acc"
 
+// BLEU's tokenisation: none (the text as given, multi-bleu.perl) or sacreBLEU's 13a.
+enum class BleuTokenize { None, Intl13a };
+std::span<const Named<BleuTokenize>> names(BleuTokenize);  // "none" | "13a"
+
 struct ScoreCommand {
   Metric metric = Metric::Bleu;
   std::vector<std::string> refs;  // one or more reference files, line-parallel to hyp
   std::string hyp;                // the hypothesis file ("-": stdin)
-  std::string tokenize = "none";  // BLEU: "none" (text as given) or "13a" (sacreBLEU)
-  bool lowercase = false;         // BLEU: case-insensitive
-  bool json = false;              // one JSON object instead of the human line
-  std::string by_src_length;      // BLEU/chrF per source-length bucket of this source file
+  BleuTokenize tokenize = BleuTokenize::None;
+  bool lowercase = false;     // BLEU: case-insensitive
+  bool json = false;          // one JSON object instead of the human line
+  std::string by_src_length;  // BLEU/chrF per source-length bucket of this source file
   std::vector<int> buckets = {10, 20, 30, 40};  // upper edges (words) of the length buckets
   CLI::App* app = nullptr;
   void add(CLI::App& parent);
@@ -138,13 +144,17 @@ struct AverageCommand {
   int run() const;
 };
 
+// One side of a pair of files or columns.
+enum class Side { Src, Tgt };
+std::span<const Named<Side>> names(Side);  // "src" | "tgt"
+
 // Prints one part of the documented by-line-number split of a single TSV file (data/corpus.h),
 // one side per line, so that the test sources can be piped into `heed translate` and the
 // references scored with `heed score`.
 struct SplitCommand {
   std::string file;
-  std::string part = "test";        // train | dev | test
-  std::string side = "src";         // src | tgt
+  Split part = Split::Test;
+  Side side = Side::Src;
   std::string tsv_columns = "1,2";  // as heed train's --tsv-columns
   CLI::App* app = nullptr;
   void add(CLI::App& parent);

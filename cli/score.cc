@@ -44,6 +44,12 @@ std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path
 
 }  // namespace
 
+std::span<const Named<BleuTokenize>> names(BleuTokenize) {
+  static constexpr Named<BleuTokenize> kNames[] = {{BleuTokenize::None, "none"},
+                                                   {BleuTokenize::Intl13a, "13a"}};
+  return kNames;
+}
+
 std::span<const Named<Metric>> names(Metric) {
   static constexpr Named<Metric> kNames[] = {{Metric::Bleu, "bleu"},
                                              {Metric::Chrf, "chrf"},
@@ -64,11 +70,9 @@ void ScoreCommand::add(CLI::App& parent) {
   app->add_option("--ref", refs, "Reference file (repeat for several references)")->required();
   app->add_option("--hyp", hyp, "Hypothesis file, line-parallel to the references (- = stdin)")
       ->required();
-  app->add_option("--tokenize", tokenize,
+  add_enum_option(*app, "--tokenize", tokenize,
                   "BLEU tokenisation: none (tokenised text, as multi-bleu.perl) or 13a "
-                  "(sacreBLEU's, on detokenised text; adds its signature)")
-      ->check(CLI::IsMember({"none", "13a"}))
-      ->capture_default_str();
+                  "(sacreBLEU's, on detokenised text; adds its signature)");
   app->add_flag("--lowercase", lowercase, "BLEU: lowercase both sides first");
   app->add_flag("--json", json, "Print one JSON object instead of the human-readable line");
   app->add_option("--by-src-length", by_src_length,
@@ -122,8 +126,9 @@ int ScoreCommand::run() const {
       rr.reserve(r.size());
       for (const auto& ref : r) rr.push_back(pick(ref));
       if (metric == Metric::Bleu) {
-        BleuScore s =
-            corpus_bleu(pick(h), rr, {.tokenize_13a = tokenize == "13a", .lowercase = lowercase});
+        BleuScore s = corpus_bleu(
+            pick(h), rr,
+            {.tokenize_13a = tokenize == BleuTokenize::Intl13a, .lowercase = lowercase});
         return {s.str(),
                 {{"metric", "bleu"},
                  {"score", s.score},

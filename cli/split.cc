@@ -10,18 +10,19 @@
 
 namespace heed::cli {
 
+std::span<const Named<Side>> names(Side) {
+  static constexpr Named<Side> kNames[] = {{Side::Src, "src"}, {Side::Tgt, "tgt"}};
+  return kNames;
+}
+
 void SplitCommand::add(CLI::App& parent) {
   app = parent.add_subcommand(
       "split",
       "Print one part of a TSV file's split by line number (line % 50 == 0: test, == 25: dev, "
       "else train), the split heed train uses when it is given no dev file");
   app->add_option("file", file, "The TSV file (e.g. anki-spa-eng/spa.txt)")->required();
-  app->add_option("--part", part, "train | dev | test")
-      ->check(CLI::IsMember({"train", "dev", "test"}))
-      ->capture_default_str();
-  app->add_option("--side", side, "src | tgt: which of the two columns to print")
-      ->check(CLI::IsMember({"src", "tgt"}))
-      ->capture_default_str();
+  add_enum_option(*app, "--part", part, "The part printed");
+  add_enum_option(*app, "--side", side, "Which of the two columns to print");
   app->add_option("--tsv-columns", tsv_columns,
                   "Source and target columns, 1-based, as given to heed train")
       ->capture_default_str();
@@ -29,9 +30,9 @@ void SplitCommand::add(CLI::App& parent) {
 
 int SplitCommand::run() const {
   TsvColumns columns = parse_tsv_columns(tsv_columns);
-  Corpus part_pairs = select_split(read_tsv(file, columns.src, columns.tgt), parse_split(part));
+  Corpus part_pairs = select_split(read_tsv(file, columns.src, columns.tgt), part);
   for (const SentencePair& p : part_pairs.pairs)
-    std::cout << (side == "src" ? p.src : p.tgt) << "\n";
+    std::cout << (side == Side::Src ? p.src : p.tgt) << "\n";
   return 0;
 }
 

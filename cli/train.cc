@@ -56,8 +56,7 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "SentencePiece pieces per side, or in all with --share-embeddings (a soft limit: "
                   "small corpora get fewer)")
       ->capture_default_str();
-  app->add_option("--spm-type", c.spm.model_type, "SentencePiece model: unigram | bpe")
-      ->capture_default_str();
+  add_enum_option(*app, "--spm-type", c.spm.model_type, "SentencePiece model");
   app->add_option("--src-vocab-size", c.src_vocab.max_size, "Source vocabulary limit (0: none)")
       ->capture_default_str();
   app->add_option("--tgt-vocab-size", c.tgt_vocab.max_size, "Target vocabulary limit (0: none)")

@@ -145,11 +145,14 @@ Split split_of_line(int64_t line) {
   return Split::Train;
 }
 
+std::span<const Named<Split>> names(Split) {
+  static constexpr Named<Split> kNames[] = {
+      {Split::Train, "train"}, {Split::Dev, "dev"}, {Split::Test, "test"}};
+  return kNames;
+}
+
 Split parse_split(const std::string& name) {
-  if (name == "train") return Split::Train;
-  if (name == "dev") return Split::Dev;
-  if (name == "test") return Split::Test;
-  fail("unknown split '", name, "' (expected train, dev or test)");
+  return parse_name<Split>(name, "split");
 }
 
 Corpus select_split(const Corpus& all, Split split) {

@@ -18,6 +18,11 @@ std::span<const Named<Units>> names(Units) {
   return kNames;
 }
 
+std::span<const Named<SpmType>> names(SpmType) {
+  static constexpr Named<SpmType> kNames[] = {{SpmType::Unigram, "unigram"}, {SpmType::Bpe, "bpe"}};
+  return kNames;
+}
+
 Units parse_units(const std::string& name) {
   return parse_name<Units>(name, "units");
 }
@@ -50,13 +55,11 @@ class Lines : public sentencepiece::SentenceIterator {
 
 std::string Segmenter::train_spm(const std::vector<std::string>& lines, const SpmOptions& o) {
   check(!lines.empty(), "SentencePiece: no training lines");
-  check(o.model_type == "unigram" || o.model_type == "bpe", "SentencePiece model type '",
-        o.model_type, "' (expected unigram or bpe)");
   check(o.vocab_size >= 8, "SentencePiece vocabulary size ", o.vocab_size, " (at least 8)");
   // heed's Vocab adds its own <pad> <s> </s> <unk>: SentencePiece keeps only its <unk>.
   const std::unordered_map<std::string, std::string> args = {
       {"vocab_size", std::to_string(o.vocab_size)},
-      {"model_type", o.model_type},
+      {"model_type", name_of(o.model_type)},
       {"character_coverage", std::to_string(o.character_coverage)},
       {"hard_vocab_limit", "false"},
       {"bos_id", "-1"},

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "heed/util/error.h"
+#include "support/errors.h"
 
 namespace heed {
 namespace {
@@ -38,29 +39,29 @@ TEST(Segmenter, WordsAndCharactersRoundTrip) {
 
 TEST(Segmenter, SentencePieceLearnsSubwordsAndRoundTrips) {
   auto lines = corpus();
-  for (const char* type : {"unigram", "bpe"}) {
+  for (SpmType type : {SpmType::Unigram, SpmType::Bpe}) {
     std::string model = Segmenter::train_spm(lines, {.vocab_size = 60, .model_type = type});
     Segmenter s = Segmenter::from_spm(model, "test.spm");
     EXPECT_EQ(s.units(), Units::Spm);
     std::set<std::string> pieces;
     for (const auto& l : lines) {
       auto p = s.split(l);
-      ASSERT_EQ(s.join(p), l) << type;
+      ASSERT_EQ(s.join(p), l) << name_of(type);
       pieces.insert(p.begin(), p.end());
     }
     // a word outside the training text is still covered, by smaller pieces
     auto unseen = s.split("the walkers climbing");
-    EXPECT_GT(unseen.size(), 3u) << type;
-    EXPECT_EQ(s.join(unseen), "the walkers climbing") << type;
-    EXPECT_LE(pieces.size(), 60u) << type;
-    EXPECT_GT(pieces.size(), 20u) << type;
+    EXPECT_GT(unseen.size(), 3u) << name_of(type);
+    EXPECT_EQ(s.join(unseen), "the walkers climbing") << name_of(type);
+    EXPECT_LE(pieces.size(), 60u) << name_of(type);
+    EXPECT_GT(pieces.size(), 20u) << name_of(type);
     // the same lines give the same model: a run can be reproduced
     EXPECT_EQ(Segmenter::train_spm(lines, {.vocab_size = 60, .model_type = type}), model);
     // equal: the same units and SentencePiece model (what an ensemble's members need)
-    EXPECT_TRUE(Segmenter::from_spm(model, "other.spm") == s) << type;
+    EXPECT_TRUE(Segmenter::from_spm(model, "other.spm") == s) << name_of(type);
     const std::string smaller = Segmenter::train_spm(lines, {.vocab_size = 50, .model_type = type});
-    EXPECT_FALSE(Segmenter::from_spm(smaller, "smaller.spm") == s) << type;
-    EXPECT_FALSE(Segmenter(Units::Char) == s) << type;
+    EXPECT_FALSE(Segmenter::from_spm(smaller, "smaller.spm") == s) << name_of(type);
+    EXPECT_FALSE(Segmenter(Units::Char) == s) << name_of(type);
   }
   EXPECT_TRUE(Segmenter(Units::Char) == Segmenter(Units::Char));
   EXPECT_FALSE(Segmenter(Units::Char) == Segmenter(Units::Word));
@@ -80,7 +81,10 @@ TEST(Segmenter, SentencePieceErrorsAreClear) {
       },
       Error);
   EXPECT_THROW(Segmenter::train_spm({}, {}), Error);
-  EXPECT_THROW(Segmenter::train_spm(corpus(), {.model_type = "word"}), Error);
+  EXPECT_NE(testing::error_of([] {
+              parse_name<SpmType>("word", "--spm-type");
+            }).find("unknown --spm-type 'word' (expected unigram | bpe)"),
+            std::string::npos);
 }
 
 }  // namespace

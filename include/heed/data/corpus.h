@@ -64,7 +64,8 @@ Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::
 // Used for Tatoeba/Anki spa-eng, which is published without a split.
 enum class Split { Train, Dev, Test };
 Split split_of_line(int64_t line);
-Split parse_split(const std::string& name);  // "train", "dev", "test"
+std::span<const Named<Split>> names(Split);  // "train" | "dev" | "test"
+Split parse_split(const std::string& name);  // an Error lists the names
 Corpus select_split(const Corpus& all, Split split);
 
 // CMUdict references for scoring: word -> its pronunciations, in file order.

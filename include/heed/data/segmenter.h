@@ -24,10 +24,14 @@ std::span<const Named<Units>> names(Units);  // "word" | "char" | "spm"
 Units parse_units(const std::string& name);  // an Error lists the names
 const char* units_name(Units u);
 
+// SentencePiece's two models: the unigram language model (Kudo 2018) and BPE.
+enum class SpmType { Unigram, Bpe };
+std::span<const Named<SpmType>> names(SpmType);  // "unigram" | "bpe"
+
 struct SpmOptions {
   int vocab_size = 8000;  // a soft limit: a small corpus gets fewer pieces, not an error
-  std::string model_type = "unigram";  // unigram | bpe
-  double character_coverage = 1.0;     // keep every character of the training side
+  SpmType model_type = SpmType::Unigram;
+  double character_coverage = 1.0;  // keep every character of the training side
 };
 
 class Segmenter {
