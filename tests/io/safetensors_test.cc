@@ -1,5 +1,5 @@
 // Model files: bit-exact save/load, the safetensors layout read by an independent (Python)
-// reader, and clear errors for truncated, corrupt and mismatched files.
+// reader, clear errors for truncated, corrupt and mismatched files, checkpoint averaging.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,31 +12,14 @@
 #include "heed/io/model_dir.h"
 #include "heed/io/safetensors.h"
 #include "heed/nn/init.h"
-#include "heed/train/checkpoint.h"
 #include "heed/util/error.h"
 #include "support/errors.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace heed {
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("heed_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-  static inline int counter_ = 0;
-};
 
 void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
   Scope root(s, rng, "model");
@@ -47,6 +30,7 @@ void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
 }
 
 using testing::error_of;
+using testing::TempDir;
 
 TEST(ModelFiles, SaveLoadIsBitExact) {
   TempDir dir;
@@ -186,32 +170,6 @@ TEST(Checkpoint, AveragingTakesTheMeanAndRefusesMismatches) {
   EXPECT_NE(err.find("tensor 'model/encoder/embed' is [4, 4] in " + dir / "wider.safetensors"),
             std::string::npos)
       << err;
-}
-
-TEST(Checkpoint, InterruptedSwapStillLoads) {
-  TempDir dir;
-  Rng rng(5);
-  ParameterStore a;
-  build(a, rng);
-  Optimizer opt({}, a);
-  TrainerState st;
-  st.step = 42;
-  st.rng = rng.state();
-  st.schedule = nlohmann::json::object();
-  std::string ck = dir / "ckpt";
-  save_checkpoint(ck, {{"k", 1}}, a, opt, st);
-  save_checkpoint(ck, {{"k", 1}}, a, opt, st);  // replacing an existing one
-  // A crash between the two renames leaves only ckpt.old (and a stale ckpt.tmp).
-  fs::rename(ck, ck + ".old");
-  fs::create_directories(ck + ".tmp");
-  EXPECT_TRUE(has_checkpoint(ck));
-  ParameterStore b;
-  build(b, rng);
-  Optimizer opt2({}, b);
-  TrainerState got = load_checkpoint(ck, b, opt2);
-  EXPECT_EQ(got.step, 42);
-  EXPECT_EQ(got.rng, st.rng);
-  EXPECT_FALSE(has_checkpoint(dir / "elsewhere"));
 }
 
 }  // namespace
