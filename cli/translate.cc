@@ -134,11 +134,12 @@ int TranslateCommand::run() const {
       lines, o,
       [&](size_t i, TranslationResult&& r) {
         for (const TranslationHypothesis& h : r.hypotheses) {
-          std::string line = translator_.output_line(r, h);
           if (o.num_hypotheses > 1)  // ID ||| output ||| F0= log p ||| score
-            line = std::to_string(i) + " ||| " + line + " ||| F0= " + score_text(h.log_prob) +
-                   " ||| " + score_text(h.score);
-          std::cout << line << '\n';
+            std::cout << i << " ||| " << translator_.output_line(r, h)
+                      << " ||| F0= " << score_text(h.log_prob) << " ||| " << score_text(h.score)
+                      << '\n';
+          else
+            std::cout << translator_.output_line(r, h) << '\n';
           if (attn.is_open()) attn << attention_json(r.source, h.tokens, h.attention);
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)
