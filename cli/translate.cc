@@ -79,6 +79,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_option("--max-len-ratio", o.max_len_ratio, "Output length limit: ratio x source + 10")
       ->capture_default_str();
+  app->add_option("--max-length", o.max_decoding_length,
+                  "Output length limit in units, on top of the ratio (0: the ratio only)")
+      ->capture_default_str();
   app->add_option("--n-best", o.num_hypotheses,
                   "Write the N best outputs of each input line (N <= --beam), best first, as "
                   "Moses/Marian n-best lines: `ID ||| output ||| F0= log p ||| score`, with ID the "

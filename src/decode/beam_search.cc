@@ -24,6 +24,12 @@ struct Beam {
 
 }  // namespace
 
+int64_t output_limit(const BeamOptions& o, int64_t longest_source) {
+  const auto by_ratio =
+      static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest_source)) + 10;
+  return o.max_length > 0 ? std::min(by_ratio, o.max_length) : by_ratio;
+}
+
 double normalised_score(const Hypothesis& h, double alpha) {
   double len = static_cast<double>(h.tokens.size() + 1);  // EOS counts
   return alpha == 0 ? h.log_prob : h.log_prob / std::pow(len, alpha);
@@ -41,9 +47,7 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
   int64_t longest = 0;
   for (const auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
   Seq2SeqBatch b = make_batch(src, std::vector<std::vector<int32_t>>(src.size()), reversed);
-  const int64_t max_len =
-      std::min(static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10,
-               model.max_output_len());
+  const int64_t max_len = std::min(output_limit(o, longest), model.max_output_len());
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention, K);
   std::vector<Beam> beams(N * K);
@@ -151,9 +155,8 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
   if (o.beam > 1) return beam_search_n_best(model, src, o, attention);
   check(o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<int32_t>> none(src.size());
-  auto greedy = greedy_decode(
-      model, make_batch(src, none, model.reverse_source()),
-      static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest)) + 10, attention);
+  auto greedy = greedy_decode(model, make_batch(src, none, model.reverse_source()),
+                              output_limit(o, longest), attention);
   std::vector<std::vector<Hypothesis>> out;
   out.reserve(greedy.size());
   for (auto& h : greedy) out.push_back({std::move(h)});

@@ -6,6 +6,7 @@
 
 #include "heed/decode/forced.h"
 #include "heed/decode/replace_unk.h"
+#include "heed/kernels/parallel.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -18,6 +19,8 @@ std::span<const Named<ComputeType>> names(ComputeType) {
 
 Translator::Translator(const std::vector<std::string>& model_dirs, const TranslatorOptions& o)
     : files_(load_models(model_dirs)) {
+  check(o.threads >= 0, "threads must be >= 0, got ", o.threads);
+  if (o.threads > 0) set_threads(o.threads);
   std::vector<const Seq2SeqModel*> members;
   for (const auto& files : files_) {
     if (o.compute_type == ComputeType::Int8) files->params.quantize_for_inference();
@@ -41,6 +44,7 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
   const BeamOptions search{.beam = o.beam_size,
                            .length_penalty = o.length_penalty,
                            .max_len_ratio = o.max_len_ratio,
+                           .max_length = o.max_decoding_length,
                            .n_best = o.num_hypotheses};
   const size_t n = sentences.size(), per_batch = static_cast<size_t>(o.max_batch_size),
                window = 50 * per_batch;

@@ -83,6 +83,21 @@ TEST(Translator, AnEnsembleScoresAsItSearches) {
   expect_scored_alike(Translator({model("rnn-bahdanau"), model("transformer")}), entries(40));
 }
 
+TEST(Translator, OutputsStopAtTheLengthLimit) {
+  const Translator t({model("rnn-bahdanau")});
+  for (int beam : {1, 3}) {
+    const auto results = t.translate(entries(40), {.beam_size = beam, .max_decoding_length = 2});
+    int cut = 0;
+    for (const auto& r : results) {
+      const TranslationHypothesis& h = r.hypotheses.front();
+      EXPECT_LE(h.tokens.size(), 2U);
+      // cut at the limit: no EOS scored
+      cut += h.token_log_probs.size() == h.tokens.size();
+    }
+    EXPECT_GT(cut, 0) << "beam " << beam;  // the golden outputs are mostly longer than 2
+  }
+}
+
 TEST(Translator, BadRequestsAreErrors) {
   const Translator t({model("rnn-bahdanau")});
   EXPECT_NE(testing::error_of([&] { t.score({"ABC"}, {}); }).find("1 sources but 0 targets"),
@@ -90,6 +105,7 @@ TEST(Translator, BadRequestsAreErrors) {
   EXPECT_THROW(t.translate({"ABC"}, {.beam_size = 2, .num_hypotheses = 3}), Error);
   EXPECT_THROW(t.translate({"ABC"}, {.beam_size = 0}), Error);
   EXPECT_THROW(Translator({model("classifier-attention")}), Error);  // not an encoder-decoder
+  EXPECT_THROW(Translator({model("rnn-bahdanau")}, {.threads = -1}), Error);
 }
 
 TEST(Classifier, GivesTheGoldenLabels) {

@@ -17,8 +17,12 @@ struct BeamOptions {
   int beam = 5;                 // K
   double length_penalty = 1.0;  // alpha in log p / len^alpha
   double max_len_ratio = 2.0;   // outputs stop at ratio * source length + 10 tokens
+  int64_t max_length = 0;       // and at this many tokens (0: no limit of its own)
   int n_best = 1;               // hypotheses returned per sentence by the *_n_best calls (<= K)
 };
+
+// The most output tokens for a batch whose longest source has `longest_source` units.
+int64_t output_limit(const BeamOptions& o, int64_t longest_source);
 
 // The rank of a finished hypothesis: log p / (len + 1)^alpha, EOS counted (alpha = 0: log p).
 double normalised_score(const Hypothesis& h, double alpha);

@@ -30,18 +30,21 @@ std::span<const Named<ComputeType>> names(ComputeType);  // "float32" | "int8"
 struct TranslatorOptions {
   ComputeType compute_type = ComputeType::Float32;  // int8: weight matrices quantised per row at
                                                     // load time (faster; scores differ slightly)
+  int threads = 0;  // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
+                    // process; 0: as they are (the CLI's --threads, or all cores)
 };
 
 struct TranslationOptions {
-  int beam_size = 1;              // K (1: greedy decoding)
-  int num_hypotheses = 1;         // the n best returned per sentence, best first (<= beam_size)
-  double length_penalty = 1.0;    // alpha: finished outputs ranked by log p / (len + 1)^alpha
-  double max_len_ratio = 2.0;     // outputs stop at ratio x the longest source of a batch + 10
-  int64_t max_batch_size = 32;    // sentences decoded together
-  bool return_attention = false;  // TranslationHypothesis::attention
-  int attention_layer = -1;       // Transformer: the decoder layer reported (-1: the last)
-  int attention_head = -1;        // Transformer: one head of it (-1: the mean over heads)
-  bool replace_unknowns = false;  // each <unk> -> the source unit it attends to most
+  int beam_size = 1;                // K (1: greedy decoding)
+  int num_hypotheses = 1;           // the n best returned per sentence, best first (<= beam_size)
+  double length_penalty = 1.0;      // alpha: finished outputs ranked by log p / (len + 1)^alpha
+  double max_len_ratio = 2.0;       // outputs stop at ratio x the longest source of a batch + 10
+  int64_t max_decoding_length = 0;  // and at this many units (0: the ratio only)
+  int64_t max_batch_size = 32;      // sentences decoded together
+  bool return_attention = false;    // TranslationHypothesis::attention
+  int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
+  int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)
+  bool replace_unknowns = false;    // each <unk> -> the source unit it attends to most
 };
 
 struct TranslationHypothesis {
