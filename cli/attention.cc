@@ -76,18 +76,19 @@ int AttentionCommand::run() const {
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
           "attention: --layer/--head/--all-heads/--all-layers are for a Transformer; a "
           "classifier shows its hops");
-    auto m = load_classifier(model_dir);
-    check(m->model->config().has_attention(), model_dir, ": this classifier pools by ",
-          pooling_name(m->model->config().pooling),
+    const Classifier classifier(model_dir);
+    check(classifier.config().has_attention(), model_dir, ": this classifier pools by ",
+          pooling_name(classifier.config().pooling),
           ", which has no attention to draw (attention pooling, or a Transformer with cls, has)");
-    std::vector<Prediction> preds = classify(*m, lines, {.name = "<stdin>"});
+    std::vector<Prediction> preds = classifier.classify(lines, {.name = "<stdin>"});
     for (size_t i = 0; i < preds.size(); ++i) {
       std::cout << preds[i].label << "\n";
       if (i < drawn)
-        figures.push_back(sentence_figure(
-            i, lines[i],
-            {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label), m->model->config())},
-            1));
+        figures.push_back(
+            sentence_figure(i, lines[i],
+                            {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label),
+                                                     classifier.config())},
+                            1));
     }
   } else {
     const Translator translator(model_dirs);

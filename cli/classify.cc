@@ -29,10 +29,10 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
 }
 
 int ClassifyCommand::run() const {
-  auto m = load_classifier(model_dir);
+  const Classifier classifier(model_dir);
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
-  std::vector<Prediction> out =
-      classify(*m, lines, {.batch = batch, .attention = !attention_out.empty(), .name = "<stdin>"});
+  std::vector<Prediction> out = classifier.classify(
+      lines, {.batch = batch, .attention = !attention_out.empty(), .name = "<stdin>"});
   std::ofstream attn;
   if (!attention_out.empty()) {
     attn.open(attention_out);

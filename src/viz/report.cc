@@ -237,10 +237,10 @@ TestResult seq2seq_test(const ReportOptions& o, std::ostream& log) {
 }
 
 TestResult classifier_test(const ReportOptions& o) {
-  auto m = load_classifier(o.model_dirs.front());
-  const auto classes = static_cast<int32_t>(m->model->config().classes);
+  const Classifier classifier(o.model_dirs.front());
+  const auto classes = static_cast<int32_t>(classifier.config().classes);
   LabeledCorpus c = read_labeled(o.src, classes);
-  std::vector<Prediction> preds = classify(*m, c.texts, {.name = o.src});
+  std::vector<Prediction> preds = classifier.classify(c.texts, {.name = o.src});
   std::vector<int32_t> labels;
   labels.reserve(preds.size());
   for (const auto& p : preds) labels.push_back(p.label);
@@ -252,7 +252,7 @@ TestResult classifier_test(const ReportOptions& o) {
              .reference = std::to_string(c.labels[i])};
     if (!preds[i].attention.empty())
       s.maps.push_back(
-          classifier_heatmap(preds[i], std::to_string(preds[i].label), m->model->config()));
+          classifier_heatmap(preds[i], std::to_string(preds[i].label), classifier.config()));
     t.samples.push_back(std::move(s));
   }
   return t;

@@ -41,6 +41,7 @@ class Classifier {
     return heed::classify(*files_, lines, options);
   }
   const ClassifierFiles& files() const { return *files_; }
+  const ClassifierConfig& config() const { return files_->model->config(); }
 
  private:
   std::unique_ptr<ClassifierFiles> files_;
