@@ -135,8 +135,12 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   return st;
 }
 
-std::array<Var*, 4> RnnSeq2Seq::DecoderState::carried() {
-  return {&rnn.h, &rnn.c, &feed, attention.carried()[0]};
+auto RnnSeq2Seq::DecoderState::carried()
+    -> std::array<Var*, 3 + std::tuple_size_v<AttentionCarried>> {
+  std::array<Var*, 3 + std::tuple_size_v<AttentionCarried>> vars = {&rnn.h, &rnn.c, &feed};
+  const AttentionCarried a = attention.carried();
+  std::copy(a.begin(), a.end(), vars.begin() + 3);
+  return vars;
 }
 
 void RnnSeq2Seq::DecoderState::reorder(std::span<const int32_t> from) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -83,7 +84,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     AttentionState attention;  // the memory, its projections and the previous alignment
     int64_t t() const { return attention.step; }  // the target position
     // What a step makes and the next reads: carried over Graph::rewind, gathered by reorder().
-    std::array<Var*, 4> carried();
+    using AttentionCarried = decltype(std::declval<AttentionState&>().carried());
+    std::array<Var*, 3 + std::tuple_size_v<AttentionCarried>> carried();
     // Beam search: row r continues row from[r] (rows of one source only).
     void reorder(std::span<const int32_t> from);
   };

@@ -7,7 +7,8 @@
 //   local-m / local-p  a window [p_t - D, p_t + D] around an aligned position, scores of the
 //               general form times exp(-(s - p_t)^2 / 2 sigma^2), sigma = D / 2
 // Every mechanism masks source padding out of its softmax and returns the context vector and
-// the alignment weights (for --attention-out and the heatmaps).
+// the alignment weights (for --attention-out and the heatmaps). A mechanism holds only its
+// parameters and is const; what a decoder keeps between steps is its AttentionState.
 // Leaves out: the decoder that uses them (models/rnn_seq2seq) and multi-head attention
 // (the Transformer's, with its fused kernel).
 #pragma once
