@@ -2,8 +2,8 @@
 // class probabilities with --probs); --attention-out writes the self-attention of each line.
 // Leaves out: the model (models/sentence_classifier) and running it (train/classifier_trainer).
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -33,11 +33,8 @@ int ClassifyCommand::run() const {
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
   std::vector<Prediction> out = classifier.classify(
       lines, {.batch = batch, .attention = !attention_out.empty(), .name = "<stdin>"});
-  std::ofstream attn;
-  if (!attention_out.empty()) {
-    attn.open(attention_out);
-    check(attn.good(), attention_out, ": cannot open for writing");
-  }
+  std::optional<AtomicFile> attn;  // put in place whole once every line is written
+  if (!attention_out.empty()) attn.emplace(attention_out);
   for (const Prediction& p : out) {
     std::cout << p.label;
     if (probs) {
@@ -49,15 +46,16 @@ int ClassifyCommand::run() const {
       }
     }
     std::cout << '\n';
-    if (attn.is_open())
-      attn << nlohmann::json{{"tokens", p.tokens},
-                             {"label", p.label},
-                             {"attention", p.attention},
-                             {"redundancy", p.redundancy}}
-                  .dump()
-           << '\n';
+    if (attn)
+      attn->write(nlohmann::json{{"tokens", p.tokens},
+                                 {"label", p.label},
+                                 {"attention", p.attention},
+                                 {"redundancy", p.redundancy}}
+                      .dump() +
+                  '\n');
   }
-  check(!attn.is_open() || attn.good(), attention_out, ": write failed");
+  check_stdout();
+  if (attn) attn->commit();
   return 0;
 }
 

@@ -6,15 +6,17 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/decode/translator.h"
+#include "heed/io/files.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
 #include "heed/train/trainer.h"
@@ -23,6 +25,24 @@
 #include "heed/viz/report.h"
 
 namespace heed::cli {
+
+// Ranges of numeric flags, checked at parse time (a NaN is in no range)
+inline const CLI::Validator kFinite(
+    [](std::string& s) {
+      return std::isfinite(std::strtod(s.c_str(), nullptr)) ? std::string()
+                                                            : "must be a finite number";
+    },
+    "FINITE");
+inline const CLI::Validator kSize = CLI::Range(int64_t{1}, int64_t{1} << 24);  // a layer's width
+inline const CLI::Validator kNonNegative = CLI::NonNegativeNumber & kFinite;
+inline const CLI::Validator kPositive = CLI::PositiveNumber & kFinite;
+inline const CLI::Validator kProbability = CLI::Range(0.0, 0.999999) & kFinite;  // in [0, 1)
+inline const CLI::Validator kFraction = CLI::Range(1e-9, 1.0) & kFinite;         // in (0, 1]
+
+// Everything written to stdout so far reached it: flushed, or an Error "<stdout>: write failed
+// (reason)" (a full disk, a closed pipe). main() calls it after every command; long outputs
+// call it as they go, so that they stop at the first failed write.
+void check_stdout();
 
 // Names are taken in any case and kept in lower case (what --dump-config then writes).
 inline std::string lowercase(std::string s) {
@@ -174,7 +194,7 @@ struct TranslateCommand {
 
  private:
   int score(const Translator& t, const std::vector<std::string>& lines, const TranslationOptions& o,
-            std::ofstream& attn) const;
+            AtomicFile* attn) const;
 };
 
 // `heed attention`: heatmaps of what a model attends to, for sentences on stdin.

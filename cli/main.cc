@@ -3,14 +3,33 @@
 // Leaves out: any model logic (that lives in libheed).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commands.h"
 #include "config_file.h"
 #include "heed/kernels/parallel.h"
 #include "heed/version.h"
+
+namespace heed::cli {
+
+void check_stdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && std::cout.good() && std::ferror(stdout) == 0) return;
+  // the reason, when this flush was the failing write (an earlier one's errno is gone)
+  const int e = errno;
+  heed::fail("<stdout>: write failed", e != 0 ? " (" + std::string(std::strerror(e)) + ")" : "");
+}
+
+}  // namespace heed::cli
 
 namespace {
 
@@ -74,20 +93,27 @@ int run(int argc, char** argv) {
   }
   if (dump_config) {
     std::cout << heed::cli::config_sections(app.config_to_str(false, false));
+    heed::cli::check_stdout();
     return 0;
   }
+  // more threads than this the machine cannot run (OpenMP then fails, or crawls)
+  const int max_threads = 8 * static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  heed::check(threads >= 0 && threads <= max_threads, "--threads ", threads,
+              ": expected 0 (all cores) to ", max_threads, " (8 per core of this machine)");
   heed::set_threads(threads);
-  if (*demo.app) return demo.run();
-  if (*score.app) return score.run();
-  if (*train.app) return train.run();
-  if (*translate.app) return translate.run();
-  if (*bench.app) return bench.run();
-  if (*split.app) return split.run();
-  if (*average.app) return average.run();
-  if (*classify.app) return classify.run();
-  if (*attention.app) return attention.run();
-  if (*report.app) return report.run();
-  return 0;
+  int rc = 0;
+  if (*demo.app) rc = demo.run();
+  if (*score.app) rc = score.run();
+  if (*train.app) rc = train.run();
+  if (*translate.app) rc = translate.run();
+  if (*bench.app) rc = bench.run();
+  if (*split.app) rc = split.run();
+  if (*average.app) rc = average.run();
+  if (*classify.app) rc = classify.run();
+  if (*attention.app) rc = attention.run();
+  if (*report.app) rc = report.run();
+  heed::cli::check_stdout();
+  return rc;
 }
 
 }  // namespace

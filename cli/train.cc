@@ -55,16 +55,21 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--spm-vocab-size", c.spm.vocab_size,
                   "SentencePiece pieces per side, or in all with --share-embeddings (a soft limit: "
                   "small corpora get fewer)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1 << 24));
   add_enum_option(*app, "--spm-type", c.spm.model_type, "SentencePiece model");
   app->add_option("--src-vocab-size", c.src_vocab.max_size, "Source vocabulary limit (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
   app->add_option("--tgt-vocab-size", c.tgt_vocab.max_size, "Target vocabulary limit (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
   app->add_option("--min-freq", c.src_vocab.min_freq, "Drop tokens seen fewer times in training")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
   app->add_option("--max-len", c.max_len, "Skip training pairs with a longer side")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
   auto& k = classify.model;
   app->option_defaults()->group("Classifier (--task classify)");
   app->add_option("--train", classify.train,
@@ -78,30 +83,41 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "only) | cls (Transformer: the state of a [CLS] token put first). Default: "
                   "attention (self-attentive), mean (transformer)");
   app->add_option("--hops", k.hops, "classify: attention hops r (1: a single vector)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app->add_option("--penalty", k.penalty,
                   "classify: coefficient of the redundancy penalty ||A A^T - I||_F^2")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   app->add_option("--mlp-hidden", k.mlp_hidden, "classify: hidden size of the MLP classifier")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
   app->add_option("--word-dropout", k.word_dropout,
                   "classify: training replaces each input token by <unk> with this probability")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kProbability);
   app->option_defaults()->group("Model: rnn (also the classifier's BiLSTM)");
   add_enum_option(*app, "--attention", attention, "rnn: the attention mechanism");
   add_enum_option(*app, "--cell", cell, "rnn: the recurrent cell (encoder and decoder)");
   app->add_option("--embed", enc.embed,
                   "rnn: source embedding size (classify: word embedding size, default 300)")
-      ->capture_default_str();
-  app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
+  app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")
+      ->capture_default_str()
+      ->check(kSize);
   app->add_option("--hidden", enc.hidden,
                   "rnn: encoder hidden size per direction (classify: u, default 300)")
-      ->capture_default_str();
-  app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
+  app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")
+      ->capture_default_str()
+      ->check(kSize);
   app->add_option("--layers", layers,
                   "Encoder layers (default: rnn 1, transformer 3; transformer: also the decoder's "
                   "unless --dec-layers)")
-      ->group("Task and model");
+      ->group("Task and model")
+      ->check(CLI::Range(1, 1024));
   app->add_flag("--bidirectional,!--unidirectional", enc.bidirectional,
                 "rnn: bidirectional encoder (annotations [->h ; <-h])")
       ->capture_default_str();
@@ -109,16 +125,23 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                 "rnn: feed the source reversed (Sutskever et al. 2014)");
   app->add_option("--attn-dim", m.attn_dim,
                   "rnn: hidden size of additive attention scorers (classify: d_a, default 350)")
-      ->capture_default_str();
-  app->add_option("--window", m.window, "rnn: local attention half-width D")->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
+  app->add_option("--window", m.window, "rnn: local attention half-width D")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app->option_defaults()->group("Model: transformer (also the classifier's encoder)");
-  app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)");
+  app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)")
+      ->check(CLI::Range(1, 1024));
   app->add_option("--d-model", tf.layer.d_model, "transformer: model width d_model")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
   app->add_option("--heads", tf.layer.heads, "transformer: attention heads (d_k = d_model / h)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app->add_option("--ff", tf.layer.ff, "transformer: feed-forward inner size d_ff")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSize);
   add_enum_option(*app, "--norm", norm,
                   "transformer: LayerNorm placement, post (Vaswani et al. 2017: x + F(x), then "
                   "LN) | pre (x + F(LN(x)), a final LN; trains without warmup trouble). "
@@ -128,7 +151,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "transformer: sinusoidal (Vaswani et al. 2017) or learned position embeddings");
   app->add_option("--max-positions", tf.max_positions,
                   "transformer: longest sequence (source or output) the position table holds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app->add_flag("--untied-output", untied_output,
                 "transformer: a separate output matrix (default: tied to the target embedding, "
                 "Press & Wolf 2017)");
@@ -139,32 +163,41 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--dropout", dropout,
                   "Dropout (default: rnn 0, on embeddings, between layers and before the "
                   "read-out; transformer 0.1, on embeddings and every sub-layer output)")
-      ->group("Task and model");
+      ->group("Task and model")
+      ->check(kProbability);
   app->option_defaults()->group("Training");
   app->add_option("--batch", c.batch_size,
                   "Sentences per batch (also sets the length-sorting window: 50 batches)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
   app->add_option("--batch-tokens", c.batch_tokens,
                   "Batch by size instead: at most this many padded positions per batch "
                   "(sentences x longest side, as fairseq's --max-tokens); 0: by sentences")
-      ->capture_default_str();
-  app->add_option("--epochs", c.epochs, "Maximum epochs")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app->add_option("--epochs", c.epochs, "Maximum epochs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app->add_option(
          "--max-minutes", c.max_minutes,
          "Training time budget in minutes, counted over a run and its resumptions (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   app->add_option("--max-steps", c.max_steps, "Stop after this many updates (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--lr", c.lr,
                   "Adam learning rate: the peak rate after --warmup; then cut by --lr-decay when "
                   "dev cross-entropy stops improving (plateau) or decayed as 1/sqrt(step)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositive);
   add_enum_option(*app, "--lr-schedule", lr_schedule,
                   "plateau, or inverse-sqrt (Vaswani et al. 2017, eq. 3, peaking at --lr after "
                   "--warmup steps). Default: the family's (rnn plateau, transformer "
                   "inverse-sqrt)");
   app->add_option("--warmup", c.warmup,
-                  "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)");
+                  "Steps of linear warmup to --lr (default: rnn 0, transformer 4000)")
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--cooldown", c.cooldown,
                   "Share of the training budget (--max-minutes, --max-steps or --epochs, "
                   "whichever ends first) over which the rate falls linearly to 0 at the end: "
@@ -172,34 +205,46 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app->add_option("--adam-beta2", c.adam_beta2,
-                  "Adam second-moment decay (default: rnn 0.999, transformer 0.98 as the paper)");
+                  "Adam second-moment decay (default: rnn 0.999, transformer 0.98 as the paper)")
+      ->check(kProbability);
   app->add_option("--weight-decay", c.weight_decay,
                   "Decoupled weight decay: AdamW's p -= lr * wd * p every step (Loshchilov & "
                   "Hutter 2019); 0: plain Adam")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   app->add_option("--lr-decay", c.lr_decay,
                   "Factor applied to the LR when dev cross-entropy stops improving")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFraction);
   app->add_option("--lr-patience", c.lr_patience,
                   "Epochs without a better dev cross-entropy tolerated before each LR cut")
-      ->capture_default_str();
-  app->add_option("--clip", c.clip, "Global gradient-norm clipping")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--clip", c.clip, "Global gradient-norm clipping")
+      ->capture_default_str()
+      ->check(kPositive);
   app->add_option("--label-smoothing", c.label_smoothing, "Label smoothing epsilon")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kProbability);
   app->add_option("--patience", c.patience, "Early stopping: epochs without a better dev metric")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--checkpoint-every", c.checkpoint_every, "Steps between checkpoints")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--valid-every", c.valid_every,
                   "Also validate (and keep the best model) every N steps inside an epoch; "
                   "0: at epoch ends only")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--valid-max", c.valid_max, "Dev sentences decoded for the metric (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--keep-epochs", c.keep_epochs,
                   "Keep the weights of the last N epochs in DIR/epochs/ for `heed average` "
                   "(checkpoint averaging); 0: none")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   add_enum_option(*app, "--precision", precision,
                   "Products of the training step's linear layers: bfloat16 rounds the operands "
@@ -207,6 +252,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "GEMM speed on CPUs with AVX512_BF16)");
   app->add_option("--save", c.save_dir, "Model directory")->required();
   app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");
+  app->add_flag("--overwrite", c.overwrite,
+                "Start over in a model directory that holds a run, removing its model, "
+                "checkpoint, log and vocabularies (without it, such a directory is refused)");
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
 

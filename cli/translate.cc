@@ -12,8 +12,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "heed/data/text.h"
@@ -76,9 +76,11 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--beam", o.beam_size, "Beam size (1: greedy)")->capture_default_str();
   app->add_option("--length-penalty", o.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha (0: raw log p)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   app->add_option("--max-len-ratio", o.max_len_ratio, "Output length limit: ratio x source + 10")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositive);
   app->add_option("--max-length", o.max_decoding_length,
                   "Output length limit in units, on top of the ratio (0: the ratio only)")
       ->capture_default_str();
@@ -125,13 +127,10 @@ int TranslateCommand::run() const {
   check(!word_scores || !score_target.empty(), "--word-scores goes with --score-target");
   const Translator translator_(model_dirs, translator);
   const std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
-  std::ofstream attn;
-  if (!attention_out.empty()) {
-    attn.open(attention_out);
-    check(attn.good(), attention_out, ": cannot open for writing");
-  }
-  o.return_attention = attn.is_open();
-  if (!score_target.empty()) return score(translator_, lines, o, attn);
+  std::optional<AtomicFile> attn;  // put in place whole once every line is written
+  if (!attention_out.empty()) attn.emplace(attention_out);
+  o.return_attention = attn.has_value();
+  if (!score_target.empty()) return score(translator_, lines, o, attn ? &*attn : nullptr);
   ProgressLine progress(lines.size());
   translator_.translate_each(
       lines, o,
@@ -143,20 +142,19 @@ int TranslateCommand::run() const {
                       << '\n';
           else
             std::cout << translator_.output_line(r, h) << '\n';
-          if (attn.is_open()) attn << attention_json(r.source, h.tokens, h.attention);
+          if (attn) attn->write(attention_json(r.source, h.tokens, h.attention));
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)
-          std::cout.flush();  // a window at a time
+          check_stdout();  // a window at a time; a failed write stops the run
       },
       [&](size_t done, size_t tokens) { progress(done, tokens); });
-  std::cout.flush();
-  check(std::cout.good(), "<stdout>: write failed");
-  check(!attn.is_open() || attn.flush().good(), attention_out, ": write failed");
+  check_stdout();
+  if (attn) attn->commit();
   return 0;
 }
 
 int TranslateCommand::score(const Translator& t, const std::vector<std::string>& lines,
-                            const TranslationOptions& o, std::ofstream& attn) const {
+                            const TranslationOptions& o, AtomicFile* attn) const {
   const std::vector<std::string> targets = read_lines(score_target);
   check(targets.size() == lines.size(), score_target, " has ", targets.size(),
         " lines but <stdin> has ", lines.size());
@@ -168,11 +166,10 @@ int TranslateCommand::score(const Translator& t, const std::vector<std::string>&
         std::cout << (k ? " " : "") << score_text(r.token_log_probs[k]);
     }
     std::cout << '\n';
-    if (attn.is_open()) attn << attention_json(r.source, r.tokens, r.attention);
+    if (attn) attn->write(attention_json(r.source, r.tokens, r.attention));
   }
-  std::cout.flush();
-  check(std::cout.good(), "<stdout>: write failed");
-  check(!attn.is_open() || attn.flush().good(), attention_out, ": write failed");
+  check_stdout();
+  if (attn) attn->commit();
   return 0;
 }
 

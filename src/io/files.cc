@@ -1,4 +1,4 @@
-// Whole-file read and atomic write (POSIX: open/write/fsync/rename, then fsync the directory).
+// Whole-file read and atomic writes (POSIX: open/write/fsync/rename, then fsync the directory).
 // Leaves out: Windows.
 #include "heed/io/files.h"
 
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "heed/util/error.h"
 
@@ -25,30 +26,53 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  check(fd >= 0, tmp, ": cannot create (", std::strerror(errno), ")");
+  AtomicFile f(path);
+  f.write(bytes);
+  f.commit();
+}
+
+AtomicFile::AtomicFile(std::string path)
+    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  check(fd_ >= 0, tmp_, ": cannot create (", std::strerror(errno), ")");
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
+  if (fd_ >= 0) ::close(fd_);
+  ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  check(!committed_, path_, ": written after it was committed");
+  buffer_.append(bytes);
+  if (buffer_.size() >= (1U << 20)) drain();
+}
+
+void AtomicFile::drain() {
   size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < buffer_.size()) {
+    ssize_t w = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(tmp, ": write failed (", std::strerror(e), ")");
-    }
+    check(w > 0, path_, ": write failed (", std::strerror(errno), ")");
     done += static_cast<size_t>(w);
   }
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    fail(path, ": cannot replace atomically (", std::strerror(e), ")");
-  }
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  buffer_.clear();
+}
+
+void AtomicFile::commit() {
+  drain();
+  const bool synced = ::fsync(fd_) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd_) == 0;
+  fd_ = -1;
+  check(synced && closed, path_, ": write failed (", std::strerror(synced ? errno : sync_errno),
+        ")");
+  check(::rename(tmp_.c_str(), path_.c_str()) == 0, path_, ": cannot replace atomically (",
+        std::strerror(errno), ")");
+  committed_ = true;
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);

@@ -105,12 +105,11 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
         ") in the training labels");
   LabeledCorpus valid = read_labeled(cfg.valid, train.classes);
   // 2. units and vocabulary: built on the training file, or the run's own on resume
-  fs::create_directories(cfg.save_dir);
+  const bool resumed = prepare_save_dir(cfg);
   const fs::path dir(cfg.save_dir);
   Segmenter seg = classifier_segmenter(cfg.units);
   std::vector<std::vector<std::string>> units;
   for (const auto& t : train.texts) units.push_back(seg.split(t));
-  const bool resumed = resuming(cfg);
   Vocab vocab =
       resumed ? Vocab::load((dir / "src.vocab").string()) : Vocab::build(units, cfg.vocab);
   if (!resumed) vocab.save((dir / "src.vocab").string());

@@ -3,9 +3,11 @@
 #include "heed/train/loop.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -43,6 +45,29 @@ void keep_epoch_weights(const LoopOptions& o, const ParameterStore& params, int6
 
 bool resuming(const LoopOptions& o) {
   return o.resume && has_checkpoint(checkpoint_dir(o));
+}
+
+bool prepare_save_dir(const LoopOptions& o) {
+  check(!o.save_dir.empty(), "train: --save DIR is required");
+  check(!(o.resume && o.overwrite), "train: --resume and --overwrite exclude each other");
+  const fs::path dir(o.save_dir);
+  check(!fs::exists(dir) || fs::is_directory(dir), o.save_dir, ": not a directory");
+  // what a run writes (trainers: vocabularies and SentencePiece models; the loop: the rest)
+  const char* run_files[] = {"model.safetensors", "config.json",    "train.jsonl", "checkpoint",
+                             "checkpoint.old",    "checkpoint.tmp", "epochs",      "src.vocab",
+                             "tgt.vocab",         "src.spm",        "tgt.spm"};
+  std::string held;
+  for (const char* f : run_files)
+    if (fs::exists(dir / f)) held += (held.empty() ? "" : ", ") + std::string(f);
+  if (!held.empty() && !resuming(o)) {
+    check(!o.resume, o.save_dir, " holds a run (", held,
+          ") but no checkpoint to resume from; --overwrite starts over, replacing it");
+    check(o.overwrite, o.save_dir, " already holds a run (", held,
+          "); --resume continues its training, --overwrite starts over, replacing it");
+    for (const char* f : run_files) fs::remove_all(dir / f);
+  }
+  fs::create_directories(dir);
+  return resuming(o);
 }
 
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
@@ -109,7 +134,9 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     state.extra = {{"best", best}, {"bad_epochs", bad_epochs}, {"minutes", minutes()}};
     save_checkpoint(ckpt, config, params, opt, state);
   };
-  std::ofstream curve((fs::path(o.save_dir) / "train.jsonl").string(), std::ios::app);
+  const std::string curve_path = (fs::path(o.save_dir) / "train.jsonl").string();
+  std::ofstream curve(curve_path, std::ios::app);
+  check(curve.good(), curve_path, ": cannot open for appending (", std::strerror(errno), ")");
   const BatchOptions batching{.sentences = o.batch_size, .tokens = o.batch_tokens};
   // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
   // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
@@ -146,6 +173,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                  .dump()
           << "\n"
           << std::flush;
+    check(curve.good(), curve_path, ": write failed (", std::strerror(errno), ")");
   };
   Graph g(Mode::Train, o.seed);
   g.set_precision(o.precision);

@@ -210,8 +210,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
         << ": split by line number (line % 50: 0 test, 25 dev, else train): " << train.pairs.size()
         << " training and " << valid.pairs.size() << " dev pairs\n";
   }
-  fs::create_directories(cfg.save_dir);
-  const bool resumed = resuming(cfg);
+  const bool resumed = prepare_save_dir(cfg);
   // 2. segmentation and vocabularies: built on the training side, or the run's own on resume
   Sides sd;
   const fs::path dir(cfg.save_dir);

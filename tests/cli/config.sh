@@ -79,7 +79,7 @@ printf 'hidden = 3\n' > "$work/top.toml"
 expect_error "$work/top.toml:1: \`hidden\` is outside a section" "$work/top.toml"
 expect_error "$work/none.toml was not readable" "$work/none.toml"
 printf '[train]\nhidden = "abc"\n' > "$work/value.toml"
-expect_error "Could not convert: --hidden = abc" "$work/value.toml"
+expect_error "--hidden: Value abc not in range" "$work/value.toml"
 
 # every recipe reads, for training and for translation
 for r in "$recipes"/*.toml; do

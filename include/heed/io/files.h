@@ -11,4 +11,26 @@ namespace heed {
 std::string read_file(const std::string& path);
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
+// A file written in pieces and put in place whole: the bytes go to PATH.tmp.<pid>, commit()
+// writes the rest, fsyncs and renames it over PATH. A failed write or commit is an Error naming
+// the file and the system's reason; an AtomicFile destroyed without commit() (an error, a kill)
+// removes its temporary and leaves PATH as it was.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(std::string_view bytes);  // buffered: the system sees it in blocks
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  void drain();  // the buffer to the file
+  std::string path_, tmp_;
+  int fd_ = -1;
+  std::string buffer_;
+  bool committed_ = false;
+};
+
 }  // namespace heed

@@ -48,7 +48,8 @@ struct LoopOptions {
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the training graph's linear() products
   std::string save_dir;
-  bool resume = false;  // continue from save_dir/checkpoint
+  bool resume = false;     // continue from save_dir/checkpoint
+  bool overwrite = false;  // start over in a save_dir that holds a run (its files removed)
 };
 
 // What a task gives the loop. Examples are numbered 0..N-1 in the order of lengths().
@@ -83,6 +84,12 @@ struct LoopResult {
 
 // True when `o.resume` and save_dir holds a checkpoint to resume from.
 bool resuming(const LoopOptions& o);
+// The model directory made ready for a run: created if missing. One that already holds a run
+// (a model, a checkpoint, train.jsonl) is continued with --resume when its checkpoint is
+// there, emptied of that run's files with --overwrite, and otherwise refused with an Error
+// naming it and both flags: a trained model is never replaced by accident. Returns whether
+// the run resumes.
+bool prepare_save_dir(const LoopOptions& o);
 
 // Trains `params` (the task's model) on `task`; config is the model's config.json.
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Nothing lost, nothing silent (issue 24, first part): a full disk on stdout (/dev/full) stops
+# translate, classify, score and split with an error naming <stdout> and a non-zero exit;
+# --attention-out is written whole or not at all; heed train refuses to replace a model
+# directory unless told to (--resume, --overwrite); absurd sizes, rates and counts are refused
+# at the command line, naming the option. Run by ctest: reliability.sh HEED DATA_DIR GOLDEN_DIR
+set -euo pipefail
+heed=$1 data=$2 golden=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect_error MESSAGE COMMAND...: the command fails (exit != 0) and says MESSAGE on stderr
+expect_error() {
+  local want=$1
+  shift
+  if "$@" > /dev/null 2> "$work/err" < "${stdin:-/dev/null}"; then fail "accepted: $*"; fi
+  grep -qF -- "$want" "$work/err" || fail "$*: expected '$want', got: $(cat "$work/err")"
+}
+m=$golden/models/rnn-bahdanau
+in=$golden/inputs/cmudict.txt
+
+# a full disk on stdout
+for cmd in "translate --model $m" "translate --model $m --beam 3 --n-best 2" \
+           "classify --model $golden/models/classifier-attention"; do
+  # shellcheck disable=SC2086
+  if "$heed" --threads 1 $cmd < "$in" > /dev/full 2> "$work/err"; then fail "$cmd: exit 0 on a full disk"; fi
+  grep -qF "<stdout>: write failed" "$work/err" || fail "$cmd: $(cat "$work/err")"
+done
+if "$heed" score --metric wer --ref "$in" --hyp "$in" > /dev/full 2> "$work/err"; then
+  fail "score: exit 0 on a full disk"
+fi
+grep -qF "<stdout>: write failed" "$work/err" || fail "score: $(cat "$work/err")"
+if "$heed" split "$data/anki-spa-eng/spa.txt" --part train > /dev/full 2> "$work/err"; then
+  fail "split: exit 0 on a full disk"
+fi
+grep -qF "<stdout>: write failed" "$work/err" || fail "split: $(cat "$work/err")"
+
+# --attention-out: whole or not at all
+echo "an earlier file" > "$work/att.jsonl"
+printf 'ABC\n\xff\xfe\n' > "$work/bad.txt"
+stdin=$work/bad.txt expect_error "invalid UTF-8" "$heed" --threads 1 translate --model "$m" \
+  --attention-out "$work/att.jsonl"
+[ "$(cat "$work/att.jsonl")" = "an earlier file" ] || fail "a failed run replaced --attention-out"
+[ -z "$(ls "$work" | grep tmp)" ] || fail "a temporary file was left: $(ls "$work")"
+stdin=$in expect_error "$work/none/att.jsonl" "$heed" --threads 1 translate --model "$m" \
+  --attention-out "$work/none/att.jsonl"
+"$heed" --threads 1 translate --model "$m" --attention-out "$work/att.jsonl" < "$in" > /dev/null
+[ "$(wc -l < "$work/att.jsonl")" -eq 40 ] || fail "--attention-out: not one line per input"
+
+# heed train over an existing model directory
+cmu=$data/cmudict/cmudict-0.7b.train-dev-1-21
+train=("$heed" --threads 1 train --train-src "$cmu" --valid-src "$cmu" --src-units char
+       --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 8 --attn-dim 8 --batch 32 --valid-max 20)
+"${train[@]}" --max-steps 5 --save "$work/m" > /dev/null
+cp "$work/m/model.safetensors" "$work/kept.safetensors"
+expect_error "$work/m already holds a run (model.safetensors, config.json, train.jsonl, checkpoint" \
+  "${train[@]}" --max-steps 5 --save "$work/m"
+cmp -s "$work/m/model.safetensors" "$work/kept.safetensors" || fail "the refused run touched the model"
+rm -rf "$work/m/checkpoint"
+expect_error "holds a run (model.safetensors, config.json, train.jsonl, src.vocab, tgt.vocab) but no checkpoint to resume from" \
+  "${train[@]}" --max-steps 5 --save "$work/m" --resume
+"${train[@]}" --max-steps 5 --save "$work/m" --overwrite > /dev/null
+[ "$(wc -l < "$work/m/train.jsonl")" -eq 1 ] || fail "--overwrite kept the old train.jsonl"
+
+# absurd options, refused at the command line naming the option
+for bad in "--embed 0" "--d-model 0" "--attn-dim 0" "--dec-hidden 0" "--checkpoint-every 0" \
+           "--lr nan" "--lr -1" "--epochs 0" "--dropout 1.5" "--batch 0" "--heads 0"; do
+  # shellcheck disable=SC2086
+  expect_error "${bad%% *}" "${train[@]}" $bad --save "$work/x"
+done
+expect_error "--threads 100000: expected 0 (all cores) to" "$heed" --threads 100000 score --ref "$in" --hyp "$in"
+stdin=$in expect_error "--max-len-ratio" "$heed" translate --model "$m" --max-len-ratio 0
+[ ! -e "$work/x" ] || fail "a refused run made its directory"
+echo ok
