@@ -89,7 +89,11 @@ int run(int argc, char** argv) {
     std::cerr << "heed: error: " << message << "\n";
     return 2;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here, as CLI11 prints them; a bad command line is an error like
+    // any other: one format, exit 2
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::cerr << "heed: error: " << e.what() << "\nRun with --help for more information.\n";
+    return 2;
   }
   if (dump_config) {
     std::cout << heed::cli::config_sections(app.config_to_str(false, false));

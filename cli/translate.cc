@@ -91,6 +91,11 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "--attention-out then has one line per output line")
       ->capture_default_str();
   app->add_option("--batch", o.max_batch_size, "Sentences decoded together")->capture_default_str();
+  app->add_option("--max-input-length", o.max_input_length,
+                  "Source units read of a line: longer lines are cut there, with a warning naming "
+                  "the line (time and memory stay bounded); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--attention-out", attention_out,
                   "Write {\"src\", \"out\", \"attention\"} JSON per output line to this file "
                   "(one row of weights over the source per output token, the EOS row last)");
@@ -135,6 +140,10 @@ int TranslateCommand::run() const {
   translator_.translate_each(
       lines, o,
       [&](size_t i, TranslationResult&& r) {
+        if (r.truncated)
+          std::cerr << "heed translate: warning: <stdin>:" << i + 1 << ": longer than "
+                    << o.max_input_length
+                    << " units; translated up to there (--max-input-length)\n";
         for (const TranslationHypothesis& h : r.hypotheses) {
           if (o.num_hypotheses > 1)  // ID ||| output ||| F0= log p ||| score
             std::cout << i << " ||| " << translator_.output_line(r, h)

@@ -52,8 +52,9 @@ std::vector<std::string> checked_lines(std::string_view text, const std::string&
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     size_t lineno = lines.size() + 1, bad = 0;
     check(line.find('\0') == std::string_view::npos, name, ":", lineno, ": NUL byte in the line");
-    check(is_valid_utf8(line, &bad), name, ":", lineno, ": invalid UTF-8 at byte ", bad + 1,
-          " of the line");
+    // (validated first: as an argument beside `bad`, its value would be read before the check)
+    const bool valid = is_valid_utf8(line, &bad);
+    check(valid, name, ":", lineno, ": invalid UTF-8 at byte ", bad + 1, " of the line");
     lines.emplace_back(line);
     start = end + 1;
   }

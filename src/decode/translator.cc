@@ -35,6 +35,7 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
                                 const Progress& progress) const {
   check(o.beam_size >= 1, "beam size must be >= 1, got ", o.beam_size);
   check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
+  check(o.max_input_length >= 0, "max input length must be >= 0, got ", o.max_input_length);
   check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size,
         "the n-best must be in 1..beam size (", o.beam_size, "), got ", o.num_hypotheses);
   const ModelFiles& m = text_format();
@@ -57,6 +58,10 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
       TranslationResult& r = results[k - w0];
       r.input = model_input(m, sentences[k]);  // G2P: CMUdict entries -> words
       r.source = m.src_seg.split(r.input);
+      if (o.max_input_length > 0 && static_cast<int64_t>(r.source.size()) > o.max_input_length) {
+        r.source.resize(static_cast<size_t>(o.max_input_length));  // bounded time and memory
+        r.truncated = true;
+      }
       ids[k - w0] = m.src_vocab.encode(r.source);
     }
     std::vector<size_t> order(w1 - w0);  // the window's lines, shortest source first

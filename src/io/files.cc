@@ -17,6 +17,7 @@
 namespace heed {
 
 std::string read_file(const std::string& path) {
+  check(!std::filesystem::is_directory(path), path, ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   check(in.good(), path, ": cannot open (", std::strerror(errno), ")");
   std::ostringstream ss;

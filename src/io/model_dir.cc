@@ -2,6 +2,8 @@
 // Leaves out: remote storage.
 #include "heed/io/model_dir.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -83,6 +85,12 @@ void load_weights(const std::string& path, ParameterStore& params) {
     check(it != st.tensors.end(), path, ": missing tensor '", p->name, "'");
     check(it->second.shape() == p->value.shape(), path, ": tensor '", p->name, "' has shape ",
           it->second.shape().str(), ", the model expects ", p->value.shape().str());
+    // weights that are NaN or infinite decode to garbage without a word: refused here
+    const auto values = it->second.span();
+    const auto bad =
+        std::find_if(values.begin(), values.end(), [](float x) { return !std::isfinite(x); });
+    check(bad == values.end(), path, ": tensor '", p->name, "' holds ", *bad, " (entry ",
+          bad - values.begin(), "); a model trained to NaN cannot be used");
   }
   for (const auto& [name, t] : st.tensors)
     check(params.contains(name), path, ": unexpected tensor '", name,

@@ -26,7 +26,10 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   auto m = std::make_unique<ModelFiles>();
   const nlohmann::json j = read_config(dir);
   m->config = j;
-  m->family = config_family(j, dir).name;
+  const ModelFamily& family = config_family(j, dir);
+  check(family.role == ModelRole::Seq2Seq, dir, ": a ", family.name,
+        " model is a classifier, not an encoder-decoder (heed classify runs it)");
+  m->family = family.name;
   int64_t src_vocab = 0, tgt_vocab = 0;
   try {
     src_vocab = j.at("src_vocab").get<int64_t>();
@@ -88,6 +91,9 @@ std::string model_input(const ModelFiles& m, const std::string& line) {
 std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   auto m = std::make_unique<ClassifierFiles>();
   m->config = read_config(dir);
+  const ModelFamily& family = config_family(m->config, dir);
+  check(family.role == ModelRole::Classifier, dir, ": a ", family.name,
+        " model is an encoder-decoder, not a classifier (heed translate runs it)");
   ClassifierConfig c = ClassifierConfig::from_json(m->config);
   try {
     m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));

@@ -190,6 +190,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
       TrainingTask::BatchLoss b = task.loss(g, batches[k]);
       double l = b.loss.value().data()[0];
+      // a NaN or infinite loss poisons every weight at the next update: stop before it, with
+      // the checkpoint and best model as they were
+      check(std::isfinite(l), "training: the loss is ", l, " at step ", state.step + 1,
+            " (a learning rate too high?); nothing of this step was saved: the checkpoint in ",
+            ckpt, " and the best model are as they were");
       g.backward(b.loss);
       clip_grad_norm(params, o.clip);
       opt.step(rate());

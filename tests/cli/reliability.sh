@@ -71,4 +71,35 @@ done
 expect_error "--threads 100000: expected 0 (all cores) to" "$heed" --threads 100000 score --ref "$in" --hyp "$in"
 stdin=$in expect_error "--max-len-ratio" "$heed" translate --model "$m" --max-len-ratio 0
 [ ! -e "$work/x" ] || fail "a refused run made its directory"
+# a very long line is cut at --max-input-length, with a warning naming it
+python3 -c 'print("ABC"); print("A" * 100000); print("XYZ")' > "$work/long.txt"
+"$heed" --threads 1 translate --model "$m" --max-input-length 64 < "$work/long.txt" \
+  > "$work/long.out" 2> "$work/long.err"
+[ "$(wc -l < "$work/long.out")" -eq 3 ] || fail "--max-input-length: not one line per input"
+grep -qF "<stdin>:2: longer than 64 units" "$work/long.err" || fail "no warning: $(cat "$work/long.err")"
+# parser errors in the one format (heed: error: ..., exit 2)
+set +e
+"$heed" translate --model "$m" --beam x < /dev/null > /dev/null 2> "$work/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a parse error exits $rc, not 2"
+grep -q "^heed: error: .*--beam" "$work/err" || fail "parse error format: $(cat "$work/err")"
+
+# messages that say what is wrong
+printf 'ABC\nabcd\xffx\n' > "$work/bad2.txt"
+stdin=$work/bad2.txt expect_error "<stdin>:2: invalid UTF-8 at byte 5 of the line" \
+  "$heed" translate --model "$m"
+expect_error "$work: is a directory, not a file" "$heed" score --ref "$work" --hyp "$in"
+stdin=$golden/inputs/sst.txt expect_error "a self-attentive model is a classifier, not an encoder-decoder" \
+  "$heed" translate --model "$golden/models/classifier-attention"
+expect_error "a rnn model is an encoder-decoder, not a classifier" "$heed" classify --model "$m"
+# a model whose weights hold a NaN is refused, naming the file and tensor
+cp -r "$m" "$work/nan"
+python3 -c 'import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[-4:] = bytes([0, 0, 0xc0, 0x7f])  # the last float: NaN
+open(p, "wb").write(b)' "$work/nan/model.safetensors"
+stdin=$in expect_error "$work/nan/model.safetensors: tensor '" "$heed" translate --model "$work/nan"
+grep -qF "holds nan" "$work/err" || fail "NaN weights: $(cat "$work/err")"
 echo ok

@@ -44,14 +44,26 @@ TEST(ModelFiles, SaveLoadIsBitExact) {
   p[2] = std::numeric_limits<float>::max();
   p[3] = std::numeric_limits<float>::quiet_NaN();
   save_model(dir.str(), {{"model", "toy"}, {"hidden", 2}}, a);
+  const Safetensors file = read_safetensors(dir / "model.safetensors");  // every bit kept
+  for (const Parameter* x : a.all()) {
+    const Tensor& y = file.tensors.at(x->name);
+    ASSERT_EQ(x->value.shape(), y.shape());
+    EXPECT_EQ(std::memcmp(x->value.data(), y.data(), x->value.numel() * 4), 0) << x->name;
+  }
+  EXPECT_EQ(read_config(dir.str())["hidden"], 2);
+  // a model's weights must be finite: loading refuses the NaN, naming file, tensor and entry
   build(b, rng);
+  const std::string err = error_of([&] { load_weights(dir / "model.safetensors", b); });
+  EXPECT_NE(err.find("model.safetensors: tensor 'model/out/b' holds nan (entry 3)"),
+            std::string::npos)
+      << err;
+  p[3] = -std::numeric_limits<float>::min();  // the rest loads bit for bit
+  save_model(dir.str(), {{"model", "toy"}, {"hidden", 2}}, a);
   load_weights(dir / "model.safetensors", b);
   for (const Parameter* x : a.all()) {
     const Parameter& y = b.get(x->name);
-    ASSERT_EQ(x->value.shape(), y.value.shape());
     EXPECT_EQ(std::memcmp(x->value.data(), y.value.data(), x->value.numel() * 4), 0) << x->name;
   }
-  EXPECT_EQ(read_config(dir.str())["hidden"], 2);
 }
 
 TEST(ModelFiles, IndependentReaderSeesTheSameTensors) {

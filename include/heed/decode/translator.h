@@ -41,6 +41,8 @@ struct TranslationOptions {
   double max_len_ratio = 2.0;       // outputs stop at ratio x the longest source of a batch + 10
   int64_t max_decoding_length = 0;  // and at this many units (0: the ratio only)
   int64_t max_batch_size = 32;      // sentences decoded together
+  int64_t max_input_length = 1024;  // source units beyond this are dropped (as CTranslate2;
+                                    // TranslationResult::truncated says so); 0: no limit
   bool return_attention = false;    // TranslationHypothesis::attention
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
   int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)
@@ -58,7 +60,8 @@ struct TranslationHypothesis {
 
 struct TranslationResult {
   std::string input;                              // the text the model read (G2P: the word)
-  std::vector<std::string> source;                // its units
+  std::vector<std::string> source;                // its units (the first max_input_length)
+  bool truncated = false;                         // the input had more units than that
   std::vector<TranslationHypothesis> hypotheses;  // best first
 };
 
