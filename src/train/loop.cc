@@ -52,19 +52,21 @@ bool prepare_save_dir(const LoopOptions& o) {
   check(!(o.resume && o.overwrite), "train: --resume and --overwrite exclude each other");
   const fs::path dir(o.save_dir);
   check(!fs::exists(dir) || fs::is_directory(dir), o.save_dir, ": not a directory");
-  // what a run writes (trainers: vocabularies and SentencePiece models; the loop: the rest)
-  const char* run_files[] = {"model.safetensors", "config.json",    "train.jsonl", "checkpoint",
-                             "checkpoint.old",    "checkpoint.tmp", "epochs",      "src.vocab",
-                             "tgt.vocab",         "src.spm",        "tgt.spm"};
+  // what a run writes: what it has learned (a directory with any of these holds a run), then
+  // what it derives from the data again (vocabularies, SentencePiece models, config.json)
+  const char* learned[] = {"model.safetensors", "train.jsonl",    "checkpoint",
+                           "checkpoint.old",    "checkpoint.tmp", "epochs"};
+  const char* derived[] = {"config.json", "src.vocab", "tgt.vocab", "src.spm", "tgt.spm"};
   std::string held;
-  for (const char* f : run_files)
+  for (const char* f : learned)
     if (fs::exists(dir / f)) held += (held.empty() ? "" : ", ") + std::string(f);
   if (!held.empty() && !resuming(o)) {
     check(!o.resume, o.save_dir, " holds a run (", held,
           ") but no checkpoint to resume from; --overwrite starts over, replacing it");
     check(o.overwrite, o.save_dir, " already holds a run (", held,
           "); --resume continues its training, --overwrite starts over, replacing it");
-    for (const char* f : run_files) fs::remove_all(dir / f);
+    for (const char* f : learned) fs::remove_all(dir / f);
+    for (const char* f : derived) fs::remove_all(dir / f);
   }
   fs::create_directories(dir);
   return resuming(o);

@@ -53,14 +53,18 @@ train=("$heed" --threads 1 train --train-src "$cmu" --valid-src "$cmu" --src-uni
        --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 8 --attn-dim 8 --batch 32 --valid-max 20)
 "${train[@]}" --max-steps 5 --save "$work/m" > /dev/null
 cp "$work/m/model.safetensors" "$work/kept.safetensors"
-expect_error "$work/m already holds a run (model.safetensors, config.json, train.jsonl, checkpoint" \
+expect_error "$work/m already holds a run (model.safetensors, train.jsonl, checkpoint)" \
   "${train[@]}" --max-steps 5 --save "$work/m"
 cmp -s "$work/m/model.safetensors" "$work/kept.safetensors" || fail "the refused run touched the model"
 rm -rf "$work/m/checkpoint"
-expect_error "holds a run (model.safetensors, config.json, train.jsonl, src.vocab, tgt.vocab) but no checkpoint to resume from" \
+expect_error "holds a run (model.safetensors, train.jsonl) but no checkpoint to resume from" \
   "${train[@]}" --max-steps 5 --save "$work/m" --resume
 "${train[@]}" --max-steps 5 --save "$work/m" --overwrite > /dev/null
 [ "$(wc -l < "$work/m/train.jsonl")" -eq 1 ] || fail "--overwrite kept the old train.jsonl"
+# a directory with only what a run derives from the data (killed before its first checkpoint)
+# is no model: a new run starts in it
+rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"
+"${train[@]}" --max-steps 5 --save "$work/m" > /dev/null
 
 # absurd options, refused at the command line naming the option
 for bad in "--embed 0" "--d-model 0" "--attn-dim 0" "--dec-hidden 0" "--checkpoint-every 0" \
