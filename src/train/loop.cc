@@ -143,7 +143,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
   // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
   // leaves them alone, so that a resumed run continues exactly.
-  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg) {
+  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg,
+                                 bool record = true) {
     TrainingTask::Validation v = task.validate();
     bool better = lower_better ? v.metric < best : v.metric > best;
     if (better) {
@@ -163,6 +164,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                   result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "", rate(),
                   minutes());
     log << line << std::flush;
+    if (!record) return;
     curve << nlohmann::json{{"epoch", epoch + 1},
                             {"step", state.step},
                             {"minutes", minutes()},
@@ -179,6 +181,12 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   };
   Graph g(Mode::Train, o.seed);
   g.set_precision(o.precision);
+  // the time or step budget used up (counted over a run and its resumptions)
+  auto exhausted = [&] {
+    return (o.max_minutes > 0 && minutes() >= o.max_minutes) ||
+           (o.max_steps > 0 && state.step >= o.max_steps);
+  };
+  const int64_t start_step = state.step;
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
     auto batches = epoch_batches(task.lengths(), task.costs(), batching, o.seed, epoch);
@@ -189,6 +197,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     double loss_avg = 0;
     int64_t k = first;
     for (; k < static_cast<int64_t>(batches.size()); ++k) {
+      if (exhausted()) {  // checked before a step: a run resumed with its budget spent trains none
+        out_of_time = true;
+        break;
+      }
       g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
       TrainingTask::BatchLoss b = task.loss(g, batches[k]);
       double l = b.loss.value().data()[0];
@@ -231,15 +243,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       } else if (state.step % o.checkpoint_every == 0) {
         save_state(epoch, k + 1);
       }
-      if ((o.max_minutes > 0 && minutes() >= o.max_minutes) ||
-          (o.max_steps > 0 && state.step >= o.max_steps)) {
-        out_of_time = true;
-        ++k;
-        break;
-      }
     }
+    if (exhausted()) out_of_time = true;  // with the epoch's last step
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    validate_and_record(epoch, epoch_done, loss_avg);
+    // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing
+    validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first);
     if (epoch_done && o.keep_epochs > 0) keep_epoch_weights(o, params, epoch + 1);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     result.epochs = static_cast<int>(epoch + 1);
@@ -249,7 +257,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       break;
     }
   }
-  if (out_of_time) log << "stopped by the time or step budget; --resume continues\n";
+  if (out_of_time && state.step == start_step)
+    log << "the time or step budget is used up: nothing trained (a larger --max-steps or "
+           "--max-minutes with --resume continues)\n";
+  else if (out_of_time)
+    log << "stopped by the time or step budget; --resume continues\n";
   result.best_metric = best;
   result.steps = state.step;
   result.minutes = minutes();

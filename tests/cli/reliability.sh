@@ -61,6 +61,12 @@ expect_error "holds a run (model.safetensors, train.jsonl) but no checkpoint to 
   "${train[@]}" --max-steps 5 --save "$work/m" --resume
 "${train[@]}" --max-steps 5 --save "$work/m" --overwrite > /dev/null
 [ "$(wc -l < "$work/m/train.jsonl")" -eq 1 ] || fail "--overwrite kept the old train.jsonl"
+# a run whose step budget is spent, resumed: re-evaluates, trains nothing, records nothing
+before=$(wc -l < "$work/m/train.jsonl")
+"${train[@]}" --max-steps 5 --save "$work/m" --resume > "$work/again.log"
+grep -qE '"step": 5,?$' "$work/m/checkpoint/trainer_state.json" || fail "a spent budget trained on"
+grep -q "nothing trained" "$work/again.log" || fail "no word of the spent budget: $(cat "$work/again.log")"
+[ "$(wc -l < "$work/m/train.jsonl")" -eq "$before" ] || fail "a re-evaluation added to train.jsonl"
 # a directory with only what a run derives from the data (killed before its first checkpoint)
 # is no model: a new run starts in it
 rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"
