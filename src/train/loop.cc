@@ -12,6 +12,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "heed/io/files.h"
 #include "heed/io/model_dir.h"
 #include "heed/kernels/random.h"
 #include "heed/train/batching.h"
@@ -46,6 +47,33 @@ void keep_epoch_weights(const LoopOptions& o, const ParameterStore& params, int6
 bool resuming(const LoopOptions& o) {
   return o.resume && has_checkpoint(checkpoint_dir(o));
 }
+
+namespace {
+// train.jsonl as of a checkpoint at `step`: the records of later steps (written before a kill,
+// and written again as the resumed run replays those steps) and a torn last line are dropped,
+// so the log keeps one record per event across kills. Rewritten atomically when it changes.
+void trim_training_log(const std::string& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  const std::string text = read_file(path);
+  std::string kept;
+  size_t start = 0;
+  bool changed = false;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    const bool torn = end == std::string::npos;  // no newline: a write cut short
+    if (torn) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (torn || j.is_discarded() || !j.contains("step") || j["step"].get<int64_t>() > step) {
+      changed = true;
+      continue;
+    }
+    kept += line + '\n';
+  }
+  if (changed) write_file_atomic(path, kept);
+}
+}  // namespace
 
 bool prepare_save_dir(const LoopOptions& o) {
   check(!o.save_dir.empty(), "train: --save DIR is required");
@@ -103,6 +131,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   int bad_epochs = 0;
   if (resuming(o)) {
     state = load_checkpoint(ckpt, params, opt);
+    trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();
     bad_epochs = state.extra.at("bad_epochs").get<int>();

@@ -46,7 +46,9 @@ struct TrainingLog {
   std::vector<LogRow> rows;
 };
 
-TrainingLog read_training_log(const std::string& path) {
+// A last line that is not a record (a run killed while writing it) is skipped with a warning
+// on `warn`; any other is an error naming the line.
+TrainingLog read_training_log(const std::string& path, std::ostream& warn) {
   TrainingLog log;
   if (!fs::exists(path)) return log;
   const std::vector<std::string> lines = read_lines(path);
@@ -62,6 +64,12 @@ TrainingLog read_training_log(const std::string& path) {
                           .lr = j.value("lr", -1.0),
                           .epoch = j.at("epoch").get<int>()});
     } catch (const nlohmann::json::exception& e) {
+      if (i + 1 == lines.size()) {
+        warn << "heed report: warning: " << path << ":" << i + 1
+             << ": the last line is not a whole record (a run killed while writing it?); "
+                "skipped\n";
+        break;
+      }
       fail(path, ":", i + 1, ": not a training record: ", e.what());
     }
   }
@@ -278,7 +286,7 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
   for (const std::string& dir : o.model_dirs)
     members.push_back({.dir = dir,
                        .config = read_config(dir),
-                       .log = read_training_log((fs::path(dir) / "train.jsonl").string())});
+                       .log = read_training_log((fs::path(dir) / "train.jsonl").string(), log)});
   const bool classifier =
       config_family(members.front().config, o.model_dirs.front()).role == ModelRole::Classifier;
   check(!classifier || members.size() == 1,

@@ -67,6 +67,21 @@ before=$(wc -l < "$work/m/train.jsonl")
 grep -qE '"step": 5,?$' "$work/m/checkpoint/trainer_state.json" || fail "a spent budget trained on"
 grep -q "nothing trained" "$work/again.log" || fail "no word of the spent budget: $(cat "$work/again.log")"
 [ "$(wc -l < "$work/m/train.jsonl")" -eq "$before" ] || fail "a re-evaluation added to train.jsonl"
+# train.jsonl after a kill: records of steps past the checkpoint (and a torn line) are dropped
+# on resume, so the log keeps one record per event; heed report skips a torn last line
+"${train[@]}" --max-steps 5 --save "$work/m" --overwrite > /dev/null
+cp "$work/m/train.jsonl" "$work/log.before"
+echo '{"epoch": 1, "step": 9, "minutes": 0.1, "dev_ce": 1, "dev_ppl": 2, "metric": "WER", "dev_metric": 50, "train_loss": 1, "lr": 0.001}' >> "$work/m/train.jsonl"
+printf '{"epoch": 1, "st' >> "$work/m/train.jsonl"
+"$heed" report --model "$work/m" --out "$work/r.html" 2> "$work/report.err" > /dev/null \
+  || fail "report on a torn log: $(cat "$work/report.err")"
+grep -q "the last line is not a whole record" "$work/report.err" || fail "no warning: $(cat "$work/report.err")"
+"${train[@]}" --max-steps 7 --save "$work/m" --resume > /dev/null
+head -n "$(wc -l < "$work/log.before")" "$work/m/train.jsonl" | cmp -s - "$work/log.before" \
+  || fail "resume changed the records before the checkpoint"
+! grep -q '"step": 9' "$work/m/train.jsonl" || fail "a record past the checkpoint was kept"
+python3 -c 'import json, sys
+for l in open(sys.argv[1]): json.loads(l)' "$work/m/train.jsonl" || fail "train.jsonl holds a torn line"
 # a directory with only what a run derives from the data (killed before its first checkpoint)
 # is no model: a new run starts in it
 rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"
