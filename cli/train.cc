@@ -252,6 +252,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "GEMM speed on CPUs with AVX512_BF16)");
   app->add_option("--save", c.save_dir, "Model directory")->required();
   app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");
+  app->add_flag("--force-resume", c.force_resume,
+                "With --resume: continue even when the data, --seed or model options differ from "
+                "the checkpoint's (listed otherwise as an error)");
   app->add_flag("--overwrite", c.overwrite,
                 "Start over in a model directory that holds a run, removing its model, "
                 "checkpoint, log and vocabularies (without it, such a directory is refused)");

@@ -139,6 +139,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   ClassifyTask task(model, std::move(train_ids), train.labels, encode_all(valid.texts, seg, vocab),
                     valid.labels, cfg.batch_size);
   ClassifyResult result;
+  cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
   result.loop = run_training(cfg, task, params, config, log);
   if (!cfg.test.empty()) {  // the selected (best dev) model on the test file
     LabeledCorpus test = read_labeled(cfg.test, train.classes);

@@ -49,6 +49,31 @@ bool resuming(const LoopOptions& o) {
 }
 
 namespace {
+// --resume continues the run of the checkpoint: the same data, seed and model config, or an
+// Error listing what differs (now, and in the checkpoint) unless --force-resume. Checkpoints
+// older than this check keep no seed or data: those parts are not compared.
+void check_same_run(const LoopOptions& o, const nlohmann::json& config,
+                    const nlohmann::json& saved_config, const nlohmann::json& extra,
+                    const std::string& ckpt) {
+  std::string diff;
+  auto differs = [&](const std::string& what, const nlohmann::json& now,
+                     const nlohmann::json& then) {
+    diff += "\n  " + what + ": " + now.dump() + " (the checkpoint: " + then.dump() + ")";
+  };
+  if (extra.contains("seed") && extra["seed"] != std::to_string(o.seed))
+    differs("--seed", std::to_string(o.seed), extra["seed"]);
+  if (extra.contains("data"))
+    for (const auto& [key, value] : o.data.items())
+      if (extra["data"].value(key, nlohmann::json()) != value)
+        differs(key, value, extra["data"].value(key, nlohmann::json()));
+  for (const auto& [key, value] : config.items())
+    if (saved_config.value(key, nlohmann::json()) != value)
+      differs(key, value, saved_config.value(key, nlohmann::json()));
+  if (diff.empty()) return;
+  check(o.force_resume, "--resume from ", ckpt, ": this run differs from the checkpoint's:", diff,
+        "\n--force-resume continues anyway; --overwrite starts over");
+}
+
 // train.jsonl as of a checkpoint at `step`: the records of later steps (written before a kill,
 // and written again as the resumed run replays those steps) and a torn last line are dropped,
 // so the log keeps one record per event across kills. Rewritten atomically when it changes.
@@ -131,6 +156,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   int bad_epochs = 0;
   if (resuming(o)) {
     state = load_checkpoint(ckpt, params, opt);
+    check_same_run(o, config, read_config(ckpt), state.extra, ckpt);
     trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();
@@ -162,7 +188,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     state.epoch = epoch;
     state.data_position = position;
     state.schedule = sched.state();
-    state.extra = {{"best", best}, {"bad_epochs", bad_epochs}, {"minutes", minutes()}};
+    state.extra = {{"best", best},
+                   {"bad_epochs", bad_epochs},
+                   {"minutes", minutes()},
+                   {"seed", std::to_string(o.seed)},
+                   {"data", o.data}};
     save_checkpoint(ckpt, config, params, opt, state);
   };
   const std::string curve_path = (fs::path(o.save_dir) / "train.jsonl").string();

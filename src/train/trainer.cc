@@ -268,6 +268,9 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
       << params.numel() << " parameters\n"
       << std::flush;
   Seq2SeqTask task(*model, cfg, std::move(train_enc), valid, std::move(valid_enc), sd, g2p);
+  cfg.data = {{"train", cfg.train_src + (cfg.train_tgt.empty() ? "" : " " + cfg.train_tgt)},
+              {"valid", cfg.valid_src + (cfg.valid_tgt.empty() ? "" : " " + cfg.valid_tgt)},
+              {"training_pairs", task.lengths().size()}};
   return run_training(cfg, task, params, config_json, log);
 }
 

@@ -82,6 +82,17 @@ head -n "$(wc -l < "$work/log.before")" "$work/m/train.jsonl" | cmp -s - "$work/
 ! grep -q '"step": 9' "$work/m/train.jsonl" || fail "a record past the checkpoint was kept"
 python3 -c 'import json, sys
 for l in open(sys.argv[1]): json.loads(l)' "$work/m/train.jsonl" || fail "train.jsonl holds a torn line"
+# --resume with another seed, data or model: refused, listing the differences
+head -2000 "$cmu" > "$work/short.txt"
+expect_error '--seed: "9" (the checkpoint: "1")' "${train[@]}" --max-steps 9 --save "$work/m" --resume --seed 9
+grep -q "window:" "$work/err" && fail "a difference not made was listed"
+expect_error "window: 5 (the checkpoint: 10)" "${train[@]}" --window 5 --max-steps 9 --save "$work/m" --resume
+expect_error "train: \"$work/short.txt\" (the checkpoint: \"$cmu\")" \
+  "$heed" --threads 1 train --train-src "$work/short.txt" --valid-src "$cmu" --src-units char \
+  --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 8 --attn-dim 8 --batch 32 --valid-max 20 \
+  --max-steps 9 --save "$work/m" --resume
+"${train[@]}" --max-steps 9 --save "$work/m" --resume --seed 9 --force-resume > /dev/null \
+  || fail "--force-resume refused"
 # a directory with only what a run derives from the data (killed before its first checkpoint)
 # is no model: a new run starts in it
 rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"

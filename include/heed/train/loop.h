@@ -48,8 +48,12 @@ struct LoopOptions {
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the training graph's linear() products
   std::string save_dir;
-  bool resume = false;     // continue from save_dir/checkpoint
-  bool overwrite = false;  // start over in a save_dir that holds a run (its files removed)
+  bool resume = false;        // continue from save_dir/checkpoint
+  bool overwrite = false;     // start over in a save_dir that holds a run (its files removed)
+  bool force_resume = false;  // resume even when the run differs from the checkpoint's
+  // What the run trains on (files, sizes; the tasks fill it in): kept in the checkpoint, and
+  // --resume refuses a run whose data, seed or model config differ from the checkpoint's
+  nlohmann::json data = nlohmann::json::object();
 };
 
 // What a task gives the loop. Examples are numbered 0..N-1 in the order of lengths().
