@@ -73,7 +73,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "be the same")
       ->required();
   auto& o = options;
-  app->add_option("--beam", o.beam_size, "Beam size (1: greedy)")->capture_default_str();
+  app->add_option("--beam", o.beam_size, "Beam size (1: greedy)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app->add_option("--length-penalty", o.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha (0: raw log p)")
       ->capture_default_str()
@@ -89,7 +91,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "Moses/Marian n-best lines: `ID ||| output ||| F0= log p ||| score`, with ID the "
                   "0-based input line and score the length-normalised log p that ranks them; "
                   "--attention-out then has one line per output line")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app->add_option("--batch", o.max_batch_size, "Sentences decoded together")->capture_default_str();
   app->add_option("--max-input-length", o.max_input_length,
                   "Source units read of a line: longer lines are cut there, with a warning naming "

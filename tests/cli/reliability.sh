@@ -113,6 +113,15 @@ python3 -c 'print("ABC"); print("A" * 100000); print("XYZ")' > "$work/long.txt"
   > "$work/long.out" 2> "$work/long.err"
 [ "$(wc -l < "$work/long.out")" -eq 3 ] || fail "--max-input-length: not one line per input"
 grep -qF "<stdin>:2: longer than 64 units" "$work/long.err" || fail "no warning: $(cat "$work/long.err")"
+# sizes no machine holds, or none at all, in a config.json: refused before allocating
+for edit in 'c["ff"] = 2000000000' 'c["d_model"] = 0'; do
+  rm -rf "$work/huge" && cp -r "$golden/models/transformer" "$work/huge"
+  python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); '"$edit"'; json.dump(c, open(sys.argv[1], "w"))' "$work/huge/config.json"
+  stdin=$in expect_error "parameter '" "$heed" translate --model "$work/huge"
+  grep -qE "more than this machine's|every size must be at least 1" "$work/err" || fail "$edit: $(cat "$work/err")"
+done
+stdin=$in expect_error "--beam: Value 100000 not in range" "$heed" translate --model "$m" --beam 100000
 # parser errors in the one format (heed: error: ..., exit 2)
 set +e
 "$heed" translate --model "$m" --beam x < /dev/null > /dev/null 2> "$work/err"

@@ -243,7 +243,7 @@ for f, bench in ((sys.argv[1], "bahdanau_seq2seq"), (sys.argv[2], "transformer_s
 if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then
   fail "--beam 0 accepted"
 fi
-grep -q "beam must be >= 1" "$work/err" || fail "no message for --beam 0"
+grep -q -- "--beam: Value 0 not in range 1 to 1024" "$work/err" || fail "no message for --beam 0"
 if "$heed" train --model rnn --attention luong --train-src "$work/in.txt" --valid-src "$work/in.txt" \
   --save "$work/x" 2> "$work/err" > /dev/null; then fail "unknown attention accepted"; fi
 grep -q -- "--attention: luong not in {none,bahdanau," "$work/err" || fail "no message for an unknown attention"
