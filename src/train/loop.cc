@@ -184,15 +184,21 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   };
   // the rate of the next update
   auto rate = [&] { return sched.lr(state.step + 1) * cooldown_factor(spent, o.cooldown); };
+  // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
+  // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
+  double loss_avg = 0;
+  bool continue_avg = false;  // resumed inside an epoch: the average goes on from the checkpoint
+  if (resuming(o) && state.data_position > 0 && state.extra.contains("loss_avg")) {
+    loss_avg = state.extra["loss_avg"].get<double>();
+    continue_avg = true;
+  }
   auto save_state = [&](int64_t epoch, int64_t position) {
     state.epoch = epoch;
     state.data_position = position;
     state.schedule = sched.state();
-    state.extra = {{"best", best},
-                   {"bad_epochs", bad_epochs},
-                   {"minutes", minutes()},
-                   {"seed", std::to_string(o.seed)},
-                   {"data", o.data}};
+    state.extra = {{"best", best},         {"bad_epochs", bad_epochs},
+                   {"minutes", minutes()}, {"seed", std::to_string(o.seed)},
+                   {"data", o.data},       {"loss_avg", loss_avg}};
     save_checkpoint(ckpt, config, params, opt, state);
   };
   const std::string curve_path = (fs::path(o.save_dir) / "train.jsonl").string();
@@ -253,7 +259,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     auto last_print = Clock::now();
     int64_t tokens = 0, first = state.data_position;
     spent = budget_spent(epoch, first, batches.size());
-    double loss_avg = 0;
+    if (!continue_avg) loss_avg = 0;
     int64_t k = first;
     for (; k < static_cast<int64_t>(batches.size()); ++k) {
       if (exhausted()) {  // checked before a step: a run resumed with its budget spent trains none
@@ -275,7 +281,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       ++state.step;
       spent = budget_spent(epoch, k + 1, batches.size());
       tokens += b.tokens;
-      loss_avg = k == first ? l : 0.98 * loss_avg + 0.02 * l;
+      loss_avg = k == first && !continue_avg ? l : 0.98 * loss_avg + 0.02 * l;
+      continue_avg = false;
       double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
       if (std::chrono::duration<double>(Clock::now() - last_print).count() > 5 ||
           k + 1 == static_cast<int64_t>(batches.size())) {
@@ -304,9 +311,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       }
     }
     if (exhausted()) out_of_time = true;  // with the epoch's last step
+    continue_avg = false;                 // the next epoch's average starts afresh
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing
-    validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first);
+    // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
+    // an epoch's end is recorded even when a resumed run had no batch of it left to train
+    validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first || epoch_done);
     if (epoch_done && o.keep_epochs > 0) keep_epoch_weights(o, params, epoch + 1);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     result.epochs = static_cast<int>(epoch + 1);
