@@ -58,6 +58,7 @@ TrainerState load_checkpoint(const std::string& dir, ParameterStore& params, Opt
   nlohmann::json js = read_json(state_path);
   load_weights((fs::path(src) / "model.safetensors").string(), params);
   TrainerState st;
+  st.config = read_config(src);
   try {
     st.step = js.at("step").get<int64_t>();
     st.epoch = js.at("epoch").get<int64_t>();

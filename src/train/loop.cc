@@ -156,7 +156,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   int bad_epochs = 0;
   if (resuming(o)) {
     state = load_checkpoint(ckpt, params, opt);
-    check_same_run(o, config, read_config(ckpt), state.extra, ckpt);
+    check_same_run(o, config, state.config, state.extra, ckpt);
     trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();

@@ -93,6 +93,10 @@ expect_error "train: \"$work/short.txt\" (the checkpoint: \"$cmu\")" \
   --max-steps 9 --save "$work/m" --resume
 "${train[@]}" --max-steps 9 --save "$work/m" --resume --seed 9 --force-resume > /dev/null \
   || fail "--force-resume refused"
+# a checkpoint caught between the two renames of its swap (only checkpoint.old) resumes
+mv "$work/m/checkpoint" "$work/m/checkpoint.old"
+"${train[@]}" --max-steps 10 --save "$work/m" --resume --seed 9 > /dev/null \
+  || fail "no resume from checkpoint.old"
 # a directory with only what a run derives from the data (killed before its first checkpoint)
 # is no model: a new run starts in it
 rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"

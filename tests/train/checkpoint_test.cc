@@ -45,6 +45,7 @@ TEST(Checkpoint, InterruptedSwapStillLoads) {
   TrainerState got = load_checkpoint(ck, b, opt2);
   EXPECT_EQ(got.step, 42);
   EXPECT_EQ(got.rng, st.rng);
+  EXPECT_EQ(got.config, (nlohmann::json{{"k", 1}}));  // read from where the state was
   EXPECT_FALSE(has_checkpoint(dir / "elsewhere"));
 }
 

@@ -24,6 +24,7 @@ struct TrainerState {
   Rng::State rng{};           // the trainer's RNG after the last step
   nlohmann::json schedule;    // LrSchedule::state()
   nlohmann::json extra;       // anything else the trainer keeps (best score, ...)
+  nlohmann::json config;      // load_checkpoint: the model config the checkpoint was saved with
 };
 
 void save_checkpoint(const std::string& dir, const nlohmann::json& config,
