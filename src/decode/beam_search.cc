@@ -82,9 +82,8 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
       for (const auto& [score, r, v] : cand) {
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
         const Beam& from = beams[r];
-        std::vector<float> a;
-        if (w) a.assign(w + r * b.S, w + r * b.S + b.src_lengths[n]);  // row r decodes source n
-        if (reversed) std::reverse(a.begin(), a.end());
+        std::vector<float> a;  // row r decodes source n
+        if (w) a = source_attention(w, r, b, n, reversed);
         const float token_lp = lp[r * V + v];
         if (v == Vocab::kEos || t + 1 == max_len) {
           Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};

@@ -43,12 +43,8 @@ std::vector<Hypothesis> force_decode(const Seq2SeqModel& model,
       const float lp = s.scores[i * V + y];
       h.token_log_probs.push_back(lp);
       h.log_prob += lp;
-      if (s.weights) {
-        const float* w = s.weights + i * b.S;  // [S]
-        std::vector<float> a(w, w + b.src_lengths[i]);
-        if (model.reverse_source()) std::reverse(a.begin(), a.end());
-        h.attention.push_back(std::move(a));
-      }
+      if (s.weights)
+        h.attention.push_back(source_attention(s.weights, i, b, i, model.reverse_source()));
     }
   }
   for (int64_t i = 0; i < B; ++i) out[i].tokens = tgt[i];

@@ -33,12 +33,8 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       Hypothesis& h = out[i];
       h.log_prob += row[best];
       h.token_log_probs.push_back(row[best]);
-      if (s.weights) {
-        const float* w = s.weights + i * b.S;  // [S]
-        std::vector<float> a(w, w + b.src_lengths[i]);
-        if (model.reverse_source()) std::reverse(a.begin(), a.end());
-        h.attention.push_back(std::move(a));
-      }
+      if (s.weights)
+        h.attention.push_back(source_attention(s.weights, i, b, i, model.reverse_source()));
       if (best == Vocab::kEos)
         done[i] = true;
       else

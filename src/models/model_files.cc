@@ -26,10 +26,7 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   auto m = std::make_unique<ModelFiles>();
   const nlohmann::json j = read_config(dir);
   m->config = j;
-  const ModelFamily& family = config_family(j, dir);
-  check(family.role == ModelRole::Seq2Seq, dir, ": a ", family.name,
-        " model is a classifier, not an encoder-decoder (heed classify runs it)");
-  m->family = family.name;
+  m->family = config_family(j, dir, ModelRole::Seq2Seq).name;
   int64_t src_vocab = 0, tgt_vocab = 0;
   try {
     src_vocab = j.at("src_vocab").get<int64_t>();
@@ -91,9 +88,7 @@ std::string model_input(const ModelFiles& m, const std::string& line) {
 std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   auto m = std::make_unique<ClassifierFiles>();
   m->config = read_config(dir);
-  const ModelFamily& family = config_family(m->config, dir);
-  check(family.role == ModelRole::Classifier, dir, ": a ", family.name,
-        " model is an encoder-decoder, not a classifier (heed translate runs it)");
+  config_family(m->config, dir, ModelRole::Classifier);
   ClassifierConfig c = ClassifierConfig::from_json(m->config);
   try {
     m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));

@@ -64,6 +64,17 @@ const ModelFamily& config_family(const nlohmann::json& config, std::string_view 
   return model_family(it->get<std::string>(), std::string(dir) + ": config.json's model");
 }
 
+const ModelFamily& config_family(const nlohmann::json& config, std::string_view dir,
+                                 ModelRole role) {
+  const ModelFamily& f = config_family(config, dir);
+  if (f.role != role)
+    fail(dir, ": a ", f.name, " model is ",
+         role == ModelRole::Seq2Seq
+             ? "a classifier, not an encoder-decoder (heed classify runs it)"
+             : "an encoder-decoder, not a classifier (heed translate runs it)");
+  return f;
+}
+
 const ModelFamily& family_of(const Seq2SeqConfig& c) {
   return std::visit([](const auto& x) -> const ModelFamily& { return model_family(x.kFamily); }, c);
 }
@@ -90,9 +101,7 @@ std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const Seq2SeqConfig& c, const S
 
 std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const nlohmann::json& j, const Scope& scope,
                                                  std::string_view dir) {
-  const ModelFamily& f = config_family(j, dir);
-  check(f.role == ModelRole::Seq2Seq, dir, ": a ", f.name,
-        " model is a classifier, not an encoder-decoder (use heed classify)");
+  const ModelFamily& f = config_family(j, dir, ModelRole::Seq2Seq);
   return f.make(f.config_from_json(j), scope);
 }
 

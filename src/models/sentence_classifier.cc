@@ -226,14 +226,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       features = max(add(H, g.constant(pad)), 1);
       break;
     }
-    case Pooling::Mean: {  // sum_t h_t / n
-      Tensor w = g.alloc(Shape{B, S, 1});
-      for (int64_t n = 0; n < B; ++n)
-        for (int64_t t = 0; t < S; ++t)
-          w.data()[n * S + t] = t < b.lengths[n] ? 1.f / static_cast<float>(b.lengths[n]) : 0.f;
-      features = sum(mul(H, g.constant(w)), 1);  // [B, D]
+    case Pooling::Mean:                                 // sum_t h_t / n
+      features = mean_over_positions(g, H, b.lengths);  // [B, D]
       break;
-    }
     case Pooling::Last:  // [->h_n ; <-h_1]
       features = last;
       break;

@@ -9,6 +9,14 @@
 
 namespace heed {
 
+std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
+                                    int64_t source, bool reversed) {
+  const float* w = weights + row * b.S;  // [S]
+  std::vector<float> a(w, w + b.src_lengths[source]);
+  if (reversed) std::reverse(a.begin(), a.end());
+  return a;
+}
+
 Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
                         const std::vector<std::vector<int32_t>>& tgt, bool reverse_source) {
   check(src.size() == tgt.size() && !src.empty(), "make_batch: ", src.size(), " sources and ",

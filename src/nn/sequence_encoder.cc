@@ -57,15 +57,8 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
     Var x = positions_->forward(g, *embed_, in.ids, in.positions);  // [N, d]
     Output out;
     Var h = encoder_->forward(x, p, o.self_attention ? &out.self_attention : nullptr);
-    out.states = unpack(h, p);  // [B, S, d]
-    if (o.summary) {            // mean_t h_t over the real positions
-      const auto B = static_cast<int64_t>(lengths.size());
-      Tensor w = g.alloc(Shape{B, S, 1});
-      for (int64_t n = 0; n < B; ++n)
-        for (int64_t t = 0; t < S; ++t)
-          w.data()[n * S + t] = t < lengths[n] ? 1.f / static_cast<float>(lengths[n]) : 0.f;
-      out.summary = sum(mul(out.states, g.constant(w)), 1);  // [B, d]
-    }
+    out.states = unpack(h, p);                                                 // [B, S, d]
+    if (o.summary) out.summary = mean_over_positions(g, out.states, lengths);  // [B, d]
     return out;
   }
 
@@ -77,6 +70,15 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
 };
 
 }  // namespace
+
+Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths) {
+  const int64_t B = x.dim(0), S = x.dim(1);
+  Tensor w = g.alloc(Shape{B, S, 1});  // 1/n on the real positions, 0 on padding
+  for (int64_t n = 0; n < B; ++n)
+    for (int64_t t = 0; t < S; ++t)
+      w.data()[n * S + t] = t < lengths[n] ? 1.f / static_cast<float>(lengths[n]) : 0.f;
+  return sum(mul(x, g.constant(w)), 1);  // [B, D]
+}
 
 nlohmann::json TransformerEncoderConfig::to_json() const {
   nlohmann::json j = {{"kind", "transformer"}, {"vocab", vocab}};

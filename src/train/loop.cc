@@ -113,7 +113,8 @@ bool prepare_save_dir(const LoopOptions& o) {
   std::string held;
   for (const char* f : learned)
     if (fs::exists(dir / f)) held += (held.empty() ? "" : ", ") + std::string(f);
-  if (!held.empty() && !resuming(o)) {
+  const bool resumes = resuming(o);
+  if (!held.empty() && !resumes) {
     check(!o.resume, o.save_dir, " holds a run (", held,
           ") but no checkpoint to resume from; --overwrite starts over, replacing it");
     check(o.overwrite, o.save_dir, " already holds a run (", held,
@@ -122,7 +123,7 @@ bool prepare_save_dir(const LoopOptions& o) {
     for (const char* f : derived) fs::remove_all(dir / f);
   }
   fs::create_directories(dir);
-  return resuming(o);
+  return resumes;
 }
 
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
@@ -154,6 +155,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   TrainerState state;
   double best = lower_better ? 1e300 : -1e300;
   int bad_epochs = 0;
+  // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
+  // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
+  double loss_avg = 0;
+  bool continue_avg = false;  // resumed inside an epoch: the average goes on from the checkpoint
   if (resuming(o)) {
     state = load_checkpoint(ckpt, params, opt);
     check_same_run(o, config, state.config, state.extra, ckpt);
@@ -162,6 +167,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     best = state.extra.at("best").get<double>();
     bad_epochs = state.extra.at("bad_epochs").get<int>();
     minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
+    if (state.data_position > 0 && state.extra.contains("loss_avg")) {
+      loss_avg = state.extra["loss_avg"].get<double>();
+      continue_avg = true;
+    }
     log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
         << state.data_position << ", step " << state.step << ", " << minutes_before
         << " min trained\n"
@@ -184,14 +193,6 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   };
   // the rate of the next update
   auto rate = [&] { return sched.lr(state.step + 1) * cooldown_factor(spent, o.cooldown); };
-  // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
-  // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
-  double loss_avg = 0;
-  bool continue_avg = false;  // resumed inside an epoch: the average goes on from the checkpoint
-  if (resuming(o) && state.data_position > 0 && state.extra.contains("loss_avg")) {
-    loss_avg = state.extra["loss_avg"].get<double>();
-    continue_avg = true;
-  }
   auto save_state = [&](int64_t epoch, int64_t position) {
     state.epoch = epoch;
     state.data_position = position;

@@ -53,6 +53,9 @@ std::span<const ModelFamily> model_families();
 const ModelFamily& model_family(std::string_view name, std::string_view what = "model");
 // The family of a config.json object (its "model"); `dir` names it in errors.
 const ModelFamily& config_family(const nlohmann::json& config, std::string_view dir);
+// The same, which must have `role`: an Error names what the model is and what runs it.
+const ModelFamily& config_family(const nlohmann::json& config, std::string_view dir,
+                                 ModelRole role);
 std::string family_names(ModelRole role);  // "rnn | transformer"
 
 // Every seq2seq config, whatever its family

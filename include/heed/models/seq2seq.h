@@ -39,6 +39,12 @@ struct Hypothesis {
                                               // (len(tokens) when cut at the length limit)
 };
 
+// Row `row` of a decoding step's attention weights [rows, S] as the rows of a Hypothesis keep
+// it: over the real positions of source `source` of batch b, in the order the source was given
+// (turned back for a model that reads its source reversed).
+std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
+                                    int64_t source, bool reversed);
+
 // Rows repeated for decoding: x [N, ...] -> [N k, ...] with row n k + j = x[n]; and lengths
 // [N] -> [N k] alike, in the graph's arena.
 Var repeat_rows(Var x, int64_t k);

@@ -58,6 +58,10 @@ class SequenceEncoder {
                         std::span<const int32_t> lengths, const Options& options) const = 0;
 };
 
+// sum_t x_t / n over each sequence's n real positions: x [B, S, D], lengths [B] -> [B, D]
+// (the Transformer encoder's summary; the classifier's mean pooling).
+Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths);
+
 // The encoder of `config`, its parameters under `scope` as the models have always named them:
 // the RNN's under "encoder/", the Transformer's table "embed" and "positions" beside
 // "encoder/" (so model directories written before this interface load unchanged).
