@@ -1,5 +1,5 @@
-// `heed split`: one part of a TSV file's documented split (line % 50 == 0 test, == 25 dev, else
-// train), one side per line: the test sources for `heed translate`, the references for
+// `heed split`: one part of a TSV file's documented split (data/corpus.h: every sentence in one
+// part), one side per line: the test sources for `heed translate`, the references for
 // `heed score`.
 // Leaves out: the split rule itself (data/corpus.h), which heed train applies too.
 #include <iostream>
@@ -18,8 +18,10 @@ std::span<const Named<Side>> names(Side) {
 void SplitCommand::add(CLI::App& parent) {
   app = parent.add_subcommand(
       "split",
-      "Print one part of a TSV file's split by line number (line % 50 == 0: test, == 25: dev, "
-      "else train), the split heed train uses when it is given no dev file");
+      "Print one part of a TSV file's split, the one heed train uses when it is given no dev "
+      "file: pairs sharing a sentence (either side) are one group, and group k (numbered in "
+      "order of first line) is test when k % 50 == 0, dev when k % 50 == 25, else train; so no "
+      "sentence is in two parts, whichever column is the source");
   app->add_option("file", file, "The TSV file (e.g. anki-spa-eng/spa.txt)")->required();
   add_enum_option(*app, "--part", part, "The part printed");
   add_enum_option(*app, "--side", side, "Which of the two columns to print");

@@ -41,8 +41,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--train-tgt", c.train_tgt, "Training target file (parallel text)");
   app->add_option("--valid-src", c.valid_src,
                   "Validation source file (or single file); required unless the training "
-                  "file is TSV, whose lines are then split by number: line % 50 == 25 dev, "
-                  "== 0 test (left out), else train");
+                  "file is TSV, which is then split into train, dev and test (left out) with "
+                  "every sentence in one part (see `heed split --help`)");
   app->add_option("--valid-tgt", c.valid_tgt, "Validation target file (parallel text)");
   add_enum_option(*app, "--format", format, "The files' format (auto: by the first file)");
   app->add_option("--tsv-columns", tsv_columns,

@@ -2,7 +2,11 @@
 // Leaves out: streaming very large corpora (the shared datasets are at most a few MB).
 #include "heed/data/corpus.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 #include "heed/data/text.h"
 #include "heed/util/error.h"
@@ -139,11 +143,45 @@ Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::
   fail(src_path, ": unknown format");
 }
 
-Split split_of_line(int64_t line) {
-  if (line % 50 == 0) return Split::Test;
-  if (line % 50 == 25) return Split::Dev;
+Split split_of_group(int64_t k) {
+  if (k % 50 == 0) return Split::Test;
+  if (k % 50 == 25) return Split::Dev;
   return Split::Train;
 }
+
+namespace {
+
+// The group number (1-based, in order of first line) of every pair: union-find over the pairs,
+// each joined to the first pair with the same source and the first with the same target.
+std::vector<int64_t> sentence_groups(const Corpus& c) {
+  const size_t n = c.pairs.size();
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto root = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  // the earlier root stays the root, so a group's root is its first pair
+  auto join = [&](size_t a, size_t b) {
+    a = root(a), b = root(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  };
+  std::unordered_map<std::string_view, size_t> first_src, first_tgt;
+  for (size_t i = 0; i < n; ++i) {
+    join(i, first_src.try_emplace(c.pairs[i].src, i).first->second);
+    join(i, first_tgt.try_emplace(c.pairs[i].tgt, i).first->second);
+  }
+  std::vector<int64_t> number(n, 0), group(n);
+  int64_t groups = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t r = root(i);
+    if (number[r] == 0) number[r] = ++groups;  // r <= i: numbered in order of first line
+    group[i] = number[r];
+  }
+  return group;
+}
+
+}  // namespace
 
 std::span<const Named<Split>> names(Split) {
   static constexpr Named<Split> kNames[] = {
@@ -156,9 +194,10 @@ Split parse_split(const std::string& name) {
 }
 
 Corpus select_split(const Corpus& all, Split split) {
+  const std::vector<int64_t> group = sentence_groups(all);
   Corpus c{all.origin, {}};
-  for (const auto& p : all.pairs)
-    if (split_of_line(p.line) == split) c.pairs.push_back(p);
+  for (size_t i = 0; i < all.pairs.size(); ++i)
+    if (split_of_group(group[i]) == split) c.pairs.push_back(all.pairs[i]);
   return c;
 }
 

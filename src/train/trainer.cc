@@ -196,7 +196,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   const bool g2p = fmt == CorpusFormat::Cmudict;
-  // a single TSV file without a dev file of its own is split by line number (data/corpus.h)
+  // a single TSV file without a dev file of its own is split (data/corpus.h select_split)
   const bool split_file =
       fmt == CorpusFormat::Tsv && (cfg.valid_src.empty() || cfg.valid_src == cfg.train_src);
   check(split_file || !cfg.valid_src.empty(),
@@ -207,8 +207,8 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   if (split_file) {
     train = select_split(train, Split::Train);
     log << cfg.train_src
-        << ": split by line number (line % 50: 0 test, 25 dev, else train): " << train.pairs.size()
-        << " training and " << valid.pairs.size() << " dev pairs\n";
+        << ": split into train/dev/test with every sentence in one part (heed split): "
+        << train.pairs.size() << " training and " << valid.pairs.size() << " dev pairs\n";
   }
   const bool resumed = prepare_save_dir(cfg);
   // 2. segmentation and vocabularies: built on the training side, or the run's own on resume

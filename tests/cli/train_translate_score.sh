@@ -192,15 +192,16 @@ anki="$data/anki-spa-eng/spa.txt"
 "$heed" --threads 1 train --model rnn --train-src "$anki" --tsv-columns 2,1 --src-units char \
   --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 \
   --max-steps 3 --valid-max 10 --save "$work/anki" > "$work/anki.log"
-grep -q "split by line number .*: 114206 training and 2379 dev pairs" "$work/anki.log" \
+grep -q "split into train/dev/test with every sentence in one part (heed split): 114200 training and 2355 dev pairs" "$work/anki.log" \
   || fail "anki: no train/dev split"
 "$heed" split "$anki" --part test --side src --tsv-columns 2,1 > "$work/anki_test.es"
 "$heed" split "$anki" --part test --side tgt --tsv-columns 2,1 > "$work/anki_test.en"
-[ "$(wc -l < "$work/anki_test.es")" -eq 2379 ] || fail "anki: test split size"
-[ "$(sed -n 1p "$work/anki_test.en")" = "$(sed -n 50p "$anki" | cut -f1)" ] \
-  || fail "anki: the first test reference is not line 50's English side"
-[ "$(sed -n 1p "$work/anki_test.es")" = "$(sed -n 50p "$anki" | cut -f2)" ] \
-  || fail "anki: the first test source is not line 50's Spanish side"
+[ "$(wc -l < "$work/anki_test.es")" -eq 2409 ] || fail "anki: test split size"
+# the first test pair: group 50, line 80 ("Beat it." / "Pírate.")
+[ "$(sed -n 1p "$work/anki_test.en")" = "$(sed -n 80p "$anki" | cut -f1)" ] \
+  || fail "anki: the first test reference is not line 80's English side"
+[ "$(sed -n 1p "$work/anki_test.es")" = "$(sed -n 80p "$anki" | cut -f2)" ] \
+  || fail "anki: the first test source is not line 80's Spanish side"
 if "$heed" train --model rnn --train-src "$m30k/train.lc.norm.tok.en" \
   --train-tgt "$m30k/train.lc.norm.tok.de" --save "$work/x" 2> "$work/err" > /dev/null; then
   fail "parallel text without a dev file accepted"

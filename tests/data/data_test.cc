@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "heed/data/corpus.h"
@@ -120,6 +121,24 @@ TEST(Corpus, TsvAndCmudictFormats) {
             std::string::npos);
 }
 
+// The split's groups by hand: 100 distinct pairs and a 101st that links line 50's source to
+// line 7's target. Lines 7, 50 and 101 are group 7; lines 51..100 become groups 50..99, so
+// test (k % 50 == 0) is line 51 alone and dev (k % 50 == 25) lines 25 and 76.
+TEST(Corpus, SplitKeepsLinkedSentencesInOnePart) {
+  Corpus c{"hand", {}};
+  for (int64_t i = 1; i <= 100; ++i)
+    c.pairs.push_back({"s" + std::to_string(i), "t" + std::to_string(i), i});
+  c.pairs.push_back({"s50", "t7", 101});
+  auto lines = [&](Split part) {
+    std::vector<int64_t> out;
+    for (const SentencePair& p : select_split(c, part).pairs) out.push_back(p.line);
+    return out;
+  };
+  EXPECT_EQ(lines(Split::Test), std::vector<int64_t>({51}));
+  EXPECT_EQ(lines(Split::Dev), std::vector<int64_t>({25, 76}));
+  EXPECT_EQ(lines(Split::Train).size(), 98U);
+}
+
 TEST(Corpus, SharedDatasetsAsPublished) {
   if (!fs::exists(shared_data())) GTEST_SKIP() << "no ../shared/data";
   fs::path d = shared_data();
@@ -131,16 +150,32 @@ TEST(Corpus, SharedDatasetsAsPublished) {
   Corpus val = read_corpus(CorpusFormat::Auto, (d / "multi30k/tok/val.lc.norm.tok.en").string(),
                            (d / "multi30k/tok/val.lc.norm.tok.de").string());
   EXPECT_EQ(val.pairs.size(), 1014u);
-  // Anki spa-eng: TSV; the documented split is deterministic and disjoint
+  // Anki spa-eng: TSV; the documented split is deterministic, covers the file, keeps about
+  // 2 % each for dev and test, and no English or Spanish sentence is in two parts
   Corpus anki = read_corpus(CorpusFormat::Auto, (d / "anki-spa-eng/spa.txt").string(), "");
-  size_t n_train = select_split(anki, Split::Train).pairs.size();
-  size_t n_dev = select_split(anki, Split::Dev).pairs.size();
-  size_t n_test = select_split(anki, Split::Test).pairs.size();
-  EXPECT_EQ(n_train + n_dev + n_test, anki.pairs.size());
-  EXPECT_EQ(n_test, anki.pairs.size() / 50);
-  EXPECT_GT(n_dev, 0u);
-  EXPECT_EQ(select_split(anki, parse_split("test")).pairs.front().line, 50);
-  EXPECT_EQ(select_split(anki, parse_split("dev")).pairs.front().line, 25);
+  std::map<std::string, Split> part_of_en, part_of_es;
+  size_t counted = 0;
+  for (Split part : {Split::Train, Split::Dev, Split::Test}) {
+    const Corpus c = select_split(anki, part);
+    counted += c.pairs.size();
+    if (part != Split::Train) {
+      EXPECT_GT(c.pairs.size(), anki.pairs.size() / 60);
+      EXPECT_LT(c.pairs.size(), anki.pairs.size() / 40);
+    }
+    for (const SentencePair& p : c.pairs) {
+      EXPECT_EQ(part_of_en.try_emplace(p.src, part).first->second, part) << p.src;
+      EXPECT_EQ(part_of_es.try_emplace(p.tgt, part).first->second, part) << p.tgt;
+    }
+  }
+  EXPECT_EQ(counted, anki.pairs.size());
+  // the same parts read es->en (columns swapped)
+  const Corpus es_en = read_corpus(CorpusFormat::Tsv, (d / "anki-spa-eng/spa.txt").string(), "",
+                                   {.src = 1, .tgt = 0});
+  const Corpus en_es_test = select_split(anki, parse_split("test"));
+  const Corpus es_en_test = select_split(es_en, Split::Test);
+  ASSERT_EQ(en_es_test.pairs.size(), es_en_test.pairs.size());
+  for (size_t i = 0; i < en_es_test.pairs.size(); ++i)
+    EXPECT_EQ(en_es_test.pairs[i].line, es_en_test.pairs[i].line);
   EXPECT_NE(error_of([] { parse_split("valid"); }).find("unknown split 'valid'"),
             std::string::npos);
 }

@@ -59,13 +59,17 @@ CorpusFormat parse_format(const std::string& name);  // an Error lists the names
 Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::string& tgt_path,
                    TsvColumns columns = {});
 
-// A deterministic split of one file into train/dev/test by line number (1-based):
-// line % 50 == 0 is test, line % 50 == 25 is dev, everything else train (96/2/2 %).
-// Used for Tatoeba/Anki spa-eng, which is published without a split.
+// A deterministic split of one file into train/dev/test (Tatoeba/Anki spa-eng is published
+// without one) in which no sentence is in two parts: pairs that share a source or a target
+// sentence (one English sentence with several Spanish translations, or the reverse) are one
+// group, linked transitively; the groups, numbered k = 1, 2, ... in the order of their first
+// line, go by number: k % 50 == 0 test, k % 50 == 25 dev, else train (about 96/2/2 %). Which
+// column is the source does not change the parts.
 enum class Split { Train, Dev, Test };
-Split split_of_line(int64_t line);
+Split split_of_group(int64_t k);
 std::span<const Named<Split>> names(Split);  // "train" | "dev" | "test"
 Split parse_split(const std::string& name);  // an Error lists the names
+// The pairs of one part, in file order.
 Corpus select_split(const Corpus& all, Split split);
 
 // CMUdict references for scoring: word -> its pronunciations, in file order.
