@@ -5,7 +5,7 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure test test-asan demo bench install clean format tidy
+.PHONY: all deps configure test test-asan test-tsan fuzz demo bench install clean format tidy
 
 all: $(BUILD)/heed
 
@@ -32,6 +32,30 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer over the test suite with two threads in every kernel (OpenMP through clang's
+# libomp and its Archer tool, which TSan understands; oneDNN's own code is not instrumented)
+test-tsan:
+	@bash scripts/install-deps.sh clang
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DHEED_TSAN=ON -DHEED_BUILD_BENCH=OFF
+	cmake --build build-tsan -j $(JOBS) --target heed_tests
+	cd build-tsan && OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1" \
+	  ./heed_tests --gtest_brief=1 $(TSAN_GTEST_FLAGS)
+
+# libFuzzer over every reader (fuzz/): each target FUZZ_SECONDS long, FUZZ_JOBS at a time, from
+# its seed corpus (fuzz/corpus/); what it finds is kept in build-fuzz/, crashes to be copied to
+# fuzz/regressions/<target>/ once fixed (tests/fuzz/replay_test.cc replays them). Needs clang.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
+FUZZ_TARGETS ?=
+fuzz:
+	@bash scripts/install-deps.sh clang
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DHEED_FUZZ=ON -DHEED_BUILD_TESTS=OFF -DHEED_BUILD_BENCH=OFF
+	cmake --build build-fuzz -j $(JOBS)
+	bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
 # the main job: an attention G2P model trained on the bundled CMUdict split, tested, drawn and
 # reported (scripts/demo.sh; DEMO_MINUTES of training, the output in $(BUILD)/demo/)
 DEMO_MINUTES ?= 7
@@ -52,4 +76,4 @@ tidy: configure
 	clang-tidy -p $(BUILD) $$(git ls-files 'src/*.cc' 'cli/*.cc')
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

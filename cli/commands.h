@@ -44,6 +44,11 @@ inline const CLI::Validator kFraction = CLI::Range(1e-9, 1.0) & kFinite;        
 // call it as they go, so that they stop at the first failed write.
 void check_stdout();
 
+// The whole command line (app.cc): parses argv, runs the subcommand, returns the exit code;
+// a bad command line or --config file is "heed: error: ..." on stderr and 2; errors while
+// running are thrown (main() prints them).
+int run(int argc, char** argv);
+
 // Names are taken in any case and kept in lower case (what --dump-config then writes).
 inline std::string lowercase(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

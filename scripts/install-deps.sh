@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages heed needs to build, test and benchmark; a no-op when all are present.
 # Called first by `make`, `make test`, `make demo` and `make bench`, so each works on a fresh machine.
+# Optional parts, named as arguments, add their packages: `clang` (clang, libFuzzer and LLVM's
+# OpenMP runtime, for `make fuzz` and `make test-tsan`).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev fonts-dejavu-core
       python3 python3-nltk)
+for part in "$@"; do
+  case $part in
+    clang) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    *) echo "install-deps.sh: unknown part '$part' (known: clang)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -72,8 +72,11 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
         const float* row = lp + (n * K + k) * V + Vocab::kEos;
         const int64_t keep = std::min<int64_t>(K, V - Vocab::kEos);
         kernels::top_k(row, V - Vocab::kEos, keep, top.data());
-        for (int64_t i = 0; i < keep; ++i)
+        for (int64_t i = 0; i < keep; ++i) {
+          // the best must be finite, none NaN (which would also break the sort below)
+          if (i == 0 || std::isnan(row[top[i]])) check_step_log_prob(row[top[i]], t);
           cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i] + Vocab::kEos);
+        }
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
         return std::get<0>(a) > std::get<0>(c);

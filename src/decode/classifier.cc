@@ -30,6 +30,9 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
     for (size_t k = 0; k < n; ++k) {
       Prediction& p = out[i + k];
       const float* z = o.logits.value().data() + static_cast<int64_t>(k) * C;
+      check(std::all_of(z, z + C, [](float v) { return std::isfinite(v); }), name, ":", i + k + 1,
+            ": the classifier's scores are not finite: its weights overflow the "
+            "arithmetic (a corrupt or diverged model)");
       const float top = *std::max_element(z, z + C);
       double total = 0;
       for (int64_t c = 0; c < C; ++c) total += std::exp(z[c] - top);

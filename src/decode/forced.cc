@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "heed/data/vocab.h"
+#include "heed/decode/greedy.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -41,6 +42,7 @@ std::vector<Hypothesis> force_decode(const Seq2SeqModel& model,
       if (t > n) continue;
       Hypothesis& h = out[i];
       const float lp = s.scores[i * V + y];
+      check_step_log_prob(lp, t);
       h.token_log_probs.push_back(lp);
       h.log_prob += lp;
       if (s.weights)

@@ -2,14 +2,21 @@
 #include "heed/decode/greedy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "heed/data/vocab.h"
 #include "heed/kernels/vmath.h"
+#include "heed/util/error.h"
 
 namespace heed {
 
 // search skips the ids below EOS: padding and BOS
 static_assert(Vocab::kPad < Vocab::kEos && Vocab::kBos < Vocab::kEos && Vocab::kUnk > Vocab::kEos);
+
+void check_step_log_prob(float log_prob, int64_t t) {
+  check(std::isfinite(log_prob), "decoding: the model's scores are not finite at output step ",
+        t + 1, ": its weights overflow the arithmetic (a corrupt or diverged model)");
+}
 
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
                                       int64_t max_len, const AttentionChoice& attention) {
@@ -29,6 +36,7 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       // padding and BOS are never outputs (a model gives them a little mass all the same)
       auto best =
           static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
+      check_step_log_prob(row[best], t);
       prev[i] = best;
       Hypothesis& h = out[i];
       h.log_prob += row[best];

@@ -78,7 +78,15 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
             "' has invalid data_offsets");
       check(dims.size() <= Shape::kMaxRank, path, ": tensor '", name, "' has rank ", dims.size(),
             " (at most ", Shape::kMaxRank, ")");
-      for (int64_t d : dims) check(d >= 0, path, ": tensor '", name, "' has a negative dimension");
+      // a header can claim any shape: its size multiplied out without overflow (then it must
+      // match the data offsets, which must lie in the file, before anything is allocated)
+      uint64_t elements = 1;
+      for (int64_t d : dims) {
+        check(d >= 0, path, ": tensor '", name, "' has a negative dimension");
+        check(d == 0 || elements <= (uint64_t{1} << 60) / static_cast<uint64_t>(d), path,
+              ": tensor '", name, "' claims a shape of more than 2^60 elements");
+        elements *= static_cast<uint64_t>(d);
+      }
       Shape shape(dims);
       check(off[1] - off[0] == static_cast<uint64_t>(shape.numel()) * sizeof(float), path,
             ": tensor '", name, "' of shape ", shape.str(), " has ", off[1] - off[0],

@@ -83,14 +83,17 @@ void trim_training_log(const std::string& path, int64_t step) {
   std::string kept;
   size_t start = 0;
   bool changed = false;
-  while (start < text.size()) {
+  for (int64_t n = 1; start < text.size(); ++n) {
     size_t end = text.find('\n', start);
     const bool torn = end == std::string::npos;  // no newline: a write cut short
     if (torn) end = text.size();
     const std::string line = text.substr(start, end - start);
     start = end + 1;
     const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (torn || j.is_discarded() || !j.contains("step") || j["step"].get<int64_t>() > step) {
+    const bool record = j.is_object() && j.contains("step") && j["step"].is_number();
+    check(record || torn || start >= text.size(), path, ":", n,
+          ": not a training record (a run killed while writing leaves only the last line torn)");
+    if (!record || j["step"].get<double>() > static_cast<double>(step)) {
       changed = true;
       continue;
     }

@@ -24,6 +24,7 @@
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/plot.h"
+#include "heed/viz/training_log.h"
 
 // Designated initializers leave the other members at their defaults on purpose (GCC 12
 // warns about each one under -Wextra).
@@ -33,48 +34,6 @@ namespace heed::viz {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One validation record of train.jsonl (train/loop.cc writes one per epoch).
-struct LogRow {
-  double step = 0, minutes = 0, train_loss = 0, dev_ce = 0, dev_metric = 0;
-  double lr = -1;  // the rate of the next update (-1: not recorded, older runs)
-  int epoch = 0;
-};
-
-struct TrainingLog {
-  std::string metric = "metric";  // BLEU, WER, acc, ...
-  std::vector<LogRow> rows;
-};
-
-// A last line that is not a record (a run killed while writing it) is skipped with a warning
-// on `warn`; any other is an error naming the line.
-TrainingLog read_training_log(const std::string& path, std::ostream& warn) {
-  TrainingLog log;
-  if (!fs::exists(path)) return log;
-  const std::vector<std::string> lines = read_lines(path);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    try {
-      const auto j = nlohmann::json::parse(lines[i]);
-      log.metric = j.value("metric", log.metric);
-      log.rows.push_back({.step = j.at("step").get<double>(),
-                          .minutes = j.at("minutes").get<double>(),
-                          .train_loss = j.at("train_loss").get<double>(),
-                          .dev_ce = j.at("dev_ce").get<double>(),
-                          .dev_metric = j.at("dev_metric").get<double>(),
-                          .lr = j.value("lr", -1.0),
-                          .epoch = j.at("epoch").get<int>()});
-    } catch (const nlohmann::json::exception& e) {
-      if (i + 1 == lines.size()) {
-        warn << "heed report: warning: " << path << ":" << i + 1
-             << ": the last line is not a whole record (a run killed while writing it?); "
-                "skipped\n";
-        break;
-      }
-      fail(path, ":", i + 1, ": not a training record: ", e.what());
-    }
-  }
-  return log;
-}
 
 // A model of the page: its directory, config.json and train.jsonl.
 struct Member {

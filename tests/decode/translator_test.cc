@@ -8,11 +8,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
 #include "heed/decode/translator.h"
+#include "heed/io/safetensors.h"
 #include "support/errors.h"
+#include "support/temp_dir.h"
 
 namespace heed {
 namespace {
@@ -106,6 +109,46 @@ TEST(Translator, BadRequestsAreErrors) {
   EXPECT_THROW(t.translate({"ABC"}, {.beam_size = 0}), Error);
   EXPECT_THROW(Translator({model("classifier-attention")}), Error);  // not an encoder-decoder
   EXPECT_THROW(Translator({model("rnn-bahdanau")}, {.threads = -1}), Error);
+}
+
+// A copy of a golden model with its weights changed by f(tensor name, value).
+void copy_changed(const std::string& from, const std::string& to,
+                  const std::function<float(const std::string&, float)>& f) {
+  std::filesystem::copy(from, to);
+  Safetensors w = read_safetensors(from + "/model.safetensors");
+  NamedTensors changed;
+  for (auto& [name, t] : w.tensors) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = f(name, t.data()[i]);
+    changed.emplace_back(name, t);
+  }
+  write_safetensors(to + "/model.safetensors", changed);
+}
+
+// Finite weights whose arithmetic overflows (a corrupt or diverged model; the fuzzer's find)
+// are an error at the first step, not empty or garbage outputs.
+TEST(Translator, AModelWhoseScoresOverflowIsAnError) {
+  for (const char* name : {"transformer", "rnn-bahdanau"}) {
+    SCOPED_TRACE(name);
+    testing::TempDir dir;
+    copy_changed(model(name), dir / "m", [](const std::string&, float v) { return v * 1e30F; });
+    const Translator t({dir / "m"});
+    for (int beam : {1, 3})
+      EXPECT_NE(testing::error_of([&] {
+                  t.translate(entries(2), {.beam_size = beam});
+                }).find("scores are not finite at output step 1"),
+                std::string::npos);
+    EXPECT_NE(testing::error_of([&] { t.score({"ABC"}, {"AH B"}); }).find("not finite"),
+              std::string::npos);
+  }
+  testing::TempDir dir;
+  // a hidden layer at the edge of float's range: the output layer's sums overflow
+  copy_changed(model("classifier-attention"), dir / "c", [](const std::string& name, float v) {
+    return name == "mlp/b1" ? 3e38F : name == "mlp/W2" ? 1.F : v;
+  });
+  EXPECT_NE(testing::error_of([&] {
+              Classifier(dir / "c").classify({"a fine film"});
+            }).find("scores are not finite"),
+            std::string::npos);
 }
 
 TEST(Classifier, GivesTheGoldenLabels) {

@@ -147,6 +147,13 @@ TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
   EXPECT_NE(error_of([&] { read_safetensors(path); }).find("dtype F16"), std::string::npos);
   with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8);
   EXPECT_NE(error_of([&] { read_safetensors(path); }).find("expected 12"), std::string::npos);
+  // a shape whose size overflows 64 bits (2^62 x 4 x 4 = 2^66 = 0 mod 2^64) is refused before
+  // it is multiplied out, not read as a tensor of 0 bytes
+  with_header(R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4, 4], )"
+              R"("data_offsets": [0, 0]}})",
+              0);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("more than 2^60 elements"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { read_safetensors(dir / "nope.safetensors"); }).find("cannot open"),
             std::string::npos);
 }

@@ -15,4 +15,10 @@ namespace heed {
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       int64_t max_len, const AttentionChoice& attention = {});
 
+// A log-probability a search took at output step t (the best of a step, a forced token),
+// checked: finite for any model whose logits are (log-softmax is z - max z - log sum); NaN or
+// -inf means the arithmetic overflowed (the weights of a corrupt or diverged model): an Error
+// rather than garbage outputs.
+void check_step_log_prob(float log_prob, int64_t t);
+
 }  // namespace heed

@@ -38,10 +38,11 @@ inline int64_t argmax(const float* x, int64_t n) {
 }
 
 // exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2];
-// exp(r) by the Cephes degree-6 polynomial. Below -87.3 the result is 0 (also for -inf).
+// exp(r) by the Cephes degree-6 polynomial. Below -87.3 the result is 0 (also for -inf); NaN
+// stays NaN (clamped first, so that no NaN is converted to an integer).
 inline float exp(float x) {
   const float hi = 88.3762626647949f, lo = -87.3365447504f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float xc = x < hi ? (x > lo ? x : lo) : hi;  // NaN: hi
   float fn = __builtin_floorf(xc * 1.44269504088896341f + 0.5f);
   float r = xc - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
@@ -56,7 +57,8 @@ inline float exp(float x) {
   int32_t bits = (static_cast<int32_t>(fn) + 127) << 23;
   float scale = std::bit_cast<float>(bits);
   float out = y * scale;
-  return x < lo ? 0.f : out;
+  out = x < lo ? 0.f : out;
+  return x == x ? out : x;
 }
 
 // tanh: the Cephes odd polynomial near 0 (no cancellation), 1 - 2 / (e^{2|x|} + 1) elsewhere.

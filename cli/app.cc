@@ -1,0 +1,121 @@
+// The `heed` command line (see commands.h): one CLI11 app, a typed options struct per
+// subcommand, parsed once here at the edge; then the library runs.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.h"
+#include "config_file.h"
+#include "heed/kernels/parallel.h"
+#include "heed/version.h"
+
+namespace heed::cli {
+
+void check_stdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && std::cout.good() && std::ferror(stdout) == 0) return;
+  // the reason, when this flush was the failing write (an earlier one's errno is gone)
+  const int e = errno;
+  heed::fail("<stdout>: write failed", e != 0 ? " (" + std::string(std::strerror(e)) + ")" : "");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"heed: train, run and inspect attention-based sequence models on the CPU"};
+  app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
+  app.require_subcommand(1);
+  int threads = 0;
+  app.add_option("--threads", threads, "Threads for all kernels and GEMMs (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.set_config("--config", "",
+                 "Read options from a TOML file, one section per subcommand ([train], "
+                 "[translate], ...) of `key = value` lines named as the flags (`model = "
+                 "\"transformer\"`, `share-embeddings = true`); flags on the command line win. "
+                 "Also accepted after the subcommand");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error
+  bool dump_config = false;
+  app.add_flag("--dump-config", dump_config,
+               "Print the options given (on the command line and by --config) as a --config "
+               "file, and exit")
+      ->configurable(false);
+  app.fallthrough();  // --config and --dump-config also after the subcommand
+  app.footer(
+      "Any subcommand also takes --config FILE.toml (options from its [section] of the "
+      "file; the command line wins) and --dump-config (print them as such a file). "
+      "recipes/ holds the files of the published results.");
+  heed::cli::DemoCommand demo;
+  heed::cli::ScoreCommand score;
+  heed::cli::TrainCommand train;
+  heed::cli::TranslateCommand translate;
+  heed::cli::BenchCommand bench;
+  heed::cli::SplitCommand split;
+  heed::cli::AverageCommand average;
+  heed::cli::ClassifyCommand classify;
+  heed::cli::AttentionCommand attention;
+  heed::cli::ReportCommand report;
+  demo.add(app, threads);
+  train.add(app, threads);
+  translate.add(app, threads);
+  score.add(app);
+  bench.add(app, threads);
+  split.add(app);
+  average.add(app);
+  classify.add(app, threads);
+  attention.add(app, threads);
+  report.add(app, threads);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->footer("Options can also come from a file: --config FILE.toml reads its [" +
+                sub->get_name() + "] section (`key = value`, named as the flags above; the " +
+                "command line wins), and --dump-config prints the options given as such a file.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    const auto files = app.get_config_ptr()->as<std::vector<std::string>>();
+    std::string message = heed::cli::config_error(files, e.what());
+    if (message.empty()) {  // CLI11's own words, after the file(s) they are about
+      for (const auto& f : files) message += (message.empty() ? "" : ", ") + f;
+      message += std::string(message.empty() ? "" : ": ") + e.what();
+    }
+    std::cerr << "heed: error: " << message << "\n";
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here, as CLI11 prints them; a bad command line is an error like
+    // any other: one format, exit 2
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::cerr << "heed: error: " << e.what() << "\nRun with --help for more information.\n";
+    return 2;
+  }
+  if (dump_config) {
+    std::cout << heed::cli::config_sections(app.config_to_str(false, false));
+    heed::cli::check_stdout();
+    return 0;
+  }
+  // more threads than this the machine cannot run (OpenMP then fails, or crawls)
+  const int max_threads = 8 * static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  heed::check(threads >= 0 && threads <= max_threads, "--threads ", threads,
+              ": expected 0 (all cores) to ", max_threads, " (8 per core of this machine)");
+  heed::set_threads(threads);
+  int rc = 0;
+  if (*demo.app) rc = demo.run();
+  if (*score.app) rc = score.run();
+  if (*train.app) rc = train.run();
+  if (*translate.app) rc = translate.run();
+  if (*bench.app) rc = bench.run();
+  if (*split.app) rc = split.run();
+  if (*average.app) rc = average.run();
+  if (*classify.app) rc = classify.run();
+  if (*attention.app) rc = attention.run();
+  if (*report.app) rc = report.run();
+  heed::cli::check_stdout();
+  return rc;
+}
+
+}  // namespace heed::cli
