@@ -96,7 +96,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--batch", o.max_batch_size, "Sentences decoded together")->capture_default_str();
   app->add_option("--max-input-length", o.max_input_length,
                   "Source units read of a line: longer lines are cut there, with a warning naming "
-                  "the line (time and memory stay bounded); 0: no limit")
+                  "the line (time and memory stay bounded); with --score-target a longer source "
+                  "or target is an error; 0: no limit")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app->add_option("--attention-out", attention_out,

@@ -49,11 +49,9 @@ Parameter& ParameterStore::add(const std::string& name, const Shape& shape, bool
           ": every size must be at least 1 (a model config with a zero or negative size?)");
   // a model too large for the machine is refused here, before any allocation fails: its
   // weights and gradients (Adam's moments come on top)
-  const double memory = memory_budget();
-  const double bytes = 8.0 * (static_cast<double>(numel()) + static_cast<double>(shape.numel()));
-  check(memory <= 0 || bytes <= memory, "parameter '", name, "' of shape ", shape.str(),
-        ": the model's weights and gradients would take ", bytes / (1 << 30),
-        " GiB, more than the ", memory / (1 << 30), " GiB of memory heed may use here");
+  check_memory(
+      8.0 * (static_cast<double>(numel()) + static_cast<double>(shape.numel())),
+      "parameter '" + name + "' of shape " + shape.str() + ": the model's weights and gradients");
   auto p = std::make_unique<Parameter>();
   p->name = name;
   p->value = Tensor::zeros(shape);

@@ -120,6 +120,11 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
       ScoringResult& r = out[k];
       r.source = m.src_seg.split(model_input(m, sources[k]));
       r.tokens = m.tgt_seg.split(targets[k]);
+      // a cut pair would get a score that is not its own: refused instead (bounded memory)
+      const auto longest = static_cast<int64_t>(std::max(r.source.size(), r.tokens.size()));
+      check(o.max_input_length <= 0 || longest <= o.max_input_length, "score: pair ", k + 1,
+            " has ", longest, " units on one side, more than the input length limit of ",
+            o.max_input_length, " (--max-input-length)");
       src.push_back(m.src_vocab.encode(r.source));
       tgt.push_back(m.tgt_vocab.encode(r.tokens));
     }

@@ -26,7 +26,8 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   auto m = std::make_unique<ModelFiles>();
   const nlohmann::json j = read_config(dir);
   m->config = j;
-  m->family = config_family(j, dir, ModelRole::Seq2Seq).name;
+  const ModelFamily& family = config_family(j, dir, ModelRole::Seq2Seq);
+  m->family = family.name;
   int64_t src_vocab = 0, tgt_vocab = 0;
   try {
     src_vocab = j.at("src_vocab").get<int64_t>();
@@ -45,7 +46,12 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
   check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
         ": the vocabularies do not match config.json");
   Rng rng(1);
-  m->model = make_seq2seq_model(j, Scope(m->params, rng), dir);
+  const Seq2SeqConfig config = family.config_from_json(j);
+  try {  // a size no machine holds, or none at all, names the file it came from
+    m->model = family.make(config, Scope(m->params, rng));
+  } catch (const Error& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
   load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
   return m;
 }
@@ -98,7 +104,11 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
   check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
   Rng rng(1);
-  m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
+  try {
+    m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
+  } catch (const Error& e) {
+    fail(dir, "/config.json: ", e.what());
+  }
   load_weights((fs::path(dir) / "model.safetensors").string(), m->params);
   return m;
 }

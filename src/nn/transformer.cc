@@ -7,6 +7,7 @@
 
 #include "heed/util/error.h"
 #include "heed/util/json.h"
+#include "heed/util/memory.h"
 
 namespace heed {
 
@@ -64,6 +65,11 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d) {
 PositionalEmbedding::PositionalEmbedding(int64_t d, int64_t max_positions, Positions positions,
                                          float dropout, const Scope& scope)
     : d_(d), max_positions_(max_positions), dropout_(dropout) {
+  check(max_positions >= 1 && d >= 1, "transformer: max_positions ", max_positions, " and d_model ",
+        d, " must be at least 1");
+  check_memory(4.0 * static_cast<double>(max_positions) * static_cast<double>(d),
+               "transformer: a position table of max_positions " + std::to_string(max_positions) +
+                   " x d_model " + std::to_string(d));
   if (positions == Positions::Learned)
     learned_ = &scope.param("positions", {max_positions, d}, Init::normal(0.02f));
   else

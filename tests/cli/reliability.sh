@@ -117,14 +117,22 @@ python3 -c 'print("ABC"); print("A" * 100000); print("XYZ")' > "$work/long.txt"
   > "$work/long.out" 2> "$work/long.err"
 [ "$(wc -l < "$work/long.out")" -eq 3 ] || fail "--max-input-length: not one line per input"
 grep -qF "<stdin>:2: longer than 64 units" "$work/long.err" || fail "no warning: $(cat "$work/long.err")"
+# scoring does not cut (a cut pair's score is not its own): the long pair is an error
+stdin=$work/long.txt expect_error "score: pair 2 has 100000 units on one side, more than the input length limit of 64" \
+  "$heed" --threads 1 translate --model "$m" --max-input-length 64 --score-target "$work/long.txt"
 # sizes no machine holds, or none at all, in a config.json: refused before allocating
-for edit in 'c["ff"] = 2000000000' 'c["d_model"] = 0'; do
+while IFS='|' read -r edit want; do
   rm -rf "$work/huge" && cp -r "$golden/models/transformer" "$work/huge"
   python3 -c 'import json, sys
 c = json.load(open(sys.argv[1])); '"$edit"'; json.dump(c, open(sys.argv[1], "w"))' "$work/huge/config.json"
-  stdin=$in expect_error "parameter '" "$heed" translate --model "$work/huge"
-  grep -qE "GiB of memory heed may use here|every size must be at least 1" "$work/err" || fail "$edit: $(cat "$work/err")"
-done
+  stdin=$in expect_error "$work/huge/config.json: $want" "$heed" translate --model "$work/huge"
+  grep -qE "GiB of memory heed may use here|must be at least 1" "$work/err" || fail "$edit: $(cat "$work/err")"
+done <<'EOF'
+c["ff"] = 2000000000|parameter 'encoder/layer_0/ffn/W1' of shape [2000000000, 16]
+c["d_model"] = 0|parameter '
+c["max_positions"] = 10**12|transformer: a position table of max_positions 1000000000000 x d_model 16
+c["max_positions"] = -3|transformer: max_positions -3 and d_model 16 must be at least 1
+EOF
 stdin=$in expect_error "--beam: Value 100000 not in range" "$heed" translate --model "$m" --beam 100000
 # parser errors in the one format (heed: error: ..., exit 2)
 set +e

@@ -42,7 +42,8 @@ struct TranslationOptions {
   int64_t max_decoding_length = 0;  // and at this many units (0: the ratio only)
   int64_t max_batch_size = 32;      // sentences decoded together
   int64_t max_input_length = 1024;  // source units beyond this are dropped (as CTranslate2;
-                                    // TranslationResult::truncated says so); 0: no limit
+                                    // TranslationResult::truncated says so); score() refuses
+                                    // longer sources and targets; 0: no limit
   bool return_attention = false;    // TranslationHypothesis::attention
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
   int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)

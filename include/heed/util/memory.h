@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
+
+#include "heed/util/error.h"
 
 namespace heed {
 
@@ -29,6 +32,14 @@ inline double memory_budget() {
 // bytes <= 0 restores the default.
 inline void set_memory_budget(double bytes) {
   detail::memory_budget_override().store(bytes);
+}
+
+// An Error "WHAT would take X GiB, more than the Y GiB of memory heed may use here" when `bytes`
+// exceed the budget.
+inline void check_memory(double bytes, const std::string& what) {
+  const double budget = memory_budget();
+  check(budget <= 0 || bytes <= budget, what, " would take ", bytes / (1 << 30),
+        " GiB, more than the ", budget / (1 << 30), " GiB of memory heed may use here");
 }
 
 }  // namespace heed
