@@ -6,6 +6,7 @@
 #include "heed/autograd/ops/activation.h"
 #include "heed/autograd/ops/arithmetic.h"
 #include "heed/autograd/ops/attention.h"
+#include "heed/autograd/ops/ctc.h"
 #include "heed/autograd/ops/dropout.h"
 #include "heed/autograd/ops/embedding.h"
 #include "heed/autograd/ops/layer_norm.h"

@@ -14,6 +14,7 @@ Var cross_entropy(Var logits, std::span<const int32_t> targets, CrossEntropyOpti
         " targets for logits ", s, " (one per row)");
   check(o.label_smoothing >= 0.f && o.label_smoothing < 1.f,
         "cross_entropy: label smoothing must be in [0, 1)");
+  check(o.reduction != Reduction::None, "cross_entropy: reduction none is not supported");
   Graph& G = logits.graph();
   Tensor probs = G.alloc(s);  // [N, V] softmax, saved for backward
   std::span<int32_t> t = G.copy<int32_t>(targets);

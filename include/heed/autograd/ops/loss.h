@@ -1,5 +1,5 @@
 // Losses: softmax cross-entropy with ignore-index and label smoothing, fused with the softmax.
-// Leaves out: CTC (its own file, with the CTC model).
+// Leaves out: CTC (ops/ctc.h).
 #pragma once
 
 #include <span>
@@ -9,8 +9,9 @@
 namespace heed {
 
 enum class Reduction {
-  Mean,  // average over the targets that are not ignored
+  Mean,  // average over the targets that are not ignored (CTC: of each loss / its target length)
   Sum,
+  None,  // one loss per sequence (CTC)
 };
 
 struct CrossEntropyOptions {
@@ -19,7 +20,7 @@ struct CrossEntropyOptions {
   Reduction reduction = Reduction::Mean;
 };
 
-// logits [..., V], one target id per row -> scalar loss.
+// logits [..., V], one target id per row -> scalar loss (reduction Mean or Sum).
 Var cross_entropy(Var logits, std::span<const int32_t> targets, CrossEntropyOptions opts = {});
 
 }  // namespace heed

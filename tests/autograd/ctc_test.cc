@@ -1,0 +1,197 @@
+// The CTC loss against its definition: -log of the sum, over every frame-level path that
+// collapses to the labels (merge repeats, drop blanks), of the product of the softmax
+// probabilities, enumerated by brute force on small cases; its gradient by finite differences;
+// padding invariance, the infeasible case, the reductions and thread independence.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "heed/autograd/ops/ctc.h"
+#include "heed/kernels/parallel.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+// One sequence: frames [T, C] of logits, labels.
+struct Case {
+  int64_t T;
+  std::vector<int32_t> labels;
+};
+
+// -log p(labels | logits [T, C]) by enumerating all C^T paths; blank 0.
+double brute_force_nll(const float* logits, int64_t T, int64_t C,
+                       const std::vector<int32_t>& labels) {
+  std::vector<std::vector<double>> y(T, std::vector<double>(C));
+  for (int64_t t = 0; t < T; ++t) {
+    double z = 0;
+    for (int64_t c = 0; c < C; ++c) z += std::exp(double{logits[t * C + c]});
+    for (int64_t c = 0; c < C; ++c) y[t][c] = std::exp(double{logits[t * C + c]}) / z;
+  }
+  double p = 0;
+  std::vector<int32_t> path(T, 0);
+  for (int64_t n = 0, paths = static_cast<int64_t>(std::pow(C, T)); n < paths; ++n) {
+    int64_t k = n;
+    for (int64_t t = 0; t < T; ++t, k /= C) path[t] = static_cast<int32_t>(k % C);
+    std::vector<int32_t> collapsed;  // merge repeats, then drop blanks
+    for (int64_t t = 0; t < T; ++t)
+      if (path[t] != 0 && (t == 0 || path[t] != path[t - 1])) collapsed.push_back(path[t]);
+    if (collapsed != labels) continue;
+    double q = 1;
+    for (int64_t t = 0; t < T; ++t) q *= y[t][path[t]];
+    p += q;
+  }
+  return -std::log(p);
+}
+
+// The cases as one padded batch: logits [B, Tmax, C], lengths, targets [B, Lmax].
+struct Batch {
+  int64_t B, T, C, L;
+  Tensor logits;
+  std::vector<int32_t> input_lengths, targets, target_lengths;
+};
+
+Batch make_batch(const std::vector<Case>& cases, int64_t C, uint64_t seed) {
+  Batch b{static_cast<int64_t>(cases.size()), 0, C, 0, {}, {}, {}, {}};
+  for (const Case& c : cases) {
+    b.T = std::max(b.T, c.T);
+    b.L = std::max(b.L, static_cast<int64_t>(c.labels.size()));
+  }
+  Rng rng(seed);
+  b.logits = testing::random_tensor(Shape{b.B, b.T, C}, rng, -2.f, 2.f);
+  for (const Case& c : cases) {
+    b.input_lengths.push_back(static_cast<int32_t>(c.T));
+    b.target_lengths.push_back(static_cast<int32_t>(c.labels.size()));
+    for (int64_t i = 0; i < b.L; ++i)
+      b.targets.push_back(i < static_cast<int64_t>(c.labels.size()) ? c.labels[i] : 0);
+  }
+  return b;
+}
+
+Var loss_of(Graph& g, Var logits, const Batch& b, CtcOptions o = {}) {
+  return ctc_loss(logits, b.input_lengths, b.targets, b.target_lengths, o);
+}
+
+const std::vector<Case> kCases = {
+    {4, {1, 2}}, {5, {1, 1}}, {6, {1, 2, 3}}, {3, {}}, {6, {2, 2, 2}}, {1, {3}}, {6, {3, 1, 3}},
+};
+
+TEST(Ctc, EqualsTheSumOverEveryAlignment) {
+  const Batch b = make_batch(kCases, 4, 1);
+  Graph g(Mode::Inference);
+  Var loss = loss_of(g, g.constant(b.logits), b, {.reduction = Reduction::None});
+  ASSERT_EQ(loss.shape(), Shape{b.B});
+  for (int64_t i = 0; i < b.B; ++i) {
+    const double want =
+        brute_force_nll(b.logits.data() + i * b.T * b.C, kCases[i].T, b.C, kCases[i].labels);
+    EXPECT_NEAR(loss.value().data()[i], want, 1e-4 * std::max(1.0, want)) << "case " << i;
+  }
+}
+
+TEST(Ctc, GradientMatchesFiniteDifferences) {
+  const Batch b = make_batch(kCases, 4, 2);
+  for (Reduction r : {Reduction::None, Reduction::Sum, Reduction::Mean}) {
+    SCOPED_TRACE(static_cast<int>(r));
+    testing::expect_gradients(
+        [&](Graph& g, std::vector<Var>& x) { return loss_of(g, x[0], b, {.reduction = r}); },
+        {b.logits}, {.eps = 1e-2f, .rtol = 2e-2f, .atol = 1e-3f, .max_entries = 200});
+  }
+}
+
+// Frames and labels beyond a sequence's lengths change nothing and get no gradient.
+TEST(Ctc, PaddingChangesNothing) {
+  const Batch alone = make_batch({{4, {1, 2}}}, 4, 3);
+  Batch padded = make_batch({{4, {1, 2}}, {6, {3, 1, 3}}}, 4, 4);
+  for (int64_t t = 0; t < 4; ++t)  // sequence 0 of the padded batch = the one alone
+    for (int64_t c = 0; c < 4; ++c)
+      padded.logits.data()[t * 4 + c] = alone.logits.data()[t * 4 + c];
+  padded.logits.data()[5 * 4 + 1] = 1e30f;  // garbage in sequence 0's padding
+  padded.targets[2] = 3;                    // and in its labels' padding
+  auto run = [](const Batch& b, std::vector<float>* grad) {
+    Graph g(Mode::Train);
+    Var x = g.variable(b.logits);
+    Var loss = loss_of(g, x, b, {.reduction = Reduction::None});
+    g.backward(loss, Tensor::full(loss.shape(), 1.f));
+    grad->assign(x.grad().data(), x.grad().data() + 6 * 4);  // sequence 0's rows, or more
+    return loss.value().data()[0];
+  };
+  std::vector<float> ga, gp;
+  EXPECT_FLOAT_EQ(run(alone, &ga), run(padded, &gp));
+  for (int64_t i = 0; i < 4 * 4; ++i) EXPECT_FLOAT_EQ(ga[i], gp[i]) << i;
+  for (int64_t i = 4 * 4; i < 6 * 4; ++i) EXPECT_EQ(gp[i], 0.f) << i;
+}
+
+// {1, 1} needs 3 frames (a blank between the two): with 2 the loss is +inf, or 0 with
+// zero_infinity; never a gradient, never NaN; the sequence is reported.
+TEST(Ctc, InfeasibleSequencesAreInfiniteOrZeroAndReported) {
+  const Batch b = make_batch({{2, {1, 1}}, {4, {1, 2}}}, 3, 5);
+  for (bool zero : {false, true}) {
+    Graph g(Mode::Train);
+    Var x = g.variable(b.logits);
+    std::vector<int64_t> infeasible;
+    Var loss = loss_of(
+        g, x, b, {.reduction = Reduction::None, .zero_infinity = zero, .infeasible = &infeasible});
+    EXPECT_EQ(infeasible, std::vector<int64_t>({0}));
+    if (zero)
+      EXPECT_EQ(loss.value().data()[0], 0.f);
+    else
+      EXPECT_EQ(loss.value().data()[0], std::numeric_limits<float>::infinity());
+    EXPECT_TRUE(std::isfinite(loss.value().data()[1]));
+    g.backward(loss, Tensor::full(loss.shape(), 1.f));
+    for (int64_t i = 0; i < b.T * b.C; ++i) EXPECT_EQ(x.grad().data()[i], 0.f);
+    for (int64_t i = b.T * b.C; i < 2 * b.T * b.C; ++i)
+      EXPECT_TRUE(std::isfinite(x.grad().data()[i]));
+  }
+}
+
+// sum = sum_b nll_b; mean = mean_b nll_b / max(L_b, 1), as PyTorch's ctc_loss.
+TEST(Ctc, ReductionsSumAndMeanOverTargetLengths) {
+  const Batch b = make_batch(kCases, 4, 6);
+  Graph g(Mode::Inference);
+  Var x = g.constant(b.logits);
+  const Tensor each = loss_of(g, x, b, {.reduction = Reduction::None}).value();
+  double sum = 0, mean = 0;
+  for (int64_t i = 0; i < b.B; ++i) {
+    sum += each.data()[i];
+    mean += each.data()[i] / std::max<double>(1, b.target_lengths[i]) / static_cast<double>(b.B);
+  }
+  EXPECT_NEAR(loss_of(g, x, b, {.reduction = Reduction::Sum}).value().data()[0], sum, 1e-4);
+  EXPECT_NEAR(loss_of(g, x, b, {.reduction = Reduction::Mean}).value().data()[0], mean, 1e-5);
+}
+
+// Each sequence on one thread: the results are bit-identical for any thread count.
+TEST(Ctc, SameBitsOnOneAndTwoThreads) {
+  std::vector<Case> many;
+  for (int i = 0; i < 16; ++i) many.push_back(kCases[i % kCases.size()]);
+  const Batch b = make_batch(many, 4, 7);
+  std::vector<std::vector<float>> out;
+  for (int threads : {1, 2}) {
+    set_threads(threads);
+    Graph g(Mode::Train);
+    Var x = g.variable(b.logits);
+    Var loss = loss_of(g, x, b, {.reduction = Reduction::Mean});
+    g.backward(loss);
+    out.emplace_back(x.grad().data(), x.grad().data() + x.grad().numel());
+    out.back().push_back(loss.value().data()[0]);
+  }
+  set_threads(1);
+  EXPECT_EQ(out[0], out[1]);
+}
+
+TEST(Ctc, BadInputIsAnError) {
+  const Batch b = make_batch({{4, {1, 2}}}, 3, 8);
+  Graph g(Mode::Inference);
+  Var x = g.constant(b.logits);
+  std::vector<int32_t> blank_label = {1, 0};
+  EXPECT_THROW(ctc_loss(x, b.input_lengths, blank_label, b.target_lengths), Error);
+  std::vector<int32_t> too_long = {5};
+  EXPECT_THROW(ctc_loss(x, too_long, b.targets, b.target_lengths), Error);
+  std::vector<int32_t> big_label = {1, 3};
+  EXPECT_THROW(ctc_loss(x, b.input_lengths, big_label, b.target_lengths), Error);
+  EXPECT_THROW(ctc_loss(x, b.input_lengths, b.targets, b.target_lengths, {.blank = 3}), Error);
+}
+
+}  // namespace
+}  // namespace heed
