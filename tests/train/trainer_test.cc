@@ -194,7 +194,8 @@ TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
   TrainConfig c = transformer_config(d, "t");
   std::get<TransformerSeq2SeqConfig>(c.model).layer.dropout =
       0;  // 600 pairs: dropout only slows this down
-  c.epochs = 16;
+  c.epochs = 24;
+  c.patience = 8;  // the dev BLEU of greedy reversal jumps by 20 points between epochs
   std::ostringstream log;
   TrainResult r = train_seq2seq(c, log);
   EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU of the reversal task
