@@ -11,6 +11,7 @@
 #include "heed/io/files.h"
 #include "heed/io/safetensors.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace fs = std::filesystem;
 
@@ -27,11 +28,14 @@ NamedTensors weights_of(const ParameterStore& params) {
 
 nlohmann::json read_json(const std::string& path) {
   std::string text = read_file(path);
+  nlohmann::json j;
   try {
-    return nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": not valid JSON (", e.what(), ")");
   }
+  check_json_numbers(j, path);
+  return j;
 }
 
 void save_model(const std::string& dir, const nlohmann::json& config,

@@ -2,12 +2,14 @@
 // Leaves out: zero-copy loading (tensors are copied into aligned storage).
 #include "heed/io/safetensors.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "heed/io/files.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 
@@ -56,6 +58,7 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
     fail(path, ": the safetensors header is not valid JSON (", e.what(), ")");
   }
   check(header.is_object(), path, ": the safetensors header is not a JSON object");
+  check_json_numbers(header, path);
   const size_t data_size = bytes.size() - 8 - n;
   const char* data = bytes.data() + 8 + n;
   Safetensors out;
@@ -72,6 +75,14 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
       std::string dtype = info.at("dtype").get<std::string>();
       check(dtype == "F32", path, ": tensor '", name, "' has dtype ", dtype,
             "; heed reads F32 only");
+      // lists of integers (a float would be cast, undefined beyond the type's range)
+      const auto all_integers = [](const nlohmann::json& a, bool non_negative) {
+        return a.is_array() && std::all_of(a.begin(), a.end(), [&](const nlohmann::json& x) {
+                 return non_negative ? x.is_number_unsigned() : x.is_number_integer();
+               });
+      };
+      check(all_integers(info.at("shape"), false) && all_integers(info.at("data_offsets"), true),
+            path, ": tensor '", name, "' has a shape or data_offsets that are not integers");
       auto dims = info.at("shape").get<std::vector<int64_t>>();
       auto off = info.at("data_offsets").get<std::vector<uint64_t>>();
       check(off.size() == 2 && off[0] <= off[1], path, ": tensor '", name,

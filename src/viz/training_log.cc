@@ -8,6 +8,7 @@
 
 #include "heed/data/text.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed::viz {
 
@@ -21,6 +22,7 @@ TrainingLog read_training_log(const std::string& path, std::ostream& warn) {
   for (size_t i = 0; i < lines.size(); ++i) {
     try {
       const auto j = nlohmann::json::parse(lines[i]);
+      check_json_numbers(j, path + ":" + std::to_string(i + 1));
       log.metric = j.value("metric", log.metric);
       log.rows.push_back({.step = j.at("step").get<double>(),
                           .minutes = j.at("minutes").get<double>(),

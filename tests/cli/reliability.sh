@@ -133,6 +133,11 @@ c["d_model"] = 0|parameter '
 c["max_positions"] = 10**12|transformer: a position table of max_positions 1000000000000 x d_model 16
 c["max_positions"] = -3|transformer: max_positions -3 and d_model 16 must be at least 1
 EOF
+# a float where an integer is read (nlohmann-json's cast would be undefined; the fuzzer's find)
+rm -rf "$work/huge" && cp -r "$golden/models/transformer" "$work/huge"
+sed -i 's/"d_model": 16/"d_model": 1e49/' "$work/huge/config.json"
+stdin=$in expect_error "$work/huge/config.json: \"d_model\" is 1e+49, beyond the range heed reads" \
+  "$heed" translate --model "$work/huge"
 stdin=$in expect_error "--beam: Value 100000 not in range" "$heed" translate --model "$m" --beam 100000
 # parser errors in the one format (heed: error: ..., exit 2)
 set +e

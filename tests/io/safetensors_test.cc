@@ -154,6 +154,12 @@ TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
               0);
   EXPECT_NE(error_of([&] { read_safetensors(path); }).find("more than 2^60 elements"),
             std::string::npos);
+  // floats where integers belong are refused before nlohmann-json casts them (undefined)
+  with_header(R"({"w": {"dtype": "F32", "shape": [1e30], "data_offsets": [0, 4]}})", 4);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("\"shape\" is 1e+30"),
+            std::string::npos);
+  with_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [-0.5, 4]}})", 4);
+  EXPECT_NE(error_of([&] { read_safetensors(path); }).find("not integers"), std::string::npos);
   EXPECT_NE(error_of([&] { read_safetensors(dir / "nope.safetensors"); }).find("cannot open"),
             std::string::npos);
 }

@@ -1,10 +1,17 @@
-// Floats in config.json as people wrote them: 0.2, not 0.20000000298023224.
+// Floats in config.json as people wrote them: 0.2, not 0.20000000298023224; and the numbers of
+// a JSON file checked before nlohmann-json converts them.
 // Leaves out: everything else about JSON (nlohmann-json does it).
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/util/error.h"
 
 namespace heed {
 
@@ -15,6 +22,25 @@ inline double json_number(float x) {
   const auto r = std::to_chars(buf, buf + sizeof buf - 1, x);  // shortest round trip
   *r.ptr = '\0';
   return std::strtod(buf, nullptr);
+}
+
+// nlohmann-json reads a number into an integer with a plain cast, which is undefined behaviour
+// for a float beyond the integer's range (a config.json saying "d_model": 1e49, a safetensors
+// shape [1e30]). Every number of `j`, at any depth, is checked: a JSON integer, or a float that
+// is finite and within +-(2^31 - 1) (no setting heed reads is larger as a float); an Error names
+// `file` and the key.
+inline void check_json_numbers(const nlohmann::json& j, std::string_view file,
+                               const std::string& key = "") {
+  if (j.is_structured()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      check_json_numbers(*it, file, j.is_object() ? it.key() : key);
+    return;
+  }
+  if (!j.is_number_float()) return;
+  const double x = j.get<double>();
+  check(std::isfinite(x) && std::fabs(x) <= 2147483647.0, file, ": ",
+        key.empty() ? std::string("a number") : "\"" + key + "\"", " is ", x,
+        ", beyond the range heed reads");
 }
 
 }  // namespace heed
