@@ -76,7 +76,9 @@ void expect_near(const Tensor& a, const Tensor& b, const char* what, float tol =
 class FusedAttention : public ::testing::TestWithParam<std::tuple<Case, int>> {};
 
 TEST_P(FusedAttention, EqualsNaiveComposition) {
-  const auto& [c, threads] = GetParam();
+  // (no structured binding: clang 14, which builds `make test-tsan`, cannot capture one)
+  const Case& c = std::get<0>(GetParam());
+  const int threads = std::get<1>(GetParam());
   const int before = heed::threads();
   set_threads(threads);
   Result fused = run(
