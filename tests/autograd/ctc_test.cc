@@ -10,6 +10,7 @@
 
 #include "heed/autograd/ops/ctc.h"
 #include "heed/kernels/parallel.h"
+#include "support/ctc_brute_force.h"
 #include "support/gradcheck.h"
 
 namespace heed {
@@ -20,31 +21,6 @@ struct Case {
   int64_t T;
   std::vector<int32_t> labels;
 };
-
-// -log p(labels | logits [T, C]) by enumerating all C^T paths; blank 0.
-double brute_force_nll(const float* logits, int64_t T, int64_t C,
-                       const std::vector<int32_t>& labels) {
-  std::vector<std::vector<double>> y(T, std::vector<double>(C));
-  for (int64_t t = 0; t < T; ++t) {
-    double z = 0;
-    for (int64_t c = 0; c < C; ++c) z += std::exp(double{logits[t * C + c]});
-    for (int64_t c = 0; c < C; ++c) y[t][c] = std::exp(double{logits[t * C + c]}) / z;
-  }
-  double p = 0;
-  std::vector<int32_t> path(T, 0);
-  for (int64_t n = 0, paths = static_cast<int64_t>(std::pow(C, T)); n < paths; ++n) {
-    int64_t k = n;
-    for (int64_t t = 0; t < T; ++t, k /= C) path[t] = static_cast<int32_t>(k % C);
-    std::vector<int32_t> collapsed;  // merge repeats, then drop blanks
-    for (int64_t t = 0; t < T; ++t)
-      if (path[t] != 0 && (t == 0 || path[t] != path[t - 1])) collapsed.push_back(path[t]);
-    if (collapsed != labels) continue;
-    double q = 1;
-    for (int64_t t = 0; t < T; ++t) q *= y[t][path[t]];
-    p += q;
-  }
-  return -std::log(p);
-}
 
 // The cases as one padded batch: logits [B, Tmax, C], lengths, targets [B, Lmax].
 struct Batch {
@@ -84,8 +60,8 @@ TEST(Ctc, EqualsTheSumOverEveryAlignment) {
   Var loss = loss_of(g, g.constant(b.logits), b, {.reduction = Reduction::None});
   ASSERT_EQ(loss.shape(), Shape{b.B});
   for (int64_t i = 0; i < b.B; ++i) {
-    const double want =
-        brute_force_nll(b.logits.data() + i * b.T * b.C, kCases[i].T, b.C, kCases[i].labels);
+    const double want = testing::ctc_brute_force_nll(b.logits.data() + i * b.T * b.C, kCases[i].T,
+                                                     b.C, kCases[i].labels);
     EXPECT_NEAR(loss.value().data()[i], want, 1e-4 * std::max(1.0, want)) << "case " << i;
   }
 }
