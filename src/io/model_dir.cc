@@ -34,7 +34,6 @@ nlohmann::json read_json(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": not valid JSON (", e.what(), ")");
   }
-  check_json_numbers(j, path);
   return j;
 }
 
@@ -79,7 +78,10 @@ void average_weights(const std::vector<std::string>& paths, const std::string& o
 }
 
 nlohmann::json read_config(const std::string& dir) {
-  return read_json((fs::path(dir) / "config.json").string());
+  const std::string path = (fs::path(dir) / "config.json").string();
+  nlohmann::json j = read_json(path);
+  check_json_numbers(j, path);  // sizes and small settings only
+  return j;
 }
 
 void load_weights(const std::string& path, ParameterStore& params) {

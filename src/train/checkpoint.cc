@@ -8,6 +8,7 @@
 #include "heed/io/model_dir.h"
 #include "heed/io/safetensors.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace fs = std::filesystem;
 
@@ -60,9 +61,9 @@ TrainerState load_checkpoint(const std::string& dir, ParameterStore& params, Opt
   TrainerState st;
   st.config = read_config(src);
   try {
-    st.step = js.at("step").get<int64_t>();
-    st.epoch = js.at("epoch").get<int64_t>();
-    st.data_position = js.at("data_position").get<int64_t>();
+    st.step = json_integer<int64_t>(js, "step", state_path);
+    st.epoch = json_integer<int64_t>(js, "epoch", state_path);
+    st.data_position = json_integer<int64_t>(js, "data_position", state_path);
     auto rng = js.at("rng").get<std::vector<std::string>>();
     check(rng.size() == st.rng.size(), state_path, ": rng must have 4 entries");
     for (size_t i = 0; i < rng.size(); ++i) st.rng[i] = std::stoull(rng[i]);
@@ -70,7 +71,7 @@ TrainerState load_checkpoint(const std::string& dir, ParameterStore& params, Opt
     st.extra = js.at("extra");
     std::string opt_path = (fs::path(src) / "optimizer.safetensors").string();
     optimizer.load_state(read_safetensors(opt_path).tensors,
-                         js.at("optimizer_steps").get<int64_t>(), opt_path);
+                         json_integer<int64_t>(js, "optimizer_steps", state_path), opt_path);
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": malformed trainer state (", e.what(), ")");
   } catch (const std::logic_error& e) {

@@ -20,6 +20,7 @@
 #include "heed/train/optimizer.h"
 #include "heed/util/clock.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace fs = std::filesystem;
 
@@ -168,7 +169,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();
-    bad_epochs = state.extra.at("bad_epochs").get<int>();
+    bad_epochs = json_integer<int>(state.extra, "bad_epochs", ckpt + "/trainer_state.json");
     minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
     if (state.data_position > 0 && state.extra.contains("loss_avg")) {
       loss_avg = state.extra["loss_avg"].get<double>();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "heed/util/json.h"
+
 namespace heed {
 
 float LrSchedule::lr(int64_t step) const {
@@ -60,8 +62,8 @@ nlohmann::json LrSchedule::state() const {
 void LrSchedule::load_state(const nlohmann::json& s) {
   best_ = s.at("best").get<double>();
   has_best_ = s.at("has_best").get<bool>();
-  bad_ = s.at("bad").get<int>();
-  cuts_ = s.at("cuts").get<int>();
+  bad_ = json_integer<int>(s, "bad", "trainer_state.json's schedule");
+  cuts_ = json_integer<int>(s, "cuts", "trainer_state.json's schedule");
 }
 
 }  // namespace heed

@@ -22,15 +22,15 @@ TrainingLog read_training_log(const std::string& path, std::ostream& warn) {
   for (size_t i = 0; i < lines.size(); ++i) {
     try {
       const auto j = nlohmann::json::parse(lines[i]);
-      check_json_numbers(j, path + ":" + std::to_string(i + 1));
       log.metric = j.value("metric", log.metric);
-      log.rows.push_back({.step = j.at("step").get<double>(),
-                          .minutes = j.at("minutes").get<double>(),
-                          .train_loss = j.at("train_loss").get<double>(),
-                          .dev_ce = j.at("dev_ce").get<double>(),
-                          .dev_metric = j.at("dev_metric").get<double>(),
-                          .lr = j.value("lr", -1.0),
-                          .epoch = j.at("epoch").get<int>()});
+      log.rows.push_back(
+          {.step = j.at("step").get<double>(),
+           .minutes = j.at("minutes").get<double>(),
+           .train_loss = j.at("train_loss").get<double>(),
+           .dev_ce = j.at("dev_ce").get<double>(),
+           .dev_metric = j.at("dev_metric").get<double>(),
+           .lr = j.value("lr", -1.0),
+           .epoch = json_integer<int>(j, "epoch", path + ":" + std::to_string(i + 1))});
     } catch (const nlohmann::json::exception& e) {
       if (i + 1 == lines.size()) {
         warn << "heed report: warning: " << path << ":" << i + 1
