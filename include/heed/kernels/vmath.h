@@ -16,6 +16,13 @@ inline float max(const float* x, int64_t n, float init) {
   float m = init;
 #pragma omp simd reduction(max : m)
   for (int64_t j = 0; j < n; ++j) m = m > x[j] ? m : x[j];
+  // The reduction's private copies start at the type's least value, which OpenMP lets a compiler
+  // take as -FLT_MAX (clang does; GCC takes -inf): a row of -inf (fully masked) would come out
+  // -FLT_MAX. Only then, once more without the reduction.
+  if (m == -3.40282347e+38f) {
+    m = init;
+    for (int64_t j = 0; j < n; ++j) m = m > x[j] ? m : x[j];
+  }
   return m;
 }
 inline float max_abs(const float* x, int64_t n) {
