@@ -97,8 +97,7 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
 
 double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,
                     const std::vector<int32_t>& labels) {
-  // the forward algorithm of the loss (kernels/ctc.h) on one sequence; log_softmax leaves
-  // log-probabilities as they are
+  // the forward algorithm of the loss (kernels/ctc.h) on one sequence
   const auto t32 = static_cast<int32_t>(T), l32 = static_cast<int32_t>(labels.size());
   const kernels::CtcBatch p{.B = 1,
                             .T = T,
@@ -108,10 +107,9 @@ double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,
                             .targets = labels.data(),
                             .target_lengths = &l32,
                             .blank = blank};
-  std::vector<float> normalised(static_cast<size_t>(T * C));
   std::vector<float> alpha(static_cast<size_t>(T * kernels::ctc_states(p)));
   float nll = 0;
-  kernels::ctc_forward(p, log_probs, normalised.data(), alpha.data(), &nll);
+  kernels::ctc_alpha(p, log_probs, alpha.data(), &nll);
   return -double{nll};
 }
 

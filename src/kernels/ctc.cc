@@ -45,9 +45,13 @@ Sequence sequence(const CtcBatch& p, int64_t b) {
 
 void ctc_forward(const CtcBatch& p, const float* logits, float* log_probs, float* alpha,
                  float* nll) {
-  const int64_t C = p.C, W = ctc_states(p);
   // y_t = softmax(u_t), kept as log y_t
-  softmax_forward(logits, {}, log_probs, Shape{p.B * p.T, C}, /*log=*/true);
+  softmax_forward(logits, {}, log_probs, Shape{p.B * p.T, p.C}, /*log=*/true);
+  ctc_alpha(p, log_probs, alpha, nll);
+}
+
+void ctc_alpha(const CtcBatch& p, const float* log_probs, float* alpha, float* nll) {
+  const int64_t C = p.C, W = ctc_states(p);
   parallel_for(p.B, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const Sequence q = sequence(p, b);

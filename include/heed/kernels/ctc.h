@@ -25,11 +25,13 @@ inline int64_t ctc_states(const CtcBatch& p) {
   return 2 * p.L + 1;
 }
 
-// log_probs [B, T, C] = log_softmax(logits) over classes; alpha [B, T, 2L + 1] the forward
-// variables, log alpha_t(s) (eq. 5–7), for t < T_b; nll [B] = -log p(l_b | x_b), +inf when no
-// path exists (T_b < L_b + the number of equal neighbours in l_b).
+// log_probs [B, T, C] = log_softmax(logits) over classes, then ctc_alpha.
 void ctc_forward(const CtcBatch& p, const float* logits, float* log_probs, float* alpha,
                  float* nll);
+// From log-probabilities [B, T, C]: alpha [B, T, 2L + 1] the forward variables, log alpha_t(s)
+// (eq. 5–7), for t < T_b; nll [B] = -log p(l_b | x_b), +inf when no path exists (T_b < L_b +
+// the number of equal neighbours in l_b).
+void ctc_alpha(const CtcBatch& p, const float* log_probs, float* alpha, float* nll);
 
 // dlogits [B, T, C] += scale[b] * d nll_b / d logits: for t < T_b (eq. 16, the softmax fused in)
 //   y_t(c) - 1 / (p y_t(c)) * sum_{s : l'_s = c} alpha_t(s) beta_t(s),  y_t = softmax(logits_t),
