@@ -61,6 +61,7 @@ int run(int argc, char** argv) {
   heed::cli::ClassifyCommand classify;
   heed::cli::AttentionCommand attention;
   heed::cli::ReportCommand report;
+  heed::cli::LmCommand lm;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
@@ -71,6 +72,7 @@ int run(int argc, char** argv) {
   classify.add(app, threads);
   attention.add(app, threads);
   report.add(app, threads);
+  lm.add(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->footer("Options can also come from a file: --config FILE.toml reads its [" +
                 sub->get_name() + "] section (`key = value`, named as the flags above; the " +
@@ -114,6 +116,7 @@ int run(int argc, char** argv) {
   if (*classify.app) rc = classify.run();
   if (*attention.app) rc = attention.run();
   if (*report.app) rc = report.run();
+  if (*lm.app) rc = lm.run();
   heed::cli::check_stdout();
   return rc;
 }

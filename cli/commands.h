@@ -142,6 +142,8 @@ struct TrainCommand {
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;
+  CtcConfig ctc;
+  std::string encoder = "rnn";  // ctc: rnn | transformer
   TrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
@@ -181,6 +183,19 @@ struct SplitCommand {
   Split part = Split::Test;
   Side side = Side::Src;
   std::string tsv_columns = "1,2";  // as heed train's --tsv-columns
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
+// `heed lm`: a modified Kneser–Ney n-gram model of output units, as an ARPA file (for the
+// prefix search of ctc models: heed translate --lm).
+struct LmCommand {
+  std::string train;  // CMUdict (its pronunciations) or text (every line)
+  CorpusFormat format = CorpusFormat::Auto;
+  Units units = Units::Word;
+  int order = 5;
+  std::string out;
   CLI::App* app = nullptr;
   void add(CLI::App& parent);
   int run() const;

@@ -160,6 +160,18 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       "--share-embeddings", tf.share_embeddings,
       "transformer: one embedding table and one joint vocabulary for both sides (with spm "
       "on both sides: one SentencePiece model trained on both, as joint BPE)");
+  app->option_defaults()->group("Model: ctc");
+  app->add_option("--encoder", encoder,
+                  "ctc: the encoder, rnn (--layers of bidirectional --cell, default lstm and 2 "
+                  "layers, sized by --embed and --hidden) | transformer (the transformer flags)")
+      ->check(CLI::IsMember({"rnn", "transformer"}))
+      ->capture_default_str();
+  app->add_option("--upsample", ctc.upsample,
+                  "ctc: positions per source unit, each unit repeated K times (CTC emits at most "
+                  "one label per position, and a blank between repeats: G2P needs K >= 2 for "
+                  "words with more phones than letters, X -> EH K S)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app->add_option("--dropout", dropout,
                   "Dropout (default: rnn 0, on embeddings, between layers and before the "
                   "read-out; transformer 0.1, on embeddings and every sub-layer output)")
@@ -310,10 +322,24 @@ int TrainCommand::run() {
   transformer.dec_layers = dec_layers >= 0 ? dec_layers : transformer.enc_layers;
   if (dropout >= 0) transformer.layer.dropout = dropout;
   transformer.tie_output = !untied_output;
+  // the ctc's: the rnn's encoder flags (an LSTM of 2 layers unless told), or the transformer's
+  if (encoder == "transformer") {
+    ctc.encoder = TransformerEncoderConfig{.layer = transformer.layer,
+                                           .layers = transformer.enc_layers,
+                                           .positions = transformer.positions,
+                                           .max_positions = transformer.max_positions};
+  } else {
+    RnnEncoderConfig e = enc;
+    if (app->count("--cell") == 0) e.cell = CellKind::Lstm;
+    if (layers < 0) e.layers = 2;
+    ctc.encoder = e;
+  }
+  if (dropout >= 0) ctc.dropout = dropout;
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
   std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
-                        [&](TransformerSeq2SeqConfig& c) { c = transformer; }},
+                        [&](TransformerSeq2SeqConfig& c) { c = transformer; },
+                        [&](CtcConfig& c) { c = ctc; }},
              config.model);
   // the optimiser: the family's recipe unless told otherwise
   const TrainingDefaults& d = family.defaults;

@@ -30,10 +30,10 @@ std::string score_text(double x) {  // a log-probability, as Marian prints them
 }
 
 // {"src", "out", "attention"}: the EOS row, unless the output was cut at the length limit
-// before its EOS, is named "</s>"
+// before its EOS, is named "</s>"; a CTC model's last row is the blank's
 std::string attention_json(const std::vector<std::string>& src, std::vector<std::string> out,
-                           const std::vector<std::vector<float>>& attention) {
-  if (attention.size() > out.size()) out.emplace_back("</s>");
+                           const std::vector<std::vector<float>>& attention, bool ctc) {
+  if (attention.size() > out.size()) out.emplace_back(ctc ? "<blank>" : "</s>");
   return nlohmann::json{{"src", src}, {"out", out}, {"attention", attention}}.dump() + "\n";
 }
 
@@ -89,7 +89,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--n-best", o.num_hypotheses,
                   "Write the N best outputs of each input line (N <= --beam), best first, as "
                   "Moses/Marian n-best lines: `ID ||| output ||| F0= log p ||| score`, with ID the "
-                  "0-based input line and score the length-normalised log p that ranks them; "
+                  "0-based input line and score the length-normalised log p that ranks them "
+                  "(ctc: log p); "
                   "--attention-out then has one line per output line")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -102,7 +103,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::NonNegativeNumber);
   app->add_option("--attention-out", attention_out,
                   "Write {\"src\", \"out\", \"attention\"} JSON per output line to this file "
-                  "(one row of weights over the source per output token, the EOS row last)");
+                  "(one row of weights over the source per output token, the EOS row last; ctc: "
+                  "each output unit's alignment posterior over the source, the blank's last)");
   app->add_option("--attention-layer", o.attention_layer,
                   "transformer: the decoder layer whose cross-attention --attention-out writes, "
                   "0-based (-1: the last)")
@@ -124,6 +126,17 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--word-scores", word_scores,
                 "With --score-target: after each total, a tab and the log-probability of every "
                 "output unit, the EOS last");
+  app->add_option("--lm", translator.lm,
+                  "ctc: an ARPA n-gram model of the output units (heed lm, or KenLM's lmplz) "
+                  "joined to the prefix search (--beam >= 2): outputs ranked by log p_ctc + "
+                  "--lm-weight x ln p_lm + --lm-bonus x length")
+      ->check(CLI::ExistingFile);
+  app->add_option("--lm-weight", o.lm_weight, "ctc with --lm: the LM's weight")
+      ->capture_default_str()
+      ->check(kNonNegative);
+  app->add_option("--lm-bonus", o.lm_bonus,
+                  "ctc with --lm: added per output unit (offsets the LM's taste for short output)")
+      ->capture_default_str();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
 
@@ -141,6 +154,7 @@ int TranslateCommand::run() const {
   o.return_attention = attn.has_value();
   if (!score_target.empty()) return score(translator_, lines, o, attn ? &*attn : nullptr);
   ProgressLine progress(lines.size());
+  const bool ctc = translator_.model().frame_labeller() != nullptr;
   translator_.translate_each(
       lines, o,
       [&](size_t i, TranslationResult&& r) {
@@ -155,7 +169,7 @@ int TranslateCommand::run() const {
                       << '\n';
           else
             std::cout << translator_.output_line(r, h) << '\n';
-          if (attn) attn->write(attention_json(r.source, h.tokens, h.attention));
+          if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc));
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)
           check_stdout();  // a window at a time; a failed write stops the run
@@ -179,7 +193,9 @@ int TranslateCommand::score(const Translator& t, const std::vector<std::string>&
         std::cout << (k ? " " : "") << score_text(r.token_log_probs[k]);
     }
     std::cout << '\n';
-    if (attn) attn->write(attention_json(r.source, r.tokens, r.attention));
+    if (attn)
+      attn->write(
+          attention_json(r.source, r.tokens, r.attention, t.model().frame_labeller() != nullptr));
   }
   check_stdout();
   if (attn) attn->commit();

@@ -7,6 +7,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/decode/ctc_search.h"
 #include "heed/decode/greedy.h"
 #include "heed/kernels/reduce.h"
 #include "heed/util/error.h"
@@ -149,6 +150,10 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
                                                    std::vector<std::vector<int32_t>> src,
                                                    const BeamOptions& o,
                                                    const AttentionChoice& attention) {
+  if (model.frame_labeller())  // CTC: labels read off every position, no decoder
+    return ctc_decode_n_best(model, std::move(src),
+                             {.beam = o.beam, .n_best = o.n_best, .lm = o.ctc_lm},
+                             attention.wanted);
   int64_t longest = 0;
   for (auto& ids : src) {
     if (ids.empty()) ids.push_back(Vocab::kUnk);

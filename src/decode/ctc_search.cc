@@ -6,7 +6,9 @@
 #include <limits>
 #include <map>
 
+#include "heed/data/vocab.h"
 #include "heed/kernels/ctc.h"
+#include "heed/models/ngram_lm.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -20,13 +22,73 @@ double log_add(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// A prefix's paths so far: log p of those ending in a blank, and in its last label.
+// A prefix's paths so far: log p of those ending in a blank, and in its last label; and the
+// LM's terms of the prefix, w ln p_lm(l) + b |l|.
 struct PrefixScore {
-  double blank = kNegInf, label = kNegInf;
+  double blank = kNegInf, label = kNegInf, lm = 0;
   double total() const { return log_add(blank, label); }
+  double ranked() const { return total() + lm; }
 };
 
+constexpr double kLn10 = 2.302585092994046;
+
+// One labelling on frames lp [T, C] (kernels/ctc.h with B = 1), its forward variables run:
+// alpha [T, 2L + 1] and nll = -log p(labels | x).
+struct Lattice {
+  int32_t t32, l32;
+  kernels::CtcBatch p;
+  std::vector<float> alpha;
+  float nll = 0;
+  Lattice(const float* lp, int64_t T, int64_t C, int32_t blank, const std::vector<int32_t>& labels)
+      : t32(static_cast<int32_t>(T)),
+        l32(static_cast<int32_t>(labels.size())),
+        p{.B = 1,
+          .T = T,
+          .C = C,
+          .L = l32,
+          .input_lengths = &t32,
+          .targets = labels.data(),
+          .target_lengths = &l32,
+          .blank = blank},
+        alpha(static_cast<size_t>(T * kernels::ctc_states(p))) {
+    kernels::ctc_alpha(p, lp, alpha.data(), &nll);
+  }
+  Lattice(const Lattice&) = delete;
+  Lattice& operator=(const Lattice&) = delete;
+};
+
+// The LM's ids of a prefix's last order - 1 labels, <s> before the first.
+std::vector<int32_t> lm_context(const CtcLm& m, const std::vector<int32_t>& prefix) {
+  const size_t keep = static_cast<size_t>(m.lm->order() - 1);
+  std::vector<int32_t> h;
+  if (prefix.size() < keep) h.push_back(NgramLm::kBos);
+  for (size_t i = prefix.size() > keep ? prefix.size() - keep : 0; i < prefix.size(); ++i)
+    h.push_back(m.ids[static_cast<size_t>(prefix[i])]);
+  return h;
+}
+
+// w ln p_lm(c | prefix) + b for every class c, then for </s> (the last entry).
+std::vector<double> lm_step(const CtcLm& m, const std::vector<int32_t>& prefix) {
+  const std::vector<int32_t> h = lm_context(m, prefix);
+  std::vector<double> out;
+  out.reserve(m.ids.size() + 1);
+  for (int32_t id : m.ids) out.push_back(m.weight * kLn10 * m.lm->log10_prob(h, id) + m.bonus);
+  out.push_back(m.weight * kLn10 * m.lm->log10_prob(h, NgramLm::kEos));
+  return out;
+}
+
 }  // namespace
+
+double ctc_lm_score(const CtcLm* m, const std::vector<int32_t>& labels) {
+  if (m == nullptr || m->lm == nullptr) return 0;
+  double score = 0;
+  std::vector<int32_t> prefix;
+  for (int32_t c : labels) {
+    score += m->weight * kLn10 * m->lm->log10_prob(lm_context(*m, prefix), m->ids[c]) + m->bonus;
+    prefix.push_back(c);
+  }
+  return score + m->weight * kLn10 * m->lm->log10_prob(lm_context(*m, prefix), NgramLm::kEos);
+}
 
 std::vector<int32_t> ctc_best_path(const float* log_probs, int64_t T, int64_t C, int32_t blank) {
   std::vector<int32_t> labels;
@@ -44,6 +106,15 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
                                                   int32_t blank, const CtcBeamOptions& o) {
   check(o.beam >= 1 && o.n_best >= 1 && o.n_best <= o.beam,
         "CTC beam search: the n-best must be in 1..beam (", o.beam, "), got ", o.n_best);
+  const CtcLm* lm = o.lm != nullptr && o.lm->lm != nullptr ? o.lm : nullptr;
+  check(lm == nullptr || static_cast<int64_t>(lm->ids.size()) == C, "CTC beam search: the LM maps ",
+        lm ? lm->ids.size() : 0, " classes, the model has ", C);
+  std::map<std::vector<int32_t>, std::vector<double>> lm_steps;  // per prefix, as it grows
+  auto lm_of = [&](const std::vector<int32_t>& prefix) -> const std::vector<double>& {
+    auto it = lm_steps.find(prefix);
+    if (it == lm_steps.end()) it = lm_steps.emplace(prefix, lm_step(*lm, prefix)).first;
+    return it->second;
+  };
   using Prefixes = std::map<std::vector<int32_t>, PrefixScore>;
   Prefixes beams{{{}, PrefixScore{.blank = 0.0}}};  // the empty prefix, probability 1
   // the K most probable of `all` (ties: the map's order, lexicographic in the ids)
@@ -51,7 +122,7 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
     std::vector<Prefixes::iterator> order;
     for (auto it = all.begin(); it != all.end(); ++it) order.push_back(it);
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return a->second.total() > b->second.total();
+      return a->second.ranked() > b->second.ranked();
     });
     Prefixes kept;
     for (size_t k = 0; k < order.size() && k < static_cast<size_t>(o.beam); ++k)
@@ -63,9 +134,11 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
     Prefixes next;
     for (const auto& [prefix, score] : beams) {
       const double total = score.total();
+      const std::vector<double>* lm_next = lm ? &lm_of(prefix) : nullptr;
       // a blank: the same prefix, now ending in a blank
       PrefixScore& same = next[prefix];
       same.blank = log_add(same.blank, total + y[blank]);
+      same.lm = score.lm;
       for (int32_t c = 0; c < C; ++c) {
         if (c == blank) continue;
         std::vector<int32_t> longer = prefix;
@@ -75,9 +148,11 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
           same.label = log_add(same.label, score.label + y[c]);
           PrefixScore& ext = next[longer];
           ext.label = log_add(ext.label, score.blank + y[c]);
+          ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
         } else {
           PrefixScore& ext = next[longer];
           ext.label = log_add(ext.label, total + y[c]);
+          ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
         }
       }
     }
@@ -87,30 +162,118 @@ std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_
   // never answers worse than best path), ranked by their exact probabilities.
   beams.try_emplace(ctc_best_path(log_probs, T, C, blank));
   std::vector<CtcHypothesis> out;
-  for (const auto& [prefix, score] : beams)
-    out.push_back({prefix, ctc_log_prob(log_probs, T, C, blank, prefix)});
+  for (const auto& [prefix, score] : beams) {
+    const double log_p = ctc_log_prob(log_probs, T, C, blank, prefix);
+    out.push_back({prefix, log_p, log_p + ctc_lm_score(lm, prefix)});
+  }
   std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.log_prob > b.log_prob; });
+                   [](const auto& a, const auto& b) { return a.score > b.score; });
   out.resize(std::min(out.size(), static_cast<size_t>(o.n_best)));
   return out;
 }
 
 double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,
                     const std::vector<int32_t>& labels) {
-  // the forward algorithm of the loss (kernels/ctc.h) on one sequence
-  const auto t32 = static_cast<int32_t>(T), l32 = static_cast<int32_t>(labels.size());
-  const kernels::CtcBatch p{.B = 1,
-                            .T = T,
-                            .C = C,
-                            .L = l32,
-                            .input_lengths = &t32,
-                            .targets = labels.data(),
-                            .target_lengths = &l32,
-                            .blank = blank};
-  std::vector<float> alpha(static_cast<size_t>(T * kernels::ctc_states(p)));
-  float nll = 0;
-  kernels::ctc_alpha(p, log_probs, alpha.data(), &nll);
-  return -double{nll};
+  return -double{Lattice(log_probs, T, C, blank, labels).nll};
+}
+
+namespace {
+
+// The picture of `labels` on frames lp [T, C] (K frames per source unit): per label, and then
+// for the blank, the posterior occupancy summed over each unit's frames, normalised.
+std::vector<std::vector<float>> alignment_rows(const float* lp, int64_t T, int64_t C, int32_t blank,
+                                               int64_t K, const std::vector<int32_t>& labels) {
+  const Lattice l(lp, T, C, blank, labels);
+  const int64_t W = kernels::ctc_states(l.p), units = T / K;
+  std::vector<float> beta(l.alpha.size()), gamma(l.alpha.size());
+  kernels::ctc_state_posteriors(l.p, lp, l.alpha.data(), &l.nll, beta.data(), gamma.data());
+  std::vector<std::vector<float>> rows(labels.size() + 1, std::vector<float>(units, 0.f));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < W; ++s) {
+      auto& row = s % 2 == 1 ? rows[static_cast<size_t>(s / 2)] : rows.back();  // label or blank
+      row[static_cast<size_t>(t / K)] += gamma[t * W + s];
+    }
+  for (auto& row : rows) {
+    double total = 0;
+    for (float v : row) total += v;
+    if (total > 0)
+      for (float& v : row) v = static_cast<float>(v / total);
+  }
+  return rows;
+}
+
+// One row of a batch: its frames' log-probabilities lp [T, C] and the model's labeller.
+struct Row {
+  const float* lp;
+  int64_t T, C;
+  const FrameLabeller& m;
+  // the picture of `labels` on these frames (alignment_rows)
+  std::vector<std::vector<float>> rows(const std::vector<int32_t>& labels) const {
+    return alignment_rows(lp, T, C, m.blank(), m.upsample(), labels);
+  }
+};
+
+// Encodes a batch of sources (an empty one read as <unk>) and calls each(b, row) for every b.
+template <class Each>
+void for_each_row(const Seq2SeqModel& model, std::vector<std::vector<int32_t>> src, Each each) {
+  if (src.empty()) return;
+  const FrameLabeller* labeller = model.frame_labeller();
+  check(labeller != nullptr, "CTC decoding: the model is not an alignment-free one");
+  for (auto& ids : src)
+    if (ids.empty()) ids.push_back(Vocab::kUnk);
+  std::vector<std::vector<int32_t>> none(src.size());
+  Graph g(Mode::Inference);
+  const FrameScores f = labeller->frame_log_probs(g, make_batch(src, none, model.reverse_source()));
+  const int64_t T = f.log_probs.dim(1), C = f.log_probs.dim(2);
+  for (size_t b = 0; b < src.size(); ++b)
+    each(b, Row{f.log_probs.value().data() + static_cast<int64_t>(b) * T * C, f.lengths[b], C,
+                *labeller});
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model,
+                                                       std::vector<std::vector<int32_t>> src,
+                                                       const CtcBeamOptions& o, bool attention) {
+  check(o.beam > 1 || o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
+  std::vector<std::vector<Hypothesis>> out(src.size());
+  for_each_row(model, std::move(src), [&](size_t b, const Row& r) {
+    const int32_t blank = r.m.blank();
+    std::vector<CtcHypothesis> found;
+    if (o.beam == 1) {
+      std::vector<int32_t> best = ctc_best_path(r.lp, r.T, r.C, blank);
+      const double log_p = ctc_log_prob(r.lp, r.T, r.C, blank, best);
+      found.push_back({std::move(best), log_p, log_p});
+    } else {
+      found = ctc_prefix_beam_search(r.lp, r.T, r.C, blank, o);
+    }
+    for (CtcHypothesis& c : found) {
+      Hypothesis h;
+      h.log_prob = c.log_prob;
+      if (attention) h.attention = r.rows(c.labels);
+      h.tokens = std::move(c.labels);
+      out[b].push_back(std::move(h));
+    }
+  });
+  return out;
+}
+
+std::vector<Hypothesis> ctc_force_decode(const Seq2SeqModel& model,
+                                         std::vector<std::vector<int32_t>> src,
+                                         const std::vector<std::vector<int32_t>>& tgt,
+                                         bool attention) {
+  check(src.size() == tgt.size(), "forced decoding: ", src.size(), " sources but ", tgt.size(),
+        " targets");
+  std::vector<Hypothesis> out(src.size());
+  for_each_row(model, std::move(src), [&](size_t b, const Row& r) {
+    for (int32_t y : tgt[b])
+      check(y > r.m.blank() && y < r.C, "forced decoding: token id ", y, " is not a label");
+    Hypothesis& h = out[b];
+    h.tokens = tgt[b];
+    h.log_prob = ctc_log_prob(r.lp, r.T, r.C, r.m.blank(), tgt[b]);
+    if (attention) h.attention = r.rows(tgt[b]);
+  });
+  return out;
 }
 
 }  // namespace heed

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "heed/data/vocab.h"
+#include "heed/decode/ctc_search.h"
 #include "heed/decode/greedy.h"
 #include "heed/util/error.h"
 
@@ -15,6 +16,7 @@ std::vector<Hypothesis> force_decode(const Seq2SeqModel& model,
                                      const AttentionChoice& attention) {
   check(src.size() == tgt.size(), "forced decoding: ", src.size(), " sources but ", tgt.size(),
         " targets");
+  if (model.frame_labeller()) return ctc_force_decode(model, std::move(src), tgt, attention.wanted);
   int64_t T = 0;  // positions to step: the longest target and its EOS
   for (size_t i = 0; i < src.size(); ++i) {
     if (src[i].empty()) src[i].push_back(Vocab::kUnk);

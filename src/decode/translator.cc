@@ -28,6 +28,18 @@ Translator::Translator(const std::vector<std::string>& model_dirs, const Transla
   }
   if (members.size() > 1) ensemble_ = std::make_unique<Ensemble>(members);
   model_ = ensemble_ ? ensemble_.get() : members.front();
+  if (!o.lm.empty()) {
+    check(model_->frame_labeller() != nullptr, "--lm ", o.lm,
+          ": an n-gram LM joins the search of ctc models only");
+    lm_ = std::make_unique<NgramLm>(NgramLm::read_arpa(o.lm));
+    const Vocab& v = text_format().tgt_vocab;
+    size_t known = 0;
+    for (int32_t c = 0; c < v.size(); ++c) {
+      lm_ids_.push_back(c <= Vocab::kUnk ? NgramLm::kUnk : lm_->id(v.token(c)));
+      known += lm_ids_.back() != NgramLm::kUnk ? 1 : 0;
+    }
+    check(known > 0, "--lm ", o.lm, ": none of the model's output units is among its words");
+  }
 }
 
 void Translator::translate_each(const std::vector<std::string>& sentences,
@@ -42,11 +54,18 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
   const AttentionChoice choice{.wanted = o.return_attention || o.replace_unknowns,
                                .layer = o.attention_layer,
                                .head = o.attention_head};
-  const BeamOptions search{.beam = o.beam_size,
-                           .length_penalty = o.length_penalty,
-                           .max_len_ratio = o.max_len_ratio,
-                           .max_length = o.max_decoding_length,
-                           .n_best = o.num_hypotheses};
+  BeamOptions search{.beam = o.beam_size,
+                     .length_penalty = o.length_penalty,
+                     .max_len_ratio = o.max_len_ratio,
+                     .max_length = o.max_decoding_length,
+                     .n_best = o.num_hypotheses};
+  CtcLm lm{.lm = lm_.get(), .ids = lm_ids_, .weight = o.lm_weight, .bonus = o.lm_bonus};
+  if (lm_) {
+    check(o.beam_size > 1,
+          "--lm: the n-gram model joins the prefix search, which needs a beam "
+          "of 2 or more (--beam)");
+    search.ctc_lm = &lm;
+  }
   const size_t n = sentences.size(), per_batch = static_cast<size_t>(o.max_batch_size),
                window = 50 * per_batch;
   size_t out_tokens = 0;
@@ -82,7 +101,8 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
                          : m.tgt_vocab.decode(h.tokens);
           t.text = m.tgt_seg.join(t.tokens);
           t.log_prob = h.log_prob;
-          t.score = normalised_score(h, o.length_penalty);
+          // CTC ranks labellings by log p itself (its search has no length bias to correct)
+          t.score = model_->frame_labeller() ? h.log_prob : normalised_score(h, o.length_penalty);
           t.token_log_probs = std::move(h.token_log_probs);
           if (o.return_attention) t.attention = std::move(h.attention);
           out_tokens += h.tokens.size();

@@ -41,6 +41,26 @@ Sequence sequence(const CtcBatch& p, int64_t b) {
   return {p.input_lengths[b], L, 2 * L + 1, p.targets + b * p.L, p.blank};
 }
 
+// beta [T, W] of sequence q (log-probabilities lp [T, C]): the backward variables.
+void backward_variables(const Sequence& q, const float* lp, int64_t W, int64_t C, float* bt) {
+  // eq. 10: beta_T(S) = y_T(blank), beta_T(S - 1) = y_T(l_L), 0 otherwise
+  float* end = bt + (q.T - 1) * W;
+  std::fill(end, end + W, kNegInf);
+  end[q.S - 1] = lp[(q.T - 1) * C + q.blank];
+  if (q.S > 1) end[q.S - 2] = lp[(q.T - 1) * C + q.label(q.S - 2)];
+  // eq. 11: beta_t(s) = (beta_{t+1}(s) + beta_{t+1}(s+1) [+ beta_{t+1}(s+2)]) y_t(l'_s)
+  for (int64_t t = q.T - 2; t >= 0; --t) {
+    const float* next = bt + (t + 1) * W;
+    float* cur = bt + t * W;
+    for (int64_t s = 0; s < q.S; ++s) {
+      float sum = next[s];
+      if (s + 1 < q.S) sum = log_add(sum, next[s + 1]);
+      if (s + 2 < q.S && q.can_skip(s + 2)) sum = log_add(sum, next[s + 2]);
+      cur[s] = sum + lp[t * C + q.label(s)];
+    }
+  }
+}
+
 }  // namespace
 
 void ctc_forward(const CtcBatch& p, const float* logits, float* log_probs, float* alpha,
@@ -97,22 +117,7 @@ void ctc_backward(const CtcBatch& p, const float* log_probs, const float* alpha,
       const float* a = alpha + b * p.T * W;          // [T, W]
       float* bt = beta + b * p.T * W;                // [T, W]
       float* g = dlogits + b * p.T * C;              // [T, C]
-      // eq. 10: beta_T(S) = y_T(blank), beta_T(S - 1) = y_T(l_L), 0 otherwise
-      float* end = bt + (q.T - 1) * W;
-      std::fill(end, end + W, kNegInf);
-      end[q.S - 1] = lp[(q.T - 1) * C + q.blank];
-      if (q.S > 1) end[q.S - 2] = lp[(q.T - 1) * C + q.label(q.S - 2)];
-      // eq. 11: beta_t(s) = (beta_{t+1}(s) + beta_{t+1}(s+1) [+ beta_{t+1}(s+2)]) y_t(l'_s)
-      for (int64_t t = q.T - 2; t >= 0; --t) {
-        const float* next = bt + (t + 1) * W;
-        float* cur = bt + t * W;
-        for (int64_t s = 0; s < q.S; ++s) {
-          float sum = next[s];
-          if (s + 1 < q.S) sum = log_add(sum, next[s + 1]);
-          if (s + 2 < q.S && q.can_skip(s + 2)) sum = log_add(sum, next[s + 2]);
-          cur[s] = sum + lp[t * C + q.label(s)];
-        }
-      }
+      backward_variables(q, lp, W, C, bt);
       // eq. 16 with 1/p = e^{nll}: y_t(c) - e^{log sum_{l'_s = c} alpha beta - log y_t(c) + nll}
       const float log_inv_p = nll[b];
       for (int64_t t = 0; t < q.T; ++t) {
@@ -125,6 +130,29 @@ void ctc_backward(const CtcBatch& p, const float* log_probs, const float* alpha,
           g[t * C + c] += scale[b] * (std::exp(y) - used);
         }
       }
+    }
+  });
+}
+
+void ctc_state_posteriors(const CtcBatch& p, const float* log_probs, const float* alpha,
+                          const float* nll, float* beta, float* gamma) {
+  const int64_t C = p.C, W = ctc_states(p);
+  parallel_for(p.B, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const Sequence q = sequence(p, b);
+      float* gm = gamma + b * p.T * W;  // [T, W]
+      std::fill(gm, gm + p.T * W, 0.f);
+      if (q.T == 0 || std::isinf(nll[b])) continue;
+      const float* lp = log_probs + b * p.T * C;
+      const float* a = alpha + b * p.T * W;
+      float* bt = beta + b * p.T * W;
+      backward_variables(q, lp, W, C, bt);
+      // gamma_t(s) = alpha_t(s) beta_t(s) / (y_t(l'_s) p(l | x))  (eq. 14)
+      for (int64_t t = 0; t < q.T; ++t)
+        for (int64_t s = 0; s < q.S; ++s) {
+          const float v = a[t * W + s] + bt[t * W + s];
+          if (v != kNegInf) gm[t * W + s] = std::exp(v - lp[t * C + q.label(s)] + nll[b]);
+        }
     }
   });
 }

@@ -95,6 +95,10 @@ class EnsembleDecoder : public IncrementalDecoder {
 
 Ensemble::Ensemble(std::vector<const Seq2SeqModel*> members) : members_(std::move(members)) {
   check(!members_.empty(), "an ensemble needs at least one model");
+  for (size_t m = 0; m < members_.size(); ++m)
+    check(members_[m]->frame_labeller() == nullptr, "ensemble: model ", m + 1,
+          " is a ctc model, which has no decoder to step with the others (ensembles are of "
+          "encoder-decoders)");
   for (size_t m = 1; m < members_.size(); ++m)
     check(members_[m]->tgt_vocab() == members_[0]->tgt_vocab(), "ensemble: model ", m + 1, " has ",
           members_[m]->tgt_vocab(), " target tokens, model 1 has ", members_[0]->tgt_vocab());

@@ -18,21 +18,7 @@ bool RnnSeq2SeqConfig::luong_style() const {
 
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
   nlohmann::json j = {{"model", kFamily}};
-  // an RNN encoder: its keys beside the decoder's, as config.json has always had them; any
-  // other: "encoder": {"kind", ...}
-  std::visit(overloaded{[&](const RnnEncoderConfig& e) {
-                          j["cell"] = cell_name(e.cell);
-                          j["src_vocab"] = e.vocab;
-                          j["src_embed"] = e.embed;
-                          j["enc_hidden"] = e.hidden;
-                          j["enc_layers"] = e.layers;
-                          j["bidirectional"] = e.bidirectional;
-                        },
-                        [&](const TransformerEncoderConfig& e) {
-                          j["src_vocab"] = e.vocab;
-                          j["encoder"] = e.to_json();
-                        }},
-             encoder);
+  encoder_to_json(encoder, j);
   j["tgt_vocab"] = tgt_vocab;
   j["tgt_embed"] = tgt_embed;
   j["dec_hidden"] = dec_hidden;
@@ -49,18 +35,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
   RnnSeq2SeqConfig c;
   try {
     check(j.at("model").get<std::string>() == kFamily, "config.json: not an rnn model");
-    if (j.contains("encoder")) {
-      c.encoder = TransformerEncoderConfig::from_json(j.at("encoder"));
-    } else {
-      RnnEncoderConfig e;
-      e.cell = parse_cell(j.at("cell").get<std::string>());
-      e.vocab = j.at("src_vocab").get<int64_t>();
-      e.embed = j.at("src_embed").get<int64_t>();
-      e.hidden = j.at("enc_hidden").get<int64_t>();
-      e.layers = j.at("enc_layers").get<int>();
-      e.bidirectional = j.at("bidirectional").get<bool>();
-      c.encoder = e;
-    }
+    c.encoder = encoder_from_json(j);
     c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     c.tgt_embed = j.at("tgt_embed").get<int64_t>();
     c.dec_hidden = j.at("dec_hidden").get<int64_t>();

@@ -48,6 +48,12 @@ Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
   return b;
 }
 
+bool ctc_alignable(int64_t positions, std::span<const int32_t> labels) {
+  auto needed = static_cast<int64_t>(labels.size());
+  for (size_t i = 1; i < labels.size(); ++i) needed += labels[i] == labels[i - 1] ? 1 : 0;
+  return positions >= needed;
+}
+
 Var repeat_rows(Var x, int64_t k) {
   if (k == 1) return x;
   const Shape& s = x.shape();

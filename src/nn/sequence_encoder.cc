@@ -71,6 +71,34 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
 
 }  // namespace
 
+void encoder_to_json(const EncoderConfig& c, nlohmann::json& j) {
+  std::visit(overloaded{[&](const RnnEncoderConfig& e) {
+                          j["cell"] = cell_name(e.cell);
+                          j["src_vocab"] = e.vocab;
+                          j["src_embed"] = e.embed;
+                          j["enc_hidden"] = e.hidden;
+                          j["enc_layers"] = e.layers;
+                          j["bidirectional"] = e.bidirectional;
+                        },
+                        [&](const TransformerEncoderConfig& e) {
+                          j["src_vocab"] = e.vocab;
+                          j["encoder"] = e.to_json();
+                        }},
+             c);
+}
+
+EncoderConfig encoder_from_json(const nlohmann::json& j) {
+  if (j.contains("encoder")) return TransformerEncoderConfig::from_json(j.at("encoder"));
+  RnnEncoderConfig e;
+  e.cell = parse_cell(j.at("cell").get<std::string>());
+  e.vocab = j.at("src_vocab").get<int64_t>();
+  e.embed = j.at("src_embed").get<int64_t>();
+  e.hidden = j.at("enc_hidden").get<int64_t>();
+  e.layers = j.at("enc_layers").get<int>();
+  e.bidirectional = j.at("bidirectional").get<bool>();
+  return e;
+}
+
 Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths) {
   const int64_t B = x.dim(0), S = x.dim(1);
   Tensor w = g.alloc(Shape{B, S, 1});  // 1/n on the real positions, 0 on padding

@@ -24,6 +24,7 @@ namespace {
 
 struct Pair {
   std::vector<int32_t> src, tgt;
+  size_t index = 0;  // in its corpus
 };
 
 // The two sides of a corpus: how each is segmented and the vocabulary of its units.
@@ -39,7 +40,7 @@ std::vector<Pair> encode(const std::vector<std::vector<std::string>>& src,
                          const Sides& sd, bool filter) {
   std::vector<Pair> out;
   for (size_t i = 0; i < src.size(); ++i) {
-    Pair e{sd.src.encode(src[i]), sd.tgt.encode(tgt[i])};
+    Pair e{sd.src.encode(src[i]), sd.tgt.encode(tgt[i]), i};
     if (e.src.empty() || e.tgt.empty()) continue;
     if (filter && (static_cast<int64_t>(e.src.size()) > cfg.max_len ||
                    static_cast<int64_t>(e.tgt.size()) > cfg.max_len))
@@ -188,6 +189,31 @@ class Seq2SeqTask final : public TrainingTask {
   std::vector<int64_t> lengths_, costs_;
 };
 
+// CTC: the training pairs whose target has more labels (and blanks between repeats) than the
+// model has positions for their source can't be aligned: counted, named and left out.
+void drop_unalignable(std::vector<Pair>& data, const Corpus& corpus, const std::string& file,
+                      int64_t upsample, std::ostream& log) {
+  std::vector<Pair> kept;
+  std::vector<size_t> dropped;
+  for (Pair& p : data) {
+    if (ctc_alignable(upsample * static_cast<int64_t>(p.src.size()), p.tgt))
+      kept.push_back(std::move(p));
+    else
+      dropped.push_back(p.index);
+  }
+  if (dropped.empty()) return;
+  log << file << ": " << dropped.size() << " training pairs cannot be aligned by CTC (more labels "
+      << "than " << upsample << " position(s) per source unit hold; left out; --upsample "
+      << "raises it):";
+  for (size_t k = 0; k < dropped.size() && k < 10; ++k) {
+    const SentencePair& sp = corpus.pairs[dropped[k]];
+    log << (k ? "," : "") << " line " << sp.line << " (" << sp.src << " -> " << sp.tgt << ")";
+  }
+  log << (dropped.size() > 10 ? ", ...\n" : "\n");
+  check(!kept.empty(), file, ": no training pair can be aligned by CTC; raise --upsample");
+  data = std::move(kept);
+}
+
 }  // namespace
 
 TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
@@ -263,6 +289,8 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   Rng init_rng(cfg.seed);
   std::unique_ptr<Seq2SeqModel> model =
       make_seq2seq_model(config_json, Scope(params, init_rng), cfg.save_dir);
+  if (const FrameLabeller* f = model->frame_labeller())
+    drop_unalignable(train_enc, train, cfg.train_src, f->upsample(), log);
   log << "heed train: " << describe(cfg.model) << ", " << train_enc.size()
       << " training pairs, vocab " << sd.src.size() << " -> " << sd.tgt.size() << ", "
       << params.numel() << " parameters\n"

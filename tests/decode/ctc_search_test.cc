@@ -9,6 +9,7 @@
 
 #include "heed/decode/ctc_search.h"
 #include "heed/kernels/random.h"
+#include "heed/train/kneser_ney.h"
 #include "heed/util/error.h"
 #include "support/ctc_brute_force.h"
 
@@ -98,6 +99,43 @@ TEST(CtcSearch, WiderBeamNeverWorseThanBestPath) {
     }
   }
   EXPECT_GT(better, 10);  // and it often finds a more probable one
+}
+
+// An n-gram LM over the labels (classes 1..C-1 as the words "1".."C-1").
+CtcLm label_lm(const NgramLm& lm, int64_t C, double weight, double bonus) {
+  CtcLm m{.lm = &lm, .weight = weight, .bonus = bonus};
+  for (int64_t c = 0; c < C; ++c)
+    m.ids.push_back(c == 0 ? NgramLm::kUnk : lm.id(std::to_string(c)));
+  return m;
+}
+
+// With nothing pruned, the search with an LM ranks labellings by log p_ctc + w ln p_lm + b |l|
+// exactly: its n best are the brute force's; with w = b = 0 it is the search without an LM.
+TEST(CtcSearch, LanguageModelRanksByTheCombinedScore) {
+  const NgramLm lm = estimate_kneser_ney({{"1", "2"}, {"1", "1", "2"}, {"2"}, {"2", "1"}}, 2);
+  Rng rng(4);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t T = 5, C = 3;
+    std::vector<float> logits;
+    const std::vector<float> lp = random_frames(rng, T, C, 2.f, &logits);
+    const CtcLm m = label_lm(lm, C, 0.8, 0.3);
+    std::vector<std::pair<double, std::vector<int32_t>>> want;
+    for (const auto& [labels, p] : testing::ctc_labellings(logits.data(), T, C))
+      want.emplace_back(std::log(p) + ctc_lm_score(&m, labels), labels);
+    std::sort(want.rbegin(), want.rend());
+    const auto hyps =
+        ctc_prefix_beam_search(lp.data(), T, C, 0, {.beam = 1000, .n_best = 3, .lm = &m});
+    ASSERT_EQ(hyps.size(), 3U);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_NEAR(hyps[k].score, want[k].first, 1e-5) << trial << " rank " << k;
+      EXPECT_NEAR(hyps[k].score - hyps[k].log_prob, ctc_lm_score(&m, hyps[k].labels), 1e-9);
+    }
+    const CtcLm off = label_lm(lm, C, 0, 0);
+    const auto plain = ctc_prefix_beam_search(lp.data(), T, C, 0, {.beam = 4, .n_best = 2});
+    const auto zero =
+        ctc_prefix_beam_search(lp.data(), T, C, 0, {.beam = 4, .n_best = 2, .lm = &off});
+    for (size_t k = 0; k < plain.size(); ++k) EXPECT_EQ(plain[k].labels, zero[k].labels);
+  }
 }
 
 TEST(CtcSearch, BadOptionsAreErrors) {

@@ -271,5 +271,62 @@ TEST(RnnTrainer, BadInputNamesTheFile) {
             std::string::npos);
 }
 
+// --model ctc through the same trainer: a monotonic task (each letter doubled: "a b" ->
+// "a a b b", which needs a blank between the two, and one before a next a: --upsample 4), the
+// pairs it cannot align
+// counted and named in the log, then decoded from the model directory with its picture.
+TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
+  Dataset d;
+  {
+    Rng rng(5);
+    for (const std::string name : {"ctrain", "cvalid"}) {
+      std::ofstream s(d.dir / (name + ".src")), t(d.dir / (name + ".tgt"));
+      for (int i = 0; i < (name == "ctrain" ? 600 : 40); ++i) {
+        std::string src, tgt;
+        for (int64_t k = 0, len = 2 + rng.below(4); k < len; ++k) {
+          const char c = static_cast<char>('a' + rng.below(6));
+          src += std::string(k ? " " : "") + c;
+          tgt += std::string(k ? " " : "") + c + " " + c;
+        }
+        s << src << "\n";
+        t << tgt << "\n";
+      }
+      if (name == "ctrain") {  // line 601: 7 labels (and 6 blanks between) for 4 x 1 positions
+        s << "a\n";
+        t << "a a a a a a a\n";
+      }
+    }
+  }
+  TrainConfig c = d.config("ctc");
+  c.train_src = (d.dir / "ctrain.src").string();
+  c.train_tgt = (d.dir / "ctrain.tgt").string();
+  c.valid_src = (d.dir / "cvalid.src").string();
+  c.valid_tgt = (d.dir / "cvalid.tgt").string();
+  CtcConfig ctc;
+  ctc.encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .embed = 16, .hidden = 32};
+  ctc.upsample = 4;
+  c.model = ctc;
+  c.epochs = 10;
+  std::ostringstream log;
+  TrainResult r = train_seq2seq(c, log);
+  EXPECT_NE(log.str().find("ctrain.src: 1 training pairs cannot be aligned by CTC"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("line 601 (a -> a a a a a a a)"), std::string::npos) << log.str();
+  EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU
+  auto m = load_model(c.save_dir);
+  EXPECT_EQ(m->config.at("model"), "ctc");
+  auto hyps = decode_batch(*m->model, {m->src_vocab.encode({"c", "a", "b"})}, {.beam = 3},
+                           {.wanted = true});
+  EXPECT_EQ(m->tgt_vocab.decode(hyps[0].tokens),
+            (std::vector<std::string>{"c", "c", "a", "a", "b", "b"}));
+  ASSERT_EQ(hyps[0].attention.size(), 7u);  // 6 labels, then the blank
+  // each label's posterior peaks on the letter it copies
+  for (size_t k = 0; k < 6; ++k) {
+    const auto& row = hyps[0].attention[k];
+    EXPECT_EQ(std::max_element(row.begin(), row.end()) - row.begin(), static_cast<long>(k / 2));
+  }
+}
+
 }  // namespace
 }  // namespace heed

@@ -13,12 +13,15 @@
 
 namespace heed {
 
+struct CtcLm;  // decode/ctc_search.h
+
 struct BeamOptions {
-  int beam = 5;                 // K
-  double length_penalty = 1.0;  // alpha in log p / len^alpha
-  double max_len_ratio = 2.0;   // outputs stop at ratio * source length + 10 tokens
-  int64_t max_length = 0;       // and at this many tokens (0: no limit of its own)
-  int n_best = 1;               // hypotheses returned per sentence by the *_n_best calls (<= K)
+  int beam = 5;                   // K
+  double length_penalty = 1.0;    // alpha in log p / len^alpha
+  double max_len_ratio = 2.0;     // outputs stop at ratio * source length + 10 tokens
+  int64_t max_length = 0;         // and at this many tokens (0: no limit of its own)
+  int n_best = 1;                 // hypotheses returned per sentence by the *_n_best calls (<= K)
+  const CtcLm* ctc_lm = nullptr;  // CTC models: an n-gram LM in the prefix search (K > 1)
 };
 
 // The most output tokens for a batch whose longest source has `longest_source` units.

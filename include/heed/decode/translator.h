@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "heed/decode/beam_search.h"
+#include "heed/decode/ctc_search.h"
 #include "heed/models/ensemble.h"
 #include "heed/models/model_files.h"
+#include "heed/models/ngram_lm.h"
 #include "heed/util/names.h"
 
 namespace heed {
@@ -30,8 +32,10 @@ std::span<const Named<ComputeType>> names(ComputeType);  // "float32" | "int8"
 struct TranslatorOptions {
   ComputeType compute_type = ComputeType::Float32;  // int8: weight matrices quantised per row at
                                                     // load time (faster; scores differ slightly)
-  int threads = 0;  // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
-                    // process; 0: as they are (the CLI's --threads, or all cores)
+  int threads = 0;   // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
+                     // process; 0: as they are (the CLI's --threads, or all cores)
+  std::string lm{};  // CTC models: an ARPA n-gram model of the output units (`heed lm`) for the
+                     // prefix search (TranslationOptions::lm_weight, lm_bonus)
 };
 
 struct TranslationOptions {
@@ -48,15 +52,20 @@ struct TranslationOptions {
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
   int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)
   bool replace_unknowns = false;    // each <unk> -> the source unit it attends to most
+  double lm_weight = 0.5;           // CTC with TranslatorOptions::lm: w ln p_lm(output)
+  double lm_bonus = 0.0;            //   + b per output unit, added to log p_ctc (beam_size > 1)
 };
 
 struct TranslationHypothesis {
-  std::vector<std::string> tokens;            // output units (before EOS)
-  std::string text;                           // the units joined by the target side's segmenter
-  double log_prob = 0;                        // log p(tokens EOS | source)
-  double score = 0;                           // log_prob / (len + 1)^alpha: what ranks the n best
-  std::vector<float> token_log_probs;         // [len(tokens) + 1], EOS last (no EOS when cut)
-  std::vector<std::vector<float>> attention;  // [rows][len(source)], the EOS row last
+  std::vector<std::string> tokens;     // output units (before EOS)
+  std::string text;                    // the units joined by the target side's segmenter
+  double log_prob = 0;                 // log p(tokens EOS | source)
+  double score = 0;                    // log_prob / (len + 1)^alpha: what ranks the n best (CTC:
+                                       // log_prob)
+  std::vector<float> token_log_probs;  // [len(tokens) + 1], EOS last (no EOS when cut; CTC, which
+                                       // scores a labelling whole: none)
+  std::vector<std::vector<float>> attention;  // [rows][len(source)], the EOS row last (CTC: each
+                                              // label's alignment posterior, the blank's last)
 };
 
 struct TranslationResult {
@@ -107,6 +116,8 @@ class Translator {
   std::vector<std::unique_ptr<ModelFiles>> files_;
   std::unique_ptr<Ensemble> ensemble_;  // with several members
   const Seq2SeqModel* model_ = nullptr;
+  std::unique_ptr<NgramLm> lm_;  // TranslatorOptions::lm
+  std::vector<int32_t> lm_ids_;  // the model's class -> the LM's word
 };
 
 }  // namespace heed

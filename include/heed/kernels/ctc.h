@@ -40,4 +40,10 @@ void ctc_alpha(const CtcBatch& p, const float* log_probs, float* alpha, float* n
 void ctc_backward(const CtcBatch& p, const float* log_probs, const float* alpha, const float* nll,
                   const float* scale, float* beta, float* dlogits);
 
+// gamma [B, T, 2L + 1]: the posterior of each state of l'_b at each frame t < T_b (eq. 14,
+// alpha_t(s) beta_t(s) / (y_t(l'_s) p)), each frame's states summing to 1; 0 elsewhere and for
+// a sequence with no path. beta [B, T, 2L + 1] is scratch.
+void ctc_state_posteriors(const CtcBatch& p, const float* log_probs, const float* alpha,
+                          const float* nll, float* beta, float* gamma);
+
 }  // namespace heed::kernels

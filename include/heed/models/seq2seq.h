@@ -80,6 +80,26 @@ struct DecoderHeads {
   int layers = 0, heads = 0;
 };
 
+// An alignment-free model (CTC: models/ctc.h) has no decoder: it scores every target label, and
+// a blank, at each of its input positions, and search reads the labels off those scores
+// (decode/ctc_search.h). Encoder-decoders have none (Seq2SeqModel::frame_labeller).
+struct FrameScores {
+  Var log_probs;                 // [B, T, V]: log p(class | position), the blank included
+  std::vector<int32_t> lengths;  // [B]: the real positions of each row, upsample x its source
+};
+class FrameLabeller {
+ public:
+  virtual ~FrameLabeller() = default;
+  // batch.src (targets unused) -> the positions' log-probabilities
+  virtual FrameScores frame_log_probs(Graph& g, const Seq2SeqBatch& batch) const = 0;
+  virtual int64_t upsample() const = 0;  // positions per source unit
+  virtual int32_t blank() const = 0;     // the blank's class id
+};
+
+// Whether labels can be aligned to `positions` frames at all: CTC needs a frame per label and
+// a blank between two equal neighbours (Graves et al. 2006, §4.1).
+bool ctc_alignable(int64_t positions, std::span<const int32_t> labels);
+
 class Seq2SeqModel {
  public:
   virtual ~Seq2SeqModel() = default;
@@ -88,6 +108,8 @@ class Seq2SeqModel {
   // The longest output it can produce (the Transformer: its position table); search stops there.
   virtual int64_t max_output_len() const { return INT64_MAX; }
   virtual DecoderHeads decoder_heads() const { return {}; }
+  // An alignment-free model's scores (CTC), or nullptr: an encoder-decoder.
+  virtual const FrameLabeller* frame_labeller() const { return nullptr; }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   virtual Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const = 0;
   // Encodes batch.src (targets unused) for decoding at most max_len target positions; the

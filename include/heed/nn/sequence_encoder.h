@@ -38,6 +38,12 @@ struct TransformerEncoderConfig {
 // One alternative per encoder.
 using EncoderConfig = std::variant<RnnEncoderConfig, TransformerEncoderConfig>;
 int64_t vocab_size(const EncoderConfig& c);  // V
+// An encoder's keys in a model's config.json: an RNN's beside the model's own ("cell",
+// "src_vocab", "src_embed", "enc_hidden", "enc_layers", "bidirectional"), as the rnn family has
+// always written them; any other as "src_vocab" and "encoder": {"kind", ...}. Reading lets
+// nlohmann-json's exceptions through, for the model's config to name itself.
+void encoder_to_json(const EncoderConfig& c, nlohmann::json& j);
+EncoderConfig encoder_from_json(const nlohmann::json& j);
 void set_vocab_size(EncoderConfig& c, int64_t vocab);
 
 class SequenceEncoder {

@@ -1,0 +1,130 @@
+// The CTC sequence labeller (equations in the header).
+// Leaves out: search (decode/ctc_search.cc) and training loops (train/).
+#include "heed/models/ctc.h"
+
+#include <algorithm>
+
+#include "heed/autograd/ops.h"
+#include "heed/autograd/ops/ctc.h"
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+#include "heed/util/json.h"
+#include "heed/util/overloaded.h"
+
+namespace heed {
+
+static_assert(CtcModel::kBlank == Vocab::kPad, "the blank is the id no target holds");
+
+nlohmann::json CtcConfig::to_json() const {
+  nlohmann::json j = {{"model", kFamily}};
+  encoder_to_json(encoder, j);
+  j["tgt_vocab"] = tgt_vocab;
+  j["upsample"] = upsample;
+  j["dropout"] = json_number(dropout);
+  return j;
+}
+
+CtcConfig CtcConfig::from_json(const nlohmann::json& j) {
+  CtcConfig c;
+  try {
+    check(j.at("model").get<std::string>() == kFamily, "config.json: not a ctc model");
+    c.encoder = encoder_from_json(j);
+    c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
+    c.upsample = j.at("upsample").get<int64_t>();
+    c.dropout = j.at("dropout").get<float>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("config.json: malformed ctc model config (", e.what(), ")");
+  }
+  check(c.upsample >= 1 && c.upsample <= 64, "config.json: ctc upsample must be in 1..64, got ",
+        c.upsample);
+  if (auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder)) rnn->dropout = c.dropout;
+  return c;
+}
+
+std::string CtcConfig::describe() const {
+  std::string enc = std::visit(
+      overloaded{[](const RnnEncoderConfig& e) {
+                   return std::to_string(e.layers) + "-layer " + (e.bidirectional ? "bi" : "") +
+                          cell_name(e.cell) + " " + std::to_string(e.hidden);
+                 },
+                 [](const TransformerEncoderConfig& e) {
+                   return std::to_string(e.layers) + "-layer transformer encoder, d " +
+                          std::to_string(e.layer.d_model);
+                 }},
+      encoder);
+  return "ctc, " + enc + ", upsample " + std::to_string(upsample);
+}
+
+void CtcConfig::set_vocabularies(int64_t src, int64_t tgt) {
+  set_vocab_size(encoder, src);
+  tgt_vocab = tgt;
+}
+
+CtcModel::CtcModel(const CtcConfig& c, const Scope& scope)
+    : config_(c), encoder_(make_sequence_encoder(c.encoder, scope)) {
+  check(c.tgt_vocab > Vocab::kUnk + 1, "ctc model: empty target vocabulary");
+  check(c.upsample >= 1, "ctc model: upsample must be >= 1, got ", c.upsample);
+  const int64_t D = encoder_->width(), V = c.tgt_vocab;
+  out_W_ = &scope.param("out/W", {V, D}, Init::glorot_uniform());
+  out_b_ = &scope.param("out/b", {V}, Init::zeros());
+}
+
+Var CtcModel::frame_logits(Graph& g, std::span<const int32_t> src, int64_t S,
+                           std::span<const int32_t> lengths,
+                           std::span<int32_t> frame_lengths) const {
+  const int64_t K = config_.upsample, B = static_cast<int64_t>(lengths.size());
+  // x': source position s becomes positions s K .. s K + K - 1 (time-major [K S * B])
+  std::span<const int32_t> ids = src;
+  if (K > 1) {
+    const auto n = static_cast<size_t>(K * S * B);
+    int32_t* up = g.arena().array<int32_t>(n);
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t j = 0; j < K; ++j) std::copy_n(src.data() + s * B, B, up + (s * K + j) * B);
+    ids = {up, n};
+  }
+  for (int64_t b = 0; b < B; ++b) frame_lengths[b] = static_cast<int32_t>(K * lengths[b]);
+  Var h = encoder_->encode(g, ids, K * S, frame_lengths, {}).states;               // [B, K S, D]
+  return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, KS, V]
+}
+
+Var CtcModel::loss(Graph& g, const Seq2SeqBatch& b, float /*label_smoothing*/) const {
+  const int64_t B = b.B, L = std::max<int64_t>(b.T - 1, 1);  // labels: tgt_out without EOS
+  int32_t* frames = g.arena().array<int32_t>(static_cast<size_t>(B));
+  int32_t* targets = g.arena().array<int32_t>(static_cast<size_t>(B * L));
+  int32_t* target_lengths = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill_n(targets, B * L, kBlank);
+  for (int64_t i = 0; i < B; ++i) {
+    int32_t n = 0;
+    for (int64_t t = 0; t < b.T; ++t) {
+      const int32_t y = b.tgt_out[t * B + i];
+      if (y == Vocab::kEos || y == Vocab::kPad) break;
+      targets[i * L + n++] = y;
+    }
+    target_lengths[i] = n;
+  }
+  const auto nB = static_cast<size_t>(B);
+  Var logits = frame_logits(g, b.src, b.S, b.src_lengths, {frames, nB});
+  Var nll =
+      ctc_loss(logits, {frames, nB}, {targets, nB * static_cast<size_t>(L)}, {target_lengths, nB},
+               {.blank = kBlank, .reduction = Reduction::Sum, .zero_infinity = true});
+  return affine(nll, 1.f / static_cast<float>(std::max<int64_t>(b.target_tokens, 1)), 0.f);
+}
+
+std::unique_ptr<IncrementalDecoder> CtcModel::start_decoding(Graph& /*g*/,
+                                                             const Seq2SeqBatch& /*batch*/,
+                                                             int64_t /*max_len*/,
+                                                             const AttentionChoice& /*attention*/,
+                                                             int64_t /*rows_per_source*/) const {
+  fail(
+      "a ctc model has no decoder: its labels are read off every position at once "
+      "(decode/ctc_search.h)");
+}
+
+FrameScores CtcModel::Labeller::frame_log_probs(Graph& g, const Seq2SeqBatch& b) const {
+  FrameScores out;
+  out.lengths.resize(static_cast<size_t>(b.B));
+  out.log_probs = log_softmax(m_.frame_logits(g, b.src, b.S, b.src_lengths, out.lengths));
+  return out;
+}
+
+}  // namespace heed
