@@ -11,7 +11,8 @@ std::span<const Named<Workload>> names(Workload) {
   static constexpr Named<Workload> kNames[] = {
       {Workload::RnnSeq2Seq, "rnn-seq2seq"},
       {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
-      {Workload::Attention, "attention"}};
+      {Workload::Attention, "attention"},
+      {Workload::Ctc, "ctc"}};
   return kNames;
 }
 
@@ -27,11 +28,15 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
       parent.add_subcommand("bench", "Run a benchmark workload (JSON lines, as the PyTorch peer)");
   add_enum_option(*app, "workload", workload,
                   "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
-                  "(transformer_seq2seq.py's) | attention (attention_bench.py's)")
+                  "(transformer_seq2seq.py's) | attention (attention_bench.py's) | ctc "
+                  "(ctc_bench.py's)")
       ->required();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
-  app->add_option("--batch", seq2seq.batch, "Sentences per batch")->capture_default_str();
-  app->add_option("--steps", seq2seq.steps, "Timed training steps at most")->capture_default_str();
+  app->add_option("--batch", seq2seq.batch, "Sentences per batch (ctc: words, default 128)")
+      ->capture_default_str();
+  app->add_option("--steps", seq2seq.steps,
+                  "Timed training steps at most (ctc: exactly, default 30)")
+      ->capture_default_str();
   app->add_option("--warmup", seq2seq.warmup, "Untimed training steps first")
       ->capture_default_str();
   app->add_option("--train-budget", seq2seq.train_budget, "Seconds of timed training at most")
@@ -65,6 +70,13 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "attention: target seconds of timed work per configuration")
       ->capture_default_str();
   app->add_option("--tag", attention.tag, "attention: a label copied into every line");
+  app->add_option("--ctc-shapes", ctc.shapes, "ctc: comma-separated TxBxVxL loss shapes")
+      ->capture_default_str();
+  app->add_option("--reps", ctc.reps, "ctc: timed repeats of each loss shape")
+      ->capture_default_str();
+  app->add_option("--upsample", ctc.upsample, "ctc: positions per source letter (the model)")
+      ->capture_default_str();
+  app->add_flag("--skip-model", ctc.skip_model, "ctc: the loss shapes only");
   app->add_option("--child", attention.child,
                   "attention, internal: run one configuration BxHxTxd/mode/mask in this process");
 }
@@ -77,6 +89,14 @@ int BenchCommand::run() const {
       run_seq2seq_bench(o, std::cout);
       return 0;
     }
+  if (workload == Workload::Ctc) {
+    CtcBenchOptions c = ctc;
+    c.seed = seq2seq.seed;
+    if (app->count("--batch") > 0) c.batch = seq2seq.batch;
+    if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
+    run_ctc_bench(c, std::cout);
+    return 0;
+  }
   AttentionBenchOptions a = attention;
   a.seed = seq2seq.seed;
   run_attention_bench(a, std::cout);

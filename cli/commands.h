@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "heed/bench/attention_bench.h"
+#include "heed/bench/ctc_bench.h"
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
@@ -240,13 +241,14 @@ struct ReportCommand {
 };
 
 // `heed bench`'s workloads, those of ../shared/bench/pytorch.
-enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention };
+enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention, Ctc };
 std::span<const Named<Workload>> names(Workload);
 
 struct BenchCommand {
   Workload workload = Workload::RnnSeq2Seq;
   Seq2SeqBenchOptions seq2seq;
   AttentionBenchOptions attention;
+  CtcBenchOptions ctc;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;
