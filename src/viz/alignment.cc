@@ -73,7 +73,8 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
         out[k].source = r.input;
         out[k].output = hyp.text;
       }
-      if (hyp.attention.size() > hyp.tokens.size()) rows.emplace_back("</s>");
+      if (hyp.attention.size() > hyp.tokens.size())  // EOS, or a CTC model's blank
+        rows.emplace_back(translator.model().frame_labeller() ? "<blank>" : "</s>");
       out[k].maps.push_back(
           {.title = titles[c], .rows = rows, .cols = r.source, .weights = hyp.attention});
     }

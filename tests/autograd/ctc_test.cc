@@ -99,6 +99,53 @@ TEST(Ctc, PaddingChangesNothing) {
   for (int64_t i = 4 * 4; i < 6 * 4; ++i) EXPECT_EQ(gp[i], 0.f) << i;
 }
 
+// Frames whose probability mass lies on a class the labels never use (logit +75: every
+// reachable state's y near e^-75) underflow the normalised float recursion; those sequences are
+// computed in log space instead, and stay exact: the loss against brute force in double, the
+// gradient against y - the occupancy by path enumeration (d nll / d u_t(c) = y_t(c) -
+// sum over the paths through c at t, weighted by their share of p(l | x)).
+TEST(Ctc, FramesThatUnderflowAreComputedInLogSpace) {
+  const std::vector<Case> cases = {{4, {1, 2}}, {4, {1}}, {4, {2, 2}}};
+  Batch b = make_batch(cases, 4, 9);
+  for (int64_t i = 0; i < b.B * b.T; ++i) b.logits.data()[i * b.C + 3] = 75.f;
+  Graph g(Mode::Train);
+  Var x = g.variable(b.logits);
+  Var loss = loss_of(g, x, b, {.reduction = Reduction::None});
+  g.backward(loss, Tensor::full(loss.shape(), 1.f));
+  for (int64_t i = 0; i < b.B; ++i) {
+    const float* u = b.logits.data() + i * b.T * b.C;
+    const double want = testing::ctc_brute_force_nll(u, b.T, b.C, cases[i].labels);
+    ASSERT_GT(want, 200.0);  // p(l | x) < e^-200: far below float
+    EXPECT_NEAR(loss.value().data()[i], want, 1e-5 * want) << "case " << i;
+    // the gradient by enumerating every path, in log space (double)
+    std::vector<double> y(b.T * b.C), occupancy(b.T * b.C, 0.0);
+    for (int64_t t = 0; t < b.T; ++t) {
+      double z = 0;
+      for (int64_t c = 0; c < b.C; ++c) z += std::exp(double{u[t * b.C + c]} - 75.0);
+      for (int64_t c = 0; c < b.C; ++c)
+        y[t * b.C + c] = double{u[t * b.C + c]} - 75.0 - std::log(z);  // log y
+    }
+    std::vector<std::pair<double, std::vector<int32_t>>> paths;  // (log p, path) of l's paths
+    for (int64_t n = 0; n < 256; ++n) {
+      std::vector<int32_t> path(4), collapsed;
+      double lp = 0;
+      for (int64_t t = 0, k = n; t < 4; ++t, k /= 4) {
+        path[t] = static_cast<int32_t>(k % 4);
+        lp += y[t * b.C + path[t]];
+      }
+      for (int64_t t = 0; t < 4; ++t)
+        if (path[t] != 0 && (t == 0 || path[t] != path[t - 1])) collapsed.push_back(path[t]);
+      if (collapsed == cases[i].labels) paths.emplace_back(lp, path);
+    }
+    for (const auto& [lp, path] : paths)
+      for (int64_t t = 0; t < 4; ++t) occupancy[t * b.C + path[t]] += std::exp(lp + want);
+    for (int64_t k = 0; k < b.T * b.C; ++k) {
+      const double grad = std::exp(y[k]) - occupancy[k];
+      EXPECT_NEAR(x.grad().data()[i * b.T * b.C + k], grad, 1e-4) << "case " << i << " entry " << k;
+    }
+  }
+}
+
 // {1, 1} needs 3 frames (a blank between the two): with 2 the loss is +inf, or 0 with
 // zero_infinity; never a gradient, never NaN; the sequence is reported.
 TEST(Ctc, InfeasibleSequencesAreInfiniteOrZeroAndReported) {

@@ -25,9 +25,13 @@ inline int64_t ctc_states(const CtcBatch& p) {
   return 2 * p.L + 1;
 }
 
-// log_probs [B, T, C] = log_softmax(logits) over classes, then ctc_alpha.
+// Training's forward: log_probs [B, T, C] = log_softmax(logits) over classes; alpha
+// [B, T, 2L + 1] the forward variables of each sequence as probabilities normalised per frame
+// (Graves et al. 2006, eq. 9: multiply-adds, no log per state), or, for a sequence where that
+// underflows float, in log space as ctc_alpha gives them: space[b] says which (0 normalised,
+// 1 log), for ctc_backward; nll [B] as ctc_alpha's.
 void ctc_forward(const CtcBatch& p, const float* logits, float* log_probs, float* alpha,
-                 float* nll);
+                 int32_t* space, float* nll);
 // From log-probabilities [B, T, C]: alpha [B, T, 2L + 1] the forward variables, log alpha_t(s)
 // (eq. 5–7), for t < T_b; nll [B] = -log p(l_b | x_b), +inf when no path exists (T_b < L_b +
 // the number of equal neighbours in l_b).
@@ -35,10 +39,12 @@ void ctc_alpha(const CtcBatch& p, const float* log_probs, float* alpha, float* n
 
 // dlogits [B, T, C] += scale[b] * d nll_b / d logits: for t < T_b (eq. 16, the softmax fused in)
 //   y_t(c) - 1 / (p y_t(c)) * sum_{s : l'_s = c} alpha_t(s) beta_t(s),  y_t = softmax(logits_t),
-// with beta [B, T, 2L + 1] the backward variables (eq. 10–12; scratch here). A sequence with
-// nll = +inf gets no gradient (never NaN).
-void ctc_backward(const CtcBatch& p, const float* log_probs, const float* alpha, const float* nll,
-                  const float* scale, float* beta, float* dlogits);
+// from ctc_forward's alpha and space, with beta [B, T, 2L + 1] the backward variables (eq.
+// 10-12, in the same representation; scratch here). A sequence with nll = +inf gets no gradient
+// (never NaN).
+void ctc_backward(const CtcBatch& p, const float* log_probs, const float* alpha,
+                  const int32_t* space, const float* nll, const float* scale, float* beta,
+                  float* dlogits);
 
 // gamma [B, T, 2L + 1]: the posterior of each state of l'_b at each frame t < T_b (eq. 14,
 // alpha_t(s) beta_t(s) / (y_t(l'_s) p)), each frame's states summing to 1; 0 elsewhere and for

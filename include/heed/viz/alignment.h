@@ -27,6 +27,7 @@ struct AlignOptions {
 struct Alignment {
   std::string source, output;  // the input line (G2P: the word) and the output text
   std::vector<Heatmap> maps;   // one, or one per (layer, head) asked for; rows end with </s>
+                               // (CTC: each label's alignment posterior, then <blank>'s)
 };
 
 // lines: sentences (G2P: words or CMUdict entries), decoded by the translator (one model or

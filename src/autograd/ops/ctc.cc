@@ -50,8 +50,9 @@ Var ctc_loss(Var logits, std::span<const int32_t> input_lengths, std::span<const
   Tensor alpha = G.alloc(Shape{B, T, W});  // [B, T, 2L + 1]
   Tensor beta = G.alloc(Shape{B, T, W});   // [B, T, 2L + 1], written by the backward
   Tensor nll = G.alloc(Shape{B});          // [B]
-  Tensor scale = G.alloc(Shape{B});        // [B]: d loss / d nll_b, set by the backward
-  kernels::ctc_forward(p, logits.value().data(), log_probs.data(), alpha.data(), nll.data());
+  int32_t* space = G.arena().array<int32_t>(static_cast<size_t>(B));  // alpha's, per sequence
+  Tensor scale = G.alloc(Shape{B});  // [B]: d loss / d nll_b, set by the backward
+  kernels::ctc_forward(p, logits.value().data(), log_probs.data(), alpha.data(), space, nll.data());
   if (o.infeasible) o.infeasible->clear();
   for (int64_t b = 0; b < B; ++b)
     if (std::isinf(nll.data()[b]) && o.infeasible) o.infeasible->push_back(b);
@@ -78,8 +79,8 @@ Var ctc_loss(Var logits, std::span<const int32_t> input_lengths, std::span<const
   return G.make(out, {logits}, [=](const Tensor& dout) mutable {
     for (int64_t b = 0; b < B; ++b)
       scale.data()[b] = weight(b) * dout.data()[reduction == Reduction::None ? b : 0];
-    kernels::ctc_backward(p, log_probs.data(), alpha.data(), nll.data(), scale.data(), beta.data(),
-                          logits.grad().data());
+    kernels::ctc_backward(p, log_probs.data(), alpha.data(), space, nll.data(), scale.data(),
+                          beta.data(), logits.grad().data());
   });
 }
 
