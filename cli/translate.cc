@@ -30,11 +30,15 @@ std::string score_text(double x) {  // a log-probability, as Marian prints them
 }
 
 // {"src", "out", "attention"}: the EOS row, unless the output was cut at the length limit
-// before its EOS, is named "</s>"; a CTC model's last row is the blank's
+// before its EOS, is named "</s>"; a CTC model's last row is the blank's, and "path" gives per
+// input position the row of the most probable alignment
 std::string attention_json(const std::vector<std::string>& src, std::vector<std::string> out,
-                           const std::vector<std::vector<float>>& attention, bool ctc) {
+                           const std::vector<std::vector<float>>& attention, bool ctc,
+                           const std::vector<int32_t>& path) {
   if (attention.size() > out.size()) out.emplace_back(ctc ? "<blank>" : "</s>");
-  return nlohmann::json{{"src", src}, {"out", out}, {"attention", attention}}.dump() + "\n";
+  nlohmann::json j{{"src", src}, {"out", out}, {"attention", attention}};
+  if (!path.empty()) j["path"] = path;
+  return j.dump() + "\n";
 }
 
 // Progress on stderr when it is a terminal: sentences, speed, ETA.
@@ -104,7 +108,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--attention-out", attention_out,
                   "Write {\"src\", \"out\", \"attention\"} JSON per output line to this file "
                   "(one row of weights over the source per output token, the EOS row last; ctc: "
-                  "each output unit's alignment posterior over the source, the blank's last)");
+                  "each output unit's alignment posterior over the source, the blank's last, and "
+                  "\"path\": per input position the row of the most probable alignment)");
   app->add_option("--attention-layer", o.attention_layer,
                   "transformer: the decoder layer whose cross-attention --attention-out writes, "
                   "0-based (-1: the last)")
@@ -169,7 +174,7 @@ int TranslateCommand::run() const {
                       << '\n';
           else
             std::cout << translator_.output_line(r, h) << '\n';
-          if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc));
+          if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc, h.path));
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)
           check_stdout();  // a window at a time; a failed write stops the run
@@ -194,8 +199,8 @@ int TranslateCommand::score(const Translator& t, const std::vector<std::string>&
     }
     std::cout << '\n';
     if (attn)
-      attn->write(
-          attention_json(r.source, r.tokens, r.attention, t.model().frame_labeller() != nullptr));
+      attn->write(attention_json(r.source, r.tokens, r.attention,
+                                 t.model().frame_labeller() != nullptr, r.path));
   }
   check_stdout();
   if (attn) attn->commit();

@@ -177,6 +177,37 @@ double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,
   return -double{Lattice(log_probs, T, C, blank, labels).nll};
 }
 
+std::vector<int32_t> ctc_best_alignment(const float* lp, int64_t T, int64_t C, int32_t blank,
+                                        const std::vector<int32_t>& labels) {
+  const auto L = static_cast<int64_t>(labels.size()), S = 2 * L + 1;
+  auto label = [&](int64_t s) { return s % 2 == 0 ? blank : labels[static_cast<size_t>(s / 2)]; };
+  if (T == 0 || !ctc_alignable(T, labels)) return {};
+  // delta_t(s) = max over the paths into (t, s) of their log-probability (eq. 7 with max for
+  // sum); from[t][s] the state at t - 1 it came from
+  std::vector<double> delta(static_cast<size_t>(S), kNegInf), next(delta.size());
+  std::vector<int32_t> from(static_cast<size_t>(T * S), 0);
+  delta[0] = lp[blank];
+  if (S > 1) delta[1] = lp[label(1)];
+  for (int64_t t = 1; t < T; ++t) {
+    for (int64_t s = 0; s < S; ++s) {
+      int64_t best = s;
+      if (s >= 1 && delta[s - 1] > delta[best]) best = s - 1;
+      if (s >= 2 && s % 2 == 1 && label(s) != label(s - 2) && delta[s - 2] > delta[best])
+        best = s - 2;
+      next[s] = delta[best] + lp[t * C + label(s)];
+      from[t * S + s] = static_cast<int32_t>(best);
+    }
+    std::swap(delta, next);
+  }
+  std::vector<int32_t> path(static_cast<size_t>(T));
+  int64_t s = S > 1 && delta[S - 2] > delta[S - 1] ? S - 2 : S - 1;
+  for (int64_t t = T - 1; t >= 0; --t) {
+    path[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+    s = from[t * S + s];
+  }
+  return path;
+}
+
 namespace {
 
 // The picture of `labels` on frames lp [T, C] (K frames per source unit): per label, and then
@@ -207,9 +238,11 @@ struct Row {
   const float* lp;
   int64_t T, C;
   const FrameLabeller& m;
-  // the picture of `labels` on these frames (alignment_rows)
-  std::vector<std::vector<float>> rows(const std::vector<int32_t>& labels) const {
-    return alignment_rows(lp, T, C, m.blank(), m.upsample(), labels);
+  // the picture of `labels` on these frames: the rows (alignment_rows) and the path
+  void picture(const std::vector<int32_t>& labels, Hypothesis& h) const {
+    h.attention = alignment_rows(lp, T, C, m.blank(), m.upsample(), labels);
+    for (int32_t s : ctc_best_alignment(lp, T, C, m.blank(), labels))
+      h.path.push_back(s % 2 == 1 ? s / 2 : static_cast<int32_t>(labels.size()));
   }
 };
 
@@ -250,7 +283,7 @@ std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model
     for (CtcHypothesis& c : found) {
       Hypothesis h;
       h.log_prob = c.log_prob;
-      if (attention) h.attention = r.rows(c.labels);
+      if (attention) r.picture(c.labels, h);
       h.tokens = std::move(c.labels);
       out[b].push_back(std::move(h));
     }
@@ -271,7 +304,7 @@ std::vector<Hypothesis> ctc_force_decode(const Seq2SeqModel& model,
     Hypothesis& h = out[b];
     h.tokens = tgt[b];
     h.log_prob = ctc_log_prob(r.lp, r.T, r.C, r.m.blank(), tgt[b]);
-    if (attention) h.attention = r.rows(tgt[b]);
+    if (attention) r.picture(tgt[b], h);
   });
   return out;
 }

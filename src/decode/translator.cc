@@ -104,7 +104,10 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
           // CTC ranks labellings by log p itself (its search has no length bias to correct)
           t.score = model_->frame_labeller() ? h.log_prob : normalised_score(h, o.length_penalty);
           t.token_log_probs = std::move(h.token_log_probs);
-          if (o.return_attention) t.attention = std::move(h.attention);
+          if (o.return_attention) {
+            t.attention = std::move(h.attention);
+            t.path = std::move(h.path);
+          }
           out_tokens += h.tokens.size();
           r.hypotheses.push_back(std::move(t));
         }
@@ -154,6 +157,7 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
       out[k].log_prob = h.log_prob;
       out[k].token_log_probs = std::move(h.token_log_probs);
       out[k].attention = std::move(h.attention);
+      out[k].path = std::move(h.path);
     }
   }
   return out;

@@ -75,8 +75,14 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
       }
       if (hyp.attention.size() > hyp.tokens.size())  // EOS, or a CTC model's blank
         rows.emplace_back(translator.model().frame_labeller() ? "<blank>" : "</s>");
-      out[k].maps.push_back(
-          {.title = titles[c], .rows = rows, .cols = r.source, .weights = hyp.attention});
+      Heatmap map{.title = titles[c], .rows = rows, .cols = r.source, .weights = hyp.attention};
+      // CTC: the cells its most probable alignment visits (K positions per source unit)
+      const size_t per_unit = r.source.empty() ? 0 : hyp.path.size() / r.source.size();
+      for (size_t i = 0; per_unit > 0 && i < hyp.path.size(); ++i) {
+        const std::pair<int, int> cell{hyp.path[i], static_cast<int>(i / per_unit)};
+        if (map.marks.empty() || map.marks.back() != cell) map.marks.push_back(cell);
+      }
+      out[k].maps.push_back(std::move(map));
     }
   }
   return out;

@@ -82,6 +82,15 @@ Figure heatmap_figure(const Heatmap& h, const HeatmapStyle& st) {
                .css_class = "cell",
                .tooltip = h.rows[r] + " → " + h.cols[c] + ": " + weight_text(h.weights[r][c])});
   }
+  for (const auto& [r, c] : h.marks) {  // a red outline inside the cell (visible on viridis)
+    check(r >= 0 && r < static_cast<int>(R) && c >= 0 && c < static_cast<int>(C), "heatmap: mark (",
+          r, ", ", c, ") outside ", R, " x ", C);
+    const double x0 = left + c * st.cell + 1.5, y0 = top + r * st.cell + 1.5, x1 = x0 + st.cell - 3,
+                 y1 = y0 + st.cell - 3;
+    f.shapes.push_back(Polyline{.points = {{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}, {x0, y0}},
+                                .color = Rgb{230, 30, 30},
+                                .width = 1.5});
+  }
   f.width = left + C * st.cell;
   f.height = top + R * st.cell;
   if (st.color_bar) {  // 0 at the bottom, 1 at the top

@@ -43,7 +43,8 @@ python3 -c 'import json,sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
     assert r["out"][-1] == "<blank>" and len(r["attention"]) == len(r["out"]), r
-    assert all(len(a) == len(r["src"]) and abs(sum(a) - 1) < 1e-3 for a in r["attention"]), r' \
+    assert all(len(a) == len(r["src"]) and abs(sum(a) - 1) < 1e-3 for a in r["attention"]), r
+    assert len(r["path"]) == len(r["src"]) and all(0 <= k < len(r["out"]) for k in r["path"]), r' \
   "$work/att.jsonl" || fail "attention-out rows"
 cut -d' ' -f3- "$work/greedy" > "$work/targets"
 "$heed" --threads 1 translate --model "$work/m" --score-target "$work/targets" < "$work/words" \

@@ -138,6 +138,48 @@ TEST(CtcSearch, LanguageModelRanksByTheCombinedScore) {
   }
 }
 
+// The most probable alignment of given labels is the best of their paths by enumeration; for the
+// best path's own labels it is the best path itself.
+TEST(CtcSearch, BestAlignmentIsTheMostProbablePathOfTheLabels) {
+  Rng rng(6);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t T = 5, C = 3;
+    std::vector<float> logits;
+    const std::vector<float> lp = random_frames(rng, T, C, 2.f, &logits);
+    const std::vector<int32_t> labels =
+        trial % 2 ? std::vector<int32_t>{1, 2} : ctc_best_path(lp.data(), T, C, 0);
+    double best = -1e300;
+    std::vector<int32_t> best_path;
+    for (int64_t n = 0; n < 243; ++n) {  // every path of 5 frames over 3 classes
+      std::vector<int32_t> path(T), collapsed;
+      double score = 0;
+      for (int64_t t = 0, k = n; t < T; ++t, k /= C) {
+        path[t] = static_cast<int32_t>(k % C);
+        score += lp[t * C + path[t]];
+      }
+      for (int64_t t = 0; t < T; ++t)
+        if (path[t] != 0 && (t == 0 || path[t] != path[t - 1])) collapsed.push_back(path[t]);
+      if (collapsed == labels && score > best) {
+        best = score;
+        best_path = path;
+      }
+    }
+    const std::vector<int32_t> states = ctc_best_alignment(lp.data(), T, C, 0, labels);
+    ASSERT_EQ(states.size(), static_cast<size_t>(T));
+    std::vector<int32_t> classes;
+    for (int32_t s : states) classes.push_back(s % 2 == 0 ? 0 : labels[s / 2]);
+    EXPECT_EQ(classes, best_path) << trial;
+    if (trial % 2 == 0) {  // the best path: every frame's most probable class
+      for (int64_t t = 0; t < T; ++t) {
+        const float* row = lp.data() + t * C;
+        EXPECT_EQ(classes[t], std::max_element(row, row + C) - row) << trial;
+      }
+    }
+  }
+  const std::vector<float> lp(2 * 3, std::log(1 / 3.f));
+  EXPECT_TRUE(ctc_best_alignment(lp.data(), 2, 3, 0, {1, 1}).empty());  // needs 3 frames
+}
+
 TEST(CtcSearch, BadOptionsAreErrors) {
   const std::vector<float> lp(6, std::log(0.5f));
   EXPECT_THROW(ctc_prefix_beam_search(lp.data(), 3, 2, 0, {.beam = 0}), Error);

@@ -326,6 +326,18 @@ TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
     const auto& row = hyps[0].attention[k];
     EXPECT_EQ(std::max_element(row.begin(), row.end()) - row.begin(), static_cast<long>(k / 2));
   }
+  // the most probable alignment: 4 positions per letter, each a label row or the blank's (6),
+  // the labels in order, each label in the positions of the letter it copies
+  const std::vector<int32_t>& path = hyps[0].path;
+  ASSERT_EQ(path.size(), 12u);
+  int32_t last = -1;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == 6) continue;
+    EXPECT_GE(path[i], last);
+    EXPECT_EQ(path[i] / 2, static_cast<int32_t>(i / 4)) << i;
+    last = path[i];
+  }
+  EXPECT_EQ(last, 5);
 }
 
 }  // namespace

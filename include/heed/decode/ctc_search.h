@@ -56,6 +56,13 @@ double ctc_lm_score(const CtcLm* lm, const std::vector<int32_t>& labels);
 std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_t T, int64_t C,
                                                   int32_t blank, const CtcBeamOptions& options);
 
+// The most probable alignment of `labels` to log_probs [T, C] (the Viterbi path through the
+// CTC lattice): per frame its state s of l' = (blank, l_1, blank, ..., l_L, blank), so that
+// l'_s is the frame's class; for the best path's own labels it is the best path. Empty when no
+// alignment exists.
+std::vector<int32_t> ctc_best_alignment(const float* log_probs, int64_t T, int64_t C, int32_t blank,
+                                        const std::vector<int32_t>& labels);
+
 // log p(labels | x) of log_probs [T, C], exactly (the CTC forward algorithm); -inf when no path
 // gives them.
 double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,

@@ -66,6 +66,8 @@ struct TranslationHypothesis {
                                        // scores a labelling whole: none)
   std::vector<std::vector<float>> attention;  // [rows][len(source)], the EOS row last (CTC: each
                                               // label's alignment posterior, the blank's last)
+  std::vector<int32_t> path{};  // CTC, with attention: per input position, the row of the most
+                                // probable alignment (Hypothesis::path)
 };
 
 struct TranslationResult {
@@ -81,6 +83,7 @@ struct ScoringResult {
   double log_prob = 0;                        // log p(tokens EOS | source)
   std::vector<float> token_log_probs;         // [len(tokens) + 1], EOS last
   std::vector<std::vector<float>> attention;  // [len(tokens) + 1][len(source)] when asked
+  std::vector<int32_t> path{};                // CTC, with attention: as TranslationHypothesis's
 };
 
 class Translator {

@@ -37,6 +37,9 @@ struct Hypothesis {
   double log_prob = 0;                        // the sum of token_log_probs
   std::vector<float> token_log_probs;         // [len(tokens) + 1]: log p of each token, EOS last
                                               // (len(tokens) when cut at the length limit)
+  // CTC, with attention: per input position (upsample per source unit) the attention row that
+  // the most probable alignment of `tokens` is in (a token's index, or len(tokens): the blank)
+  std::vector<int32_t> path{};
 };
 
 // Row `row` of a decoding step's attention weights [rows, S] as the rows of a Hypothesis keep

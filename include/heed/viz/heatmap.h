@@ -12,10 +12,12 @@
 namespace heed::viz {
 
 struct Heatmap {
-  std::string title;                        // above the matrix (empty: none)
-  std::vector<std::string> rows;            // [R] labels on the left: output tokens or hops
-  std::vector<std::string> cols;            // [C] labels on top: source tokens
-  std::vector<std::vector<float>> weights;  // [R][C] in [0, 1]
+  std::string title;                         // above the matrix (empty: none)
+  std::vector<std::string> rows;             // [R] labels on the left: output tokens or hops
+  std::vector<std::string> cols;             // [C] labels on top: source tokens
+  std::vector<std::vector<float>> weights;   // [R][C] in [0, 1]
+  std::vector<std::pair<int, int>> marks{};  // (row, column) cells outlined: CTC's most probable
+                                             // alignment
 };
 
 struct HeatmapStyle {
