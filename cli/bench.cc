@@ -91,6 +91,8 @@ int BenchCommand::run() const {
     }
   if (workload == Workload::Ctc) {
     CtcBenchOptions c = ctc;
+    c.precision = seq2seq.precision;
+    c.compute = seq2seq.compute;
     c.seed = seq2seq.seed;
     if (app->count("--batch") > 0) c.batch = seq2seq.batch;
     if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);

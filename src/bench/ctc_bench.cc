@@ -18,6 +18,7 @@
 #include "heed/nn/init.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/error.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
@@ -116,6 +117,7 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
   }
   Optimizer opt({}, params);
   Graph g(Mode::Train, o.seed);
+  g.set_precision(o.precision);
   int64_t labels = 0;
   Clock::time_point t0;
   for (int i = 0; i < o.steps + 3; ++i) {
@@ -131,11 +133,13 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
   out << nlohmann::json{{"bench", "bilstm_ctc_train"},
                         {"batch", o.batch},
                         {"upsample", o.upsample},
+                        {"precision", name_of(o.precision)},
                         {"tgt_labels_per_s", round_to(static_cast<double>(labels) / train_s, 1)},
                         {"steps", o.steps},
                         {"threads", threads()}}
              .dump()
       << std::endl;
+  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
   int64_t words = 0;
   t0 = Clock::now();
   for (int i = 0; i < o.steps; ++i) {
@@ -145,6 +149,7 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
   const double decode_s = since(t0);
   out << nlohmann::json{{"bench", "bilstm_ctc_greedy"},
                         {"batch", o.batch},
+                        {"compute", name_of(o.compute)},
                         {"words_per_s", round_to(static_cast<double>(words) / decode_s, 1)},
                         {"threads", threads()}}
              .dump()

@@ -15,8 +15,9 @@ declare -A flags=(
   [rnn-none]="$g2p $rnn --attention none --layers 2"
   [transformer]="$g2p $tf"
   [transformer-pre]="$g2p $tf --norm pre --positions learned --untied-output"
+  [ctc]="$g2p --model ctc --embed 16 --hidden 32 --layers 1 --upsample 2 --lr 0.01"
   [classifier-attention]="$sa $sa_rnn"
   [classifier-transformer]="$sa $sa_tf"
 )
-seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre)
+seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc)
 classifiers=(classifier-attention classifier-transformer)

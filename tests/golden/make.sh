@@ -4,7 +4,8 @@
 # checkpoint and logs); inputs/: 40 CMUdict test entries and 40 SST dev sentences; outputs/
 # and losses/: what outputs.sh prints with that binary. check.sh runs a newer binary the same
 # way and compares. These were made once, with the binary of main before the model registry
-# (befc20d); make them again only to change what is covered.
+# (befc20d); make them again only to change what is covered. (The ctc family's model and outputs
+# were added later, by the binary of its issue: a new family joins with its first binary's.)
 set -euo pipefail
 heed=$1 data=$2
 golden=$(cd "$(dirname "$0")" && pwd)

@@ -10,6 +10,8 @@
 //                     letters with letters +- 2 phones; target labels per second over `steps`
 //                     steps after 3 warm-ups
 //   bilstm_ctc_greedy best-path decoding of the same batches, words per second
+// --precision bfloat16 and --compute-type int8 measure heed's mixed-precision training and int8
+// decoding on the same workload (the lines say which).
 // Synthetic data from heed's own generator (the same distributions as the peer's numpy draws).
 // Leaves out: the prefix beam search (the peer has none).
 #pragma once
@@ -17,6 +19,9 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+
+#include "heed/autograd/graph.h"
+#include "heed/decode/translator.h"
 
 namespace heed {
 
@@ -28,6 +33,8 @@ struct CtcBenchOptions {
   int64_t upsample = 2;
   uint64_t seed = 1;
   bool skip_model = false;
+  Precision precision = Precision::fp32;       // the model's training products (kernels/bf16.h)
+  ComputeType compute = ComputeType::Float32;  // its decoding weights (kernels/quantize.h)
 };
 
 void run_ctc_bench(const CtcBenchOptions& options, std::ostream& out);
