@@ -147,7 +147,8 @@ bool forward_scaled(const Sequence& q, const float* lp, int64_t W, int64_t C, fl
     sc.gather(q, lp + t * C);
     const float* y = sc.y.data();
     float* __restrict cur = a + t * W;
-    const auto [lo, hi] = window(q, t);
+    const std::pair<int64_t, int64_t> live = window(q, t);
+    const int64_t lo = live.first, hi = live.second;  // (no structured binding: OpenMP regions)
     std::fill(cur, cur + lo, 0.f);
     std::fill(cur + hi, cur + W, 0.f);
     if (t == 0) {  // eq. 6
@@ -217,7 +218,8 @@ bool backward_scaled(const Sequence& q, const float* lp, const float* a, int64_t
 #pragma omp simd
     for (int64_t s = 0; s < q.S; ++s) w[s] = y[s] * next[s];
     w[q.S] = w[q.S + 1] = 0.f;
-    const auto [lo, hi] = window(q, t);
+    const std::pair<int64_t, int64_t> live = window(q, t);
+    const int64_t lo = live.first, hi = live.second;  // (no structured binding: OpenMP regions)
     std::fill(cur, cur + lo, 0.f);
     std::fill(cur + hi, cur + W, 0.f);
     float sum = 0.f;

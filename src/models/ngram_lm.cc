@@ -128,7 +128,7 @@ NgramLm NgramLm::read_arpa(const std::string& path) {
         e.log10_backoff = arpa_number(f.back(), path, k + 1);
       std::vector<int32_t> ids;
       for (int i = 1; i <= n; ++i) {
-        const std::string w(f[static_cast<size_t>(i)]);
+        const std::string& w = f[static_cast<size_t>(i)];
         if (n == 1) {
           check(!lm.ids_.contains(w), where(), ": the unigram '", w, "' is listed twice");
           ids.push_back(lm.add_word(w));
@@ -155,8 +155,8 @@ NgramLm NgramLm::read_arpa(const std::string& path) {
   for (size_t i = 0; i < lm.words_.size(); ++i) map[i] = out.id(lm.words_[i]);
   for (size_t n = 0; n < lm.keys_.size(); ++n)
     for (const auto& key : lm.keys_[n]) {
-      std::vector<int32_t> ids;
-      for (int32_t x : key) ids.push_back(map[static_cast<size_t>(x)]);
+      std::vector<int32_t> ids(key.size());
+      for (size_t i = 0; i < key.size(); ++i) ids[i] = map[static_cast<size_t>(key[i])];
       out.set(ids, lm.grams_[n].at(key));
     }
   return out;
