@@ -153,6 +153,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "--online reads k tokens, then one per output); 0: off")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
+  app->add_option("--wait-k-sample", config.wait_k_sample,
+                  "rnn and transformer with --wait-k: multi-path training (Elbayad et al. 2020), "
+                  "each batch at a k drawn uniformly from 1..KMAX, so that one model decodes at "
+                  "any k (heed translate --wait-k; --wait-k stays the default and what "
+                  "validation decodes with); 0: every batch at --wait-k")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   app->add_option("--monotonic-bias", m.monotonic_bias,
                   "rnn: initial value of monotonic/mocha's energy bias r (negative: early "
                   "alignments move on rather than stop)")
@@ -355,6 +362,9 @@ int TrainCommand::run() {
   if (dropout >= 0) transformer.layer.dropout = dropout;
   transformer.tie_output = !untied_output;
   transformer.layer.wait_k = rnn.wait_k;  // --wait-k, for both families
+  check(config.wait_k_sample == 0 || rnn.wait_k > 0,
+        "--wait-k-sample trains a wait-k model at many k: give --wait-k too (the k it decodes "
+        "with unless told)");
   // the ctc's: the rnn's encoder flags (an LSTM of 2 layers unless told), or the transformer's
   if (encoder == "transformer") {
     TransformerLayerConfig layer = transformer.layer;
@@ -375,7 +385,7 @@ int TrainCommand::run() {
   std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
                         [&](TransformerSeq2SeqConfig& c) { c = transformer; },
                         [&](CtcConfig& c) {
-                          check(rnn.wait_k == 0,
+                          check(rnn.wait_k == 0 && config.wait_k_sample == 0,
                                 "--wait-k is for encoder-decoders (rnn, transformer); a ctc model "
                                 "has no decoder to wait");
                           c = ctc;

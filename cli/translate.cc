@@ -150,6 +150,12 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                 "and mocha models when their attention stops on a unit read; needs a "
                 "unidirectional encoder, and other models read the whole line first (said on "
                 "stderr). Writes what offline greedy decoding writes");
+  app->add_option("--wait-k", translator.wait_k,
+                  "wait-k models (trained with --wait-k): decode at this k instead of the "
+                  "model's own, offline and --online (a model trained with --wait-k-sample "
+                  "serves any k; one trained at a single k is best at that k); 0: the model's")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   app->add_option("--latency-out", latency_out,
                   "With --online: write {\"src_len\", \"out\", \"delays\"} JSON per line to "
                   "this file, one delay per output unit (the source units read when it was "

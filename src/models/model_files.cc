@@ -22,9 +22,14 @@ Segmenter classifier_segmenter(Units u) {
   return Segmenter(u);
 }
 
-std::unique_ptr<ModelFiles> load_model(const std::string& dir) {
+std::unique_ptr<ModelFiles> load_model(const std::string& dir, int64_t wait_k) {
   auto m = std::make_unique<ModelFiles>();
-  const nlohmann::json j = read_config(dir);
+  nlohmann::json j = read_config(dir);
+  if (wait_k > 0) {
+    check(j.value("wait_k", int64_t{0}) > 0, dir, ": --wait-k ", wait_k,
+          " needs a wait-k model (trained with --wait-k); this one was not");
+    j["wait_k"] = wait_k;
+  }
   m->config = j;
   const ModelFamily& family = config_family(j, dir, ModelRole::Seq2Seq);
   m->family = family.name;
@@ -75,12 +80,13 @@ void check_same_text_format(const ModelFiles& first, const std::string& first_di
 }
 }  // namespace
 
-std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs) {
+std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs,
+                                                     int64_t wait_k) {
   check(!dirs.empty(), "no model directory given");
   std::vector<std::unique_ptr<ModelFiles>> models;
   models.reserve(dirs.size());
   for (const auto& dir : dirs) {
-    models.push_back(load_model(dir));
+    models.push_back(load_model(dir, wait_k));
     if (models.size() > 1) check_same_text_format(*models[0], dirs[0], *models.back(), dir);
   }
   return models;

@@ -206,6 +206,11 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
   DecoderState st = start(g, b.src, b.S, b.src_lengths);
+  if (b.wait_k > 0) {
+    check(config_.wait_k > 0, "rnn model: a batch at wait-", b.wait_k,
+          " for a model trained without --wait-k");
+    st.attention.wait_k = b.wait_k;
+  }
   // Teacher forcing: every target-side input projection in one GEMM, [T, B, G H]
   Var y = dropout(embedding(g.param(*tgt_embed_), b.tgt_in, Shape{b.T, b.B}), config_.dropout);
   Var gy = dec_cell_.project(g, y);

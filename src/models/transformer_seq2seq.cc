@@ -116,11 +116,11 @@ Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Pac
 }
 
 Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
-                               Var memory, const Packing& src) const {
+                               Var memory, const Packing& src, int64_t wait_k) const {
   const PackedIds in = pack_ids(g, tgt_in, tgt);
   Var y = positions_->forward(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
   for (const auto& layer : decoder_)
-    y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths);
+    y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return output(y);  // [N_t, V]
 }
@@ -128,8 +128,11 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const 
 Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
   const Packing src = make_packing(g, b.src_lengths, b.S);
   const Packing tgt = make_packing(g, target_lengths(b), b.T);
-  Var memory = encode(g, b.src, src);                  // [N_s, d]
-  Var logits = decode(g, b.tgt_in, tgt, memory, src);  // [N_t, V]
+  check(b.wait_k == 0 || config_.layer.wait_k > 0, "transformer: a batch at wait-", b.wait_k,
+        " for a model trained without --wait-k");
+  Var memory = encode(g, b.src, src);  // [N_s, d]
+  Var logits =
+      decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k);
   return cross_entropy(logits, pack_ids(g, b.tgt_out, tgt).ids,
                        {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
 }
@@ -161,7 +164,7 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
                               {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
   Step out;
   for (size_t l = 0; l < decoder_.size(); ++l)
-    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l],
+    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l], config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   out.logits = output(y);  // [B, V]

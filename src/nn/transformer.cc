@@ -137,8 +137,7 @@ Var TransformerEncoderLayer::forward(Var x, const Packing& p, Tensor* weights) c
 
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
                                                  const Scope& scope)
-    : wait_k_(c.wait_k),
-      self_(c.d_model, c.heads, true, scope / "self_attn"),
+    : self_(c.d_model, c.heads, true, scope / "self_attn"),
       cross_(c.d_model, c.heads, false, scope / "cross_attn"),
       ff_(c, scope / "ffn"),
       r_self_(c, scope / "self_attn"),
@@ -146,18 +145,18 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c
       r_ff_(c, scope / "ffn") {}
 
 Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
-                                     std::span<const int32_t> src_lengths) const {
+                                     std::span<const int32_t> src_lengths, int64_t wait_k) const {
   y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
   // wait-k: output i sees source positions j <= i + k - 1
   const std::optional<int64_t> prefix =
-      wait_k_ > 0 ? std::optional<int64_t>(wait_k_ - 1) : std::nullopt;
+      wait_k > 0 ? std::optional<int64_t>(wait_k - 1) : std::nullopt;
   y = r_cross_(
       y, [&](Var h) { return cross_.cross(h, tgt, memory_kv, src_lengths, nullptr, prefix); });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
-                                  KvCache& cache, Tensor* weights) const {
+                                  KvCache& cache, int64_t wait_k, Tensor* weights) const {
   // one position per sequence: packed and padded [B, 1, d] coincide
   const auto B = static_cast<int64_t>(src_lengths.size());
   int32_t* ones = y.graph().arena().array<int32_t>(B);
@@ -165,7 +164,7 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
   const Packing one{.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
   // wait-k: this output, at position t = cache.t, sees source positions j <= t + k - 1
   const std::optional<int64_t> prefix =
-      wait_k_ > 0 ? std::optional<int64_t>(cache.t + wait_k_ - 1) : std::nullopt;
+      wait_k > 0 ? std::optional<int64_t>(cache.t + wait_k - 1) : std::nullopt;
   y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
   y = r_cross_(
       y, [&](Var h) { return cross_.cross(h, one, memory_kv, src_lengths, weights, prefix); });

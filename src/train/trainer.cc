@@ -11,6 +11,7 @@
 #include "heed/decode/beam_search.h"
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
+#include "heed/kernels/random.h"
 #include "heed/metrics/metrics.h"
 #include "heed/models/model_files.h"
 #include "heed/train/loop.h"
@@ -169,6 +170,8 @@ class Seq2SeqTask final : public TrainingTask {
   std::span<const int64_t> costs() const override { return costs_; }
   BatchLoss loss(Graph& g, std::span<const size_t> examples) const override {
     Seq2SeqBatch b = batch_of(train_, examples, model_.reverse_source());
+    // the step's own stream: the same k for a step whether run through or resumed
+    if (cfg_.wait_k_sample > 0) b.wait_k = 1 + Rng(g.next_stream()).below(cfg_.wait_k_sample);
     return {model_.loss(g, b, cfg_.label_smoothing), b.target_tokens};
   }
   Validation validate() const override {

@@ -20,7 +20,7 @@ common=(--src-units char --tgt-units word --embed 32 --hidden 64 --dec-hidden 64
         --batch 32 --lr 3e-3 --epochs 4 --encoder-direction forward)
 for kind in monotonic mocha waitk; do
   case $kind in
-    waitk) flags=(--attention bahdanau --wait-k 2) ;;
+    waitk) flags=(--attention bahdanau --wait-k 2 --wait-k-sample 4) ;;  # multi-path
     mocha) flags=(--attention mocha --chunk 2 --monotonic-bias -1) ;;
     *) flags=(--attention monotonic --monotonic-bias -1) ;;
   esac
@@ -52,6 +52,17 @@ done
 "$heed" --threads 1 attention --model "$work/mocha" --out "$work/a.svg" < "$work/words" > /dev/null
 grep -q 'stroke="#e61e1e"' "$work/a.svg" || grep -q 'rgb(230,30,30)' "$work/a.svg" ||
   fail "heed attention: the monotonic stops are not outlined"
+
+# the multi-path wait-k model decodes at another k: offline and online alike, delays min(i + 3, |x|)
+"$heed" --threads 1 translate --model "$work/waitk" --wait-k 3 < "$work/words" > "$work/k3.offline"
+"$heed" --threads 1 translate --model "$work/waitk" --wait-k 3 --online --latency-out "$work/k3.jsonl" \
+  < "$work/words" > "$work/k3.online"
+cmp -s "$work/k3.offline" "$work/k3.online" || fail "--wait-k 3: online output differs from offline"
+python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    assert r["delays"] == [min(i + 3, r["src_len"]) for i in range(len(r["delays"]))], r' \
+  "$work/k3.jsonl" || fail "--wait-k 3: delays"
 
 # heed report: the three online decodings of the dev words as a WER-against-AL curve
 for kind in monotonic mocha waitk; do
@@ -90,6 +101,11 @@ set +e
 [ $? = 2 ] && grep -q "wait-k works with bahdanau" "$work/err" || fail "wait-k + monotonic: $(cat "$work/err")"
 "$heed" train --model ctc --wait-k 2 --train-src "$work/train" --save "$work/bad2" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "wait-k is for encoder-decoders" "$work/err" || fail "ctc --wait-k: $(cat "$work/err")"
+"$heed" translate --model "$work/mocha" --wait-k 3 < "$work/words" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "mocha: --wait-k 3 needs a wait-k model" "$work/err" || fail "translate --wait-k on mocha: $(cat "$work/err")"
+"$heed" train --model rnn --wait-k-sample 4 "${common[@]}" --train-src "$work/train" \
+  --valid-src "$work/dev" --save "$work/bad3" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "give --wait-k too" "$work/err" || fail "--wait-k-sample alone: $(cat "$work/err")"
 echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 "$heed" score --metric latency --hyp "$work/bad.jsonl" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "bad.jsonl:1: delay 4 outside 0..3" "$work/err" || fail "bad delays: $(cat "$work/err")"

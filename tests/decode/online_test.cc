@@ -4,12 +4,15 @@
 // i + k do not depend on the source from i + k on; monotonic attention reads up to its stops.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "heed/decode/greedy.h"
 #include "heed/decode/online.h"
 #include "heed/metrics/latency.h"
 #include "heed/models/ensemble.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/transformer_seq2seq.h"
+#include "heed/util/error.h"
 #include "support/reversal.h"
 
 namespace heed {
@@ -180,6 +183,49 @@ TEST(OnlineDecoding, AnEnsembleOfWaitKModelsIsWaitK) {
   EXPECT_EQ(Ensemble({&a, &c}).online_policy().kind, OnlinePolicy::Kind::ReadAll);
   std::vector<OnlineOutput> out;
   expect_online_equals_offline(both, out);
+}
+
+// Multi-path training (Elbayad et al. 2020): a batch's wait_k trains a wait-k model at that k,
+// i.e. its loss is the loss of the same weights built at that k; a model that is not wait-k
+// refuses it.
+template <class Model, class Config>
+void expect_batch_wait_k_is_the_models(Config c, void (*set_k)(Config&, int64_t)) {
+  Rng data(8);
+  auto [src, tgt] = testing::reversal(data, 6, 3, 9, 12, true);
+  const Seq2SeqBatch b = make_batch(src, tgt, false);
+  auto loss = [&](const Config& cfg, int64_t batch_k) {
+    ParameterStore store;
+    Rng rng(21);  // the same weights for every k
+    Model m(cfg, Scope(store, rng, "m"));
+    Graph g(Mode::Inference);
+    Seq2SeqBatch bk = b;
+    bk.wait_k = batch_k;
+    return static_cast<double>(m.loss(g, bk).value().data()[0]);
+  };
+  set_k(c, 2);
+  const double at2 = loss(c, 0), at2_as4 = loss(c, 4), at2_as1 = loss(c, 1);
+  Config c4 = c, c1 = c;
+  set_k(c4, 4);
+  set_k(c1, 1);
+  EXPECT_NEAR(at2_as4, loss(c4, 0), 1e-6);
+  EXPECT_NEAR(at2_as1, loss(c1, 0), 1e-6);
+  EXPECT_GT(std::abs(at2 - at2_as4), 1e-4);  // k matters: the batch's k was used
+  Config off = c;
+  set_k(off, 0);
+  EXPECT_THROW(loss(off, 3), Error);
+}
+
+TEST(OnlineDecoding, ABatchWaitKTrainsTheModelAtThatK) {
+  expect_batch_wait_k_is_the_models<RnnSeq2Seq>(
+      online_config(AttentionKind::Bahdanau, 2),
+      +[](RnnSeq2SeqConfig& c, int64_t k) { c.wait_k = k; });
+  TransformerSeq2SeqConfig t;
+  t.src_vocab = t.tgt_vocab = 12;
+  t.layer = {.d_model = 32, .heads = 4, .ff = 64, .dropout = 0.f, .causal_encoder = true};
+  t.enc_layers = t.dec_layers = 2;
+  t.max_positions = 32;
+  expect_batch_wait_k_is_the_models<TransformerSeq2Seq>(
+      t, +[](TransformerSeq2SeqConfig& c, int64_t k) { c.layer.wait_k = k; });
 }
 
 TEST(OnlineDecoding, OfflineModelsReadEverythingFirst) {

@@ -67,8 +67,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
   Var encode(Graph& g, std::span<const int32_t> src, const Packing& p) const;
   // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> logits [N_t, V]
+  // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's)
   Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,
-             const Packing& src) const;
+             const Packing& src, int64_t wait_k) const;
   struct DecoderState {
     std::vector<Var> memory_kv;            // per decoder layer: [B, S, 2d]
     std::vector<KvCache> caches;           // per decoder layer

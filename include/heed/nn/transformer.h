@@ -131,15 +131,16 @@ class TransformerDecoderLayer {
     return self_.make_cache(g, B, capacity);
   }
   // Teacher forcing: y [N_t, d] packed as tgt, causal self-attention, cross-attention over the
-  // memory.
-  Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths) const;
+  // memory (wait_k > 0: output i over the source prefix j < i + k; the model's
+  // TransformerLayerConfig::wait_k, or a batch's).
+  Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths,
+              int64_t wait_k) const;
   // One position y_t [B, d] with this layer's key/value cache. When `weights` is given, it
   // gets the cross-attention weights [B, h, 1, S] of this step.
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
-           Tensor* weights = nullptr) const;
+           int64_t wait_k, Tensor* weights = nullptr) const;
 
  private:
-  int64_t wait_k_;  // > 0: cross-attention over a source prefix
   MultiHeadAttention self_, cross_;
   FeedForward ff_;
   Residual r_self_, r_cross_, r_ff_;

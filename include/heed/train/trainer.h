@@ -38,6 +38,9 @@ struct TrainConfig : LoopOptions {
   // the model, one of the registered families (vocabulary sizes are filled in from the data)
   Seq2SeqConfig model = RnnSeq2SeqConfig{};
   float label_smoothing = 0.f;
+  // > 0: multi-path wait-k training (Elbayad et al. 2020): each batch trains the wait-k model
+  // at a k drawn uniformly from 1..wait_k_sample, so that one model decodes at any k
+  int64_t wait_k_sample = 0;
   int64_t valid_max = 0;  // dev sentences decoded for the metric (0: all)
 };
 
