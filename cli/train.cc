@@ -140,6 +140,40 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "(Chiu & Raffel 2018)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  add_enum_option(*app, "--hard-score", m.hard.score,
+                  "rnn, --attention hard: the score function alpha_i = softmax(e_i) chooses by "
+                  "(bahdanau or luong-*)");
+  add_enum_option(
+      *app, "--hard-train", m.hard.training,
+      "rnn, --attention hard: reinforce (sample j ~ alpha_i, REINFORCE with a "
+      "moving-average baseline, Xu et al. 2015) | gumbel (straight-through "
+      "Gumbel-softmax, Jang et al. 2017) | exact (p(y_i) = sum_j alpha_ij p(y_i | h_j), "
+      "the decoder fed y_{i-1} only, Wu et al. 2018)");
+  app->add_option("--hard-mix", m.hard.mix,
+                  "rnn, --hard-train reinforce: the probability of using the expected context "
+                  "instead of a sample (Xu et al. 2015: 0.5)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0) & kFinite);
+  app->add_option(
+         "--hard-entropy", m.hard.entropy,
+         "rnn, --hard-train reinforce: weight lambda of the entropy bonus -lambda H(alpha_i)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0) & kFinite);
+  app->add_option("--hard-tau", m.hard.tau,
+                  "rnn, --hard-train gumbel: the first temperature tau_0; step t uses "
+                  "max(--hard-tau-min, tau_0 exp(-(--hard-anneal) t))")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e3));
+  app->add_option("--hard-tau-min", m.hard.tau_min,
+                  "rnn, --hard-train gumbel: the lowest temperature")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e3));
+  app->add_option("--hard-anneal", m.hard.anneal,
+                  "rnn, --hard-train gumbel: the temperature's decay rate per step")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app->add_flag("--hard-sample", m.hard.sample,
+                "rnn, --attention hard: decoding samples j ~ alpha_i instead of taking the argmax");
   app->add_option("--monotonic-noise", m.monotonic_noise,
                   "rnn: monotonic/mocha training adds N(0, sigma^2) to the energies before the "
                   "sigmoid, which pushes the stopping probabilities towards 0 or 1 (Raffel et "

@@ -3,9 +3,11 @@
 #include "heed/models/rnn_seq2seq.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/kernels/softmax.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 #include "heed/util/overloaded.h"
@@ -14,7 +16,8 @@ namespace heed {
 
 bool RnnSeq2SeqConfig::luong_style() const {
   return attention != AttentionKind::None && attention != AttentionKind::Bahdanau &&
-         attention != AttentionKind::Monotonic && attention != AttentionKind::Mocha;
+         attention != AttentionKind::Monotonic && attention != AttentionKind::Mocha &&
+         attention != AttentionKind::Hard;
 }
 
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
@@ -31,6 +34,16 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["chunk"] = chunk;
     j["monotonic_noise"] = json_number(monotonic_noise);
     j["monotonic_bias"] = json_number(monotonic_bias);
+  }
+  if (attention == AttentionKind::Hard) {
+    j["hard_score"] = attention_name(hard.score);
+    j["hard_train"] = name_of(hard.training);
+    j["hard_mix"] = json_number(hard.mix);
+    j["hard_entropy"] = json_number(hard.entropy);
+    j["hard_tau"] = json_number(hard.tau);
+    j["hard_tau_min"] = json_number(hard.tau_min);
+    j["hard_anneal"] = json_number(hard.anneal);
+    j["hard_sample"] = hard.sample;
   }
   if (wait_k > 0) j["wait_k"] = wait_k;
   j["dropout"] = json_number(dropout);
@@ -54,6 +67,17 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.chunk = j.at("chunk").get<int64_t>();
       c.monotonic_noise = j.at("monotonic_noise").get<float>();
       c.monotonic_bias = j.at("monotonic_bias").get<float>();
+    }
+    if (c.attention == AttentionKind::Hard) {
+      c.hard.score = parse_attention(j.at("hard_score").get<std::string>());
+      c.hard.training =
+          parse_name<HardTraining>(j.at("hard_train").get<std::string>(), "hard_train");
+      c.hard.mix = j.at("hard_mix").get<float>();
+      c.hard.entropy = j.at("hard_entropy").get<float>();
+      c.hard.tau = j.at("hard_tau").get<float>();
+      c.hard.tau_min = j.at("hard_tau_min").get<float>();
+      c.hard.anneal = j.at("hard_anneal").get<float>();
+      c.hard.sample = j.at("hard_sample").get<bool>();
     }
     c.wait_k = j.value("wait_k", int64_t{0});
     c.dropout = j.at("dropout").get<float>();
@@ -79,6 +103,8 @@ OnlinePolicy RnnSeq2SeqConfig::online_policy() const {
 }
 
 std::string RnnSeq2SeqConfig::describe() const {
+  if (attention == AttentionKind::Hard)
+    return "rnn/hard (" + attention_name(hard.score) + ", " + name_of(hard.training) + ")";
   return "rnn/" + attention_name(attention);
 }
 
@@ -108,6 +134,12 @@ RnnSeq2Seq::RnnSeq2Seq(
     feed_W_ = &dec.param("rnn/W_feed", {G, H}, Init::glorot_uniform());  // input feeding h~
     comb_W_ = &dec.param("W_c", {H, Dm + H}, Init::glorot_uniform());
     out_W_ = &dec.param("out/W", {V, H}, Init::glorot_uniform());
+  } else if (c.hard_exact()) {
+    // no context into the gates (the sum over j stays exact); the read-out split by input
+    feed_W_ = nullptr;
+    out_W_ = &dec.param("out/W_s", {V, H}, Init::glorot_uniform());
+    mix_W_ = &dec.param("out/W_c", {V, Dm}, Init::glorot_uniform());
+    out_Wy_ = &dec.param("out/W_y", {V, c.tgt_embed}, Init::glorot_uniform());
   } else {
     feed_W_ = &dec.param("rnn/W_context", {G, Dm}, Init::glorot_uniform());  // c_i into gates
     out_W_ = &dec.param("out/W", {V, H + Dm + c.tgt_embed}, Init::glorot_uniform());
@@ -120,7 +152,8 @@ RnnSeq2Seq::RnnSeq2Seq(
                            .window = c.window,
                            .chunk = c.chunk,
                            .noise = c.monotonic_noise,
-                           .bias = c.monotonic_bias};
+                           .bias = c.monotonic_bias,
+                           .hard = c.hard};
   attention_ = make_mechanism(ac, dec / "attention");
   check(c.wait_k >= 0, "rnn model: wait-k needs k >= 1 (0: off), got ", c.wait_k);
   check(c.wait_k == 0 || supports_wait_k(c.attention),
@@ -140,6 +173,9 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   DecoderState st;
   st.attention = attention_->start(g, memory);
   st.attention.wait_k = config_.wait_k;
+  if (config_.hard_exact())  // W_c h_j: every position's share of the logits, once per source
+    st.mix_keys = repeat_rows(linear(dropout(enc.states, config_.dropout), g.param(*mix_W_)),
+                              k);  // [B, S, V]
   if (config_.online_policy().kind == OnlinePolicy::Kind::ReadAll) {
     // s_0 = tanh(W [->h_S ; <-h_1] + b)
     st.rnn.h = tanh(linear(repeat_rows(enc.summary, k), g.param(*init_W_), g.param(*init_b_)));
@@ -173,23 +209,69 @@ void RnnSeq2Seq::recycle(Graph& g, const Graph::Mark& encoded, DecoderState& sta
   g.rewind(encoded, state.carried());
 }
 
-Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Var& weights) const {
+Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a) const {
   const Attention& attention = *attention_;
-  Var out;
+  if (config_.hard_exact()) {
+    st.rnn = dec_cell_.step(g, gy, st.rnn);           // s_i = RNN(E y_{i-1}, s_{i-1})
+    a = attention.attend(g, st.rnn.h, st.attention);  // alpha_i from s_i
+    return st.rnn.h;
+  }
   if (!config_.luong_style()) {
-    Attended a = attention.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
+    a = attention.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
     st.rnn = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), st.rnn);
     st.feed = a.context;
-    out = concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
-    weights = a.weights;
-  } else {
-    st.rnn = dec_cell_.step(g, gy + linear(st.feed, g.param(*feed_W_)), st.rnn);  // input feeding
-    Attended a = attention.attend(g, st.rnn.h, st.attention);                     // c_t from h_t
-    st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));  // h~_t [B, H]
-    out = st.feed;
-    weights = a.weights;
+    return concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
   }
-  return out;
+  st.rnn = dec_cell_.step(g, gy + linear(st.feed, g.param(*feed_W_)), st.rnn);  // input feeding
+  a = attention.attend(g, st.rnn.h, st.attention);                              // c_t from h_t
+  st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));  // h~_t [B, H]
+  return st.feed;
+}
+
+Var RnnSeq2Seq::hard_scores(Var base, const DecoderState& st, const Attended& a) const {
+  // training: log p(y_i) = log sum_j alpha_ij softmax(base + W_c h_j)  [B, V]
+  if (a.log_weights.valid()) return hard_marginal(base, st.mix_keys, a.log_weights);
+  // decoding: the chosen j's logits, base + W_c h_j  [B, V]
+  Graph& g = base.graph();
+  const int64_t B = st.mix_keys.dim(0), S = st.mix_keys.dim(1), V = st.mix_keys.dim(2);
+  int32_t* rows = g.arena().array<int32_t>(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) rows[b] = static_cast<int32_t>(b * S + a.chosen[b]);
+  return base +
+         embedding(reshape(st.mix_keys, Shape{B * S, V}), {rows, static_cast<size_t>(B)}, Shape{B});
+}
+
+Var RnnSeq2Seq::reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
+                               const std::vector<Attended>& steps) const {
+  // the rewards: log p(y_t) of each target token under the sampled contexts  [T, B]
+  const int64_t T = b.T, B = b.B, V = logits.dim(2);
+  Tensor lp = g.alloc(logits.shape());  // log-softmax values only: no graph node
+  kernels::softmax_forward(logits.value().data(), {}, lp.data(), logits.shape(), /*log=*/true);
+  std::vector<float> rewards(static_cast<size_t>(T * B), 0.f);
+  double total = 0;
+  for (int64_t i = 0; i < T * B; ++i) {
+    if (b.tgt_out[i] == Vocab::kPad) continue;
+    rewards[i] = lp.data()[i * V + b.tgt_out[i]];
+    total += rewards[i];
+  }
+  const auto N = static_cast<float>(b.target_tokens);
+  if (std::isnan(baseline_.per_token())) baseline_.update(total / N);
+  const Tensor advantage =
+      reinforce_advantage(g, rewards, b.tgt_out, Vocab::kPad, T, B, baseline_.per_token());
+  baseline_.update(total / N);
+  std::vector<Var> log_probs, entropies;
+  for (const Attended& a : steps) {
+    log_probs.push_back(reshape(a.log_prob, Shape{1, B}));
+    entropies.push_back(reshape(a.entropy, Shape{1, B}));
+  }
+  Var term = reinforce_surrogate(concat(log_probs, 0), advantage, N);  // [T, B] -> []
+  if (config_.hard.entropy > 0.f) {
+    // the bonus -lambda/N sum H(alpha_i): REINFORCE's surrogate with advantage lambda
+    Tensor lambda = g.zeros(Shape{T, B});
+    for (int64_t i = 0; i < T * B; ++i)
+      if (b.tgt_out[i] != Vocab::kPad) lambda.data()[i] = config_.hard.entropy;
+    term = term + reinforce_surrogate(concat(entropies, 0), lambda, N);
+  }
+  return term;
 }
 
 RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
@@ -198,8 +280,14 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
   Var y = embedding(g.param(*tgt_embed_), prev, Shape{B});  // E y_{t-1} [B, E]
   Step out;
   out.next = state;
-  Var o = advance(g, dec_cell_.project(g, y), y, out.next, out.weights);
-  out.logits = linear(dropout(o, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, V]
+  Attended a;
+  Var o = advance(g, dec_cell_.project(g, y), y, out.next, a);
+  out.weights = a.weights;
+  if (config_.hard_exact())  // W_s s_i + W_y E y_{i-1} + b + W_c h_j
+    out.logits = hard_scores(
+        linear(o, g.param(*out_W_), g.param(*out_b_)) + linear(y, g.param(*out_Wy_)), out.next, a);
+  else
+    out.logits = linear(dropout(o, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   return out;
 }
@@ -211,21 +299,35 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
           " for a model trained without --wait-k");
     st.attention.wait_k = b.wait_k;
   }
+  st.attention.train_step = b.step;
   // Teacher forcing: every target-side input projection in one GEMM, [T, B, G H]
   Var y = dropout(embedding(g.param(*tgt_embed_), b.tgt_in, Shape{b.T, b.B}), config_.dropout);
   Var gy = dec_cell_.project(g, y);
   std::vector<Var> outs;
+  std::vector<Attended> steps(static_cast<size_t>(b.T));
   outs.reserve(b.T);
-  Var weights;
   for (int64_t t = 0; t < b.T; ++t) {
-    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, weights);  // [B, *]
+    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, steps[t]);  // [B, *]
     outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
   }
   // One read-out GEMM over all target positions: [T, B, *] -> [T, B, V]
   Var logits =
       linear(dropout(concat(outs, 0), config_.dropout), g.param(*out_W_), g.param(*out_b_));
-  return cross_entropy(logits, b.tgt_out,
-                       {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+  if (config_.hard_exact()) {
+    // + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p [T, B, V], which
+    // cross_entropy's log-softmax leaves as it is
+    logits = logits + linear(y, g.param(*out_Wy_));
+    std::vector<Var> rows;
+    for (int64_t t = 0; t < b.T; ++t)
+      rows.push_back(reshape(hard_scores(select(logits, 0, t), st, steps[t]),
+                             Shape{1, b.B, config_.tgt_vocab}));
+    logits = concat(rows, 0);
+  }
+  Var loss = cross_entropy(logits, b.tgt_out,
+                           {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+  if (!steps.empty() && steps.front().log_prob.valid())  // hard attention trained by sampling
+    loss = loss + reinforce_term(g, logits, b, steps);
+  return loss;
 }
 
 namespace {

@@ -67,7 +67,7 @@ class ClassifyTask final : public TrainingTask {
   }
   std::span<const int64_t> lengths() const override { return lengths_; }
   std::span<const int64_t> costs() const override { return lengths_; }
-  BatchLoss loss(Graph& g, std::span<const size_t> examples) const override {
+  BatchLoss loss(Graph& g, std::span<const size_t> examples, int64_t /*step*/) const override {
     Sentences s;
     std::vector<int32_t> y;
     for (size_t i : examples) {

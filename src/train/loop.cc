@@ -272,7 +272,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         break;
       }
       g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
-      TrainingTask::BatchLoss b = task.loss(g, batches[k]);
+      TrainingTask::BatchLoss b = task.loss(g, batches[k], state.step);
       double l = b.loss.value().data()[0];
       // a NaN or infinite loss poisons every weight at the next update: stop before it, with
       // the checkpoint and best model as they were

@@ -168,8 +168,9 @@ class Seq2SeqTask final : public TrainingTask {
   }
   std::span<const int64_t> lengths() const override { return lengths_; }
   std::span<const int64_t> costs() const override { return costs_; }
-  BatchLoss loss(Graph& g, std::span<const size_t> examples) const override {
+  BatchLoss loss(Graph& g, std::span<const size_t> examples, int64_t step) const override {
     Seq2SeqBatch b = batch_of(train_, examples, model_.reverse_source());
+    b.step = step;
     // the step's own stream: the same k for a step whether run through or resumed
     if (cfg_.wait_k_sample > 0) b.wait_k = 1 + Rng(g.next_stream()).below(cfg_.wait_k_sample);
     return {model_.loss(g, b, cfg_.label_smoothing), b.target_tokens};

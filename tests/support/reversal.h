@@ -41,7 +41,9 @@ void train_reversal(const Seq2SeqModel& model, ParameterStore& store, Rng& rng, 
   Graph g;
   for (int step = 0; step < steps; ++step) {
     auto [src, tgt] = reversal(rng, 32, 2, 6, 12, copy);
-    Var loss = model.loss(g, make_batch(src, tgt, false));
+    Seq2SeqBatch b = make_batch(src, tgt, false);
+    b.step = step;  // (schedules inside a model)
+    Var loss = model.loss(g, b);
     g.backward(loss);
     clip_grad_norm(store, clip);
     opt.step(lr(step));

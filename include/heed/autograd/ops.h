@@ -10,6 +10,7 @@
 #include "heed/autograd/ops/ctc.h"
 #include "heed/autograd/ops/dropout.h"
 #include "heed/autograd/ops/embedding.h"
+#include "heed/autograd/ops/hard_marginal.h"
 #include "heed/autograd/ops/layer_norm.h"
 #include "heed/autograd/ops/loss.h"
 #include "heed/autograd/ops/matmul.h"

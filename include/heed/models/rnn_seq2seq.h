@@ -9,6 +9,11 @@
 //       with a linear read-out as in the PyTorch peer).
 //     Luong (luong-*, local-*): h_t = RNN([E y_{t-1} ; h~_{t-1}], h_{t-1}) (input feeding);
 //       c_t = attend(h_t); h~_t = tanh(W_c [c_t ; h_t]); logits = W_s h~_t (Luong et al. 2015).
+//     Hard attention (hard) decodes in the Bahdanau style with c_i = h_j of one j; trained
+//       exactly (--hard-train exact, Wu, Shapiro & Cotterell 2018), its decoder is fed y_{i-1}
+//       only, s_i = RNN(E y_{i-1}, s_{i-1}), alpha_i = attend(s_i), and
+//       p(y_i) = sum_j alpha_ij softmax(W_s s_i + W_c h_j + W_y E y_{i-1} + b)
+//       (W_c h_j once per batch; decoding: the argmax j's term alone).
 //   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2): the encoder's summary.
 // Leaves out: data handling (data/, train/) and search (decode/).
 #pragma once
@@ -26,6 +31,7 @@
 
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
+#include "heed/nn/reinforce.h"
 #include "heed/nn/rnn.h"
 #include "heed/nn/sequence_encoder.h"
 
@@ -47,6 +53,7 @@ struct RnnSeq2SeqConfig {
   float monotonic_noise = 1.f;  // sigma: monotonic/mocha pre-sigmoid noise in training
   float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
   int64_t wait_k = 0;           // k > 0: output i attends to source positions < i + k only
+  HardAttentionConfig hard{};   // hard attention: its score function and training
   float dropout = 0.f;          // on embeddings and before the read-out
   bool reverse_source = false;  // feed the source reversed (Sutskever et al. 2014)
 
@@ -56,6 +63,9 @@ struct RnnSeq2SeqConfig {
   OnlinePolicy online_policy() const;
   bool monotonic() const {
     return attention == AttentionKind::Monotonic || attention == AttentionKind::Mocha;
+  }
+  bool hard_exact() const {
+    return attention == AttentionKind::Hard && hard.training == HardTraining::Exact;
   }
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
@@ -95,6 +105,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     RnnState rnn;              // s (or h_t) [B, H_d]
     Var feed;                  // h~_{t-1} [B, H_d] (Luong style) or the last context (Bahdanau)
     AttentionState attention;  // the memory, its projections and the previous alignment
+    Var mix_keys;              // exact hard attention: W_c h_j [B, S, V], made by start()
     int64_t t() const { return attention.step; }  // the target position
     // What a step makes and the next reads: carried over Graph::rewind, gathered by reorder().
     using AttentionCarried = decltype(std::declval<AttentionState&>().carried());
@@ -124,9 +135,16 @@ class RnnSeq2Seq final : public Seq2SeqModel {
  private:
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
-  // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style) or h~_t (Luong style);
-  // `weights` gets alpha [B, S].
-  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Var& weights) const;
+  // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style), h~_t (Luong style) or s_i
+  // (exact hard attention); `attended` gets the attention's step (alpha [B, S], ...).
+  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& attended) const;
+  // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
+  // log p(y_i) summed over j in training, the chosen j's logits in decoding.
+  Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
+  // REINFORCE's term for hard attention trained by sampling (nn/reinforce.h), its rewards the
+  // log-likelihoods of the target tokens under `logits` [T, B, V].
+  Var reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
+                     const std::vector<Attended>& steps) const;
   RnnSeq2SeqConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;
@@ -134,8 +152,12 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d] (online
                                  // models: s_0 = tanh(b))
   Parameter* feed_W_;            // context (Bahdanau) or h~ (Luong) into the gates: [G H_d, *]
-  Parameter *out_W_, *out_b_;    // read-out: [V, *], [V]
-  Parameter* comb_W_ = nullptr;  // Luong W_c: [H_d, Dm + H_d]
+  Parameter *out_W_, *out_b_;    // read-out: [V, *], [V] (exact hard attention: W_s [V, H_d])
+  Parameter *mix_W_ = nullptr, *out_Wy_ = nullptr;  // exact hard attention: W_c [V, Dm], W_y
+                                                    // [V, E]
+  mutable ReinforceBaseline baseline_;  // hard attention trained by REINFORCE (one training
+                                        // thread per model)
+  Parameter* comb_W_ = nullptr;         // Luong W_c: [H_d, Dm + H_d]
   std::unique_ptr<const Attention> attention_;
 };
 

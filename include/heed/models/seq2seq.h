@@ -26,6 +26,8 @@ struct Seq2SeqBatch {
   int64_t target_tokens = 0;         // non-padding entries of tgt_out
   int64_t wait_k = 0;  // > 0: the loss of a wait-k model at this k instead of its own (multi-path
                        // training, Elbayad et al. 2020: one model for every k)
+  int64_t step = 0;    // the training step (a schedule inside a model: hard attention's Gumbel
+                       // temperature)
 };
 // Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
 Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,

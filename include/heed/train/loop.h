@@ -67,7 +67,8 @@ class TrainingTask {
     Var loss;        // [] mean loss of the batch
     int64_t tokens;  // what the progress line counts per second
   };
-  virtual BatchLoss loss(Graph& g, std::span<const size_t> examples) const = 0;
+  // the loss of one batch at training step `step` (0 first; for schedules inside a model)
+  virtual BatchLoss loss(Graph& g, std::span<const size_t> examples, int64_t step) const = 0;
   struct Validation {
     double ce = 0;      // dev cross-entropy (drives the plateau schedule)
     double metric = 0;  // the task metric (selects the best model and early stopping)

@@ -14,6 +14,7 @@ std::unique_ptr<Attention> make_bahdanau_attention(const AttentionConfig& c, con
 std::unique_ptr<Attention> make_luong_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_monotonic_attention(const AttentionConfig& c, const Scope& s);
+std::unique_ptr<Attention> make_hard_attention(const AttentionConfig& c, const Scope& s);
 
 std::span<const Named<AttentionKind>> names(AttentionKind) {
   static constexpr Named<AttentionKind> kNames[] = {{AttentionKind::None, "none"},
@@ -24,7 +25,15 @@ std::span<const Named<AttentionKind>> names(AttentionKind) {
                                                     {AttentionKind::LocalM, "local-m"},
                                                     {AttentionKind::LocalP, "local-p"},
                                                     {AttentionKind::Monotonic, "monotonic"},
-                                                    {AttentionKind::Mocha, "mocha"}};
+                                                    {AttentionKind::Mocha, "mocha"},
+                                                    {AttentionKind::Hard, "hard"}};
+  return kNames;
+}
+
+std::span<const Named<HardTraining>> names(HardTraining) {
+  static constexpr Named<HardTraining> kNames[] = {{HardTraining::Reinforce, "reinforce"},
+                                                   {HardTraining::Gumbel, "gumbel"},
+                                                   {HardTraining::Exact, "exact"}};
   return kNames;
 }
 
@@ -52,6 +61,8 @@ std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope&
     case AttentionKind::Monotonic:
     case AttentionKind::Mocha:
       return make_monotonic_attention(c, scope);
+    case AttentionKind::Hard:
+      return make_hard_attention(c, scope);
   }
   fail("unknown attention kind");
 }
@@ -68,9 +79,17 @@ Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g) {
   return m;
 }
 
-bool supports_wait_k(AttentionKind kind) {
+bool has_energies(AttentionKind kind) {
   return kind == AttentionKind::Bahdanau || kind == AttentionKind::LuongDot ||
          kind == AttentionKind::LuongGeneral || kind == AttentionKind::LuongConcat;
+}
+
+bool supports_wait_k(AttentionKind kind) {
+  return has_energies(kind) || kind == AttentionKind::Hard;  // a softmax over the memory's mask
+}
+
+Var Attention::energies(Graph&, Var, AttentionState&) const {
+  fail("this attention has no energies to score hard attention with (bahdanau and luong-* do)");
 }
 
 Attended Attention::compute_wait_k(Graph& g, Var query, AttentionState& state) const {

@@ -23,14 +23,17 @@ class BahdanauAttention final : public Attention {
     return st;
   }
 
- protected:
-  Attended compute(Graph& g, Var s_prev, AttentionState& st) const override {
+  Var energies(Graph& g, Var s_prev, AttentionState& st) const override {
     const Var& Uh = st.keys;  // [B, S, A]
     // eq. (6): e_ij = v^T tanh(W s_{i-1} + U h_j + b), fused: no [B, S, A] intermediates
-    Var Ws = linear(s_prev, g.param(*W_));          // [B, A]
-    Var e = additive_energy(Uh, Ws, g.param(*v_));  // [B, S]
+    Var Ws = linear(s_prev, g.param(*W_));         // [B, A]
+    return additive_energy(Uh, Ws, g.param(*v_));  // [B, S]
+  }
+
+ protected:
+  Attended compute(Graph& g, Var s_prev, AttentionState& st) const override {
     // eq. (6): alpha_ij = exp(e_ij) / sum_k exp(e_ik), padding masked out
-    Var alpha = softmax(e, st.memory.mask);  // [B, S]
+    Var alpha = softmax(energies(g, s_prev, st), st.memory.mask);  // [B, S]
     // eq. (5): c_i = sum_j alpha_ij h_j
     return {weighted_sum(alpha, st.memory.annotations), alpha, {}};
   }

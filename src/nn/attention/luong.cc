@@ -37,8 +37,7 @@ class LuongAttention final : public Attention {
     return st;
   }
 
- protected:
-  Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
+  Var energies(Graph& g, Var h_t, AttentionState& st) const override {
     const Var& keys = st.keys;
     const int64_t B = h_t.dim(0), S = keys.dim(1);
     Var score;  // [B, S]
@@ -52,8 +51,13 @@ class LuongAttention final : public Attention {
       const int64_t D = h_t.dim(1);
       score = reshape(matmul(keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
     }
+    return score;
+  }
+
+ protected:
+  Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
     // eq. (7): a_t(s) = softmax over the source, padding masked out
-    Var alpha = softmax(score, st.memory.mask);
+    Var alpha = softmax(energies(g, h_t, st), st.memory.mask);
     return {weighted_sum(alpha, st.memory.annotations), alpha, {}};
   }
 

@@ -11,6 +11,9 @@
 //               in decoding                                       (Raffel et al. 2017)
 //   mocha       monotonic, then soft attention over the w entries ending at the stop
 //                                                                 (Chiu & Raffel 2018)
+//   hard        one position j per step, scored by any of the global mechanisms: sampled
+//               (REINFORCE, Xu et al. 2015), straight-through Gumbel-softmax, or marginalised
+//               exactly by the decoder (Wu, Shapiro & Cotterell 2018); argmax in decoding
 // Every mechanism masks source padding out of its softmax and returns the context vector and
 // the alignment weights (for --attention-out and the heatmaps). A mechanism holds only its
 // parameters and is const; what a decoder keeps between steps is its AttentionState.
@@ -39,11 +42,31 @@ enum class AttentionKind {
   LocalM,
   LocalP,
   Monotonic,
-  Mocha
+  Mocha,
+  Hard
 };
 std::span<const Named<AttentionKind>> names(AttentionKind);  // "none", "bahdanau", "luong-dot", ...
 AttentionKind parse_attention(const std::string& name);      // an Error lists the names
 std::string attention_name(AttentionKind kind);
+
+// How hard attention is trained (its decoding takes the argmax, or samples).
+enum class HardTraining {
+  Reinforce,  // sample j ~ alpha_i; the score function's gradient by REINFORCE (Xu et al. 2015)
+  Gumbel,     // straight-through Gumbel-softmax, the temperature annealed (Jang et al. 2017)
+  Exact,      // p(y_i) = sum_j alpha_ij p(y_i | h_j), the decoder fed y_{i-1} only (Wu et al. 2018)
+};
+std::span<const Named<HardTraining>> names(HardTraining);  // "reinforce", "gumbel", "exact"
+
+struct HardAttentionConfig {
+  AttentionKind score = AttentionKind::Bahdanau;  // the score function: bahdanau or luong-*
+  HardTraining training = HardTraining::Exact;
+  float mix = 0.5f;      // reinforce: the probability of the expected context instead
+  float entropy = 0.f;   // reinforce: lambda of the entropy bonus -lambda H(alpha_i)
+  float tau = 1.f;       // gumbel: the first temperature,
+  float tau_min = 0.5f;  //   annealed as max(tau_min, tau exp(-anneal step))
+  float anneal = 1e-4f;  //   (Jang et al. 2017, section 3)
+  bool sample = false;   // decoding samples j ~ alpha_i instead of taking the argmax
+};
 
 struct AttentionConfig {
   AttentionKind kind = AttentionKind::Bahdanau;
@@ -54,13 +77,21 @@ struct AttentionConfig {
   int64_t chunk = 4;       // w: MoChA's chunk
   float noise = 1.f;       // sigma: monotonic/mocha pre-sigmoid noise in training
   float bias = -4.f;       // r's initial value (monotonic/mocha)
+  HardAttentionConfig hard{};
 };
 
 struct Attended {
-  Var context;    // c [B, Dm] = sum_j alpha_j h_j
-  Var weights;    // alpha [B, S], zero on padding (and outside the local window)
+  Var context;    // c [B, Dm] = sum_j alpha_j h_j (hard attention: h_j; exact training: none)
+  Var weights;    // alpha [B, S], zero on padding (and outside the local window); hard
+                  // attention: one-hot rows (exact training: alpha)
   Var alignment;  // what the next step reads as alpha_{i-1} when it is not `weights` (MoChA:
                   // the monotonic alignment under its chunks); empty otherwise
+  // hard attention
+  std::span<const int32_t> chosen{};  // [B] the position each row attends to (decoding)
+  Var log_weights;                    // exact training: log alpha [B, S], -inf on padding
+  Var log_prob;  // reinforce training: log alpha_ij of the sampled j [B] (0 for a row that took
+                 // the expected context)
+  Var entropy;   // reinforce training: H(alpha_i) [B]
 };
 
 // The source side of one batch, given to start().
@@ -89,6 +120,7 @@ struct AttentionState {
   int64_t step = 0;    // i: the target position of the next attend() (local-m aligns p_i = i)
   int64_t wait_k = 0;  // k > 0: step i attends to source positions j < i + k only (wait-k,
                        // Ma et al. 2019: prefix-to-prefix in training and decoding alike)
+  int64_t train_step = 0;  // the training step (the Gumbel temperature's schedule)
 
   // What a step makes and the next one reads: the Vars to carry over Graph::rewind.
   std::array<Var*, 1> carried() { return {&previous}; }
@@ -110,6 +142,9 @@ class Attention {
     ++state.step;
     return a;
   }
+  // The energies e_ij [B, S] of a mechanism whose weights are softmax(e) over the mask
+  // (bahdanau, luong-*: what hard attention scores with); an Error for the others.
+  virtual Var energies(Graph& g, Var query, AttentionState& state) const;
 
  protected:
   // The mechanism's equations for one step; it may read (and keep in `state`) what it needs of
@@ -128,6 +163,8 @@ Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g);
 // Whether a mechanism can attend to a source prefix (wait-k): the global ones whose weights
 // are a softmax over the memory's mask (bahdanau, luong-*).
 bool supports_wait_k(AttentionKind kind);
+// Whether a mechanism scores by energies() (a softmax over the memory): hard attention's scorers.
+bool has_energies(AttentionKind kind);
 // context [B, Dm] = alpha [B, S] applied to memory [B, S, Dm]: one batched GEMM.
 Var weighted_sum(Var alpha, Var memory);
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Hard attention on the command line, end to end on CMUdict: a tiny model trained by each
+# `--hard-train` (exact, reinforce, gumbel) through `heed train`, translated with one-hot
+# `--attention-out` rows (one source position per output phone, the EOS row included) and
+# beam search; its config.json keeps the choice; a score function without energies and an
+# absurd --hard-mix are refused. Run by ctest: hard.sh HEED DATA_DIR
+set -euo pipefail
+heed=$1 d=$2/cmudict
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+head -2000 "$d/cmudict-0.7b.train-dev-20-21" > "$work/train"
+head -50 "$d/cmudict-0.7b.train-dev-1-21" > "$work/dev"
+printf 'HELLO\nXEROX\nCAT\n' > "$work/words"
+common=(--src-units char --tgt-units word --embed 16 --hidden 32 --dec-hidden 32 --attn-dim 16
+        --batch 32 --max-steps 30 --train-src "$work/train" --valid-src "$work/dev")
+for mode in exact reinforce gumbel; do
+  "$heed" --threads 1 train --model rnn --attention hard --hard-train $mode "${common[@]}" \
+    --save "$work/$mode" > "$work/$mode.log"
+  grep -q "\"hard_train\": *\"$mode\"" "$work/$mode/config.json" || fail "$mode: config.json"
+  for beam in 1 3; do
+    "$heed" --threads 1 translate --model "$work/$mode" --beam $beam \
+      --attention-out "$work/$mode.$beam.jsonl" < "$work/words" > "$work/$mode.$beam.out"
+    [ "$(wc -l < "$work/$mode.$beam.out")" = 3 ] || fail "$mode beam $beam: output lines"
+    python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    assert len(r["attention"]) in (len(r["out"]), len(r["out"]) + 1), r  # (+ EOS, unless cut)
+    for row in r["attention"]:
+        assert sorted(row)[-1] == 1.0 and sum(row) == 1.0 and len(row) == len(r["src"]), row' \
+      "$work/$mode.$beam.jsonl" || fail "$mode beam $beam: attention rows are not one-hot"
+  done
+done
+
+set +e
+"$heed" train --model rnn --attention hard --hard-score mocha "${common[@]}" --save "$work/bad" \
+  > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "hard attention scores with bahdanau or luong-\*, not mocha" "$work/err" ||
+  fail "--hard-score mocha: $(cat "$work/err")"
+"$heed" train --model rnn --attention hard --hard-mix 1.5 "${common[@]}" --save "$work/bad2" \
+  > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "hard-mix" "$work/err" || fail "--hard-mix 1.5: $(cat "$work/err")"
+set -e
+echo "hard: ok"
