@@ -81,8 +81,10 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   app->add_flag("--skip-model", ctc.skip_model, "ctc: the loss shapes only");
   app->add_option("--attn", monotonic.attn,
-                  "monotonic: the attention, soft (Bahdanau) | monotonic | mocha")
-      ->check(CLI::IsMember({"soft", "monotonic", "mocha"}))
+                  "monotonic: the attention, soft (Bahdanau) | monotonic | mocha; heed alone: "
+                  "hard-exact | hard-reinforce | hard-gumbel (hard attention, trained so)")
+      ->check(CLI::IsMember(
+          {"soft", "monotonic", "mocha", "hard-exact", "hard-reinforce", "hard-gumbel"}))
       ->capture_default_str();
   app->add_option("--chunk", monotonic.chunk, "monotonic: mocha's chunk")->capture_default_str();
   app->add_option("--src-lens", monotonic.src_lens,

@@ -56,8 +56,14 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
     c.attention = AttentionKind::Monotonic;
   else if (o.attn == "mocha")
     c.attention = AttentionKind::Mocha;
-  else
-    fail("bench monotonic: --attn is soft, monotonic or mocha, got '", o.attn, "'");
+  else if (o.attn.starts_with("hard-")) {  // hard-exact | hard-reinforce | hard-gumbel
+    c.attention = AttentionKind::Hard;
+    c.hard.training = parse_name<HardTraining>(o.attn.substr(5), "--attn hard-");
+  } else
+    fail(
+        "bench monotonic: --attn is soft, monotonic, mocha or hard-{exact,reinforce,gumbel}, "
+        "got '",
+        o.attn, "'");
   ParameterStore params;
   Rng init(o.seed), rng(o.seed);
   const RnnSeq2Seq model(c, Scope(params, init));

@@ -3,7 +3,9 @@
 //   the model   embeddings 40 x 64 -> a unidirectional GRU encoder of 256 -> a GRU decoder of
 //               256 (Bahdanau style: the context enters the cell, the read-out sees [s_i ; c_i ;
 //               E y_{i-1}]) -> 70 outputs; --attn soft (Bahdanau), monotonic (Raffel et al.
-//               2017, r = -4) or mocha (Chiu & Raffel 2018, --chunk w)
+//               2017, r = -4) or mocha (Chiu & Raffel 2018, --chunk w); heed alone also
+//               hard-exact, hard-reinforce, hard-gumbel (hard attention, its training; decoding
+//               attends to the argmax's one annotation)
 //   training    Adam 1e-3, clip 1.0, teacher forcing on batches of --batch random sources of S
 //               tokens and S target tokens; train_tgt_tok_per_s = batch x S x steps / seconds
 //               over --steps steps after one warm-up
@@ -28,7 +30,7 @@
 namespace heed {
 
 struct MonotonicBenchOptions {
-  std::string attn = "monotonic";  // soft | monotonic | mocha
+  std::string attn = "monotonic";  // soft | monotonic | mocha | hard-{exact,reinforce,gumbel}
   int64_t chunk = 4;
   std::string src_lens = "20,100,500";
   int64_t batch = 64;
