@@ -127,6 +127,8 @@ struct TrainCommand {
                                    // or transformer)
   std::optional<Pooling> pooling;  // classify (unset: attention, or mean for a Transformer)
   ClassifyTrainConfig classify;    // classify: files and the model's own flags
+  std::string train_trees, valid_trees, test_trees;  // classify: SST trees instead
+  int32_t tree_classes = 2;                          //   and their classes (2 or 5)
   CorpusFormat format = CorpusFormat::Auto;
   Units src_units = Units::Word, tgt_units = Units::Word;
   AttentionKind attention = AttentionKind::Bahdanau;

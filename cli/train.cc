@@ -77,6 +77,19 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--valid", classify.valid, "classify: dev file (selects the best model)");
   app->add_option("--test", classify.test,
                   "classify: test file, scored once with the best dev model at the end");
+  app->add_option(
+      "--train-trees", train_trees,
+      "classify: SST trees in PTB brackets, a label on every node (trainDevTestTrees_PTB "
+      "train.txt): trains on every labelled phrase (instead of --train)");
+  app->add_option("--valid-trees", valid_trees,
+                  "classify: dev trees; their roots (the sentences) select the best model");
+  app->add_option("--test-trees", test_trees,
+                  "classify: test trees; their roots are scored once with the best dev model");
+  app->add_option("--classes", tree_classes,
+                  "classify, with --train-trees: 2 (SST-2: labels 0-1 negative, 3-4 positive, 2 "
+                  "dropped) or 5 (SST-5: the labels 0-4)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({2, 5}));
   add_enum_option(*app, "--pooling", pooling,
                   "classify: attention (Lin et al. 2017: r hops of self-attention over the "
                   "encoder states) | max | mean | last (the baselines it replaces; last: BiLSTM "
@@ -448,6 +461,22 @@ int TrainCommand::run_classify() {
       model_family(transformer_encoder ? kTransformerClassifier : kSelfAttentiveClassifier);
   ClassifyTrainConfig c = classify;
   static_cast<LoopOptions&>(c) = config;
+  if (!train_trees.empty() || !valid_trees.empty() || !test_trees.empty()) {
+    check(!train_trees.empty() && !valid_trees.empty(),
+          "train --task classify: trees need --train-trees and --valid-trees (--test-trees "
+          "optional)");
+    check(c.train.empty() && c.valid.empty() && c.test.empty(),
+          "train --task classify: give either --train/--valid/--test (labelled sentences) or "
+          "--train-trees/--valid-trees/--test-trees (SST trees), not both");
+    c.train = train_trees;
+    c.valid = valid_trees;
+    c.test = test_trees;
+    c.trees = tree_classes;
+  } else {
+    check(app->count("--classes") == 0,
+          "train --task classify: --classes goes with --train-trees (a labelled file's classes "
+          "are its labels)");
+  }
   c.units = src_units;
   c.vocab = config.src_vocab;
   ClassifierConfig& k = c.model;

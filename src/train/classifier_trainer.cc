@@ -10,6 +10,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/labeled.h"
+#include "heed/data/sst_trees.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/model_files.h"
 #include "heed/util/error.h"
@@ -99,11 +100,16 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
   check(!cfg.train.empty() && !cfg.valid.empty(),
         "train --task classify: --train and --valid are required");
-  // 1. data, as published; dev and test labels must be classes of the training file
-  LabeledCorpus train = read_labeled(cfg.train);
+  // 1. data, as published; dev and test labels must be classes of the training file. Trees:
+  // every phrase of the training trees, the roots (sentences) of the others
+  auto read = [&](const std::string& path, TreeExamples which, int32_t max_classes) {
+    return cfg.trees > 0 ? sst_examples(read_sst_trees(path), which, cfg.trees)
+                         : read_labeled(path, max_classes);
+  };
+  LabeledCorpus train = read(cfg.train, TreeExamples::Phrases, 0);
   check(train.classes >= 2, cfg.train, ": only one class (", train.classes - 1,
         ") in the training labels");
-  LabeledCorpus valid = read_labeled(cfg.valid, train.classes);
+  LabeledCorpus valid = read(cfg.valid, TreeExamples::Roots, train.classes);
   // 2. units and vocabulary: built on the training file, or the run's own on resume
   const bool resumed = prepare_save_dir(cfg);
   const fs::path dir(cfg.save_dir);
@@ -133,16 +139,18 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
       << (cfg.model.pooling == Pooling::Attention
               ? ", r " + std::to_string(cfg.model.hops) + ", penalty " + penalty_text
               : std::string())
-      << "), " << train.texts.size() << " training sentences, " << train.classes
+      << "), " << train.texts.size()
+      << (cfg.trees > 0 ? " training phrases, " : " training sentences, ") << train.classes
       << " classes, vocab " << vocab.size() << ", " << params.numel() << " parameters\n"
       << std::flush;
   ClassifyTask task(model, std::move(train_ids), train.labels, encode_all(valid.texts, seg, vocab),
                     valid.labels, cfg.batch_size);
   ClassifyResult result;
   cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
+  if (cfg.trees > 0) cfg.data["trees_classes"] = cfg.trees;
   result.loop = run_training(cfg, task, params, config, log);
   if (!cfg.test.empty()) {  // the selected (best dev) model on the test file
-    LabeledCorpus test = read_labeled(cfg.test, train.classes);
+    LabeledCorpus test = read(cfg.test, TreeExamples::Roots, train.classes);
     load_weights((dir / "model.safetensors").string(), params);
     auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);
     result.test_accuracy = v.metric;

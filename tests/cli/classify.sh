@@ -64,6 +64,28 @@ if "$heed" train --task classify --model transformer --pooling last --train "$ss
   fail "--pooling last accepted for a Transformer"; fi
 grep -q "pooling last is for the BiLSTM" "$work/err" || fail "no message: $(cat "$work/err")"
 
+# SST from its trees: every phrase of the training trees (SST-2 drops the neutral ones), the dev
+# and test roots; the test report counts the 1,821 non-neutral test sentences
+head -300 "$sst/trees/train.txt" > "$work/train_trees.txt"
+"$heed" --threads 1 train --task classify --train-trees "$work/train_trees.txt" \
+  --valid-trees "$sst/trees/dev.txt" --test-trees "$sst/trees/test.txt" --classes 2 --embed 16 \
+  --hidden 16 --attn-dim 16 --hops 1 --mlp-hidden 16 --batch 32 --max-steps 10 \
+  --save "$work/trees" > "$work/trees.log"
+phrases=$(python3 -c 'import re, sys
+n = 0
+for line in open(sys.argv[1]):
+    n += sum(1 for l in re.findall(r"\((\d)", line) if l != "2")
+print(n)' "$work/train_trees.txt")
+grep -q " $phrases training phrases, 2 classes" "$work/trees.log" || fail "trees: not $phrases phrases: $(head -3 "$work/trees.log")"
+grep -q "^test .* (1821 sentences, best dev model)" "$work/trees.log" || fail "trees: test roots: $(tail -2 "$work/trees.log")"
+printf '(3 (2 fine) (4 good))\n(3 (2 broken) (4 good)\n' > "$work/bad_trees.txt"
+if "$heed" train --task classify --train-trees "$work/bad_trees.txt" --valid-trees "$sst/trees/dev.txt" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "a malformed tree accepted"; fi
+grep -q "bad_trees.txt:2:23: the line ends where ')' was expected" "$work/err" || fail "no message: $(cat "$work/err")"
+if "$heed" train --task classify --train "$sst/stsa.binary.train" --valid-trees "$sst/trees/dev.txt" \
+  --save "$work/x" 2> "$work/err" > /dev/null; then fail "sentences and trees mixed"; fi
+grep -q "need --train-trees and --valid-trees" "$work/err" || fail "no message: $(cat "$work/err")"
+
 # bad input: file and line named, non-zero exit
 printf '0 fine\n1 also fine\n7 out of range\n' > "$work/bad_dev.txt"
 if "$heed" train --task classify --train "$sst/stsa.binary.train" --valid "$work/bad_dev.txt" \

@@ -23,7 +23,10 @@ namespace heed {
 
 struct ClassifyTrainConfig : LoopOptions {
   std::string train, valid, test;  // labelled files; test optional
-  Units units = Units::Word;       // word | char
+  // trees > 0: the files are SST trees (data/sst_trees.h), trained on every labelled phrase,
+  // selected and tested on the roots, with this many classes (2: SST-2, 5: SST-5)
+  int32_t trees = 0;
+  Units units = Units::Word;  // word | char
   VocabOptions vocab;
   ClassifierConfig model;  // vocab and classes are filled in from the data
 };
