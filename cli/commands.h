@@ -147,7 +147,8 @@ struct TrainCommand {
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;
   CtcConfig ctc;
-  std::string encoder = "rnn";  // ctc: rnn | transformer
+  std::string encoder = "rnn";  // ctc: rnn | transformer | conv; rnn: rnn | conv
+  ConvEncoderConfig conv;       // --encoder conv
   TrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);

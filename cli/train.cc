@@ -248,10 +248,29 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       "on both sides: one SentencePiece model trained on both, as joint BPE)");
   app->option_defaults()->group("Model: ctc");
   app->add_option("--encoder", encoder,
-                  "ctc: the encoder, rnn (--layers of bidirectional --cell, default lstm and 2 "
-                  "layers, sized by --embed and --hidden) | transformer (the transformer flags)")
-      ->check(CLI::IsMember({"rnn", "transformer"}))
+                  "ctc and rnn: the encoder, rnn (--layers of bidirectional --cell; ctc: default "
+                  "lstm and 2 layers, sized by --embed and --hidden) | transformer (ctc: the "
+                  "transformer flags) | conv (residual gated dilated convolutions: --embed, "
+                  "--conv-channels, --conv-kernel, --conv-dilations, --conv-causal)")
+      ->check(CLI::IsMember({"rnn", "transformer", "conv"}))
       ->capture_default_str();
+  app->option_defaults()->group("Model: convolutional encoder (--encoder conv)");
+  app->add_option("--conv-channels", conv.channels, "conv: channels C of every layer")
+      ->capture_default_str()
+      ->check(kSize);
+  app->add_option("--conv-kernel", conv.kernel, "conv: kernel width k")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->add_option("--conv-dilations", conv.dilations,
+                  "conv: one dilation per layer (WaveNet: 1 2 4 8 ...); the receptive field "
+                  "1 + sum (k - 1) d is printed at the start")
+      ->capture_default_str()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 16));
+  app->add_flag("--conv-causal", conv.causal,
+                "conv: causal convolutions (output t sees inputs up to t: online decoding); "
+                "default: centred (k odd)");
+  app->option_defaults()->group("Model: ctc");
   app->add_option("--upsample", ctc.upsample,
                   "ctc: positions per source unit, each unit repeated K times (CTC emits at most "
                   "one label per position, and a blank between repeats: G2P needs K >= 2 for "
@@ -412,8 +431,16 @@ int TrainCommand::run() {
   check(config.wait_k_sample == 0 || rnn.wait_k > 0,
         "--wait-k-sample trains a wait-k model at many k: give --wait-k too (the k it decodes "
         "with unless told)");
+  // --encoder conv, for the rnn and ctc families
+  conv.embed = enc.embed;
+  conv.max_positions = transformer.max_positions;
+  if (dropout >= 0) conv.dropout = dropout;
+  check(encoder != "transformer" || family.name != std::string("rnn"),
+        "--encoder transformer is for ctc models (an rnn model's: rnn or conv)");
   // the ctc's: the rnn's encoder flags (an LSTM of 2 layers unless told), or the transformer's
-  if (encoder == "transformer") {
+  if (encoder == "conv") {
+    ctc.encoder = conv;
+  } else if (encoder == "transformer") {
     TransformerLayerConfig layer = transformer.layer;
     layer.wait_k = 0;  // an encoder has no cross-attention
     ctc.encoder = TransformerEncoderConfig{.layer = layer,
@@ -427,6 +454,7 @@ int TrainCommand::run() {
     ctc.encoder = e;
   }
   if (dropout >= 0) ctc.dropout = dropout;
+  if (encoder == "conv") rnn.encoder = conv;  // (last: `enc` refers to the rnn encoder until here)
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
   std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },

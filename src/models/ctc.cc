@@ -50,6 +50,12 @@ std::string CtcConfig::describe() const {
                  [](const TransformerEncoderConfig& e) {
                    return std::to_string(e.layers) + "-layer transformer encoder, d " +
                           std::to_string(e.layer.d_model);
+                 },
+                 [](const ConvEncoderConfig& e) {
+                   return std::to_string(e.dilations.size()) + "-layer " +
+                          (e.causal ? "causal" : "centred") + " conv encoder, C " +
+                          std::to_string(e.channels) + ", k " + std::to_string(e.kernel) +
+                          ", receptive field " + std::to_string(e.receptive_field());
                  }},
       encoder);
   return "ctc, " + enc + ", upsample " + std::to_string(upsample);

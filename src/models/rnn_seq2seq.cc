@@ -90,9 +90,12 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
 }
 
 OnlinePolicy RnnSeq2SeqConfig::online_policy() const {
-  const auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
-  if (!rnn) return {.reason = "a Transformer encoder, whose every state sees the whole source"};
-  if (rnn->bidirectional)
+  if (const auto* conv = std::get_if<ConvEncoderConfig>(&encoder); conv && !conv->causal)
+    return {.reason =
+                "a centred convolutional encoder (train with --conv-causal to decode online)"};
+  if (std::holds_alternative<TransformerEncoderConfig>(encoder))
+    return {.reason = "a Transformer encoder, whose every state sees the whole source"};
+  if (const auto* rnn = std::get_if<RnnEncoderConfig>(&encoder); rnn && rnn->bidirectional)
     return {.reason = "a bidirectional encoder (train with --unidirectional to decode online)"};
   if (reverse_source) return {.reason = "a reversed source"};
   if (monotonic()) return {.kind = OnlinePolicy::Kind::Monotonic, .k = 0, .reason = ""};
@@ -103,6 +106,10 @@ OnlinePolicy RnnSeq2SeqConfig::online_policy() const {
 }
 
 std::string RnnSeq2SeqConfig::describe() const {
+  if (const auto* conv = std::get_if<ConvEncoderConfig>(&encoder))
+    return "rnn/" + attention_name(attention) + ", " + std::to_string(conv->dilations.size()) +
+           "-layer " + (conv->causal ? "causal" : "centred") + " conv encoder (receptive field " +
+           std::to_string(conv->receptive_field()) + ")";
   if (attention == AttentionKind::Hard)
     return "rnn/hard (" + attention_name(hard.score) + ", " + name_of(hard.training) + ")";
   return "rnn/" + attention_name(attention);

@@ -53,6 +53,17 @@ done
 grep -q 'stroke="#e61e1e"' "$work/a.svg" || grep -q 'rgb(230,30,30)' "$work/a.svg" ||
   fail "heed attention: the monotonic stops are not outlined"
 
+# a causal convolutional encoder (--encoder conv --conv-causal) decodes online too: its state at
+# t is the same whether or not later units were read
+"$heed" --threads 1 train --model rnn --attention monotonic --monotonic-bias -1 --encoder conv \
+  --conv-causal --conv-kernel 2 --conv-dilations 1,2 --conv-channels 32 "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/conv" > "$work/conv.log"
+grep -q "2-layer causal conv encoder (receptive field 4)" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"
+"$heed" --threads 1 translate --model "$work/conv" < "$work/words" > "$work/conv.offline"
+"$heed" --threads 1 translate --model "$work/conv" --online < "$work/words" > "$work/conv.online" 2> "$work/conv.err"
+cmp -s "$work/conv.offline" "$work/conv.online" || fail "conv: online output differs from offline"
+[ ! -s "$work/conv.err" ] || fail "conv: $(cat "$work/conv.err")"
+
 # the multi-path wait-k model decodes at another k: offline and online alike, delays min(i + 3, |x|)
 "$heed" --threads 1 translate --model "$work/waitk" --wait-k 3 < "$work/words" > "$work/k3.offline"
 "$heed" --threads 1 translate --model "$work/waitk" --wait-k 3 --online --latency-out "$work/k3.jsonl" \

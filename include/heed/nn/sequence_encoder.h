@@ -6,6 +6,8 @@
 //                summary [->h_n ; <-h_1]
 //   transformer  sqrt(d) E w_i + P_i -> stacked encoder layers (nn/transformer.h), its own
 //                embedding table; summary: the mean over the real positions
+//   conv         E w_i + P_i -> C channels -> residual blocks of dilated convolutions with
+//                WaveNet's gate, causal or centred (seed 001, section 3); summary: the mean
 // Leaves out: the Transformer encoder-decoder's encoder, which shares its table and positions
 // with the decoder and stays on packed rows (models/transformer_seq2seq.h).
 #pragma once
@@ -14,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,8 +38,31 @@ struct TransformerEncoderConfig {
   static TransformerEncoderConfig from_json(const nlohmann::json& j);
 };
 
+// The convolutional encoder (van den Oord et al. 2016, "WaveNet", section 2; Gehring et al.
+// 2017, "Convolutional Sequence to Sequence Learning", section 3): learned positions added to
+// the embeddings, x_t = E w_t + P_t [E], a linear map to C channels, then per layer l
+//   [a ; b] = conv_l(dropout(h)),  h <- sqrt(1/2) (h + tanh(a) (.) sigmoid(b))
+// with conv_l of kernel k and dilation d_l, causal (output t sees t and the past: what online
+// decoding needs) or centred. Receptive field 1 + sum_l (k - 1) d_l.
+struct ConvEncoderConfig {
+  int64_t vocab = 0;                              // V
+  int64_t embed = 256;                            // E
+  int64_t channels = 256;                         // C
+  int64_t kernel = 3;                             // k
+  std::vector<int64_t> dilations = {1, 2, 4, 8};  // d_l, one per layer
+  bool causal = false;
+  float dropout = 0.f;
+  int64_t max_positions = 1024;  // the longest sequence (the position table)
+
+  int64_t receptive_field() const;
+  // {"kind": "conv", "vocab", "embed", "channels", "kernel", "dilations", "causal", "dropout",
+  //  "max_positions"}
+  nlohmann::json to_json() const;
+  static ConvEncoderConfig from_json(const nlohmann::json& j);
+};
+
 // One alternative per encoder.
-using EncoderConfig = std::variant<RnnEncoderConfig, TransformerEncoderConfig>;
+using EncoderConfig = std::variant<RnnEncoderConfig, TransformerEncoderConfig, ConvEncoderConfig>;
 int64_t vocab_size(const EncoderConfig& c);  // V
 // An encoder's keys in a model's config.json: an RNN's beside the model's own ("cell",
 // "src_vocab", "src_embed", "enc_hidden", "enc_layers", "bidirectional"), as the rnn family has
