@@ -33,7 +33,8 @@ void expect_round_trips(size_t size) {
 }
 
 TEST(Names, EveryTableRoundTrips) {
-  expect_round_trips<AttentionKind>(9);
+  expect_round_trips<AttentionKind>(10);
+  expect_round_trips<HardTraining>(3);
   expect_round_trips<NormPlacement>(2);
   expect_round_trips<FfnActivation>(2);
   expect_round_trips<Positions>(2);
