@@ -9,11 +9,9 @@ namespace heed::cli {
 
 std::span<const Named<Workload>> names(Workload) {
   static constexpr Named<Workload> kNames[] = {
-      {Workload::RnnSeq2Seq, "rnn-seq2seq"},
-      {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
-      {Workload::Attention, "attention"},
-      {Workload::Ctc, "ctc"},
-      {Workload::Monotonic, "monotonic"}};
+      {Workload::RnnSeq2Seq, "rnn-seq2seq"}, {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
+      {Workload::Attention, "attention"},    {Workload::Ctc, "ctc"},
+      {Workload::Monotonic, "monotonic"},    {Workload::Conv, "conv"}};
   return kNames;
 }
 
@@ -30,7 +28,8 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   add_enum_option(*app, "workload", workload,
                   "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
                   "(transformer_seq2seq.py's) | attention (attention_bench.py's) | ctc "
-                  "(ctc_bench.py's) | monotonic (monotonic_bench.py's)")
+                  "(ctc_bench.py's) | monotonic (monotonic_bench.py's) | conv (conv_bench.py's: "
+                  "kim_cnn and tcn)")
       ->required();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
   app->add_option("--batch", seq2seq.batch,
@@ -90,6 +89,24 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--src-lens", monotonic.src_lens,
                   "monotonic: comma-separated source lengths (one line each)")
       ->capture_default_str();
+  app->add_option("--only", conv.only, "conv: kim or tcn alone")
+      ->check(CLI::IsMember({"kim", "tcn"}));
+  app->add_option("--channels", conv.channels, "conv, tcn: channels C")->capture_default_str();
+  app->add_option("--kernel", conv.kernel, "conv, tcn: kernel width k")->capture_default_str();
+  app->add_option("--layers", conv.layers, "conv, tcn: blocks L (dilation 2^(l mod 8))")
+      ->capture_default_str();
+  app->add_option("--len", conv.len, "conv, tcn: tokens per training sequence")
+      ->capture_default_str();
+  app->add_option("--gen-len", conv.gen_len, "conv, tcn: tokens generated at batch 1")
+      ->capture_default_str();
+  app->add_option_function<std::string>(
+         "--kim-optimizer",
+         [this](const std::string& s) {
+           conv.kim_optimizer =
+               s == "adam" ? OptimizerConfig::Kind::Adam : OptimizerConfig::Kind::Adadelta;
+         },
+         "conv, kim_cnn: adadelta (the peer's and Kim's, default) | adam")
+      ->check(CLI::IsMember({"adadelta", "adam"}));
   app->add_option("--child", attention.child,
                   "attention, internal: run one configuration BxHxTxd/mode/mask in this process");
 }
@@ -120,6 +137,14 @@ int BenchCommand::run() const {
     if (app->count("--batch") > 0) m.batch = seq2seq.batch;
     if (app->count("--steps") > 0) m.steps = static_cast<int>(seq2seq.steps);
     run_monotonic_bench(m, std::cout);
+    return 0;
+  }
+  if (workload == Workload::Conv) {
+    ConvBenchOptions c = conv;
+    c.seed = seq2seq.seed;
+    if (app->count("--batch") > 0) c.batch = seq2seq.batch;
+    if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
+    run_conv_bench(c, std::cout);
     return 0;
   }
   AttentionBenchOptions a = attention;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "heed/bench/attention_bench.h"
+#include "heed/bench/conv_bench.h"
 #include "heed/bench/ctc_bench.h"
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
@@ -123,8 +124,8 @@ std::span<const Named<LrSchedule>> names(LrSchedule);  // "plateau" | "inverse-s
 
 struct TrainCommand {
   Task task = Task::Translate;
-  std::string model = "rnn";       // a family of models/registry.h (classify: self-attentive
-                                   // or transformer)
+  std::string model = "rnn";       // a family of models/registry.h (classify: self-attentive,
+                                   // transformer, conv or kim-cnn)
   std::optional<Pooling> pooling;  // classify (unset: attention, or mean for a Transformer)
   ClassifyTrainConfig classify;    // classify: files and the model's own flags
   std::string train_trees, valid_trees, test_trees;  // classify: SST trees instead
@@ -147,8 +148,9 @@ struct TrainCommand {
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;
   CtcConfig ctc;
-  std::string encoder = "rnn";  // ctc: rnn | transformer | conv; rnn: rnn | conv
+  std::string encoder = "rnn";  // ctc: rnn | transformer | conv | kim; rnn: rnn | conv | kim
   ConvEncoderConfig conv;       // --encoder conv
+  KimEncoderConfig kim;         // --encoder kim
   TrainConfig config;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
@@ -248,7 +250,7 @@ struct ReportCommand {
 };
 
 // `heed bench`'s workloads, those of ../shared/bench/pytorch.
-enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention, Ctc, Monotonic };
+enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention, Ctc, Monotonic, Conv };
 std::span<const Named<Workload>> names(Workload);
 
 struct BenchCommand {
@@ -257,6 +259,7 @@ struct BenchCommand {
   AttentionBenchOptions attention;
   CtcBenchOptions ctc;
   MonotonicBenchOptions monotonic;
+  ConvBenchOptions conv;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

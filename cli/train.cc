@@ -22,7 +22,7 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "translate: a sequence-to-sequence model (also G2P on CMUdict) | classify: a "
                   "sentence classifier on \"<label> <sentence>\" files (SST)");
   std::string families;
-  std::vector<std::string> names = {"self-attentive"};
+  std::vector<std::string> names = {"self-attentive", "conv", "kim-cnn"};
   for (const ModelFamily& f : model_families())
     if (f.role == ModelRole::Seq2Seq) {
       families += std::string(f.name) + " (" + std::string(f.summary) + ") | ";
@@ -32,7 +32,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Architecture: " + families +
                       "classify: self-attentive (BiLSTM + Lin et al. 2017's self-attention or "
                       "--pooling) | transformer (a Transformer encoder, --pooling mean by "
-                      "default, or cls)")
+                      "default, or cls) | conv (gated dilated convolutions, the --conv-* flags, "
+                      "--pooling max by default) | kim-cnn (Kim 2014: --kim-widths, --kim-maps, "
+                      "max over time, no hidden layer, dropout 0.5)")
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   app->option_defaults()->group("Data");
@@ -251,8 +253,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "ctc and rnn: the encoder, rnn (--layers of bidirectional --cell; ctc: default "
                   "lstm and 2 layers, sized by --embed and --hidden) | transformer (ctc: the "
                   "transformer flags) | conv (residual gated dilated convolutions: --embed, "
-                  "--conv-channels, --conv-kernel, --conv-dilations, --conv-causal)")
-      ->check(CLI::IsMember({"rnn", "transformer", "conv"}))
+                  "--conv-channels, --conv-kernel, --conv-dilations, --conv-causal) | kim "
+                  "(Kim 2014's convolutions of several widths: --embed, --kim-widths, --kim-maps)")
+      ->check(CLI::IsMember({"rnn", "transformer", "conv", "kim"}))
       ->capture_default_str();
   app->option_defaults()->group("Model: convolutional encoder (--encoder conv)");
   app->add_option("--conv-channels", conv.channels, "conv: channels C of every layer")
@@ -270,6 +273,15 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--conv-causal", conv.causal,
                 "conv: causal convolutions (output t sees inputs up to t: online decoding); "
                 "default: centred (k odd)");
+  app->option_defaults()->group("Model: Kim's convolutions (--encoder kim, --model kim-cnn)");
+  app->add_option("--kim-widths", kim.widths,
+                  "kim: the filter widths h, one set of --kim-maps filters each (Kim 2014: 3 4 5)")
+      ->capture_default_str()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64));
+  app->add_option("--kim-maps", kim.maps, "kim: feature maps per width (Kim 2014: 100)")
+      ->capture_default_str()
+      ->check(kSize);
   app->option_defaults()->group("Model: ctc");
   app->add_option("--upsample", ctc.upsample,
                   "ctc: positions per source unit, each unit repeated K times (CTC emits at most "
@@ -329,6 +341,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Hutter 2019); 0: plain Adam")
       ->capture_default_str()
       ->check(kNonNegative);
+  app->add_flag("--adadelta", c.adadelta,
+                "Adadelta (Zeiler 2012: rho 0.95, eps 1e-6; Kim 2014's optimizer) instead of "
+                "Adam; give --lr 1 for Zeiler's form (--weight-decay: L2 on the gradient)");
   app->add_option("--lr-decay", c.lr_decay,
                   "Factor applied to the LR when dev cross-entropy stops improving")
       ->capture_default_str()
@@ -438,8 +453,11 @@ int TrainCommand::run() {
   check(encoder != "transformer" || family.name != std::string("rnn"),
         "--encoder transformer is for ctc models (an rnn model's: rnn or conv)");
   // the ctc's: the rnn's encoder flags (an LSTM of 2 layers unless told), or the transformer's
+  kim.embed = enc.embed;
   if (encoder == "conv") {
     ctc.encoder = conv;
+  } else if (encoder == "kim") {
+    ctc.encoder = kim;
   } else if (encoder == "transformer") {
     TransformerLayerConfig layer = transformer.layer;
     layer.wait_k = 0;  // an encoder has no cross-attention
@@ -454,6 +472,7 @@ int TrainCommand::run() {
     ctc.encoder = e;
   }
   if (dropout >= 0) ctc.dropout = dropout;
+  if (encoder == "kim") rnn.encoder = kim;
   if (encoder == "conv") rnn.encoder = conv;  // (last: `enc` refers to the rnn encoder until here)
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
@@ -483,10 +502,14 @@ int TrainCommand::run() {
 // Transformer's).
 int TrainCommand::run_classify() {
   const bool transformer_encoder = model == "transformer";
-  check(model == "self-attentive" || transformer_encoder || app->count("--model") == 0,
-        "train --task classify: --model must be self-attentive or transformer");
-  const ModelFamily& family =
-      model_family(transformer_encoder ? kTransformerClassifier : kSelfAttentiveClassifier);
+  const bool conv_encoder = model == "conv", kim_encoder = model == "kim-cnn";
+  check(model == "self-attentive" || transformer_encoder || conv_encoder || kim_encoder ||
+            app->count("--model") == 0,
+        "train --task classify: --model must be self-attentive, transformer, conv or kim-cnn");
+  const ModelFamily& family = model_family(transformer_encoder ? kTransformerClassifier
+                                           : conv_encoder      ? kConvClassifier
+                                           : kim_encoder       ? kKimCnn
+                                                               : kSelfAttentiveClassifier);
   ClassifyTrainConfig c = classify;
   static_cast<LoopOptions&>(c) = config;
   if (!train_trees.empty() || !valid_trees.empty() || !test_trees.empty()) {
@@ -508,7 +531,22 @@ int TrainCommand::run_classify() {
   c.units = src_units;
   c.vocab = config.src_vocab;
   ClassifierConfig& k = c.model;
-  k.pooling = pooling.value_or(transformer_encoder ? Pooling::Mean : Pooling::Attention);
+  k.pooling = pooling.value_or(transformer_encoder           ? Pooling::Mean
+                               : conv_encoder || kim_encoder ? Pooling::Max
+                                                             : Pooling::Attention);
+  if (conv_encoder || kim_encoder) {
+    const auto& flags = std::get<RnnEncoderConfig>(rnn.encoder);
+    k.kind = conv_encoder ? SentenceEncoder::Conv : SentenceEncoder::Kim;
+    k.conv = conv;
+    k.kim = kim;
+    if (app->count("--embed") > 0) k.conv.embed = k.kim.embed = flags.embed;
+    k.conv.max_positions = transformer.max_positions;
+    if (dropout >= 0) k.conv.dropout = dropout;  // and the classifier's, below
+    if (kim_encoder) {  // Kim's classifier: softmax(W c^ + b) with dropout 0.5 on c^
+      if (app->count("--mlp-hidden") == 0) k.mlp_hidden = 0;
+      if (dropout < 0) k.dropout = 0.5f;
+    }
+  }
   if (transformer_encoder) {
     k.kind = SentenceEncoder::Transformer;
     auto& tl = k.transformer;

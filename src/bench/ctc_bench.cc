@@ -25,12 +25,9 @@ namespace heed {
 using bench::Clock;
 using bench::round_to;
 using bench::since;
+using bench::uniform_in;
 
 namespace {
-
-int64_t uniform_in(Rng& rng, int64_t lo, int64_t hi) {  // [lo, hi]
-  return lo + rng.below(hi - lo + 1);
-}
 
 // One "TxBxVxL" shape: the loss forward, then forward + backward.
 void loss_bench(const std::string& shape, int reps, Rng& rng, std::ostream& out) {

@@ -121,6 +121,25 @@ void unary_backward(Unary op, const float* x, const float* y, const float* dy, f
   }
 }
 
+void gated_tanh_forward(const float* ab, float* y, int64_t rows, int64_t C) {
+  map(rows * C, [=](int64_t i) {
+    const int64_t r = i / C, c = i % C;
+    const float* in = ab + r * 2 * C;
+    y[i] = vmath::tanh(in[c]) * vmath::sigmoid(in[C + c]);
+  });
+}
+
+void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C) {
+  map(rows * C, [=](int64_t i) {
+    const int64_t r = i / C, c = i % C;
+    const float* in = ab + r * 2 * C;
+    float* d = dab + r * 2 * C;
+    const float t = vmath::tanh(in[c]), s = vmath::sigmoid(in[C + c]);
+    d[c] += dy[i] * (1.f - t * t) * s;
+    d[C + c] += dy[i] * t * s * (1.f - s);
+  });
+}
+
 void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
             const Shape& out, bool accumulate) {
   if (accumulate)

@@ -9,7 +9,6 @@
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
-#include "heed/util/overloaded.h"
 
 namespace heed {
 
@@ -42,22 +41,7 @@ CtcConfig CtcConfig::from_json(const nlohmann::json& j) {
 }
 
 std::string CtcConfig::describe() const {
-  std::string enc = std::visit(
-      overloaded{[](const RnnEncoderConfig& e) {
-                   return std::to_string(e.layers) + "-layer " + (e.bidirectional ? "bi" : "") +
-                          cell_name(e.cell) + " " + std::to_string(e.hidden);
-                 },
-                 [](const TransformerEncoderConfig& e) {
-                   return std::to_string(e.layers) + "-layer transformer encoder, d " +
-                          std::to_string(e.layer.d_model);
-                 },
-                 [](const ConvEncoderConfig& e) {
-                   return std::to_string(e.dilations.size()) + "-layer " +
-                          (e.causal ? "causal" : "centred") + " conv encoder, C " +
-                          std::to_string(e.channels) + ", k " + std::to_string(e.kernel) +
-                          ", receptive field " + std::to_string(e.receptive_field());
-                 }},
-      encoder);
+  const std::string enc = heed::describe(encoder);
   return "ctc, " + enc + ", upsample " + std::to_string(upsample);
 }
 

@@ -38,6 +38,14 @@ const ModelFamily kFamilies[] = {
      .role = ModelRole::Classifier,
      .summary = "a Transformer encoder + pooling or [CLS]",
      .defaults = {.warmup = 200}},
+    {.name = kConvClassifier,
+     .role = ModelRole::Classifier,
+     .summary = "gated dilated convolutions + pooling (WaveNet's blocks)",
+     .defaults = {}},
+    {.name = kKimCnn,
+     .role = ModelRole::Classifier,
+     .summary = "convolutions of widths 3, 4, 5 and max over time (Kim 2014)",
+     .defaults = {}},
 };
 
 }  // namespace

@@ -106,10 +106,9 @@ OnlinePolicy RnnSeq2SeqConfig::online_policy() const {
 }
 
 std::string RnnSeq2SeqConfig::describe() const {
-  if (const auto* conv = std::get_if<ConvEncoderConfig>(&encoder))
-    return "rnn/" + attention_name(attention) + ", " + std::to_string(conv->dilations.size()) +
-           "-layer " + (conv->causal ? "causal" : "centred") + " conv encoder (receptive field " +
-           std::to_string(conv->receptive_field()) + ")";
+  if (std::holds_alternative<ConvEncoderConfig>(encoder) ||
+      std::holds_alternative<KimEncoderConfig>(encoder))
+    return "rnn/" + attention_name(attention) + ", " + heed::describe(encoder);
   if (attention == AttentionKind::Hard)
     return "rnn/hard (" + attention_name(hard.score) + ", " + name_of(hard.training) + ")";
   return "rnn/" + attention_name(attention);

@@ -42,10 +42,21 @@ ClassifyBatch slice_classify_batch(const std::vector<std::vector<int32_t>>& s,
 
 bool is_classifier_config(const nlohmann::json& j) {
   const std::string m = j.value("model", "");
-  return m == kSelfAttentiveClassifier || m == kTransformerClassifier;
+  return m == kSelfAttentiveClassifier || m == kTransformerClassifier || m == kConvClassifier ||
+         m == kKimCnn;
 }
 
 EncoderConfig ClassifierConfig::encoder_config() const {
+  if (kind == SentenceEncoder::Conv) {
+    ConvEncoderConfig c = conv;
+    c.vocab = encoder.vocab;
+    return c;
+  }
+  if (kind == SentenceEncoder::Kim) {
+    KimEncoderConfig c = kim;
+    c.vocab = encoder.vocab;
+    return c;
+  }
   if (kind == SentenceEncoder::Transformer)
     return TransformerEncoderConfig{.vocab = encoder.vocab,
                                     .layer = transformer,
@@ -55,8 +66,23 @@ EncoderConfig ClassifierConfig::encoder_config() const {
   return encoder;
 }
 
+std::string ClassifierConfig::describe() const {
+  switch (kind) {
+    case SentenceEncoder::Transformer:
+      return "Transformer-encoder";
+    case SentenceEncoder::Conv:
+    case SentenceEncoder::Kim:
+      return heed::describe(encoder_config());
+    case SentenceEncoder::BiLstm:
+      break;
+  }
+  return "self-attentive";
+}
+
 int64_t ClassifierConfig::annotation_dim() const {
   if (kind == SentenceEncoder::Transformer) return transformer.d_model;
+  if (kind == SentenceEncoder::Conv) return conv.channels;
+  if (kind == SentenceEncoder::Kim) return kim.width();
   return encoder.hidden * (encoder.bidirectional ? 2 : 1);
 }
 
@@ -83,7 +109,10 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"dropout", json_number(dropout)},
                       {"penalty", json_number(penalty)},
                       {"word_dropout", json_number(word_dropout)}};
-  if (kind == SentenceEncoder::Transformer) {
+  if (kind == SentenceEncoder::Conv || kind == SentenceEncoder::Kim) {
+    j["model"] = kind == SentenceEncoder::Conv ? kConvClassifier : kKimCnn;
+    j["encoder"] = kind == SentenceEncoder::Conv ? conv.to_json() : kim.to_json();
+  } else if (kind == SentenceEncoder::Transformer) {
     j["model"] = kTransformerClassifier;
     transformer.to_json(j, "layer_dropout");
     j["layers"] = transformer_layers;
@@ -105,7 +134,14 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
   try {
     check(is_classifier_config(j), "config.json: not a classifier model");
     c.encoder.vocab = j.at("vocab").get<int64_t>();
-    if (j.at("model").get<std::string>() == kTransformerClassifier) {
+    const std::string model = j.at("model").get<std::string>();
+    if (model == kConvClassifier) {
+      c.kind = SentenceEncoder::Conv;
+      c.conv = ConvEncoderConfig::from_json(j.at("encoder"));
+    } else if (model == kKimCnn) {
+      c.kind = SentenceEncoder::Kim;
+      c.kim = KimEncoderConfig::from_json(j.at("encoder"));
+    } else if (model == kTransformerClassifier) {
       c.kind = SentenceEncoder::Transformer;
       c.transformer = TransformerLayerConfig::from_json(j, "layer_dropout");
       c.transformer_layers = j.at("layers").get<int64_t>();
@@ -150,12 +186,15 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
   const bool transformer = c.kind == SentenceEncoder::Transformer;
   check(transformer || c.pooling != Pooling::Cls,
         "classifier: --pooling cls is for the Transformer encoder (--model transformer)");
-  check(!transformer || c.pooling != Pooling::Last,
+  check(c.kind == SentenceEncoder::BiLstm || c.pooling != Pooling::Last,
         "classifier: --pooling last is for the BiLSTM (the Transformer has cls)");
   encoder_ = make_sequence_encoder(c.encoder_config(), s);
-  W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
-  b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());
-  W2_ = &s.param("mlp/W2", {c.classes, c.mlp_hidden}, Init::glorot_uniform());
+  if (c.mlp_hidden > 0) {
+    W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
+    b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());
+  }
+  W2_ = &s.param("mlp/W2", {c.classes, c.mlp_hidden > 0 ? c.mlp_hidden : c.features()},
+                 Init::glorot_uniform());
   b2_ = &s.param("mlp/b2", {c.classes}, Init::zeros());
   if (c.pooling == Pooling::Attention) {
     check(c.hops >= 1, "classifier: --hops must be >= 1, got ", c.hops);
@@ -240,8 +279,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       break;
     }
   }
-  // the MLP classifier
-  Var hidden = relu(linear(dropout(features, config_.dropout), g.param(*W1_), g.param(*b1_)));
+  // the MLP classifier, or without its hidden layer a linear one (Kim 2014)
+  Var hidden = features;  // [B, F]
+  if (W1_) hidden = relu(linear(dropout(features, config_.dropout), g.param(*W1_), g.param(*b1_)));
   out.logits = linear(dropout(hidden, config_.dropout), g.param(*W2_), g.param(*b2_));  // [B, C]
   return out;
 }

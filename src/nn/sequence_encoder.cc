@@ -73,25 +73,13 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
 class ConvSequenceEncoder final : public SequenceEncoder {
  public:
   ConvSequenceEncoder(const ConvEncoderConfig& c, const Scope& scope) : c_(c) {
-    check(c.kernel >= 1 && !c.dilations.empty(), "conv encoder: kernel ", c.kernel, " and ",
-          c.dilations.size(), " layers");
-    check(c.causal || c.kernel % 2 == 1,
-          "conv encoder: a centred convolution needs an odd "
-          "kernel, got ",
-          c.kernel);
     embed_ = &scope.param("embed", {c.vocab, c.embed}, Init::normal(0.1f), /*row_sparse=*/true);
     positions_ = &scope.param("positions", {c.max_positions, c.embed}, Init::normal(0.1f),
                               /*row_sparse=*/true);
     const Scope enc = scope / "encoder";
     in_W_ = &enc.param("in/W", {c.channels, c.embed}, Init::glorot_uniform());
     in_b_ = &enc.param("in/b", {c.channels}, Init::zeros());
-    for (size_t l = 0; l < c.dilations.size(); ++l) {
-      check(c.dilations[l] >= 1, "conv encoder: dilation ", c.dilations[l], " of layer ", l);
-      const Scope layer = enc / ("layer_" + std::to_string(l));
-      conv_W_.push_back(
-          &layer.param("conv/W", {2 * c.channels, c.kernel * c.channels}, Init::glorot_uniform()));
-      conv_b_.push_back(&layer.param("conv/b", {2 * c.channels}, Init::zeros()));
-    }
+    stack_.emplace(c.stack(), enc);
   }
   int64_t width() const override { return c_.channels; }
   Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
@@ -113,27 +101,63 @@ class ConvSequenceEncoder final : public SequenceEncoder {
     Var x = embedding(g.param(*embed_), tokens, Shape{B, S}) +
             embedding(g.param(*positions_), where, Shape{B, S});
     Var h = linear(dropout(x, c_.dropout), g.param(*in_W_), g.param(*in_b_));
-    const int64_t C = c_.channels;
-    for (size_t l = 0; l < conv_W_.size(); ++l) {
-      // [a ; b] = conv_l(dropout(h)) [B, S, 2C];  h <- sqrt(1/2) (h + tanh(a) (.) sigmoid(b))
-      Var ab = conv1d(dropout(h, c_.dropout), g.param(*conv_W_[l]), g.param(*conv_b_[l]),
-                      {.kernel = c_.kernel,
-                       .dilation = c_.dilations[l],
-                       .causal = c_.causal,
-                       .lengths = lengths});
-      h = (h + tanh(slice(ab, 2, 0, C)) * sigmoid(slice(ab, 2, C, C))) * std::sqrt(0.5f);
-    }
+    // per layer: [a ; b] = conv_l(dropout(h)),  h <- sqrt(1/2) (h + tanh(a) (.) sigmoid(b))
     Output out;
-    out.states = h;                                                            // [B, S, C]
+    out.states = stack_->forward(g, h, lengths);                               // [B, S, C]
     if (o.summary) out.summary = mean_over_positions(g, out.states, lengths);  // [B, C]
     return out;
   }
 
  private:
   ConvEncoderConfig c_;
-  Parameter *embed_, *positions_;            // [V, E], [max_positions, E]
-  Parameter *in_W_, *in_b_;                  // [C, E], [C]
-  std::vector<Parameter*> conv_W_, conv_b_;  // per layer [2C, k C], [2C]
+  Parameter *embed_, *positions_;        // [V, E], [max_positions, E]
+  Parameter *in_W_, *in_b_;              // [C, E], [C]
+  std::optional<GatedConvStack> stack_;  // the layers, under "encoder/layer_<l>/"
+};
+
+class KimSequenceEncoder final : public SequenceEncoder {
+ public:
+  KimSequenceEncoder(const KimEncoderConfig& c, const Scope& scope) : c_(c) {
+    check(!c.widths.empty() && c.maps >= 1, "kim encoder: ", c.widths.size(), " widths of ", c.maps,
+          " maps");
+    embed_ = &scope.param("embed", {c.vocab, c.embed}, Init::uniform(0.25f), /*row_sparse=*/true);
+    const Scope enc = scope / "encoder";
+    for (int64_t w : c.widths) {
+      check(w >= 1, "kim encoder: a filter width of ", w);
+      const Scope conv = enc / ("conv_" + std::to_string(w));
+      W_.push_back(&conv.param("W", {c.maps, w * c.embed}, Init::glorot_uniform()));
+      b_.push_back(&conv.param("b", {c.maps}, Init::zeros()));
+    }
+  }
+  int64_t width() const override { return c_.width(); }
+  Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
+                const Options& o) const override {
+    const auto B = static_cast<int64_t>(lengths.size());
+    int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));  // [B, S]
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < S; ++t) bs[b * S + t] = ids[t * B + b];
+    Var x = dropout(embedding(g.param(*embed_), {bs, static_cast<size_t>(B * S)}, Shape{B, S}),
+                    c_.dropout);  // [B, S, E]
+    // c_i = ReLU(w . x_{i-w+1:i} + b) for each width: [B, S, maps] each, [B, S, maps |widths|]
+    std::vector<Var> maps;
+    for (size_t i = 0; i < W_.size(); ++i)
+      maps.push_back(relu(conv1d(x, g.param(*W_[i]), g.param(*b_[i]),
+                                 {.kernel = c_.widths[i], .causal = true, .lengths = lengths})));
+    Output out;
+    out.states = maps.size() == 1 ? maps.front() : concat(maps, 2);  // [B, S, D]
+    if (o.summary) {  // c^ = max_i c_i over the real positions (ReLU >= 0: padding masked to 0)
+      Tensor keep = g.alloc(Shape{B, S, 1});
+      for (int64_t n = 0; n < B; ++n)
+        for (int64_t t = 0; t < S; ++t) keep.data()[n * S + t] = t < lengths[n] ? 1.f : 0.f;
+      out.summary = max(mul(out.states, g.constant(keep)), 1);  // [B, D]
+    }
+    return out;
+  }
+
+ private:
+  KimEncoderConfig c_;
+  Parameter* embed_;               // [V, E]
+  std::vector<Parameter*> W_, b_;  // per width w: [maps, w E], [maps]
 };
 
 }  // namespace
@@ -147,7 +171,7 @@ void encoder_to_json(const EncoderConfig& c, nlohmann::json& j) {
                           j["enc_layers"] = e.layers;
                           j["bidirectional"] = e.bidirectional;
                         },
-                        [&](const auto& e) {  // transformer, conv
+                        [&](const auto& e) {  // transformer, conv, kim
                           j["src_vocab"] = e.vocab;
                           j["encoder"] = e.to_json();
                         }},
@@ -157,7 +181,9 @@ void encoder_to_json(const EncoderConfig& c, nlohmann::json& j) {
 EncoderConfig encoder_from_json(const nlohmann::json& j) {
   if (j.contains("encoder")) {
     const nlohmann::json& e = j.at("encoder");
-    if (e.at("kind").get<std::string>() == "conv") return ConvEncoderConfig::from_json(e);
+    const std::string kind = e.at("kind").get<std::string>();
+    if (kind == "conv") return ConvEncoderConfig::from_json(e);
+    if (kind == "kim") return KimEncoderConfig::from_json(e);
     return TransformerEncoderConfig::from_json(e);
   }
   RnnEncoderConfig e;
@@ -197,10 +223,18 @@ TransformerEncoderConfig TransformerEncoderConfig::from_json(const nlohmann::jso
           .max_positions = j.at("max_positions").get<int64_t>()};
 }
 
+GatedConvConfig ConvEncoderConfig::stack() const {
+  return {.channels = channels,
+          .kernel = kernel,
+          .dilations = dilations,
+          .causal = causal,
+          .projection = false,
+          .residual_scale = std::sqrt(0.5f),
+          .dropout = dropout};
+}
+
 int64_t ConvEncoderConfig::receptive_field() const {
-  std::vector<Conv1dOptions> layers;
-  for (int64_t d : dilations) layers.push_back({.kernel = kernel, .dilation = d});
-  return heed::receptive_field(layers);
+  return stack().receptive_field();
 }
 
 nlohmann::json ConvEncoderConfig::to_json() const {
@@ -227,6 +261,48 @@ ConvEncoderConfig ConvEncoderConfig::from_json(const nlohmann::json& j) {
           .max_positions = j.at("max_positions").get<int64_t>()};
 }
 
+nlohmann::json KimEncoderConfig::to_json() const {
+  return {{"kind", "kim"},    {"vocab", vocab}, {"embed", embed},
+          {"widths", widths}, {"maps", maps},   {"dropout", json_number(dropout)}};
+}
+
+KimEncoderConfig KimEncoderConfig::from_json(const nlohmann::json& j) {
+  check(j.at("kind").get<std::string>() == "kim", "not a Kim convolutional encoder config");
+  return {.vocab = j.at("vocab").get<int64_t>(),
+          .embed = j.at("embed").get<int64_t>(),
+          .widths = j.at("widths").get<std::vector<int64_t>>(),
+          .maps = j.at("maps").get<int64_t>(),
+          .dropout = j.at("dropout").get<float>()};
+}
+
+std::string describe(const EncoderConfig& c) {
+  return std::visit(
+      overloaded{[](const RnnEncoderConfig& e) {
+                   return std::to_string(e.layers) + "-layer " + (e.bidirectional ? "bi" : "") +
+                          cell_name(e.cell) + " " + std::to_string(e.hidden);
+                 },
+                 [](const TransformerEncoderConfig& e) {
+                   return std::to_string(e.layers) + "-layer transformer encoder, d " +
+                          std::to_string(e.layer.d_model);
+                 },
+                 [](const ConvEncoderConfig& e) {
+                   return std::to_string(e.dilations.size()) + "-layer " +
+                          (e.causal ? "causal" : "centred") + " conv encoder, C " +
+                          std::to_string(e.channels) + ", k " + std::to_string(e.kernel) +
+                          ", receptive field " + std::to_string(e.receptive_field());
+                 },
+                 [](const KimEncoderConfig& e) {
+                   std::string w;
+                   for (int64_t x : e.widths) {
+                     if (!w.empty()) w += ' ';
+                     w += std::to_string(x);
+                   }
+                   return "Kim convolutions of widths " + w + ", " + std::to_string(e.maps) +
+                          " maps each";
+                 }},
+      c);
+}
+
 int64_t vocab_size(const EncoderConfig& c) {
   return std::visit([](const auto& x) { return x.vocab; }, c);
 }
@@ -246,6 +322,9 @@ std::unique_ptr<SequenceEncoder> make_sequence_encoder(const EncoderConfig& conf
                  },
                  [&](const ConvEncoderConfig& c) -> std::unique_ptr<SequenceEncoder> {
                    return std::make_unique<ConvSequenceEncoder>(c, scope);
+                 },
+                 [&](const KimEncoderConfig& c) -> std::unique_ptr<SequenceEncoder> {
+                   return std::make_unique<KimSequenceEncoder>(c, scope);
                  }},
       config);
 }

@@ -133,9 +133,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   SentenceClassifier model(cfg.model, Scope(params, init_rng));
   char penalty_text[32];
   std::snprintf(penalty_text, sizeof penalty_text, "%g", static_cast<double>(cfg.model.penalty));
-  log << "heed train: "
-      << (cfg.model.kind == SentenceEncoder::Transformer ? "Transformer-encoder" : "self-attentive")
-      << " classifier (" << pooling_name(cfg.model.pooling)
+  log << "heed train: " << cfg.model.describe() << " classifier ("
+      << pooling_name(cfg.model.pooling)
       << (cfg.model.pooling == Pooling::Attention
               ? ", r " + std::to_string(cfg.model.hops) + ", penalty " + penalty_text
               : std::string())

@@ -142,11 +142,12 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   };
   fs::create_directories(o.save_dir);
   const std::string ckpt = checkpoint_dir(o);
-  Optimizer opt(
-      {.kind = o.weight_decay > 0 ? OptimizerConfig::Kind::AdamW : OptimizerConfig::Kind::Adam,
-       .beta2 = o.adam_beta2,
-       .weight_decay = o.weight_decay},
-      params);
+  Optimizer opt({.kind = o.adadelta           ? OptimizerConfig::Kind::Adadelta
+                         : o.weight_decay > 0 ? OptimizerConfig::Kind::AdamW
+                                              : OptimizerConfig::Kind::Adam,
+                 .beta2 = o.adam_beta2,
+                 .weight_decay = o.weight_decay},
+                params);
   LrSchedule sched({.kind = o.schedule,
                     .lr = o.lr,
                     .warmup = o.warmup,

@@ -1,4 +1,5 @@
-// SGD, Adam (Kingma & Ba 2015) and AdamW (Loshchilov & Hutter 2019); gradient clipping.
+// SGD, Adam (Kingma & Ba 2015), AdamW (Loshchilov & Hutter 2019) and Adadelta (Zeiler 2012);
+// gradient clipping.
 // Leaves out: lazy/sparse Adam: row-sparse parameters get the dense update, as in PyTorch's Adam,
 // so their moments decay every step like everyone else's.
 #include "heed/train/optimizer.h"
@@ -58,6 +59,20 @@ void Optimizer::step(float lr) {
           }
           break;
         }
+        case OptimizerConfig::Kind::Adadelta:
+#pragma omp simd
+          for (int64_t i = b; i < e; ++i) {
+            float gi = g[i] + c.weight_decay * w[i];
+            // E[g^2] = rho E[g^2] + (1 - rho) g^2   (m: E[g^2], v: E[dx^2])
+            m[i] = c.rho * m[i] + (1.f - c.rho) * gi * gi;
+            // dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) g;  E[dx^2] = rho E[dx^2] + (1 - rho)
+            // dx^2
+            const float dx =
+                -std::sqrt(v[i] + c.adadelta_eps) / std::sqrt(m[i] + c.adadelta_eps) * gi;
+            v[i] = c.rho * v[i] + (1.f - c.rho) * dx * dx;
+            w[i] += lr * dx;  // lr 1 in Zeiler's form
+          }
+          break;
       }
     });
     p.zero_grad();

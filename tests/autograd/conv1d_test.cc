@@ -136,9 +136,10 @@ TEST(Conv1d, CausalStackOutputsIgnoreLaterInputs) {
       const Tensor y2 = s.run(x2);
       EXPECT_EQ(std::memcmp(y.data(), y2.data(), sizeof(float) * (t + 1) * C), 0)
           << "k " << k << ": outputs up to " << t << " changed";
-      if (t + 1 < T)
+      if (t + 1 < T) {
         EXPECT_NE(std::memcmp(y.data() + (t + 1) * C, y2.data() + (t + 1) * C, sizeof(float) * C),
                   0);
+      }
     }
   }
 }

@@ -78,6 +78,27 @@ for line in open(sys.argv[1]):
 print(n)' "$work/train_trees.txt")
 grep -q " $phrases training phrases, 2 classes" "$work/trees.log" || fail "trees: not $phrases phrases: $(head -3 "$work/trees.log")"
 grep -q "^test .* (1821 sentences, best dev model)" "$work/trees.log" || fail "trees: test roots: $(tail -2 "$work/trees.log")"
+# the convolutional classifiers on the same trees: Kim's CNN (Adadelta, as the paper) and the
+# gated dilated stack, each naming its encoder; the Kim model classifies from its directory
+for m in kim-cnn conv; do
+  "$heed" --threads 1 train --task classify --model $m --train-trees "$work/train_trees.txt" \
+    --valid-trees "$sst/trees/dev.txt" --classes 2 --embed 16 --kim-maps 4 --conv-channels 8 \
+    --conv-dilations 1,2 --batch 32 --max-steps 10 --adadelta --lr 1 --save "$work/$m" \
+    > "$work/$m.log" || fail "--model $m did not train"
+done
+grep -q "Kim convolutions of widths 3 4 5, 4 maps each" "$work/kim-cnn.log" || fail "kim: $(head -2 "$work/kim-cnn.log")"
+grep -q "2-layer centred conv encoder, C 8, k 3, receptive field 7" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"
+[ "$(echo "a fine film" | "$heed" classify --model "$work/kim-cnn" | wc -l)" = 1 ] || fail "kim-cnn: classify"
+# heed bench conv: the peer's JSON fields, on a small TCN
+"$heed" bench conv --threads 1 --steps 1 --channels 8 --layers 3 --batch 2 --len 16 --gen-len 8 \
+  > "$work/bench.jsonl" || fail "bench conv"
+python3 - "$work/bench.jsonl" <<'PY' || fail "bench conv: $(cat "$work/bench.jsonl")"
+import json, sys
+kim, tcn = [json.loads(l) for l in open(sys.argv[1])]
+assert kim["bench"] == "kim_cnn" and kim["train_sent_per_s"] > 0 and kim["infer_sent_per_s"] > 0
+assert tcn["bench"] == "tcn" and tcn["receptive_field"] == 1 + 2 * (1 + 2 + 4)
+assert tcn["train_tok_per_s"] > 0 and tcn["gen_tok_per_s"] > 0 and tcn["gen_len"] == 8
+PY
 printf '(3 (2 fine) (4 good))\n(3 (2 broken) (4 good)\n' > "$work/bad_trees.txt"
 if "$heed" train --task classify --train-trees "$work/bad_trees.txt" --valid-trees "$sst/trees/dev.txt" \
   --save "$work/x" 2> "$work/err" > /dev/null; then fail "a malformed tree accepted"; fi

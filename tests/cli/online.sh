@@ -58,7 +58,7 @@ grep -q 'stroke="#e61e1e"' "$work/a.svg" || grep -q 'rgb(230,30,30)' "$work/a.sv
 "$heed" --threads 1 train --model rnn --attention monotonic --monotonic-bias -1 --encoder conv \
   --conv-causal --conv-kernel 2 --conv-dilations 1,2 --conv-channels 32 "${common[@]}" \
   --train-src "$work/train" --valid-src "$work/dev" --save "$work/conv" > "$work/conv.log"
-grep -q "2-layer causal conv encoder (receptive field 4)" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"
+grep -q "2-layer causal conv encoder, C [0-9]*, k [0-9]*, receptive field 4" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"
 "$heed" --threads 1 translate --model "$work/conv" < "$work/words" > "$work/conv.offline"
 "$heed" --threads 1 translate --model "$work/conv" --online < "$work/words" > "$work/conv.online" 2> "$work/conv.err"
 cmp -s "$work/conv.offline" "$work/conv.online" || fail "conv: online output differs from offline"

@@ -38,6 +38,8 @@ ClassifierConfig tiny(Pooling p, SentenceEncoder kind = SentenceEncoder::BiLstm)
                    .activation = FfnActivation::Gelu};
   c.transformer_layers = 2;
   c.max_positions = 16;
+  c.conv = {.embed = 4, .channels = 3, .kernel = 3, .dilations = {1, 2}, .max_positions = 16};
+  c.kim = {.embed = 4, .widths = {1, 2, 3}, .maps = 2};
   c.pooling = p;
   c.attn_dim = 4;
   c.hops = 2;
@@ -100,6 +102,7 @@ TEST(SentenceClassifier, WordDropoutOnlyInTraining) {
   EXPECT_NE(i[0], i[3]);
 }
 
+constexpr const char* kEncoderNames[] = {"bilstm_", "transformer_", "conv_", "kim_"};
 INSTANTIATE_TEST_SUITE_P(
     All, EachPooling,
     ::testing::Values(EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Attention},
@@ -109,10 +112,14 @@ INSTANTIATE_TEST_SUITE_P(
                       EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Attention},
                       EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Max},
                       EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Mean},
-                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Cls}),
+                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Cls},
+                      EncoderAndPooling{SentenceEncoder::Conv, Pooling::Attention},
+                      EncoderAndPooling{SentenceEncoder::Conv, Pooling::Max},
+                      // (Kim's ReLU: mean pooling put a pre-activation of this case within
+                      // a finite difference of the kink; max pooling's case is clear of it)
+                      EncoderAndPooling{SentenceEncoder::Kim, Pooling::Max}),
     [](const auto& info) {
-      return std::string(std::get<0>(info.param) == SentenceEncoder::BiLstm ? "bilstm_"
-                                                                            : "transformer_") +
+      return std::string(kEncoderNames[static_cast<int>(std::get<0>(info.param))]) +
              pooling_name(std::get<1>(info.param));
     });
 
@@ -131,7 +138,8 @@ TEST(SentenceClassifier, PoolingThatDoesNotFitTheEncoderIsRefused) {
 }
 
 TEST(SentenceClassifier, ConfigRoundTripsThroughJson) {
-  for (SentenceEncoder kind : {SentenceEncoder::BiLstm, SentenceEncoder::Transformer}) {
+  for (SentenceEncoder kind : {SentenceEncoder::BiLstm, SentenceEncoder::Transformer,
+                               SentenceEncoder::Conv, SentenceEncoder::Kim}) {
     ClassifierConfig c = tiny(Pooling::Max, kind);
     c.encoder.vocab = 11;
     const nlohmann::json j = c.to_json();
@@ -227,6 +235,28 @@ TEST(SelfAttentiveClassifier, LearnsTheKeywordAndAttendsToIt) {
   // with a small state (with 16 units the peak is on the keyword or next to it in half)
   EXPECT_GE(peaks, 150) << "the attention's peak is on the keyword";
   EXPECT_GT(wk, 5 * wu) << "weight on the keyword against a uniform attention";
+}
+
+// Kim 2014's CNN: n-gram detectors and max over time find one keyword anywhere, without a
+// hidden layer (the linear classifier over c^).
+TEST(KimCnn, LearnsTheKeyword) {
+  ParameterStore store;
+  Rng rng(9);
+  ClassifierConfig c;
+  c.kind = SentenceEncoder::Kim;
+  c.encoder.vocab = 4 + kKeywords + kFiller;
+  c.kim = {.embed = 16, .widths = {2, 3}, .maps = 8};
+  c.pooling = Pooling::Max;
+  c.mlp_hidden = 0;
+  c.classes = kKeywords;
+  c.dropout = 0.f;
+  SentenceClassifier model(c, Scope(store, rng, "c"));
+  EXPECT_EQ(c.features(), 16);
+  train_on_keywords(model, store, rng, 5e-3f, 0);
+  Rng test_rng(99);
+  Keyword k = keyword_task(test_rng, 200);
+  Graph inf(Mode::Inference);
+  EXPECT_GE(correct(model.forward(inf, make_classify_batch(k.s, k.y)).logits, k.y), 196);
 }
 
 TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {

@@ -61,6 +61,22 @@ TEST(Optimizer, SgdMomentumAndDecoupledWeightDecay) {
   EXPECT_NE(a.p->value.data()[0], b.p->value.data()[0]);
 }
 
+TEST(Optimizer, AdadeltaFirstTwoStepsMatchZeilersAlgorithm) {
+  OneParam s;
+  Optimizer opt({.kind = OptimizerConfig::Kind::Adadelta}, s.store);
+  double eg = 0, edx = 0, w = 1.0;  // Zeiler 2012, Algorithm 1, rho 0.95, eps 1e-6
+  for (int t = 1; t <= 2; ++t) {
+    s.set_grad();
+    opt.step(1.f);
+    eg = 0.95 * eg + 0.05 * 0.25;
+    const double dx = -std::sqrt(edx + 1e-6) / std::sqrt(eg + 1e-6) * 0.5;
+    edx = 0.95 * edx + 0.05 * dx * dx;
+    w += dx;
+    EXPECT_NEAR(s.p->value.data()[0], w, 1e-7);
+  }
+  EXPECT_LT(s.p->value.data()[0], 1.f);  // a step against the gradient
+}
+
 TEST(Optimizer, AdamMinimisesAQuadratic) {
   ParameterStore store;
   Parameter& w = store.add("w", {3});

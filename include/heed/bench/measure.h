@@ -5,7 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <vector>
+
+#include "heed/kernels/random.h"
 
 namespace heed::bench {
 
@@ -29,6 +32,11 @@ std::vector<double> timed(int count, double budget, F item) {
     if (since(t_start) > budget) break;
   }
   return times;
+}
+
+// A draw uniform in [lo, hi], for the synthetic batches of the workloads.
+inline int64_t uniform_in(Rng& rng, int64_t lo, int64_t hi) {
+  return lo + rng.below(hi - lo + 1);
 }
 
 double maxrss_mb();  // peak resident memory of the process so far (getrusage)

@@ -17,6 +17,12 @@ void unary_forward(Unary op, const float* x, float* y, int64_t n);
 void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
                     int64_t n);
 
+// The gated activation of WaveNet (van den Oord et al. 2016, eq. 2), on rows of [a ; b]:
+//   y[r, c] = tanh(a[r, c]) sigmoid(b[r, c]),  ab [rows, 2C] (a = ab[:, :C], b = ab[:, C:])
+void gated_tanh_forward(const float* ab, float* y, int64_t rows, int64_t C);
+// dab += [dy (1 - tanh^2(a)) sigmoid(b) ; dy tanh(a) sigmoid(b) (1 - sigmoid(b))]
+void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C);
+
 enum class Binary { Add, Sub, Mul, Div };
 // c = a (op) b with NumPy broadcasting; c has shape `out`. With accumulate, c += a (op) b.
 void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,

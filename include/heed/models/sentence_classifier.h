@@ -7,7 +7,10 @@
 //   M = A H,  A = softmax(W_s2 tanh(W_s1 H^T))           [r, 2u]  (nn/self_attention_pooling.h)
 //     or a pooling baseline: max_t h_t | mean_t h_t | [->h_n ; <-h_1] (BiLSTM)
 //     | h_0 of a [CLS] token put before the sentence (Transformer)       [2u] or [d]
+//     or H = gated dilated convolutions (--model conv), or Kim 2014's n-gram maps with max
+//     pooling (--model kim-cnn: c^ = max_t ReLU(conv_w(E w))_t for w = 3, 4, 5)
 //   y = softmax(W_2 ReLU(W_1 flatten(M) + b_1) + b_2)              the MLP classifier
+//     or y = softmax(W_2 dropout(M) + b_2) without the hidden layer (Kim's, --mlp-hidden 0)
 //   loss = cross-entropy + penalty * ||A A^T - I||_F^2             (section 2.2)
 // Word dropout (training only): each input token is replaced by <unk> with probability p, so
 // that the classifier cannot lean on single rare words (the input-side regulariser of Iyyer et
@@ -33,10 +36,12 @@ std::span<const Named<Pooling>> names(Pooling);  // "attention" | "max" | "mean"
 const char* pooling_name(Pooling p);
 Pooling parse_pooling(const std::string& s);  // an Error lists the names
 
-enum class SentenceEncoder { BiLstm, Transformer };
-// config.json's "model" of the two encoders (their rows in models/registry.cc)
+enum class SentenceEncoder { BiLstm, Transformer, Conv, Kim };
+// config.json's "model" of the encoders (their rows in models/registry.cc)
 inline constexpr const char* kSelfAttentiveClassifier = "self-attentive";
 inline constexpr const char* kTransformerClassifier = "transformer-classifier";
+inline constexpr const char* kConvClassifier = "conv-classifier";
+inline constexpr const char* kKimCnn = "kim-cnn";
 
 // Whether a model directory's config.json is a classifier's (either encoder).
 bool is_classifier_config(const nlohmann::json& j);
@@ -50,16 +55,18 @@ struct ClassifierConfig {
   int64_t transformer_layers = 2;
   Positions positions = Positions::Sinusoidal;
   int64_t max_positions = 512;
+  ConvEncoderConfig conv{.embed = 300, .channels = 300};  // the dilated gated stack
+  KimEncoderConfig kim;                                   // Kim 2014's widths 3, 4, 5
   Pooling pooling = Pooling::Attention;
   int64_t attn_dim = 350;    // d_a
   int64_t hops = 4;          // r
-  int64_t mlp_hidden = 512;  // the classifier's hidden layer
+  int64_t mlp_hidden = 512;  // the classifier's hidden layer (0: none, a linear classifier)
   int64_t classes = 2;       // C
   float dropout = 0.5f;      // on the embeddings, between layers and in the classifier
   float word_dropout = 0.f;  // training: each token becomes <unk> with this probability
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
 
-  int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM) or d_model (Transformer)
+  int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM), d_model (Transformer), C, maps |w|
   // Whether the model has attention over the tokens to show: the r hops (attention pooling),
   // or what the [CLS] position attends to in the last layer (Transformer, cls pooling); and
   // the name of row r of it.
@@ -67,6 +74,7 @@ struct ClassifierConfig {
   std::string attention_row(int64_t r) const;
   int64_t features() const;              // the classifier's input size: r * annotation_dim, or it
   EncoderConfig encoder_config() const;  // the sequence encoder of `kind`
+  std::string describe() const;          // the encoder, for the training log
   nlohmann::json to_json() const;
   static ClassifierConfig from_json(const nlohmann::json& j);
 };
@@ -109,7 +117,8 @@ class SentenceClassifier {
   ClassifierConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;     // any sequence encoder (nn/sequence_encoder.h)
   std::vector<SelfAttentionPooling> attention_;  // one, or none when pooling
-  Parameter *W1_, *b1_, *W2_, *b2_;              // [M, F], [M], [C, M], [C]
+  Parameter *W1_ = nullptr, *b1_ = nullptr;      // [M, F], [M] (none when M = 0)
+  Parameter *W2_, *b2_;                          // [C, M or F], [C]
 };
 
 }  // namespace heed

@@ -8,6 +8,7 @@
 //                embedding table; summary: the mean over the real positions
 //   conv         E w_i + P_i -> C channels -> residual blocks of dilated convolutions with
 //                WaveNet's gate, causal or centred (seed 001, section 3); summary: the mean
+//   kim          E w_i -> convolutions of several widths, ReLU (Kim 2014); summary: the max
 // Leaves out: the Transformer encoder-decoder's encoder, which shares its table and positions
 // with the decoder and stays on packed rows (models/transformer_seq2seq.h).
 #pragma once
@@ -15,11 +16,13 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "heed/nn/gated_conv.h"
 #include "heed/nn/rnn.h"
 #include "heed/nn/transformer.h"
 
@@ -55,15 +58,40 @@ struct ConvEncoderConfig {
   int64_t max_positions = 1024;  // the longest sequence (the position table)
 
   int64_t receptive_field() const;
+  GatedConvConfig stack() const;  // its layers (nn/gated_conv.h)
   // {"kind": "conv", "vocab", "embed", "channels", "kernel", "dilations", "causal", "dropout",
   //  "max_positions"}
   nlohmann::json to_json() const;
   static ConvEncoderConfig from_json(const nlohmann::json& j);
 };
 
+// Kim 2014's multi-width convolutions ("Convolutional Neural Networks for Sentence
+// Classification", section 2): for each width w, `maps` filters over windows of w words,
+//   c_i = ReLU(w . x_{i-w+1 : i} + b)            [B, S, maps] per width
+// (the windows end at every word, those starting before the sentence reading zeros), the
+// widths' maps side by side [B, S, maps * |widths|]; summary: max over time, c^ = max_i c_i,
+// the sentence vector Kim's classifier reads. No positions and no recurrence: a bag of n-gram
+// detectors, each output seeing w words.
+struct KimEncoderConfig {
+  int64_t vocab = 0;                        // V
+  int64_t embed = 300;                      // E (Kim: 300, word2vec's size)
+  std::vector<int64_t> widths = {3, 4, 5};  // filter windows h
+  int64_t maps = 100;                       // feature maps per width
+  float dropout = 0.f;                      // on the embeddings (Kim: none; 0.5 on c^)
+
+  int64_t width() const { return maps * static_cast<int64_t>(widths.size()); }
+  // {"kind": "kim", "vocab", "embed", "widths", "maps", "dropout"}
+  nlohmann::json to_json() const;
+  static KimEncoderConfig from_json(const nlohmann::json& j);
+};
+
 // One alternative per encoder.
-using EncoderConfig = std::variant<RnnEncoderConfig, TransformerEncoderConfig, ConvEncoderConfig>;
+using EncoderConfig =
+    std::variant<RnnEncoderConfig, TransformerEncoderConfig, ConvEncoderConfig, KimEncoderConfig>;
 int64_t vocab_size(const EncoderConfig& c);  // V
+// One line for the training log: "2-layer bilstm 256", "4-layer centred conv encoder, C 256,
+// k 3, receptive field 31", ...
+std::string describe(const EncoderConfig& c);
 // An encoder's keys in a model's config.json: an RNN's beside the model's own ("cell",
 // "src_vocab", "src_embed", "enc_hidden", "enc_layers", "bidirectional"), as the rnn family has
 // always written them; any other as "src_vocab" and "encoder": {"kind", ...}. Reading lets

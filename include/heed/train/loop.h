@@ -32,6 +32,7 @@ struct LoopOptions {
   float lr = 1e-3f;        // Adam (the peak rate with a warmup)
   float adam_beta2 = 0.999f;
   float weight_decay = 0.f;  // > 0: AdamW, p -= lr wd p decoupled (Loshchilov & Hutter 2019)
+  bool adadelta = false;     // Adadelta (Zeiler 2012; Kim 2014's choice) instead of Adam; lr 1
   // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
   ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
   int64_t warmup = 0;  // steps of linear warmup to lr

@@ -1,4 +1,4 @@
-// Optimisers (SGD with momentum, Adam, AdamW) and global gradient-norm clipping.
+// Optimisers (SGD with momentum, Adam, AdamW, Adadelta) and global gradient-norm clipping.
 // Leaves out: learning-rate policy (train/schedule.h) and gradient accumulation across batches.
 #pragma once
 
@@ -13,13 +13,15 @@
 namespace heed {
 
 struct OptimizerConfig {
-  enum class Kind { Sgd, Adam, AdamW };
+  enum class Kind { Sgd, Adam, AdamW, Adadelta };
   Kind kind = Kind::Adam;
-  float momentum = 0.f;      // SGD: v = momentum v + g,  p -= lr v
-  float beta1 = 0.9f;        // Adam: first-moment decay
-  float beta2 = 0.999f;      // Adam: second-moment decay
-  float eps = 1e-8f;         // Adam: denominator epsilon
-  float weight_decay = 0.f;  // SGD/Adam: L2 added to g;  AdamW: p -= lr wd p (decoupled)
+  float momentum = 0.f;        // SGD: v = momentum v + g,  p -= lr v
+  float beta1 = 0.9f;          // Adam: first-moment decay
+  float beta2 = 0.999f;        // Adam: second-moment decay
+  float eps = 1e-8f;           // Adam: denominator epsilon
+  float weight_decay = 0.f;    // SGD/Adam/Adadelta: L2 added to g;  AdamW: p -= lr wd p (decoupled)
+  float rho = 0.95f;           // Adadelta: decay of E[g^2] and E[dx^2] (Zeiler 2012; Kim 2014)
+  float adadelta_eps = 1e-6f;  // Adadelta: epsilon inside both square roots
 };
 
 class Optimizer {

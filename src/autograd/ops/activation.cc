@@ -3,6 +3,7 @@
 #include "heed/autograd/ops/activation.h"
 
 #include "heed/kernels/elementwise.h"
+#include "heed/util/error.h"
 
 namespace heed {
 namespace {
@@ -38,6 +39,21 @@ Var log(Var x) {
 }
 Var sqrt(Var x) {
   return unary(kernels::Unary::Sqrt, x);
+}
+
+Var gated_tanh(Var ab) {
+  Graph& G = ab.graph();
+  const Shape& s = ab.shape();
+  const int64_t two_c = s[s.rank() - 1];
+  check(two_c % 2 == 0, "gated_tanh: the last axis (", two_c, ") must be even: [a ; b]");
+  const int64_t C = two_c / 2, rows = ab.value().numel() / two_c;
+  Shape out = s;
+  out[out.rank() - 1] = C;
+  Tensor y = G.alloc(out);  // [..., C]
+  kernels::gated_tanh_forward(ab.value().data(), y.data(), rows, C);
+  return G.make(y, {ab}, [=](const Tensor& dy) {
+    kernels::gated_tanh_backward(ab.value().data(), dy.data(), ab.grad().data(), rows, C);
+  });
 }
 
 }  // namespace heed

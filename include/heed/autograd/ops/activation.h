@@ -1,4 +1,4 @@
-// Element-wise non-linearities: tanh, sigmoid, relu, gelu, exp, log.
+// Element-wise non-linearities: tanh, sigmoid, relu, gelu, exp, log, sqrt; WaveNet's gate.
 // Leaves out: parametric activations.
 #pragma once
 
@@ -13,5 +13,8 @@ Var gelu(Var x);     // tanh form, Hendrycks & Gimpel 2016
 Var exp(Var x);      // dy/dx = y
 Var log(Var x);      // dy/dx = 1 / x
 Var sqrt(Var x);     // dy/dx = 1 / (2 y)
+// WaveNet's gate on the last axis split in halves: ab [..., 2C] -> tanh(a) (.) sigmoid(b) [..., C]
+// (kernels/elementwise.h), one op instead of slice, slice, tanh, sigmoid and mul.
+Var gated_tanh(Var ab);
 
 }  // namespace heed

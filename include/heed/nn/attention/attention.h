@@ -88,10 +88,10 @@ struct Attended {
                   // the monotonic alignment under its chunks); empty otherwise
   // hard attention
   std::span<const int32_t> chosen{};  // [B] the position each row attends to (decoding)
-  Var log_weights;                    // exact training: log alpha [B, S], -inf on padding
-  Var log_prob;  // reinforce training: log alpha_ij of the sampled j [B] (0 for a row that took
+  Var log_weights{};                  // exact training: log alpha [B, S], -inf on padding
+  Var log_prob{};  // reinforce training: log alpha_ij of the sampled j [B] (0 for a row that took
                  // the expected context)
-  Var entropy;   // reinforce training: H(alpha_i) [B]
+  Var entropy{};   // reinforce training: H(alpha_i) [B]
 };
 
 // The source side of one batch, given to start().

@@ -1,0 +1,70 @@
+// A stack of residual blocks of dilated convolutions with WaveNet's gate (van den Oord et al.
+// 2016, "WaveNet", section 2.3-2.4; the TCN of Bai et al. 2018; the blocks of Gehring et al.
+// 2017's ConvS2S, whose GLU is the same gate with sigmoid alone), on h [B, T, C], per layer l:
+//   [a ; b] = conv_l(dropout(h))                 [B, T, 2C]  kernel k, dilation d_l
+//   z = tanh(a) (.) sigmoid(b)                   [B, T, C]   (ops: gated_tanh)
+//   z = W_l z + c_l                              [B, T, C]   with `projection` (a 1x1 conv)
+//   h <- s (h + z)                               s = sqrt(1/2) (ConvS2S's scale) or 1
+// Causal convolutions (output t sees inputs t - (k - 1) d .. t) or centred (k odd).
+// Incremental generation (Paine et al. 2016, "Fast Wavenet Generation Algorithm"): a causal
+// stack fed one position at a time keeps, per layer, a queue of its last (k - 1) d_l + 1
+// inputs, so a step costs one [B, k C] x [k C, 2C] product per layer, not a recomputation of
+// the prefix; `step` equals the last row of `forward` on the whole prefix (tests/nn).
+// Leaves out: embeddings and outputs (the models around it), skip connections to the output
+// (WaveNet's sum of skips; the models here read the last layer).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "heed/autograd/graph.h"
+#include "heed/nn/init.h"
+
+namespace heed {
+
+struct GatedConvConfig {
+  int64_t channels = 256;                         // C
+  int64_t kernel = 3;                             // k
+  std::vector<int64_t> dilations = {1, 2, 4, 8};  // d_l, one per layer
+  bool causal = true;
+  bool projection = false;     // a 1x1 convolution after the gate
+  float residual_scale = 1.f;  // s
+  float dropout = 0.f;         // on each layer's input (training)
+
+  int64_t receptive_field() const;  // 1 + sum_l (k - 1) d_l
+};
+
+class GatedConvStack {
+ public:
+  // Parameters under scope: layer_<l>/conv/W [2C, k C], layer_<l>/conv/b [2C], with
+  // `projection` also layer_<l>/proj/W [C, C], layer_<l>/proj/b [C].
+  GatedConvStack(const GatedConvConfig& config, const Scope& scope);
+  const GatedConvConfig& config() const { return c_; }
+  int64_t layers() const { return static_cast<int64_t>(conv_W_.size()); }
+
+  // h [B, T, C] -> [B, T, C]; lengths [B] (empty: every position is real). Layer `l` alone:
+  // layer_forward, for models that put something between the layers (ConvS2S's attention).
+  Var forward(Graph& g, Var h, std::span<const int32_t> lengths = {}) const;
+  Var layer_forward(Graph& g, int64_t l, Var h, std::span<const int32_t> lengths = {}) const;
+
+  // Incremental generation (causal stacks, inference): the queues of B sequences.
+  struct Cache {
+    int64_t B = 0, t = 0;                  // sequences; positions consumed
+    std::vector<std::vector<float>> past;  // per layer [span_l, B, C], position p at p % span_l
+    std::vector<float> cols, ab, z;        // scratch [B, k C], [B, 2C], [B, C]
+  };
+  Cache start(int64_t B) const;
+  // One position for every sequence: x [B, C] -> y [B, C] through every layer (y may be x).
+  void step(Cache& cache, const float* x, float* y) const;
+  // Layer l alone: in [B, C] -> out [B, C]; call every layer in order, then advance(cache).
+  void layer_step(Cache& cache, int64_t l, const float* in, float* out) const;
+  void advance(Cache& cache) const { ++cache.t; }
+
+ private:
+  GatedConvConfig c_;
+  std::vector<Parameter*> conv_W_, conv_b_;  // per layer [2C, k C], [2C]
+  std::vector<Parameter*> proj_W_, proj_b_;  // per layer [C, C], [C] (projection only)
+};
+
+}  // namespace heed
