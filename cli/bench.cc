@@ -142,6 +142,7 @@ int BenchCommand::run() const {
   if (workload == Workload::Conv) {
     ConvBenchOptions c = conv;
     c.seed = seq2seq.seed;
+    c.precision = seq2seq.precision;
     if (app->count("--batch") > 0) c.batch = seq2seq.batch;
     if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
     run_conv_bench(c, std::cout);

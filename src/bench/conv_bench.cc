@@ -17,6 +17,7 @@
 #include "heed/models/sentence_classifier.h"
 #include "heed/nn/gated_conv.h"
 #include "heed/util/error.h"
+#include "heed/util/names.h"
 
 namespace heed {
 
@@ -55,6 +56,7 @@ void kim_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
   Optimizer opt({.kind = o.kim_optimizer}, params);
   const float lr = o.kim_optimizer == OptimizerConfig::Kind::Adadelta ? 1.f : 1e-3f;
   Graph g(Mode::Train, o.seed);
+  g.set_precision(o.precision);
   Clock::time_point t0;
   for (int i = 0; i < o.steps + 3; ++i) {
     if (i == 3) t0 = Clock::now();
@@ -80,6 +82,7 @@ void kim_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
                         {"infer_sent_per_s", round_to(inference, 1)},
                         {"optimizer",
                          o.kim_optimizer == OptimizerConfig::Kind::Adadelta ? "adadelta" : "adam"},
+                        {"precision", name_of(o.precision)},
                         {"predicted_class_sum", checksum},
                         {"threads", threads()}}
              .dump()
@@ -153,6 +156,7 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
   }
   Optimizer opt({}, params);
   Graph g(Mode::Train, o.seed);
+  g.set_precision(o.precision);
   Clock::time_point t0;
   for (int i = 0; i < o.steps + 3; ++i) {
     if (i == 3) t0 = Clock::now();
@@ -172,6 +176,7 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
                         {"batch", o.batch},
                         {"T", o.len},
                         {"train_tok_per_s", round_to(train, 1)},
+                        {"precision", name_of(o.precision)},
                         {"gen_len", o.gen_len},
                         {"gen_tok_per_s", round_to(gen, 1)},
                         {"generated_distinct",

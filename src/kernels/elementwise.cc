@@ -122,21 +122,32 @@ void unary_backward(Unary op, const float* x, const float* y, const float* dy, f
 }
 
 void gated_tanh_forward(const float* ab, float* y, int64_t rows, int64_t C) {
-  map(rows * C, [=](int64_t i) {
-    const int64_t r = i / C, c = i % C;
-    const float* in = ab + r * 2 * C;
-    y[i] = vmath::tanh(in[c]) * vmath::sigmoid(in[C + c]);
+  parallel_for(rows, grain_for(kSerialWork, 2 * C), [=](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* a = ab + r * 2 * C;
+      const float* b = a + C;
+      float* out = y + r * C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) out[c] = vmath::tanh(a[c]) * vmath::sigmoid(b[c]);
+    }
   });
 }
 
 void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C) {
-  map(rows * C, [=](int64_t i) {
-    const int64_t r = i / C, c = i % C;
-    const float* in = ab + r * 2 * C;
-    float* d = dab + r * 2 * C;
-    const float t = vmath::tanh(in[c]), s = vmath::sigmoid(in[C + c]);
-    d[c] += dy[i] * (1.f - t * t) * s;
-    d[C + c] += dy[i] * t * s * (1.f - s);
+  parallel_for(rows, grain_for(kSerialWork, 2 * C), [=](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* a = ab + r * 2 * C;
+      const float* b = a + C;
+      const float* g = dy + r * C;
+      float* da = dab + r * 2 * C;
+      float* db = da + C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        const float t = vmath::tanh(a[c]), s = vmath::sigmoid(b[c]);
+        da[c] += g[c] * (1.f - t * t) * s;
+        db[c] += g[c] * t * s * (1.f - s);
+      }
+    }
   });
 }
 

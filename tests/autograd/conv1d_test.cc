@@ -1,10 +1,12 @@
 // The 1-D convolution against its definition (a direct sum over taps, causal and centred,
-// dilated, on padded batches), its finite-difference gradients (dilations 1-3, both paddings,
-// odd lengths, with and without bias) and those of a WaveNet gated block tanh(a) * sigmoid(b);
-// causality (outputs up to t bit-identical when later inputs change, through a dilated stack);
-// the receptive field 1 + sum (k - 1) d, exactly: input t - RF + 1 moves output t, t - RF does not.
+// dilated, on padded batches; both plans of kernels/conv1d.h, per sequence and packed), its
+// finite-difference gradients (dilations 1-3, both paddings, odd lengths, with and without bias)
+// and those of a WaveNet gated block tanh(a) * sigmoid(b); causality (outputs up to t bit-identical
+// when later inputs change, through a dilated stack); the receptive field 1 + sum (k - 1) d,
+// exactly: input t - RF + 1 moves output t, t - RF does not.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -45,43 +47,80 @@ TEST(Conv1d, EqualsTheDirectSum) {
   for (bool causal : {true, false})
     for (int64_t k : {1, 3, 5})
       for (int64_t d : {1, 2, 3})
-        for (bool padded : {false, true}) {
-          const Conv1dOptions o{
-              .kernel = k,
-              .dilation = d,
-              .causal = causal,
-              .lengths = padded ? std::span<const int32_t>(kLengths) : std::span<const int32_t>{}};
-          Tensor x = testing::random_tensor({B, T, C}, rng);
-          Tensor w = testing::random_tensor({O, k * C}, rng);
-          Tensor bias = testing::random_tensor({O}, rng);
-          Graph g(Mode::Inference);
-          Var y = conv1d(g.constant(x), g.constant(w), g.constant(bias), o);
-          ASSERT_EQ(y.shape(), (Shape{B, T, O}));
-          const std::vector<double> want = direct(x, w, &bias, o);
-          for (size_t i = 0; i < want.size(); ++i)
-            ASSERT_NEAR(y.value().data()[i], want[i], 1e-5)
-                << "causal " << causal << " k " << k << " d " << d << " padded " << padded;
-        }
+        for (bool padded : {false, true})
+          for (int plan : {1, 2}) {  // per sequence, packed
+            const Conv1dOptions o{
+                .kernel = k,
+                .dilation = d,
+                .causal = causal,
+                .lengths = padded ? std::span<const int32_t>(kLengths) : std::span<const int32_t>{},
+                .plan = plan};
+            Tensor x = testing::random_tensor({B, T, C}, rng);
+            Tensor w = testing::random_tensor({O, k * C}, rng);
+            Tensor bias = testing::random_tensor({O}, rng);
+            Graph g(Mode::Inference);
+            Var y = conv1d(g.constant(x), g.constant(w), g.constant(bias), o);
+            ASSERT_EQ(y.shape(), (Shape{B, T, O}));
+            const std::vector<double> want = direct(x, w, &bias, o);
+            for (size_t i = 0; i < want.size(); ++i)
+              ASSERT_NEAR(y.value().data()[i], want[i], 1e-5)
+                  << "causal " << causal << " k " << k << " d " << d << " padded " << padded
+                  << " plan " << plan;
+          }
+}
+
+// Mixed precision (bf16 operands, fp32 sums): the output and the gradients of x, w and the
+// bias within bf16's rounding of the fp32 ones, for both plans.
+TEST(Conv1d, MixedPrecisionFollowsFp32) {
+  const int64_t B = 3, T = 7, C = 6, O = 5;
+  Rng rng(11);
+  const Tensor x = testing::random_tensor({B, T, C}, rng);
+  const Tensor w = testing::random_tensor({O, 3 * C}, rng);
+  const Tensor bias = testing::random_tensor({O}, rng);
+  const Tensor dy = testing::random_tensor({B, T, O}, rng);
+  for (int plan : {1, 2}) {
+    std::vector<Tensor> got[2];
+    for (int bf16 : {0, 1}) {
+      Graph g(Mode::Train);
+      if (bf16) g.set_precision(Precision::bf16);
+      Var vx = g.variable(x), vw = g.variable(w), vb = g.variable(bias);
+      Var y =
+          conv1d(vx, vw, vb,
+                 {.kernel = 3, .dilation = 2, .causal = true, .lengths = kLengths, .plan = plan});
+      g.backward(sum_all(mul(y, g.constant(dy))));
+      got[bf16] = {y.value().clone(), vx.grad().clone(), vw.grad().clone(), vb.grad().clone()};
+    }
+    for (size_t k = 0; k < got[0].size(); ++k)
+      for (int64_t i = 0; i < got[0][k].numel(); ++i) {
+        const float a = got[0][k].data()[i], b = got[1][k].data()[i];
+        ASSERT_NEAR(b, a, 0.03f + 0.02f * std::abs(a)) << "plan " << plan << ", tensor " << k;
+      }
+    EXPECT_NE(std::memcmp(got[0][0].data(), got[1][0].data(), sizeof(float) * B * T * O), 0)
+        << "bf16 products round";
+  }
 }
 
 TEST(Conv1d, Gradients) {
   const int64_t B = 3, T = 7, C = 3, O = 2;
   for (bool causal : {true, false})
-    for (int64_t d : {1, 2, 3}) {
-      Rng rng(static_cast<uint64_t>(d));
-      const Conv1dOptions o{.kernel = 3, .dilation = d, .causal = causal, .lengths = kLengths};
-      testing::expect_gradients(
-          [&](Graph&, std::vector<Var>& v) { return conv1d(v[0], v[1], v[2], o); },
-          {testing::random_tensor({B, T, C}, rng), testing::random_tensor({O, 3 * C}, rng),
-           testing::random_tensor({O}, rng)},
-          {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
-      testing::expect_gradients(  // no bias, every position real
-          [&](Graph&, std::vector<Var>& v) {
-            return conv1d(v[0], v[1], Var{}, {.kernel = 2, .dilation = d, .causal = true});
-          },
-          {testing::random_tensor({B, 5, C}, rng), testing::random_tensor({O, 2 * C}, rng)},
-          {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
-    }
+    for (int64_t d : {1, 2, 3})
+      for (int plan : {1, 2}) {
+        Rng rng(static_cast<uint64_t>(d));
+        const Conv1dOptions o{
+            .kernel = 3, .dilation = d, .causal = causal, .lengths = kLengths, .plan = plan};
+        testing::expect_gradients(
+            [&](Graph&, std::vector<Var>& v) { return conv1d(v[0], v[1], v[2], o); },
+            {testing::random_tensor({B, T, C}, rng), testing::random_tensor({O, 3 * C}, rng),
+             testing::random_tensor({O}, rng)},
+            {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+        testing::expect_gradients(  // no bias, every position real
+            [&](Graph&, std::vector<Var>& v) {
+              return conv1d(v[0], v[1], Var{},
+                            {.kernel = 2, .dilation = d, .causal = true, .plan = plan});
+            },
+            {testing::random_tensor({B, 5, C}, rng), testing::random_tensor({O, 2 * C}, rng)},
+            {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+      }
 }
 
 // WaveNet's gated activation z = tanh(W_f * x) (.) sigmoid(W_g * x), the two halves of one

@@ -11,13 +11,15 @@
 //            `batch` x `len` tokens, target tokens/s; then greedy generation of `gen_len`
 //            tokens at batch 1 with the per-layer queues (fast WaveNet generation), tokens/s as
 //            `gen_tok_per_s` (the peer recomputes the prefix: `gen_tok_per_s_recompute`)
-// Synthetic data from heed's own generator (the peer's distributions).
+// --precision bfloat16: heed's mixed-precision training on the same workloads (the lines say
+// which). Synthetic data from heed's own generator (the peer's distributions).
 // Leaves out: the peer's own numbers (../shared/bench/pytorch/run.sh prints them).
 #pragma once
 
 #include <iosfwd>
 #include <string>
 
+#include "heed/autograd/graph.h"
 #include "heed/train/optimizer.h"
 
 namespace heed {
@@ -28,6 +30,7 @@ struct ConvBenchOptions {
   int64_t channels = 256, kernel = 3, layers = 8;  // tcn
   int64_t batch = 16, len = 256, gen_len = 256;    // tcn
   OptimizerConfig::Kind kim_optimizer = OptimizerConfig::Kind::Adadelta;
+  Precision precision = Precision::fp32;  // the training products (kernels/bf16.h)
   uint64_t seed = 1;
 };
 

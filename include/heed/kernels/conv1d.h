@@ -3,14 +3,28 @@
 // with the tap offsets off_i = (i - (k - 1)) d (causal: output t reads t and the past only,
 // the left padding (k - 1) d) or (i - (k - 1) / 2) d (centred, k odd: as much past as future).
 // Entries outside [0, len_b) read as zero, so a padded batch convolves each sequence alone.
-// Computed as GEMMs over shifted views: the taps gathered into columns (im2col) [B T, k C_in],
-// one GEMM with w [C_out, k C_in]; the backward is the two transposed GEMMs and the scatter of
-// the column gradients back onto the input.
+//
+// Computed as GEMMs over shifted views, one per tap: y[rows] += x[rows + off_i] w_i^T with w_i
+// the tap's [C_out, C_in] block of w. Only the rows whose taps read real inputs are computed:
+// for sequence b the outputs t < n_b = min(T, len_b + back) (back: the reach into the past);
+// the rest read zeros alone and are the bias. Two plans of the same sum:
+//   per sequence  each tap's GEMM on sequence b's own rows, straight on x and y (long
+//                 sequences: B k products of hundreds of rows, no copies);
+//   packed        short sequences packed one after another with G = (k - 1) d zero rows
+//                 between them, so that one GEMM per tap covers the whole batch (Kim's
+//                 sentences: 50 of 5-50 words) and no tap reads across a boundary; the
+//                 padding rows of the batch are not computed at all.
+// The backward is the same GEMMs transposed: dw_i += dy^T x(shifted), dx(shifted) += dy w_i.
+// In mixed precision the operands x, w and dy are rounded to bf16 once per call and every GEMM
+// above runs as oneDNN's bf16 matmul, summing in fp32 (kernels/bf16.h).
+// (Measured against the im2col form, one GEMM over the gathered taps [B T, k C_in], which this
+// replaced: docs/RESULTS.md.)
 // Leaves out: strides and groups (not needed by the models), and the graph (autograd/ops).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace heed::kernels {
 
@@ -21,20 +35,41 @@ struct Conv1dShape {
   std::span<const int32_t> lengths{};  // [B] real lengths (empty: all T)
 
   int64_t offset(int64_t tap) const {  // off_i
-    return (tap - (causal ? k - 1 : (k - 1) / 2)) * dilation;
+    return (tap - back_taps()) * dilation;
   }
+  int64_t back_taps() const { return causal ? k - 1 : (k - 1) / 2; }
+  int64_t back() const { return back_taps() * dilation; }  // reach into the past
   int64_t length(int64_t b) const { return lengths.empty() ? T : lengths[b]; }
+  // n_b: the outputs of sequence b that read a real input
+  int64_t outputs(int64_t b) const;
 };
 
-// The columns [B T, k C_in]: row (b, t), block i = x[b, t + off_i, :] or 0.
-void conv1d_columns(const Conv1dShape& s, const float* x, float* cols);
-// y [B T, C_out] = cols w^T + bias (bias may be null).
-void conv1d_forward(const Conv1dShape& s, const float* cols, const float* w, const float* bias,
-                    float* y);
-// dw [C_out, k C_in] += dy^T cols; dbias [C_out] += sum over rows of dy (either may be null);
-// dx [B T, C_in] += the columns' gradient dy w scattered back (dx null: none). `scratch` holds
-// B T k C_in floats.
-void conv1d_backward(const Conv1dShape& s, const float* cols, const float* w, const float* dy,
-                     float* dx, float* dw, float* dbias, float* scratch);
+struct Conv1dPlan {
+  bool packed = false;
+  bool bf16 = false;           // mixed precision: x, w and dy rounded to bf16 (kernels/bf16.h)
+  int64_t G = 0, R = 0;        // packed: zero rows between sequences; rows in all
+  std::vector<int64_t> start;  // packed: the first row of sequence b
+  int64_t lo = 0, hi = 0;      // packed: the rows computed
+};
+// The plan for a shape (packed when the per-sequence GEMMs would be short and packing wastes
+// little); `force`: 0 choose, 1 per sequence, 2 packed (tests). bf16: the products in mixed
+// precision, the packed rows computed in multiples of 64 (few distinct shapes for oneDNN).
+Conv1dPlan conv1d_plan(const Conv1dShape& s, int force = 0, bool bf16 = false);
+
+// Scratch, in floats: kept from the forward for the backward (packed: x packed [R, C_in];
+// bf16: x and w in bf16), and the forward's and the backward's own (packed: [R, C_out], and
+// [R, C_out] + [R, C_in]; bf16: dy in bf16).
+int64_t conv1d_kept_floats(const Conv1dShape& s, const Conv1dPlan& p);
+int64_t conv1d_forward_floats(const Conv1dShape& s, const Conv1dPlan& p);
+int64_t conv1d_backward_floats(const Conv1dShape& s, const Conv1dPlan& p);
+
+// y [B T, C_out] = conv(x [B T, C_in]) + bias (bias may be null).
+void conv1d_forward(const Conv1dShape& s, const Conv1dPlan& p, const float* x, const float* w,
+                    const float* bias, float* y, float* kept, float* scratch);
+// dw [C_out, k C_in] += ..., dbias [C_out] += sum over rows of dy, dx [B T, C_in] += ... (any
+// of the three may be null); `kept` as the forward left it.
+void conv1d_backward(const Conv1dShape& s, const Conv1dPlan& p, const float* x, const float* w,
+                     const float* dy, float* dx, float* dw, float* dbias, const float* kept,
+                     float* scratch);
 
 }  // namespace heed::kernels

@@ -1,4 +1,5 @@
-// The convolution op (see the header): shape checks, the columns kept for the backward.
+// The convolution op (see the header): shape checks, the plan, the packed input kept for the
+// backward.
 #include "heed/autograd/ops/conv1d.h"
 
 #include "heed/kernels/conv1d.h"
@@ -32,26 +33,24 @@ Var conv1d(Var x, Var w, Var bias, const Conv1dOptions& o) {
       .lengths = o.lengths.empty() ? std::span<const int32_t>{} : G.copy(o.lengths)};
   for (int32_t len : s.lengths)
     check(len >= 0 && len <= T, "conv1d: a length of ", len, " in a batch of ", T, " positions");
-  Tensor cols = G.alloc(Shape{B * T, o.kernel * C_in});
-  kernels::conv1d_columns(s, x.value().data(), cols.data());
+  const kernels::Conv1dPlan plan =
+      kernels::conv1d_plan(s, o.plan, /*bf16=*/G.precision() == Precision::bf16);
+  auto floats = [&](int64_t n) { return n > 0 ? G.alloc(Shape{n}).data() : nullptr; };
+  float* kept = floats(kernels::conv1d_kept_floats(s, plan));  // read again by the backward
   Tensor y = G.alloc(Shape{B, T, C_out});
-  kernels::conv1d_forward(s, cols.data(), w.value().data(),
-                          bias.valid() ? bias.value().data() : nullptr, y.data());
-  const bool grad_x = G.training() && x.requires_grad();
-  float* scratch = grad_x ? G.alloc(cols.shape()).data() : nullptr;  // the columns' gradient
-  if (bias.valid()) {
-    return G.make(y, {x, w, bias}, [=](const Tensor& dy) {
-      kernels::conv1d_backward(s, cols.data(), w.value().data(), dy.data(),
-                               grad_x ? x.grad().data() : nullptr,
-                               w.requires_grad() ? w.grad().data() : nullptr,
-                               bias.requires_grad() ? bias.grad().data() : nullptr, scratch);
-    });
-  }
-  return G.make(y, {x, w}, [=](const Tensor& dy) {
-    kernels::conv1d_backward(s, cols.data(), w.value().data(), dy.data(),
-                             grad_x ? x.grad().data() : nullptr,
-                             w.requires_grad() ? w.grad().data() : nullptr, nullptr, scratch);
-  });
+  kernels::conv1d_forward(s, plan, x.value().data(), w.value().data(),
+                          bias.valid() ? bias.value().data() : nullptr, y.data(), kept,
+                          floats(kernels::conv1d_forward_floats(s, plan)));
+  float* scratch = G.training() ? floats(kernels::conv1d_backward_floats(s, plan)) : nullptr;
+  auto backward = [=](const Tensor& dy) {
+    kernels::conv1d_backward(s, plan, x.value().data(), w.value().data(), dy.data(),
+                             x.requires_grad() ? x.grad().data() : nullptr,
+                             w.requires_grad() ? w.grad().data() : nullptr,
+                             bias.valid() && bias.requires_grad() ? bias.grad().data() : nullptr,
+                             kept, scratch);
+  };
+  if (bias.valid()) return G.make(y, {x, w, bias}, backward);
+  return G.make(y, {x, w}, backward);
 }
 
 int64_t receptive_field(std::span<const Conv1dOptions> layers) {
