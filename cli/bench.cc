@@ -123,6 +123,7 @@ int BenchCommand::run() const {
     CtcBenchOptions c = ctc;
     c.precision = seq2seq.precision;
     c.compute = seq2seq.compute;
+    c.compute = seq2seq.compute;
     c.seed = seq2seq.seed;
     if (app->count("--batch") > 0) c.batch = seq2seq.batch;
     if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
@@ -143,6 +144,7 @@ int BenchCommand::run() const {
     ConvBenchOptions c = conv;
     c.seed = seq2seq.seed;
     c.precision = seq2seq.precision;
+    c.compute = seq2seq.compute;
     if (app->count("--batch") > 0) c.batch = seq2seq.batch;
     if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
     run_conv_bench(c, std::cout);

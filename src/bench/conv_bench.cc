@@ -11,7 +11,6 @@
 #include "heed/autograd/ops.h"
 #include "heed/bench/measure.h"
 #include "heed/data/vocab.h"
-#include "heed/kernels/gemm.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/models/sentence_classifier.h"
@@ -121,9 +120,7 @@ class TcnLm {
     for (int64_t i = 0; i < n; ++i) {
       std::copy_n(embed_->value.data() + token * C_, C_, h.data());
       stack_->step(cache, h.data(), h.data());
-      std::copy_n(b_->value.data(), V_, logits.data());
-      kernels::gemm(false, true, 1, V_, C_, 1.f, h.data(), C_, W_->value.data(), C_, 1.f,
-                    logits.data(), V_);
+      GatedConvStack::affine(cache, *W_, *b_, h.data(), logits.data());
       token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       out.push_back(token);
     }
@@ -165,6 +162,7 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
     g.clear();
   }
   const double train = static_cast<double>(o.batch * o.len * o.steps) / since(t0);
+  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
   t0 = Clock::now();
   const std::vector<int32_t> generated = model.generate(o.gen_len);
   const double gen = static_cast<double>(o.gen_len) / since(t0);
@@ -179,6 +177,7 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
                         {"precision", name_of(o.precision)},
                         {"gen_len", o.gen_len},
                         {"gen_tok_per_s", round_to(gen, 1)},
+                        {"gen_compute", name_of(o.compute)},
                         {"generated_distinct",
                          std::set<int32_t>(generated.begin(), generated.end()).size()},
                         {"threads", threads()}}

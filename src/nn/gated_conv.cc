@@ -9,6 +9,7 @@
 #include "heed/autograd/ops/conv1d.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
+#include "heed/kernels/quantize.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -68,6 +69,22 @@ GatedConvStack::Cache GatedConvStack::start(int64_t B) const {
   return cache;
 }
 
+void GatedConvStack::affine(Cache& cache, const Parameter& W, const Parameter& bias, const float* x,
+                            float* y) {
+  const int64_t B = cache.B, N = W.value.shape()[0], K = W.value.shape()[1];
+  if (W.int8) {  // int8 decoding: x quantized per row, oneDNN's s8s8s32 product
+    cache.q.resize(static_cast<size_t>(B * K));
+    cache.scale.resize(static_cast<size_t>(B));
+    cache.acc.resize(static_cast<size_t>(B * N));
+    kernels::quantize_rows(x, B, K, cache.q.data(), cache.scale.data());
+    kernels::gemm_int8(B, cache.q.data(), cache.scale.data(), *W.int8, bias.value.data(),
+                       cache.acc.data(), y);
+    return;
+  }
+  for (int64_t b = 0; b < B; ++b) std::copy_n(bias.value.data(), N, y + b * N);
+  kernels::gemm(false, true, B, N, K, 1.f, x, K, W.value.data(), K, 1.f, y, N);
+}
+
 void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float* out) const {
   const auto i = static_cast<size_t>(l);
   const int64_t B = cache.B, C = c_.channels, k = c_.kernel, d = c_.dilations[i];
@@ -86,18 +103,12 @@ void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float*
     }
   }
   // [a ; b] = cols W^T + bias  [B, 2C]
-  const float* bias = conv_b_[i]->value.data();
-  for (int64_t b = 0; b < B; ++b) std::copy_n(bias, 2 * C, cache.ab.data() + b * 2 * C);
-  kernels::gemm(false, true, B, 2 * C, k * C, 1.f, cache.cols.data(), k * C,
-                conv_W_[i]->value.data(), k * C, 1.f, cache.ab.data(), 2 * C);
+  affine(cache, *conv_W_[i], *conv_b_[i], cache.cols.data(), cache.ab.data());
   kernels::gated_tanh_forward(cache.ab.data(), cache.z.data(), B, C);
   const float* z = cache.z.data();
   if (c_.projection) {  // z <- z W_p^T + c  (into ab's first half-width, free now)
-    float* zp = cache.ab.data();
-    const float* pb = proj_b_[i]->value.data();
-    for (int64_t b = 0; b < B; ++b) std::copy_n(pb, C, zp + b * C);
-    kernels::gemm(false, true, B, C, C, 1.f, z, C, proj_W_[i]->value.data(), C, 1.f, zp, C);
-    z = zp;
+    affine(cache, *proj_W_[i], *proj_b_[i], z, cache.ab.data());
+    z = cache.ab.data();
   }
   // h <- s (h + z)
   for (int64_t n = 0; n < B * C; ++n) out[n] = c_.residual_scale * (in[n] + z[n]);

@@ -82,6 +82,38 @@ TEST(GatedConvStack, IncrementalGenerationEqualsRecomputation) {
   }
 }
 
+// int8 decoding: the steps through the weights' int8 copies stay within quantization error of
+// the fp32 steps (and are not the same numbers)
+TEST(GatedConvStack, Int8StepsFollowTheFp32Steps) {
+  ParameterStore store;
+  Rng init(10);
+  GatedConvConfig c = config(true, 1.f, {1, 2, 4});
+  c.channels = 32;
+  const GatedConvStack stack(c, Scope(store, init));
+  const int64_t B = 2, C = 32, T = 12;
+  Rng rng(12);
+  const Tensor x = testing::random_tensor({T, B, C}, rng);
+  std::vector<std::vector<float>> fp32;
+  GatedConvStack::Cache a = stack.start(B);
+  std::vector<float> y(static_cast<size_t>(B * C));
+  for (int64_t t = 0; t < T; ++t) {
+    stack.step(a, x.data() + t * B * C, y.data());
+    fp32.push_back(y);
+  }
+  store.quantize_for_inference();
+  GatedConvStack::Cache q = stack.start(B);
+  double worst = 0, moved = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    stack.step(q, x.data() + t * B * C, y.data());
+    for (int64_t n = 0; n < B * C; ++n) {
+      worst = std::max(worst, std::abs(static_cast<double>(y[n]) - fp32[t][n]));
+      moved += y[n] != fp32[t][n];
+    }
+  }
+  EXPECT_LT(worst, 0.05);
+  EXPECT_GT(moved, 0);
+}
+
 TEST(GatedConvStack, CentredStacksDoNotGenerate) {
   ParameterStore store;
   Rng init(9);

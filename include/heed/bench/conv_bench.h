@@ -20,6 +20,7 @@
 #include <string>
 
 #include "heed/autograd/graph.h"
+#include "heed/decode/translator.h"
 #include "heed/train/optimizer.h"
 
 namespace heed {
@@ -30,7 +31,8 @@ struct ConvBenchOptions {
   int64_t channels = 256, kernel = 3, layers = 8;  // tcn
   int64_t batch = 16, len = 256, gen_len = 256;    // tcn
   OptimizerConfig::Kind kim_optimizer = OptimizerConfig::Kind::Adadelta;
-  Precision precision = Precision::fp32;  // the training products (kernels/bf16.h)
+  Precision precision = Precision::fp32;       // the training products (kernels/bf16.h)
+  ComputeType compute = ComputeType::Float32;  // tcn generation's weights (kernels/quantize.h)
   uint64_t seed = 1;
 };
 

@@ -9,7 +9,8 @@
 // Incremental generation (Paine et al. 2016, "Fast Wavenet Generation Algorithm"): a causal
 // stack fed one position at a time keeps, per layer, a queue of its last (k - 1) d_l + 1
 // inputs, so a step costs one [B, k C] x [k C, 2C] product per layer, not a recomputation of
-// the prefix; `step` equals the last row of `forward` on the whole prefix (tests/nn).
+// the prefix; `step` equals the last row of `forward` on the whole prefix (tests/nn). With the
+// weights quantized for inference the steps' products run in int8 (kernels/quantize.h).
 // Leaves out: embeddings and outputs (the models around it), skip connections to the output
 // (WaveNet's sum of skips; the models here read the last layer).
 #pragma once
@@ -53,6 +54,9 @@ class GatedConvStack {
     int64_t B = 0, t = 0;                  // sequences; positions consumed
     std::vector<std::vector<float>> past;  // per layer [span_l, B, C], position p at p % span_l
     std::vector<float> cols, ab, z;        // scratch [B, k C], [B, 2C], [B, C]
+    std::vector<int8_t> q;                 // int8 decoding: the quantized rows,
+    std::vector<float> scale;              //   their scales,
+    std::vector<int32_t> acc;              //   and the int32 sums
   };
   Cache start(int64_t B) const;
   // One position for every sequence: x [B, C] -> y [B, C] through every layer (y may be x).
@@ -60,6 +64,10 @@ class GatedConvStack {
   // Layer l alone: in [B, C] -> out [B, C]; call every layer in order, then advance(cache).
   void layer_step(Cache& cache, int64_t l, const float* in, float* out) const;
   void advance(Cache& cache) const { ++cache.t; }
+  // y [B, N] = x [B, K] W^T + bias, through W's int8 copy when the store was quantized for
+  // inference (ParameterStore::quantize_for_inference), fp32 otherwise
+  static void affine(Cache& cache, const Parameter& W, const Parameter& bias, const float* x,
+                     float* y);
 
  private:
   GatedConvConfig c_;
