@@ -1,7 +1,10 @@
 // SGD, Adam (Kingma & Ba 2015), AdamW (Loshchilov & Hutter 2019) and Adadelta (Zeiler 2012);
 // gradient clipping.
-// Leaves out: lazy/sparse Adam: row-sparse parameters get the dense update, as in PyTorch's Adam,
-// so their moments decay every step like everyone else's.
+// Adam on row-sparse parameters gets the dense update, as in PyTorch's Adam, so its moments decay
+// every step like everyone else's; Adadelta, whose step is zero where the gradient is, updates
+// only the rows with a gradient and catches the others' decay up when they next have one (the
+// same numbers as the dense update; state() writes the dense values).
+// Leaves out: lazy Adam (not the same numbers: its step moves rows without a gradient).
 #include "heed/train/optimizer.h"
 
 #include <cmath>
@@ -18,8 +21,29 @@ Optimizer::Optimizer(const OptimizerConfig& config, ParameterStore& params)
     m_.push_back(Tensor::zeros(p->value.shape()));
     v_.push_back(config.kind == OptimizerConfig::Kind::Sgd ? Tensor()
                                                            : Tensor::zeros(p->value.shape()));
+    last_.emplace_back();
   }
 }
+
+namespace {
+
+// Adadelta (Zeiler 2012, Algorithm 1) on entries [b, e):
+//   E[g^2] = rho E[g^2] + (1 - rho) g^2                      (m)
+//   dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) g
+//   E[dx^2] = rho E[dx^2] + (1 - rho) dx^2                   (v);  w += lr dx (lr 1: Zeiler's)
+void adadelta(const OptimizerConfig& c, float lr, float* w, const float* g, float* m, float* v,
+              int64_t b, int64_t e) {
+#pragma omp simd
+  for (int64_t i = b; i < e; ++i) {
+    const float gi = g[i] + c.weight_decay * w[i];
+    m[i] = c.rho * m[i] + (1.f - c.rho) * gi * gi;
+    const float dx = -std::sqrt(v[i] + c.adadelta_eps) / std::sqrt(m[i] + c.adadelta_eps) * gi;
+    v[i] = c.rho * v[i] + (1.f - c.rho) * dx * dx;
+    w[i] += lr * dx;
+  }
+}
+
+}  // namespace
 
 void Optimizer::step(float lr) {
   ++steps_;
@@ -34,6 +58,25 @@ void Optimizer::step(float lr) {
     float *w = p.value.data(), *g = p.grad.data(), *m = m_[k].data();
     float* v = v_[k].data();
     int64_t n = p.value.numel();
+    if (lazy(p)) {  // Adadelta on the rows with a gradient, the others' decay caught up later
+      std::vector<int64_t>& last = last_[k];
+      if (last.empty()) last.assign(static_cast<size_t>(p.value.dim(0)), steps_ - 1);
+      const int64_t row = p.value.shape().inner(0);
+      for (int32_t r : p.touched) {
+        // the steps since the row's last update had g = 0: E[g^2] and E[dx^2] decayed by rho
+        // each, dx = 0, w unchanged -- rho^gap at once is the same
+        const auto gap = static_cast<float>(steps_ - 1 - last[r]);
+        if (gap > 0) {
+          const float decay = std::pow(c.rho, gap);
+          kernels::scale(m + r * row, decay, row);
+          kernels::scale(v + r * row, decay, row);
+        }
+        adadelta(c, lr, w + r * row, g + r * row, m + r * row, v + r * row, 0, row);
+        last[r] = steps_;
+      }
+      p.zero_grad();
+      continue;
+    }
     parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
       switch (c.kind) {
         case OptimizerConfig::Kind::Sgd:
@@ -60,18 +103,7 @@ void Optimizer::step(float lr) {
           break;
         }
         case OptimizerConfig::Kind::Adadelta:
-#pragma omp simd
-          for (int64_t i = b; i < e; ++i) {
-            float gi = g[i] + c.weight_decay * w[i];
-            // E[g^2] = rho E[g^2] + (1 - rho) g^2   (m: E[g^2], v: E[dx^2])
-            m[i] = c.rho * m[i] + (1.f - c.rho) * gi * gi;
-            // dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) g;  E[dx^2] = rho E[dx^2] + (1 - rho)
-            // dx^2
-            const float dx =
-                -std::sqrt(v[i] + c.adadelta_eps) / std::sqrt(m[i] + c.adadelta_eps) * gi;
-            v[i] = c.rho * v[i] + (1.f - c.rho) * dx * dx;
-            w[i] += lr * dx;  // lr 1 in Zeiler's form
-          }
+          adadelta(c, lr, w, g, m, v, b, e);
           break;
       }
     });
@@ -79,12 +111,28 @@ void Optimizer::step(float lr) {
   }
 }
 
+bool Optimizer::lazy(const Parameter& p) const {
+  return p.row_sparse && config_.kind == OptimizerConfig::Kind::Adadelta &&
+         config_.weight_decay == 0.f;
+}
+
 std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
   std::vector<std::pair<std::string, Tensor>> out;
   const auto& all = params_->all();
   for (size_t k = 0; k < all.size(); ++k) {
-    out.emplace_back("m/" + all[k]->name, m_[k]);
-    if (v_[k].data()) out.emplace_back("v/" + all[k]->name, v_[k]);
+    Tensor m = m_[k], v = v_[k];
+    if (!last_[k].empty()) {  // lazy rows: the dense optimizer's values, decay caught up
+      m = m_[k].clone();
+      v = v_[k].clone();
+      const int64_t row = m.shape().inner(0);
+      for (size_t r = 0; r < last_[k].size(); ++r) {
+        const float decay = std::pow(config_.rho, static_cast<float>(steps_ - last_[k][r]));
+        kernels::scale(m.data() + static_cast<int64_t>(r) * row, decay, row);
+        kernels::scale(v.data() + static_cast<int64_t>(r) * row, decay, row);
+      }
+    }
+    out.emplace_back("m/" + all[k]->name, m);
+    if (v.data()) out.emplace_back("v/" + all[k]->name, v);
   }
   return out;
 }
@@ -102,6 +150,7 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t
   for (size_t k = 0; k < all.size(); ++k) {
     take("m/" + all[k]->name, m_[k]);
     if (v_[k].data()) take("v/" + all[k]->name, v_[k]);
+    last_[k].clear();  // every row up to date
   }
   steps_ = steps;
 }

@@ -77,6 +77,35 @@ TEST(Optimizer, AdadeltaFirstTwoStepsMatchZeilersAlgorithm) {
   EXPECT_LT(s.p->value.data()[0], 1.f);  // a step against the gradient
 }
 
+// Adadelta on a row-sparse table updates the rows with a gradient only and catches the others'
+// decay up later: the same weights and the same saved state as the dense update.
+TEST(Optimizer, LazyAdadeltaOnSparseRowsEqualsTheDenseUpdate) {
+  ParameterStore dense_store, sparse_store;
+  Parameter& d = dense_store.add("t", {5, 3});
+  Parameter& sp = sparse_store.add("t", {5, 3}, /*row_sparse=*/true);
+  for (int64_t i = 0; i < 15; ++i) d.value.data()[i] = sp.value.data()[i] = 0.1f * i - 0.7f;
+  Optimizer a({.kind = OptimizerConfig::Kind::Adadelta}, dense_store);
+  Optimizer b({.kind = OptimizerConfig::Kind::Adadelta}, sparse_store);
+  const std::vector<std::vector<int32_t>> rows = {{0, 3}, {3}, {1, 4}, {}, {0}, {2, 3, 4}, {0}};
+  for (size_t step = 0; step < rows.size(); ++step) {
+    std::vector<int32_t> touched = rows[step];
+    sp.mark_rows(touched);
+    for (int32_t r : touched)
+      for (int64_t c = 0; c < 3; ++c)
+        d.grad.data()[r * 3 + c] = sp.grad.data()[r * 3 + c] =
+            std::sin(static_cast<float>(step * 7 + r * 3 + c));
+    a.step(1.f);
+    b.step(1.f);
+    for (int64_t i = 0; i < 15; ++i)
+      ASSERT_NEAR(sp.value.data()[i], d.value.data()[i], 1e-6) << "step " << step << ", " << i;
+  }
+  const auto da = a.state(), db = b.state();
+  ASSERT_EQ(da.size(), db.size());
+  for (size_t k = 0; k < da.size(); ++k)
+    for (int64_t i = 0; i < 15; ++i)
+      EXPECT_NEAR(db[k].second.data()[i], da[k].second.data()[i], 1e-7) << da[k].first << " " << i;
+}
+
 TEST(Optimizer, AdamMinimisesAQuadratic) {
   ParameterStore store;
   Parameter& w = store.add("w", {3});

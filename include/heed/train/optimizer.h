@@ -43,6 +43,9 @@ class Optimizer {
   ParameterStore* params_;
   int64_t steps_ = 0;
   std::vector<Tensor> m_, v_;  // per parameter, in store order ([param shape]); v_ unused by SGD
+  // Adadelta on row-sparse tables: the step each row was last updated at (empty: all current)
+  std::vector<std::vector<int64_t>> last_;
+  bool lazy(const Parameter& p) const;
 };
 
 // Scales all gradients so that their global L2 norm is at most max_norm (Pascanu et al. 2013).
