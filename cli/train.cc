@@ -270,6 +270,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 16));
+  app->add_flag("--conv-weight-norm", conv.weight_norm,
+                "conv: weight normalisation of every convolution, w = g v / ||v|| (Salimans & "
+                "Kingma 2016; ConvS2S)");
   app->add_flag("--conv-causal", conv.causal,
                 "conv: causal convolutions (output t sees inputs up to t: online decoding); "
                 "default: centred (k odd)");

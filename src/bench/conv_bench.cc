@@ -120,7 +120,7 @@ class TcnLm {
     for (int64_t i = 0; i < n; ++i) {
       std::copy_n(embed_->value.data() + token * C_, C_, h.data());
       stack_->step(cache, h.data(), h.data());
-      GatedConvStack::affine(cache, *W_, *b_, h.data(), logits.data());
+      GatedConvStack::affine(cache, GatedConvStack::affine_of(*W_, *b_), h.data(), logits.data());
       token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       out.push_back(token);
     }

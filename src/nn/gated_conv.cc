@@ -3,7 +3,9 @@
 #include "heed/nn/gated_conv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include "heed/autograd/ops.h"
 #include "heed/autograd/ops/conv1d.h"
@@ -29,12 +31,49 @@ GatedConvStack::GatedConvStack(const GatedConvConfig& c, const Scope& scope) : c
   for (size_t l = 0; l < c.dilations.size(); ++l) {
     check(c.dilations[l] >= 1, "gated convolutions: dilation ", c.dilations[l], " of layer ", l);
     const Scope layer = scope / ("layer_" + std::to_string(l));
-    conv_W_.push_back(&layer.param("conv/W", {2 * C, c.kernel * C}, Init::glorot_uniform()));
+    conv_W_.push_back(weight(layer, "conv", {2 * C, c.kernel * C}, conv_g_));
     conv_b_.push_back(&layer.param("conv/b", {2 * C}, Init::zeros()));
     if (c.projection) {
-      proj_W_.push_back(&layer.param("proj/W", {C, C}, Init::glorot_uniform()));
+      proj_W_.push_back(weight(layer, "proj", {C, C}, proj_g_));
       proj_b_.push_back(&layer.param("proj/b", {C}, Init::zeros()));
     }
+  }
+}
+
+Parameter* GatedConvStack::weight(const Scope& layer, const std::string& name, const Shape& shape,
+                                  std::vector<Parameter*>& gains) const {
+  if (!c_.weight_norm) return &layer.param(name + "/W", shape, Init::glorot_uniform());
+  // w = g v / ||v||: v as W would be, g its rows' norms, so that w starts as v
+  Parameter& v = layer.param(name + "/v", shape, Init::glorot_uniform());
+  Parameter& g = layer.param(name + "/g", {shape[0]}, Init::zeros());
+  const int64_t K = shape[1];
+  for (int64_t o = 0; o < shape[0]; ++o) {
+    double ss = 0;
+    for (int64_t k = 0; k < K; ++k)
+      ss += static_cast<double>(v.value.data()[o * K + k]) * v.value.data()[o * K + k];
+    g.value.data()[o] = static_cast<float>(std::sqrt(ss));
+  }
+  gains.push_back(&g);
+  return &v;
+}
+
+Var GatedConvStack::weight_var(Graph& g, Parameter& W, Parameter* gain) {
+  Var v = g.param(W);  // [O, K]
+  if (!gain) return v;
+  // w = g v / ||v||, row by row (Salimans & Kingma 2016, eq. 2)  [O, K]
+  const int64_t O = W.value.shape()[0];
+  Var norm = sqrt(sum(v * v, 1, /*keepdim=*/true));          // [O, 1]
+  return v * (reshape(g.param(*gain), Shape{O, 1}) / norm);  // [O, K]
+}
+
+void GatedConvStack::effective_weight(const Parameter& W, const Parameter* gain, float* w) {
+  const int64_t O = W.value.shape()[0], K = W.value.shape()[1];
+  const float* v = W.value.data();
+  for (int64_t o = 0; o < O; ++o) {
+    double ss = 0;
+    for (int64_t k = 0; k < K; ++k) ss += static_cast<double>(v[o * K + k]) * v[o * K + k];
+    const float scale = gain ? gain->value.data()[o] / static_cast<float>(std::sqrt(ss)) : 1.f;
+    for (int64_t k = 0; k < K; ++k) w[o * K + k] = scale * v[o * K + k];
   }
 }
 
@@ -43,10 +82,13 @@ Var GatedConvStack::layer_forward(Graph& g, int64_t l, Var h,
   const auto i = static_cast<size_t>(l);
   // [a ; b] = conv_l(dropout(h))  [B, T, 2C]
   Var ab = conv1d(
-      dropout(h, c_.dropout), g.param(*conv_W_[i]), g.param(*conv_b_[i]),
+      dropout(h, c_.dropout), weight_var(g, *conv_W_[i], c_.weight_norm ? conv_g_[i] : nullptr),
+      g.param(*conv_b_[i]),
       {.kernel = c_.kernel, .dilation = c_.dilations[i], .causal = c_.causal, .lengths = lengths});
   Var z = gated_tanh(ab);  // tanh(a) (.) sigmoid(b)  [B, T, C]
-  if (c_.projection) z = linear(z, g.param(*proj_W_[i]), g.param(*proj_b_[i]));
+  if (c_.projection)
+    z = linear(z, weight_var(g, *proj_W_[i], c_.weight_norm ? proj_g_[i] : nullptr),
+               g.param(*proj_b_[i]));
   // h <- s (h + z)
   return c_.residual_scale == 1.f ? h + z : (h + z) * c_.residual_scale;
 }
@@ -66,23 +108,58 @@ GatedConvStack::Cache GatedConvStack::start(int64_t B) const {
   cache.cols.resize(static_cast<size_t>(B * c_.kernel * C));
   cache.ab.resize(static_cast<size_t>(B * 2 * C));
   cache.z.resize(static_cast<size_t>(B * C));
+  if (c_.weight_norm) {  // w = g v / ||v|| once for the whole generation (int8 if v has a copy)
+    const bool int8 = conv_W_.front()->int8 != nullptr;
+    for (int64_t l = 0; l < layers(); ++l) {
+      const auto i = static_cast<size_t>(l);
+      std::vector<std::pair<const Parameter*, const Parameter*>> mats = {{conv_W_[i], conv_g_[i]}};
+      if (c_.projection) mats.emplace_back(proj_W_[i], proj_g_[i]);
+      for (const auto& [v, g] : mats) {
+        std::vector<float> w(static_cast<size_t>(v->value.numel()));
+        effective_weight(*v, g, w.data());
+        if (int8)
+          cache.int8.push_back(
+              kernels::quantize_matrix(w.data(), v->value.shape()[0], v->value.shape()[1]));
+        cache.weights.push_back(std::move(w));
+      }
+    }
+  }
   return cache;
 }
 
-void GatedConvStack::affine(Cache& cache, const Parameter& W, const Parameter& bias, const float* x,
-                            float* y) {
-  const int64_t B = cache.B, N = W.value.shape()[0], K = W.value.shape()[1];
-  if (W.int8) {  // int8 decoding: x quantized per row, oneDNN's s8s8s32 product
-    cache.q.resize(static_cast<size_t>(B * K));
+GatedConvStack::Affine GatedConvStack::affine_of(const Parameter& W, const Parameter& bias) {
+  return {.W = W.value.data(),
+          .q = W.int8.get(),
+          .bias = bias.value.data(),
+          .N = W.value.shape()[0],
+          .K = W.value.shape()[1]};
+}
+
+void GatedConvStack::affine(Cache& cache, const Affine& a, const float* x, float* y) {
+  const int64_t B = cache.B;
+  if (a.q) {  // int8 decoding: x quantized per row, oneDNN's s8s8s32 product
+    cache.q.resize(static_cast<size_t>(B * a.K));
     cache.scale.resize(static_cast<size_t>(B));
-    cache.acc.resize(static_cast<size_t>(B * N));
-    kernels::quantize_rows(x, B, K, cache.q.data(), cache.scale.data());
-    kernels::gemm_int8(B, cache.q.data(), cache.scale.data(), *W.int8, bias.value.data(),
-                       cache.acc.data(), y);
+    cache.acc.resize(static_cast<size_t>(B * a.N));
+    kernels::quantize_rows(x, B, a.K, cache.q.data(), cache.scale.data());
+    kernels::gemm_int8(B, cache.q.data(), cache.scale.data(), *a.q, a.bias, cache.acc.data(), y);
     return;
   }
-  for (int64_t b = 0; b < B; ++b) std::copy_n(bias.value.data(), N, y + b * N);
-  kernels::gemm(false, true, B, N, K, 1.f, x, K, W.value.data(), K, 1.f, y, N);
+  for (int64_t b = 0; b < B; ++b) std::copy_n(a.bias, a.N, y + b * a.N);
+  kernels::gemm(false, true, B, a.N, a.K, 1.f, x, a.K, a.W, a.K, 1.f, y, a.N);
+}
+
+GatedConvStack::Affine GatedConvStack::step_affine(const Cache& cache, int64_t l, bool proj) const {
+  const auto i = static_cast<size_t>(l);
+  const Parameter& W = proj ? *proj_W_[i] : *conv_W_[i];
+  const Parameter& b = proj ? *proj_b_[i] : *conv_b_[i];
+  if (!c_.weight_norm) return affine_of(W, b);
+  const size_t m = c_.projection ? 2 * i + (proj ? 1 : 0) : i;  // the materialised matrix
+  return {.W = cache.weights[m].data(),
+          .q = cache.int8.empty() ? nullptr : &cache.int8[m],
+          .bias = b.value.data(),
+          .N = W.value.shape()[0],
+          .K = W.value.shape()[1]};
 }
 
 void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float* out) const {
@@ -103,11 +180,11 @@ void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float*
     }
   }
   // [a ; b] = cols W^T + bias  [B, 2C]
-  affine(cache, *conv_W_[i], *conv_b_[i], cache.cols.data(), cache.ab.data());
+  affine(cache, step_affine(cache, l, false), cache.cols.data(), cache.ab.data());
   kernels::gated_tanh_forward(cache.ab.data(), cache.z.data(), B, C);
   const float* z = cache.z.data();
   if (c_.projection) {  // z <- z W_p^T + c  (into ab's first half-width, free now)
-    affine(cache, *proj_W_[i], *proj_b_[i], z, cache.ab.data());
+    affine(cache, step_affine(cache, l, true), z, cache.ab.data());
     z = cache.ab.data();
   }
   // h <- s (h + z)

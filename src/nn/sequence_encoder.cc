@@ -229,6 +229,7 @@ GatedConvConfig ConvEncoderConfig::stack() const {
           .dilations = dilations,
           .causal = causal,
           .projection = false,
+          .weight_norm = weight_norm,
           .residual_scale = std::sqrt(0.5f),
           .dropout = dropout};
 }
@@ -246,7 +247,8 @@ nlohmann::json ConvEncoderConfig::to_json() const {
           {"dilations", dilations},
           {"causal", causal},
           {"dropout", json_number(dropout)},
-          {"max_positions", max_positions}};
+          {"max_positions", max_positions},
+          {"weight_norm", weight_norm}};
 }
 
 ConvEncoderConfig ConvEncoderConfig::from_json(const nlohmann::json& j) {
@@ -257,6 +259,7 @@ ConvEncoderConfig ConvEncoderConfig::from_json(const nlohmann::json& j) {
           .kernel = j.at("kernel").get<int64_t>(),
           .dilations = j.at("dilations").get<std::vector<int64_t>>(),
           .causal = j.at("causal").get<bool>(),
+          .weight_norm = j.value("weight_norm", false),  // absent before it existed
           .dropout = j.at("dropout").get<float>(),
           .max_positions = j.at("max_positions").get<int64_t>()};
 }

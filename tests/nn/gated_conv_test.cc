@@ -1,9 +1,9 @@
 // The gated residual convolution stack (nn/gated_conv.h): WaveNet's gate as one op equals
 // tanh(a) (.) sigmoid(b) and has finite-difference gradients; the stack's gradients for every
-// parameter, with and without the 1x1 projection; incremental generation through the per-layer
-// queues equals the last row of the whole-prefix forward at every step (fast WaveNet
-// generation, Paine et al. 2016), batched and for dilations past the prefix length; a centred
-// stack refuses to generate.
+// parameter, with and without the 1x1 projection and weight normalisation; incremental generation
+// through the per-layer queues equals the last row of the whole-prefix forward at every step (fast
+// WaveNet generation, Paine et al. 2016), batched and for dilations past the prefix length; a
+// centred stack refuses to generate.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,10 +42,16 @@ GatedConvConfig config(bool projection, float scale, std::vector<int64_t> dilati
 }
 
 TEST(GatedConvStack, ParameterGradients) {
-  for (bool projection : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {  // plain, projection, projection + weight norm
+    const bool projection = variant > 0;
     ParameterStore store;
     Rng init(5);
-    const GatedConvStack stack(config(projection, std::sqrt(0.5f), {1, 2}), Scope(store, init));
+    GatedConvConfig c = config(projection, std::sqrt(0.5f), {1, 2});
+    c.weight_norm = variant == 2;
+    const GatedConvStack stack(c, Scope(store, init));
+    if (c.weight_norm) {  // two layers of v, g, b for the convolution and the projection
+      ASSERT_EQ(store.all().size(), 2u * 6);
+    }
     Rng rng(6);
     const Tensor x = testing::random_tensor({2, 6, 4}, rng);
     const std::vector<int32_t> lengths = {6, 4};
@@ -56,13 +62,17 @@ TEST(GatedConvStack, ParameterGradients) {
 }
 
 TEST(GatedConvStack, IncrementalGenerationEqualsRecomputation) {
-  for (bool projection : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {  // plain, projection, projection + weight norm
+    const bool projection = variant > 0;
     ParameterStore store;
     Rng init(7);
     // dilations 1 2 4 8 16: the last layer's taps reach before the start for most of the run
-    const GatedConvStack stack(
-        config(projection, projection ? 1.f : std::sqrt(0.5f), {1, 2, 4, 8, 16}),
-        Scope(store, init));
+    GatedConvConfig cfg = config(projection, projection ? 1.f : std::sqrt(0.5f), {1, 2, 4, 8, 16});
+    cfg.weight_norm = variant == 2;
+    const GatedConvStack stack(cfg, Scope(store, init));
+    if (cfg.weight_norm)  // the gains moved off their start (w = v), so g matters
+      for (Parameter* p : store.all())
+        if (p->name.ends_with("/g")) p->value.data()[0] *= 1.5f;
     const int64_t B = 2, T = 20, C = 4;
     Rng rng(8);
     const Tensor x = testing::random_tensor({B, T, C}, rng);
@@ -89,6 +99,7 @@ TEST(GatedConvStack, Int8StepsFollowTheFp32Steps) {
   Rng init(10);
   GatedConvConfig c = config(true, 1.f, {1, 2, 4});
   c.channels = 32;
+  c.weight_norm = true;  // the materialised g v / ||v|| quantized at start()
   const GatedConvStack stack(c, Scope(store, init));
   const int64_t B = 2, C = 32, T = 12;
   Rng rng(12);

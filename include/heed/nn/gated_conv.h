@@ -5,7 +5,9 @@
 //   z = tanh(a) (.) sigmoid(b)                   [B, T, C]   (ops: gated_tanh)
 //   z = W_l z + c_l                              [B, T, C]   with `projection` (a 1x1 conv)
 //   h <- s (h + z)                               s = sqrt(1/2) (ConvS2S's scale) or 1
-// Causal convolutions (output t sees inputs t - (k - 1) d .. t) or centred (k odd).
+// Causal convolutions (output t sees inputs t - (k - 1) d .. t) or centred (k odd). Optionally
+// every weight matrix weight-normalised, w = g v / ||v|| row by row (Salimans & Kingma 2016; as
+// ConvS2S and the TCN train), with layer_<l>/conv/v and conv/g (proj/v, proj/g) for conv/W.
 // Incremental generation (Paine et al. 2016, "Fast Wavenet Generation Algorithm"): a causal
 // stack fed one position at a time keeps, per layer, a queue of its last (k - 1) d_l + 1
 // inputs, so a step costs one [B, k C] x [k C, 2C] product per layer, not a recomputation of
@@ -17,9 +19,11 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "heed/autograd/graph.h"
+#include "heed/kernels/quantize.h"
 #include "heed/nn/init.h"
 
 namespace heed {
@@ -30,6 +34,7 @@ struct GatedConvConfig {
   std::vector<int64_t> dilations = {1, 2, 4, 8};  // d_l, one per layer
   bool causal = true;
   bool projection = false;     // a 1x1 convolution after the gate
+  bool weight_norm = false;    // w = g v / ||v|| per output row (Salimans & Kingma 2016)
   float residual_scale = 1.f;  // s
   float dropout = 0.f;         // on each layer's input (training)
 
@@ -57,6 +62,9 @@ class GatedConvStack {
     std::vector<int8_t> q;                 // int8 decoding: the quantized rows,
     std::vector<float> scale;              //   their scales,
     std::vector<int32_t> acc;              //   and the int32 sums
+    // weight norm: each layer's w = g v / ||v|| (conv, then projection), once per generation
+    std::vector<std::vector<float>> weights;
+    std::vector<kernels::Int8Matrix> int8;  //   and their int8 copies (int8 decoding)
   };
   Cache start(int64_t B) const;
   // One position for every sequence: x [B, C] -> y [B, C] through every layer (y may be x).
@@ -66,13 +74,28 @@ class GatedConvStack {
   void advance(Cache& cache) const { ++cache.t; }
   // y [B, N] = x [B, K] W^T + bias, through W's int8 copy when the store was quantized for
   // inference (ParameterStore::quantize_for_inference), fp32 otherwise
-  static void affine(Cache& cache, const Parameter& W, const Parameter& bias, const float* x,
-                     float* y);
+  struct Affine {
+    const float* W;                // [N, K]
+    const kernels::Int8Matrix* q;  // its int8 copy, or null
+    const float* bias;             // [N]
+    int64_t N, K;
+  };
+  static Affine affine_of(const Parameter& W, const Parameter& bias);
+  static void affine(Cache& cache, const Affine& a, const float* x, float* y);
 
  private:
+  // W, or with weight norm v and its gains g (pushed onto `gains`)
+  Parameter* weight(const Scope& layer, const std::string& name, const Shape& shape,
+                    std::vector<Parameter*>& gains) const;
+  // the weight as used: W, or g v / ||v|| [O, K]
+  static Var weight_var(Graph& g, Parameter& W, Parameter* gain);
+  static void effective_weight(const Parameter& W, const Parameter* gain, float* w);
+  Affine step_affine(const Cache& cache, int64_t l, bool proj) const;
+
   GatedConvConfig c_;
-  std::vector<Parameter*> conv_W_, conv_b_;  // per layer [2C, k C], [2C]
+  std::vector<Parameter*> conv_W_, conv_b_;  // per layer [2C, k C] (weight norm: v), [2C]
   std::vector<Parameter*> proj_W_, proj_b_;  // per layer [C, C], [C] (projection only)
+  std::vector<Parameter*> conv_g_, proj_g_;  // weight norm: the gains g [2C], [C]
 };
 
 }  // namespace heed

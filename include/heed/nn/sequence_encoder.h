@@ -54,13 +54,14 @@ struct ConvEncoderConfig {
   int64_t kernel = 3;                             // k
   std::vector<int64_t> dilations = {1, 2, 4, 8};  // d_l, one per layer
   bool causal = false;
+  bool weight_norm = false;  // every convolution's w = g v / ||v|| (ConvS2S)
   float dropout = 0.f;
   int64_t max_positions = 1024;  // the longest sequence (the position table)
 
   int64_t receptive_field() const;
   GatedConvConfig stack() const;  // its layers (nn/gated_conv.h)
   // {"kind": "conv", "vocab", "embed", "channels", "kernel", "dilations", "causal", "dropout",
-  //  "max_positions"}
+  //  "max_positions", "weight_norm"}
   nlohmann::json to_json() const;
   static ConvEncoderConfig from_json(const nlohmann::json& j);
 };
