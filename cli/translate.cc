@@ -118,6 +118,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--attention-head", o.attention_head,
                   "transformer: one head of that layer, 0-based (-1: the mean over heads)")
       ->capture_default_str();
+  app->add_flag("--attention-distribution", o.attention_distribution,
+                "rnn, --attention hard: --attention-out writes alpha_i, the distribution each "
+                "position was chosen from, instead of the one-hot row of the chosen position");
   add_enum_option(*app, "--compute-type", translator.compute_type,
                   "Weights for decoding: int8 quantizes the weight matrices per row at load time "
                   "(faster, especially at small batches; slightly different scores)");

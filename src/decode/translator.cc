@@ -73,7 +73,8 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
   const ModelFiles& m = text_format();
   const AttentionChoice choice{.wanted = o.return_attention || o.replace_unknowns,
                                .layer = o.attention_layer,
-                               .head = o.attention_head};
+                               .head = o.attention_head,
+                               .distribution = o.attention_distribution};
   BeamOptions search{.beam = o.beam_size,
                      .length_penalty = o.length_penalty,
                      .max_len_ratio = o.max_len_ratio,
@@ -172,8 +173,10 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
         targets.size(), " targets");
   check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
   const ModelFiles& m = text_format();
-  const AttentionChoice choice{
-      .wanted = o.return_attention, .layer = o.attention_layer, .head = o.attention_head};
+  const AttentionChoice choice{.wanted = o.return_attention,
+                               .layer = o.attention_layer,
+                               .head = o.attention_head,
+                               .distribution = o.attention_distribution};
   std::vector<ScoringResult> out(sources.size());
   const auto per_batch = static_cast<size_t>(o.max_batch_size);
   for (size_t b0 = 0; b0 < sources.size(); b0 += per_batch) {

@@ -344,13 +344,15 @@ namespace {
 // keeping the state.
 class RnnDecoder final : public IncrementalDecoder {
  public:
-  RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, bool weights,
+  RnnDecoder(const RnnSeq2Seq& model, Graph& g, const Seq2SeqBatch& b, const AttentionChoice& a,
              int64_t rows_per_source)
       : model_(model),
         g_(g),
         state_(model.start(g, b.src, b.S, b.src_lengths, rows_per_source)),
         encoded_(g.mark()),
-        weights_(weights) {}
+        weights_(a.wanted) {
+    state_.attention.distribution = a.distribution;
+  }
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
@@ -376,7 +378,7 @@ std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const S
                                                                int64_t /*max_len*/,
                                                                const AttentionChoice& a,
                                                                int64_t rows_per_source) const {
-  return std::make_unique<RnnDecoder>(*this, g, b, a.wanted, rows_per_source);
+  return std::make_unique<RnnDecoder>(*this, g, b, a, rows_per_source);
 }
 
 }  // namespace heed

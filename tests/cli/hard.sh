@@ -2,7 +2,7 @@
 # Hard attention on the command line, end to end on CMUdict: a tiny model trained by each
 # `--hard-train` (exact, reinforce, gumbel) through `heed train`, translated with one-hot
 # `--attention-out` rows (one source position per output phone, the EOS row included) and
-# beam search; its config.json keeps the choice; a score function without energies and an
+# beam search, and with `--attention-distribution` alpha_i, whose argmax is the one-hot row; its config.json keeps the choice; a score function without energies and an
 # absurd --hard-mix are refused. Run by ctest: hard.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 d=$2/cmudict
@@ -31,6 +31,18 @@ for l in open(sys.argv[1]):
         assert sorted(row)[-1] == 1.0 and sum(row) == 1.0 and len(row) == len(r["src"]), row' \
       "$work/$mode.$beam.jsonl" || fail "$mode beam $beam: attention rows are not one-hot"
   done
+  # --attention-distribution: alpha_i instead, a distribution whose argmax is the chosen row
+  "$heed" --threads 1 translate --model "$work/$mode" --attention-distribution \
+    --attention-out "$work/$mode.alpha.jsonl" < "$work/words" > "$work/$mode.alpha.out"
+  cmp -s "$work/$mode.alpha.out" "$work/$mode.1.out" || fail "$mode: --attention-distribution changed the output"
+  python3 -c 'import json, sys
+for la, lh in zip(open(sys.argv[1]), open(sys.argv[2])):
+    a, h = json.loads(la)["attention"], json.loads(lh)["attention"]
+    assert len(a) == len(h)
+    for ra, rh in zip(a, h):
+        assert abs(sum(ra) - 1) < 1e-4 and min(ra) >= 0, ra
+        assert ra.index(max(ra)) == rh.index(1.0), (ra, rh)' \
+    "$work/$mode.alpha.jsonl" "$work/$mode.1.jsonl" || fail "$mode: alpha rows"
 done
 
 set +e

@@ -52,9 +52,10 @@ struct TranslationOptions {
   bool return_attention = false;    // TranslationHypothesis::attention
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
   int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)
-  bool replace_unknowns = false;    // each <unk> -> the source unit it attends to most
-  double lm_weight = 0.5;           // CTC with TranslatorOptions::lm: w ln p_lm(output)
-  double lm_bonus = 0.0;            //   + b per output unit, added to log p_ctc (beam_size > 1)
+  bool attention_distribution = false;  // hard attention: alpha_i instead of the one-hot rows
+  bool replace_unknowns = false;        // each <unk> -> the source unit it attends to most
+  double lm_weight = 0.5;               // CTC with TranslatorOptions::lm: w ln p_lm(output)
+  double lm_bonus = 0.0;                //   + b per output unit, added to log p_ctc (beam_size > 1)
 };
 
 struct TranslationHypothesis {

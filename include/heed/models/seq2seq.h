@@ -65,6 +65,8 @@ struct AttentionChoice {
   bool wanted = true;  // false: no weights (validation, benchmarks)
   int layer = -1;
   int head = -1;
+  bool distribution = false;  // hard attention: alpha_i, what a position was chosen from,
+                              // instead of the one-hot row of the position chosen
 };
 
 // Decoding of one encoded batch of B rows. step() feeds the previous token of every row

@@ -95,7 +95,9 @@ class HardAttention final : public Attention {
       rows[b] = static_cast<int32_t>(b * S + chosen[b]);
       onehot.data()[b * S + chosen[b]] = 1.f;
     }
-    return hard_context(g, onehot, rows, chosen, st);
+    Attended out = hard_context(g, onehot, rows, chosen, st);
+    if (st.distribution) out.weights = alpha;  // reported only; the context is h_j alone
+    return out;
   }
 
   // c_i = h_j, the one-hot weights reported

@@ -90,7 +90,7 @@ struct Attended {
   std::span<const int32_t> chosen{};  // [B] the position each row attends to (decoding)
   Var log_weights{};                  // exact training: log alpha [B, S], -inf on padding
   Var log_prob{};  // reinforce training: log alpha_ij of the sampled j [B] (0 for a row that took
-                 // the expected context)
+                   // the expected context)
   Var entropy{};   // reinforce training: H(alpha_i) [B]
 };
 
@@ -120,7 +120,8 @@ struct AttentionState {
   int64_t step = 0;    // i: the target position of the next attend() (local-m aligns p_i = i)
   int64_t wait_k = 0;  // k > 0: step i attends to source positions j < i + k only (wait-k,
                        // Ma et al. 2019: prefix-to-prefix in training and decoding alike)
-  int64_t train_step = 0;  // the training step (the Gumbel temperature's schedule)
+  int64_t train_step = 0;     // the training step (the Gumbel temperature's schedule)
+  bool distribution = false;  // hard attention's decoding reports alpha_i, not the one-hot row
 
   // What a step makes and the next one reads: the Vars to carry over Graph::rewind.
   std::array<Var*, 1> carried() { return {&previous}; }
