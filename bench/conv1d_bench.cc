@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -56,9 +57,9 @@ const Layer kLayers[] = {{50, 50, 300, 100, 3, 1, true},    {50, 50, 300, 100, 4
                          {50, 50, 300, 100, 5, 1, true},    {16, 256, 256, 512, 3, 1, false},
                          {16, 256, 256, 512, 3, 16, false}, {16, 256, 256, 512, 3, 128, false}};
 
-void label(benchmark::State& state, const Layer& l) {
+void label(benchmark::State& state, const Layer& l, const std::string& more = "") {
   state.SetLabel((l.padded ? "kim" : "tcn") + std::string(" k") + std::to_string(l.k) + " d" +
-                 std::to_string(l.d));
+                 std::to_string(l.d) + more);
 }
 
 void BM_Conv1dShiftedGemms(benchmark::State& state) {
@@ -134,36 +135,45 @@ void BM_Conv1dOneDnnPrimitive(benchmark::State& state) {
   const dnnl::convolution_forward fwd(fwd_pd);
   const dnnl::convolution_backward_data bwd_data(bwd_data_pd);
   const dnnl::convolution_backward_weights bwd_w(bwd_w_pd);
-  auto reorder = [&](memory& from, memory& to) {
-    dnnl::reorder(from, to).execute(stream, from, to);
+  // the reorders, made once as the primitives are: (from, to, the primitive)
+  struct Reorder {
+    memory *from, *to;
+    dnnl::reorder op;
   };
+  auto make = [](memory& from, memory& to) { return Reorder{&from, &to, dnnl::reorder(from, to)}; };
+  const Reorder src_in = make(u_src, p_src), wei_in = make(u_wei, p_wei),
+                dst_out = make(p_dst, u_dst), ddst_in = make(u_ddst, p_ddst),
+                bwei_in = make(u_wei, p_bwei), dsrc_out = make(p_dsrc, u_dsrc),
+                wsrc_in = make(u_src, p_wsrc), wddst_in = make(u_ddst, p_wddst),
+                dwei_out = make(p_dwei, u_dwei);
+  auto run = [&](const Reorder& r) { r.op.execute(stream, *r.from, *r.to); };
   for (auto _ : state) {
-    reorder(u_src, p_src);
-    reorder(u_wei, p_wei);
+    run(src_in);
+    run(wei_in);
     fwd.execute(stream, {{DNNL_ARG_SRC, p_src},
                          {DNNL_ARG_WEIGHTS, p_wei},
                          {DNNL_ARG_BIAS, u_bia},
                          {DNNL_ARG_DST, p_dst}});
-    reorder(p_dst, u_dst);
-    reorder(u_ddst, p_ddst);
-    reorder(u_wei, p_bwei);
+    run(dst_out);
+    run(ddst_in);
+    run(bwei_in);
     bwd_data.execute(
         stream,
         {{DNNL_ARG_DIFF_DST, p_ddst}, {DNNL_ARG_WEIGHTS, p_bwei}, {DNNL_ARG_DIFF_SRC, p_dsrc}});
-    reorder(p_dsrc, u_dsrc);
-    reorder(u_src, p_wsrc);
-    reorder(u_ddst, p_wddst);
+    run(dsrc_out);
+    run(wsrc_in);
+    run(wddst_in);
     bwd_w.execute(stream, {{DNNL_ARG_SRC, p_wsrc},
                            {DNNL_ARG_DIFF_DST, p_wddst},
                            {DNNL_ARG_DIFF_WEIGHTS, p_dwei},
                            {DNNL_ARG_DIFF_BIAS, u_dbia}});
-    reorder(p_dwei, u_dwei);
+    run(dwei_out);
     stream.wait();
     benchmark::DoNotOptimize(data.dx.data());
   }
-  state.SetLabel((l.padded ? "kim" : "tcn") + std::string(" k") + std::to_string(l.k) + " d" +
-                 std::to_string(l.d) + " " + fwd_pd.impl_info_str() + "/" +
-                 bwd_data_pd.impl_info_str() + "/" + bwd_w_pd.impl_info_str());
+  label(state, l,
+        std::string(" ") + fwd_pd.impl_info_str() + "/" + bwd_data_pd.impl_info_str() + "/" +
+            bwd_w_pd.impl_info_str());
 }
 
 BENCHMARK(BM_Conv1dShiftedGemms)->DenseRange(0, 5)->Unit(benchmark::kMillisecond);

@@ -120,34 +120,15 @@ int BenchCommand::run() const {
       return 0;
     }
   if (workload == Workload::Ctc) {
-    CtcBenchOptions c = ctc;
-    c.precision = seq2seq.precision;
-    c.compute = seq2seq.compute;
-    c.compute = seq2seq.compute;
-    c.seed = seq2seq.seed;
-    if (app->count("--batch") > 0) c.batch = seq2seq.batch;
-    if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
-    run_ctc_bench(c, std::cout);
+    run_ctc_bench(with_shared_flags(ctc), std::cout);
     return 0;
   }
   if (workload == Workload::Monotonic) {
-    MonotonicBenchOptions m = monotonic;
-    m.seed = seq2seq.seed;
-    m.compute = seq2seq.compute;
-    m.precision = seq2seq.precision;
-    if (app->count("--batch") > 0) m.batch = seq2seq.batch;
-    if (app->count("--steps") > 0) m.steps = static_cast<int>(seq2seq.steps);
-    run_monotonic_bench(m, std::cout);
+    run_monotonic_bench(with_shared_flags(monotonic), std::cout);
     return 0;
   }
   if (workload == Workload::Conv) {
-    ConvBenchOptions c = conv;
-    c.seed = seq2seq.seed;
-    c.precision = seq2seq.precision;
-    c.compute = seq2seq.compute;
-    if (app->count("--batch") > 0) c.batch = seq2seq.batch;
-    if (app->count("--steps") > 0) c.steps = static_cast<int>(seq2seq.steps);
-    run_conv_bench(c, std::cout);
+    run_conv_bench(with_shared_flags(conv), std::cout);
     return 0;
   }
   AttentionBenchOptions a = attention;

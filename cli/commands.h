@@ -263,6 +263,17 @@ struct BenchCommand {
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;
+  // A peer workload's options with the flags they share, parsed into `seq2seq`: seed, precision,
+  // compute type, and --batch / --steps when given (each workload has its own defaults).
+  template <class Options>
+  Options with_shared_flags(Options o) const {
+    o.seed = seq2seq.seed;
+    o.precision = seq2seq.precision;
+    o.compute = seq2seq.compute;
+    if (app->count("--batch") > 0) o.batch = seq2seq.batch;
+    if (app->count("--steps") > 0) o.steps = static_cast<int>(seq2seq.steps);
+    return o;
+  }
 };
 
 }  // namespace heed::cli

@@ -87,14 +87,22 @@ Rows tap_rows(const Conv1dShape& s, int64_t b, int64_t i) {
   return {std::max<int64_t>(0, -off), std::min(s.outputs(b), s.length(b) - off)};
 }
 
-// packed [R, C]: zeros, and sequence b's first count(b) rows of src [B T, C] at start_b
+// packed [R, C]: sequence b's first count(b) rows of src [B T, C] at start_b, zeros elsewhere
+// (each row written once)
 template <class E, class Count>
 void pack_rows(const Conv1dShape& s, const Conv1dPlan& p, int64_t C, const float* src, E* packed,
                Count count) {
-  std::fill_n(packed, p.R * C, E{0});
+  if (s.B == 0) {
+    std::fill_n(packed, p.R * C, E{0});
+    return;
+  }
+  std::fill_n(packed, p.start.front() * C, E{0});  // before the first
   parallel_for(s.B, grain_for(kSerialWork, s.T * C), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b)
-      convert(src + b * s.T * C, count(b) * C, packed + p.start[b] * C);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t n = count(b), next = b + 1 < s.B ? p.start[b + 1] : p.R;
+      convert(src + b * s.T * C, n * C, packed + p.start[b] * C);
+      std::fill(packed + (p.start[b] + n) * C, packed + next * C, E{0});  // the gap after it
+    }
   });
 }
 

@@ -8,7 +8,6 @@
 #include "heed/data/vocab.h"
 #include "heed/kernels/random.h"
 #include "heed/models/seq2seq.h"
-#include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 
@@ -260,11 +259,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
       features = reshape(p.M, Shape{B, config_.hops * D});  // [B, r * D]
       break;
     }
-    case Pooling::Max: {  // max_t h_t over the real positions (padding at -inf)
-      Tensor pad = padding_mask(b.lengths, S, g).reshape(Shape{B, S, 1});
-      features = max(add(H, g.constant(pad)), 1);
+    case Pooling::Max:  // max_t h_t over the real positions (padding at -inf)
+      features = max_over_positions(g, H, b.lengths);  // [B, D]
       break;
-    }
     case Pooling::Mean:                                 // sum_t h_t / n
       features = mean_over_positions(g, H, b.lengths);  // [B, D]
       break;

@@ -16,6 +16,17 @@
 
 namespace heed {
 
+namespace {
+
+// ||v|| of one row of K, summed in double
+float row_norm(const float* v, int64_t K) {
+  double ss = 0;
+  for (int64_t k = 0; k < K; ++k) ss += static_cast<double>(v[k]) * v[k];
+  return static_cast<float>(std::sqrt(ss));
+}
+
+}  // namespace
+
 int64_t GatedConvConfig::receptive_field() const {
   std::vector<Conv1dOptions> layers;
   for (int64_t d : dilations) layers.push_back({.kernel = kernel, .dilation = d});
@@ -47,12 +58,7 @@ Parameter* GatedConvStack::weight(const Scope& layer, const std::string& name, c
   Parameter& v = layer.param(name + "/v", shape, Init::glorot_uniform());
   Parameter& g = layer.param(name + "/g", {shape[0]}, Init::zeros());
   const int64_t K = shape[1];
-  for (int64_t o = 0; o < shape[0]; ++o) {
-    double ss = 0;
-    for (int64_t k = 0; k < K; ++k)
-      ss += static_cast<double>(v.value.data()[o * K + k]) * v.value.data()[o * K + k];
-    g.value.data()[o] = static_cast<float>(std::sqrt(ss));
-  }
+  for (int64_t o = 0; o < shape[0]; ++o) g.value.data()[o] = row_norm(v.value.data() + o * K, K);
   gains.push_back(&g);
   return &v;
 }
@@ -70,9 +76,7 @@ void GatedConvStack::effective_weight(const Parameter& W, const Parameter* gain,
   const int64_t O = W.value.shape()[0], K = W.value.shape()[1];
   const float* v = W.value.data();
   for (int64_t o = 0; o < O; ++o) {
-    double ss = 0;
-    for (int64_t k = 0; k < K; ++k) ss += static_cast<double>(v[o * K + k]) * v[o * K + k];
-    const float scale = gain ? gain->value.data()[o] / static_cast<float>(std::sqrt(ss)) : 1.f;
+    const float scale = gain ? gain->value.data()[o] / row_norm(v + o * K, K) : 1.f;
     for (int64_t k = 0; k < K; ++k) w[o * K + k] = scale * v[o * K + k];
   }
 }

@@ -7,6 +7,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/autograd/ops/packing.h"
+#include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 #include "heed/util/overloaded.h"
@@ -70,6 +71,15 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
   std::optional<TransformerEncoder> encoder_;
 };
 
+// ids time-major [S, B] -> batch-major [B, S], in the graph's arena (the convolutional
+// encoders' layout)
+std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t B, int64_t S) {
+  int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t) bs[b * S + t] = ids[t * B + b];
+  return {bs, static_cast<size_t>(B * S)};
+}
+
 class ConvSequenceEncoder final : public SequenceEncoder {
  public:
   ConvSequenceEncoder(const ConvEncoderConfig& c, const Scope& scope) : c_(c) {
@@ -87,16 +97,12 @@ class ConvSequenceEncoder final : public SequenceEncoder {
     const auto B = static_cast<int64_t>(lengths.size());
     check(S <= c_.max_positions, "conv encoder: a sequence of ", S,
           " tokens is longer than the model's ", c_.max_positions, " positions");
-    // ids time-major [S, B] -> batch-major [B, S], and their positions
-    int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));
-    int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B * S));
+    // ids time-major [S, B] -> batch-major [B, S], and their positions t
+    const std::span<const int32_t> tokens = batch_major(g, ids, B, S);
+    int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B * S));  // [B, S]: t
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < S; ++t) {
-        bs[b * S + t] = ids[t * B + b];
-        pos[b * S + t] = static_cast<int32_t>(t);
-      }
-    const std::span<const int32_t> tokens(bs, static_cast<size_t>(B * S)),
-        where(pos, static_cast<size_t>(B * S));
+      for (int64_t t = 0; t < S; ++t) pos[b * S + t] = static_cast<int32_t>(t);
+    const std::span<const int32_t> where(pos, static_cast<size_t>(B * S));
     // x_t = E w_t + P_t  [B, S, E], then C channels  [B, S, C]
     Var x = embedding(g.param(*embed_), tokens, Shape{B, S}) +
             embedding(g.param(*positions_), where, Shape{B, S});
@@ -133,10 +139,7 @@ class KimSequenceEncoder final : public SequenceEncoder {
   Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
                 const Options& o) const override {
     const auto B = static_cast<int64_t>(lengths.size());
-    int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));  // [B, S]
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < S; ++t) bs[b * S + t] = ids[t * B + b];
-    Var x = dropout(embedding(g.param(*embed_), {bs, static_cast<size_t>(B * S)}, Shape{B, S}),
+    Var x = dropout(embedding(g.param(*embed_), batch_major(g, ids, B, S), Shape{B, S}),
                     c_.dropout);  // [B, S, E]
     // c_i = ReLU(w . x_{i-w+1:i} + b) for each width: [B, S, maps] each, [B, S, maps |widths|]
     std::vector<Var> maps;
@@ -144,13 +147,8 @@ class KimSequenceEncoder final : public SequenceEncoder {
       maps.push_back(relu(conv1d(x, g.param(*W_[i]), g.param(*b_[i]),
                                  {.kernel = c_.widths[i], .causal = true, .lengths = lengths})));
     Output out;
-    out.states = maps.size() == 1 ? maps.front() : concat(maps, 2);  // [B, S, D]
-    if (o.summary) {  // c^ = max_i c_i over the real positions (ReLU >= 0: padding masked to 0)
-      Tensor keep = g.alloc(Shape{B, S, 1});
-      for (int64_t n = 0; n < B; ++n)
-        for (int64_t t = 0; t < S; ++t) keep.data()[n * S + t] = t < lengths[n] ? 1.f : 0.f;
-      out.summary = max(mul(out.states, g.constant(keep)), 1);  // [B, D]
-    }
+    out.states = maps.size() == 1 ? maps.front() : concat(maps, 2);           // [B, S, D]
+    if (o.summary) out.summary = max_over_positions(g, out.states, lengths);  // c^ [B, D]
     return out;
   }
 
@@ -203,6 +201,12 @@ Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths) {
     for (int64_t t = 0; t < S; ++t)
       w.data()[n * S + t] = t < lengths[n] ? 1.f / static_cast<float>(lengths[n]) : 0.f;
   return sum(mul(x, g.constant(w)), 1);  // [B, D]
+}
+
+Var max_over_positions(Graph& g, Var x, std::span<const int32_t> lengths) {
+  const int64_t B = x.dim(0), S = x.dim(1);
+  Tensor pad = padding_mask(lengths, S, g).reshape(Shape{B, S, 1});  // 0 or -inf
+  return max(add(x, g.constant(pad)), 1);                            // [B, D]
 }
 
 nlohmann::json TransformerEncoderConfig::to_json() const {

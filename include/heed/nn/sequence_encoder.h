@@ -122,6 +122,9 @@ class SequenceEncoder {
 // sum_t x_t / n over each sequence's n real positions: x [B, S, D], lengths [B] -> [B, D]
 // (the Transformer encoder's summary; the classifier's mean pooling).
 Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths);
+// max_t x_t over each sequence's real positions (padding at -inf): x [B, S, D] -> [B, D] (Kim's
+// summary; the classifier's max pooling).
+Var max_over_positions(Graph& g, Var x, std::span<const int32_t> lengths);
 
 // The encoder of `config`, its parameters under `scope` as the models have always named them:
 // the RNN's under "encoder/", the Transformer's table "embed" and "positions" beside
