@@ -147,6 +147,7 @@ struct TrainCommand {
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;
+  ConvSeq2SeqConfig convs2s;  // --model conv: the --conv-* flags, --embed, --layers, --dec-layers
   CtcConfig ctc;
   std::string encoder = "rnn";  // ctc: rnn | transformer | conv | kim; rnn: rnn | conv | kim
   ConvEncoderConfig conv;       // --encoder conv

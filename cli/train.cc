@@ -115,7 +115,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   add_enum_option(*app, "--attention", attention, "rnn: the attention mechanism");
   add_enum_option(*app, "--cell", cell, "rnn: the recurrent cell (encoder and decoder)");
   app->add_option("--embed", enc.embed,
-                  "rnn: source embedding size (classify: word embedding size, default 300)")
+                  "rnn: source embedding size (classify: word embedding size, default 300; --model "
+                  "conv: E of both sides, default 256)")
       ->capture_default_str()
       ->check(kSize);
   app->add_option("--tgt-embed", m.tgt_embed, "rnn: target embedding size")
@@ -128,9 +129,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--dec-hidden", m.dec_hidden, "rnn: decoder hidden size")
       ->capture_default_str()
       ->check(kSize);
-  app->add_option("--layers", layers,
-                  "Encoder layers (default: rnn 1, transformer 3; transformer: also the decoder's "
-                  "unless --dec-layers)")
+  app->add_option(
+         "--layers", layers,
+         "Encoder layers (default: rnn 1, transformer 3, conv 10; transformer and conv: also "
+         "the decoder's unless --dec-layers)")
       ->group("Task and model")
       ->check(CLI::Range(1, 1024));
   app->add_flag("--bidirectional,!--unidirectional", enc.bidirectional,
@@ -215,7 +217,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0) & kFinite);
   app->option_defaults()->group("Model: transformer (also the classifier's encoder)");
-  app->add_option("--dec-layers", dec_layers, "transformer: decoder layers (default: --layers)")
+  app->add_option("--dec-layers", dec_layers,
+                  "transformer and conv: decoder layers (default: --layers)")
       ->check(CLI::Range(1, 1024));
   app->add_option("--d-model", tf.layer.d_model, "transformer: model width d_model")
       ->capture_default_str()
@@ -233,8 +236,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   add_enum_option(*app, "--activation", activation, "transformer: feed-forward activation");
   add_enum_option(*app, "--positions", positions,
                   "transformer: sinusoidal (Vaswani et al. 2017) or learned position embeddings");
-  app->add_option("--max-positions", tf.max_positions,
-                  "transformer: longest sequence (source or output) the position table holds")
+  app->add_option(
+         "--max-positions", tf.max_positions,
+         "transformer and conv: longest sequence (source or output) the position table holds")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   app->add_flag("--untied-output", untied_output,
@@ -257,8 +261,10 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "(Kim 2014's convolutions of several widths: --embed, --kim-widths, --kim-maps)")
       ->check(CLI::IsMember({"rnn", "transformer", "conv", "kim"}))
       ->capture_default_str();
-  app->option_defaults()->group("Model: convolutional encoder (--encoder conv)");
-  app->add_option("--conv-channels", conv.channels, "conv: channels C of every layer")
+  app->option_defaults()->group(
+      "Model: convolutional encoder (--encoder conv) and ConvS2S (--model conv)");
+  app->add_option("--conv-channels", conv.channels,
+                  "conv: channels C of every layer (--model conv: default 512)")
       ->capture_default_str()
       ->check(kSize);
   app->add_option("--conv-kernel", conv.kernel, "conv: kernel width k")
@@ -292,9 +298,11 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "words with more phones than letters, X -> EH K S)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app->add_option("--dropout", dropout,
-                  "Dropout (default: rnn 0, on embeddings, between layers and before the "
-                  "read-out; transformer 0.1, on embeddings and every sub-layer output)")
+  app->add_option(
+         "--dropout", dropout,
+         "Dropout (default: rnn 0, on embeddings, between layers and before the "
+         "read-out; transformer 0.1, on embeddings and every sub-layer output; conv 0.25, on "
+         "embeddings, every convolution's input and the read-out)")
       ->group("Task and model")
       ->check(kProbability);
   app->option_defaults()->group("Training");
@@ -477,10 +485,24 @@ int TrainCommand::run() {
   if (dropout >= 0) ctc.dropout = dropout;
   if (encoder == "kim") rnn.encoder = kim;
   if (encoder == "conv") rnn.encoder = conv;  // (last: `enc` refers to the rnn encoder until here)
+  // --model conv: the conv flags given, ConvS2S's defaults for the rest
+  if (app->count("--embed") > 0) convs2s.embed = enc.embed;
+  if (app->count("--conv-channels") > 0) convs2s.channels = conv.channels;
+  convs2s.kernel = conv.kernel;
+  convs2s.weight_norm = conv.weight_norm;
+  if (layers >= 0) convs2s.enc_layers = convs2s.dec_layers = layers;
+  if (dec_layers >= 0) convs2s.dec_layers = dec_layers;
+  if (dropout >= 0) convs2s.dropout = dropout;
+  convs2s.max_positions = transformer.max_positions;
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
   std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
                         [&](TransformerSeq2SeqConfig& c) { c = transformer; },
+                        [&](ConvSeq2SeqConfig& c) {
+                          check(rnn.wait_k == 0 && config.wait_k_sample == 0,
+                                "--wait-k is for the rnn and transformer families");
+                          c = convs2s;
+                        },
                         [&](CtcConfig& c) {
                           check(rnn.wait_k == 0 && config.wait_k_sample == 0,
                                 "--wait-k is for encoder-decoders (rnn, transformer); a ctc model "

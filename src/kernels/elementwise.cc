@@ -121,19 +121,35 @@ void unary_backward(Unary op, const float* x, const float* y, const float* dy, f
   }
 }
 
-void gated_tanh_forward(const float* ab, float* y, int64_t rows, int64_t C) {
+namespace {
+
+// f(a) of the gate and f'(a)
+template <Gate G>
+inline float gate_f(float a) {
+  if constexpr (G == Gate::Tanh) return vmath::tanh(a);
+  return a;
+}
+template <Gate G>
+inline float gate_df(float f) {  // from f = gate_f(a)
+  if constexpr (G == Gate::Tanh) return 1.f - f * f;
+  return 1.f;
+}
+
+template <Gate G>
+void gate_forward_rows(const float* ab, float* y, int64_t rows, int64_t C) {
   parallel_for(rows, grain_for(kSerialWork, 2 * C), [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* a = ab + r * 2 * C;
       const float* b = a + C;
       float* out = y + r * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) out[c] = vmath::tanh(a[c]) * vmath::sigmoid(b[c]);
+      for (int64_t c = 0; c < C; ++c) out[c] = gate_f<G>(a[c]) * vmath::sigmoid(b[c]);
     }
   });
 }
 
-void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C) {
+template <Gate G>
+void gate_backward_rows(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C) {
   parallel_for(rows, grain_for(kSerialWork, 2 * C), [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* a = ab + r * 2 * C;
@@ -143,12 +159,29 @@ void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t r
       float* db = da + C;
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) {
-        const float t = vmath::tanh(a[c]), s = vmath::sigmoid(b[c]);
-        da[c] += g[c] * (1.f - t * t) * s;
-        db[c] += g[c] * t * s * (1.f - s);
+        const float f = gate_f<G>(a[c]), s = vmath::sigmoid(b[c]);
+        da[c] += g[c] * gate_df<G>(f) * s;
+        db[c] += g[c] * f * s * (1.f - s);
       }
     }
   });
+}
+
+}  // namespace
+
+void gate_forward(Gate gate, const float* ab, float* y, int64_t rows, int64_t C) {
+  if (gate == Gate::Tanh)
+    gate_forward_rows<Gate::Tanh>(ab, y, rows, C);
+  else
+    gate_forward_rows<Gate::Glu>(ab, y, rows, C);
+}
+
+void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows,
+                   int64_t C) {
+  if (gate == Gate::Tanh)
+    gate_backward_rows<Gate::Tanh>(ab, dy, dab, rows, C);
+  else
+    gate_backward_rows<Gate::Glu>(ab, dy, dab, rows, C);
 }
 
 void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,

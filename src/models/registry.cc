@@ -28,6 +28,9 @@ const ModelFamily kFamilies[] = {
     seq2seq_family<TransformerSeq2SeqConfig, TransformerSeq2Seq>(
         "the Transformer (Vaswani et al. 2017)",
         {.inverse_sqrt = true, .warmup = 4000, .adam_beta2 = 0.98f}),
+    seq2seq_family<ConvSeq2SeqConfig, ConvSeq2Seq>(
+        "convolutional encoder-decoder, attention in every decoder layer (Gehring et al. 2017)",
+        {}),
     seq2seq_family<CtcConfig, CtcModel>(
         "an encoder and CTC, no decoder: labels read off every position (Graves et al. 2006)", {}),
     {.name = kSelfAttentiveClassifier,

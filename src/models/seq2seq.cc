@@ -17,6 +17,13 @@ std::vector<float> source_attention(const float* weights, int64_t row, const Seq
   return a;
 }
 
+std::vector<int32_t> target_lengths(const Seq2SeqBatch& b) {
+  std::vector<int32_t> len(b.B, 0);
+  for (int64_t t = 0; t < b.T; ++t)
+    for (int64_t i = 0; i < b.B; ++i) len[i] += b.tgt_out[t * b.B + i] != Vocab::kPad;
+  return len;
+}
+
 Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
                         const std::vector<std::vector<int32_t>>& tgt, bool reverse_source) {
   check(src.size() == tgt.size() && !src.empty(), "make_batch: ", src.size(), " sources and ",

@@ -12,17 +12,6 @@
 #include "heed/util/json.h"
 
 namespace heed {
-namespace {
-
-// The target side's lengths: BOS y_1 .. y_n in tgt_in, as many as y_1 .. y_n EOS in tgt_out.
-std::vector<int32_t> target_lengths(const Seq2SeqBatch& b) {
-  std::vector<int32_t> len(b.B, 0);
-  for (int64_t t = 0; t < b.T; ++t)
-    for (int64_t i = 0; i < b.B; ++i) len[i] += b.tgt_out[t * b.B + i] != Vocab::kPad;
-  return len;
-}
-
-}  // namespace
 
 nlohmann::json TransformerSeq2SeqConfig::to_json() const {
   nlohmann::json j = {{"model", kFamily}, {"src_vocab", src_vocab}, {"tgt_vocab", tgt_vocab}};

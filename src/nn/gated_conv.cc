@@ -81,20 +81,28 @@ void GatedConvStack::effective_weight(const Parameter& W, const Parameter* gain,
   }
 }
 
-Var GatedConvStack::layer_forward(Graph& g, int64_t l, Var h,
-                                  std::span<const int32_t> lengths) const {
+Var GatedConvStack::layer_gate(Graph& g, int64_t l, Var h, std::span<const int32_t> lengths) const {
   const auto i = static_cast<size_t>(l);
   // [a ; b] = conv_l(dropout(h))  [B, T, 2C]
   Var ab = conv1d(
       dropout(h, c_.dropout), weight_var(g, *conv_W_[i], c_.weight_norm ? conv_g_[i] : nullptr),
       g.param(*conv_b_[i]),
       {.kernel = c_.kernel, .dilation = c_.dilations[i], .causal = c_.causal, .lengths = lengths});
-  Var z = gated_tanh(ab);  // tanh(a) (.) sigmoid(b)  [B, T, C]
+  Var z = gated(ab, c_.gate);  // tanh(a) (.) sigmoid(b), or a (.) sigmoid(b)  [B, T, C]
   if (c_.projection)
     z = linear(z, weight_var(g, *proj_W_[i], c_.weight_norm ? proj_g_[i] : nullptr),
                g.param(*proj_b_[i]));
+  return z;
+}
+
+Var GatedConvStack::residual(Var h, Var z) const {
   // h <- s (h + z)
   return c_.residual_scale == 1.f ? h + z : (h + z) * c_.residual_scale;
+}
+
+Var GatedConvStack::layer_forward(Graph& g, int64_t l, Var h,
+                                  std::span<const int32_t> lengths) const {
+  return residual(h, layer_gate(g, l, h, lengths));
 }
 
 Var GatedConvStack::forward(Graph& g, Var h, std::span<const int32_t> lengths) const {
@@ -166,7 +174,7 @@ GatedConvStack::Affine GatedConvStack::step_affine(const Cache& cache, int64_t l
           .K = W.value.shape()[1]};
 }
 
-void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float* out) const {
+const float* GatedConvStack::layer_gate_step(Cache& cache, int64_t l, const float* in) const {
   const auto i = static_cast<size_t>(l);
   const int64_t B = cache.B, C = c_.channels, k = c_.kernel, d = c_.dilations[i];
   const int64_t span = (k - 1) * d + 1, t = cache.t;
@@ -185,14 +193,37 @@ void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float*
   }
   // [a ; b] = cols W^T + bias  [B, 2C]
   affine(cache, step_affine(cache, l, false), cache.cols.data(), cache.ab.data());
-  kernels::gated_tanh_forward(cache.ab.data(), cache.z.data(), B, C);
-  const float* z = cache.z.data();
-  if (c_.projection) {  // z <- z W_p^T + c  (into ab's first half-width, free now)
-    affine(cache, step_affine(cache, l, true), z, cache.ab.data());
-    z = cache.ab.data();
-  }
+  kernels::gate_forward(c_.gate, cache.ab.data(), cache.z.data(), B, C);
+  if (!c_.projection) return cache.z.data();
+  // z <- z W_p^T + c  (into ab's first half-width, free now)
+  affine(cache, step_affine(cache, l, true), cache.z.data(), cache.ab.data());
+  return cache.ab.data();
+}
+
+void GatedConvStack::residual_step(const Cache& cache, const float* in, const float* z,
+                                   float* out) const {
   // h <- s (h + z)
-  for (int64_t n = 0; n < B * C; ++n) out[n] = c_.residual_scale * (in[n] + z[n]);
+  for (int64_t n = 0; n < cache.B * c_.channels; ++n) out[n] = c_.residual_scale * (in[n] + z[n]);
+}
+
+void GatedConvStack::layer_step(Cache& cache, int64_t l, const float* in, float* out) const {
+  residual_step(cache, in, layer_gate_step(cache, l, in), out);
+}
+
+void GatedConvStack::reorder(Cache& cache, std::span<const int32_t> from) const {
+  const int64_t B = cache.B, C = c_.channels;
+  check(static_cast<int64_t>(from.size()) == B, "gated convolutions: reorder of ", from.size(),
+        " rows for ", B);
+  std::vector<float> moved;
+  for (std::vector<float>& past : cache.past) {  // [span, B, C]
+    moved.resize(past.size());
+    const int64_t span = static_cast<int64_t>(past.size()) / (B * C);
+    for (int64_t p = 0; p < span; ++p)
+      for (int64_t r = 0; r < B; ++r)
+        std::copy_n(past.data() + (p * B + from[static_cast<size_t>(r)]) * C, C,
+                    moved.data() + (p * B + r) * C);
+    past.swap(moved);
+  }
 }
 
 void GatedConvStack::step(Cache& cache, const float* x, float* y) const {

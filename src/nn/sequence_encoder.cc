@@ -71,15 +71,6 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
   std::optional<TransformerEncoder> encoder_;
 };
 
-// ids time-major [S, B] -> batch-major [B, S], in the graph's arena (the convolutional
-// encoders' layout)
-std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t B, int64_t S) {
-  int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < S; ++t) bs[b * S + t] = ids[t * B + b];
-  return {bs, static_cast<size_t>(B * S)};
-}
-
 class ConvSequenceEncoder final : public SequenceEncoder {
  public:
   ConvSequenceEncoder(const ConvEncoderConfig& c, const Scope& scope) : c_(c) {
@@ -99,10 +90,7 @@ class ConvSequenceEncoder final : public SequenceEncoder {
           " tokens is longer than the model's ", c_.max_positions, " positions");
     // ids time-major [S, B] -> batch-major [B, S], and their positions t
     const std::span<const int32_t> tokens = batch_major(g, ids, B, S);
-    int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B * S));  // [B, S]: t
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < S; ++t) pos[b * S + t] = static_cast<int32_t>(t);
-    const std::span<const int32_t> where(pos, static_cast<size_t>(B * S));
+    const std::span<const int32_t> where = position_ids(g, B, S);
     // x_t = E w_t + P_t  [B, S, E], then C channels  [B, S, C]
     Var x = embedding(g.param(*embed_), tokens, Shape{B, S}) +
             embedding(g.param(*positions_), where, Shape{B, S});
@@ -192,6 +180,20 @@ EncoderConfig encoder_from_json(const nlohmann::json& j) {
   e.layers = j.at("enc_layers").get<int>();
   e.bidirectional = j.at("bidirectional").get<bool>();
   return e;
+}
+
+std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t B, int64_t S) {
+  int32_t* bs = g.arena().array<int32_t>(static_cast<size_t>(B * S));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t) bs[b * S + t] = ids[t * B + b];
+  return {bs, static_cast<size_t>(B * S)};
+}
+
+std::span<const int32_t> position_ids(Graph& g, int64_t B, int64_t S) {
+  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B * S));  // [B, S]: t
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t) pos[b * S + t] = static_cast<int32_t>(t);
+  return {pos, static_cast<size_t>(B * S)};
 }
 
 Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths) {

@@ -198,7 +198,7 @@ TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
-                         ::testing::Values("bahdanau", "luong", "transformer"),
+                         ::testing::Values("bahdanau", "luong", "transformer", "conv"),
                          [](const auto& info) { return info.param; });
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {

@@ -112,7 +112,7 @@ TEST(AttentionState, BeamHypothesesDecodeAsThemselvesAlone) {
 }
 
 TEST(AttentionState, TwoThreadsComputeLossesWithOneModel) {
-  for (const char* kind : {"bahdanau", "luong", "transformer"}) {
+  for (const char* kind : {"bahdanau", "luong", "transformer", "conv"}) {
     testing::SmallSeq2Seq small(kind, 41);
     const Seq2SeqModel& model = *small.model;
     std::vector<Seq2SeqBatch> batches;

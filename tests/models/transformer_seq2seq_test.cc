@@ -10,6 +10,7 @@
 #include "heed/train/optimizer.h"
 #include "support/gradcheck.h"
 #include "support/reversal.h"
+#include "support/seq2seq_models.h"
 
 namespace heed {
 namespace {
@@ -143,17 +144,8 @@ TEST(TransformerSeq2Seq, BatchLossEqualsTheLossesOfEachPairAlone) {
   TransformerSeq2Seq model(tiny(NormPlacement::Pre, false), Scope(store, init, "m"));
   Rng rng(9);
   auto [src, tgt] = reversal(rng, 5, 1, 7, 8);
-  Graph g(Mode::Inference);
-  const Seq2SeqBatch all = make_batch(src, tgt, false);
-  const double batch = model.loss(g, all).value().data()[0];
-  double sum = 0;
-  int64_t tokens = 0;
-  for (size_t i = 0; i < src.size(); ++i) {
-    const Seq2SeqBatch one = make_batch({src[i]}, {tgt[i]}, false);
-    sum += model.loss(g, one).value().data()[0] * static_cast<double>(one.target_tokens);
-    tokens += one.target_tokens;
-  }
-  EXPECT_NEAR(batch, sum / static_cast<double>(tokens), 1e-5);
+  const auto [batch, pairs] = testing::batch_and_pair_losses(model, src, tgt);
+  EXPECT_NEAR(batch, pairs, 1e-5);
 }
 
 TEST(TransformerSeq2Seq, ConfigRoundTripsThroughJson) {

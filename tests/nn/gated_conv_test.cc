@@ -1,9 +1,10 @@
-// The gated residual convolution stack (nn/gated_conv.h): WaveNet's gate as one op equals
-// tanh(a) (.) sigmoid(b) and has finite-difference gradients; the stack's gradients for every
-// parameter, with and without the 1x1 projection and weight normalisation; incremental generation
-// through the per-layer queues equals the last row of the whole-prefix forward at every step (fast
-// WaveNet generation, Paine et al. 2016), batched and for dilations past the prefix length; a
-// centred stack refuses to generate.
+// The gated residual convolution stack (nn/gated_conv.h): WaveNet's gate and the GLU as ops equal
+// tanh(a) (.) sigmoid(b) and a (.) sigmoid(b) and have finite-difference gradients; the stack's
+// gradients for every parameter, with and without the 1x1 projection and weight normalisation;
+// incremental generation through the per-layer queues equals the last row of the whole-prefix
+// forward at every step (fast WaveNet generation, Paine et al. 2016), batched, for dilations past
+// the prefix length and with the GLU; beam search's reorder moves each row's queues; a centred
+// stack refuses to generate.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,20 +17,25 @@
 namespace heed {
 namespace {
 
-TEST(GatedTanh, EqualsItsFormulaAndHasGradients) {
-  Rng rng(3);
-  const Tensor ab = testing::random_tensor({2, 3, 8}, rng, -2.f, 2.f);
-  Graph g(Mode::Inference);
-  Var y = gated_tanh(g.constant(ab));
-  ASSERT_EQ(y.shape(), (Shape{2, 3, 4}));
-  for (int64_t r = 0; r < 6; ++r)
-    for (int64_t c = 0; c < 4; ++c) {
-      const double a = ab.data()[r * 8 + c], b = ab.data()[r * 8 + 4 + c];
-      EXPECT_NEAR(y.value().data()[r * 4 + c], std::tanh(a) / (1.0 + std::exp(-b)), 2e-6);
-    }
-  testing::expect_gradients([](Graph&, std::vector<Var>& v) { return gated_tanh(v[0]); },
-                            {testing::random_tensor({3, 5, 6}, rng, -2.f, 2.f)},
-                            {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+// Each gate as one op equals its formula, y = f(a) sigmoid(b), and has finite-difference
+// gradients.
+TEST(GatedActivation, EqualsItsFormulaAndHasGradients) {
+  for (const kernels::Gate gate : {kernels::Gate::Tanh, kernels::Gate::Glu}) {
+    const auto f = [gate](double a) { return gate == kernels::Gate::Tanh ? std::tanh(a) : a; };
+    Rng rng(3);
+    const Tensor ab = testing::random_tensor({2, 3, 8}, rng, -2.f, 2.f);
+    Graph g(Mode::Inference);
+    Var y = gate == kernels::Gate::Tanh ? gated_tanh(g.constant(ab)) : glu(g.constant(ab));
+    ASSERT_EQ(y.shape(), (Shape{2, 3, 4}));
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t c = 0; c < 4; ++c) {
+        const double a = ab.data()[r * 8 + c], b = ab.data()[r * 8 + 4 + c];
+        EXPECT_NEAR(y.value().data()[r * 4 + c], f(a) / (1.0 + std::exp(-b)), 2e-6);
+      }
+    testing::expect_gradients([gate](Graph&, std::vector<Var>& v) { return gated(v[0], gate); },
+                              {testing::random_tensor({3, 5, 6}, rng, -2.f, 2.f)},
+                              {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+  }
 }
 
 GatedConvConfig config(bool projection, float scale, std::vector<int64_t> dilations) {
@@ -62,13 +68,15 @@ TEST(GatedConvStack, ParameterGradients) {
 }
 
 TEST(GatedConvStack, IncrementalGenerationEqualsRecomputation) {
-  for (int variant = 0; variant < 3; ++variant) {  // plain, projection, projection + weight norm
-    const bool projection = variant > 0;
+  // plain, projection, projection + weight norm, the GLU
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool projection = variant == 1 || variant == 2;
     ParameterStore store;
     Rng init(7);
     // dilations 1 2 4 8 16: the last layer's taps reach before the start for most of the run
     GatedConvConfig cfg = config(projection, projection ? 1.f : std::sqrt(0.5f), {1, 2, 4, 8, 16});
     cfg.weight_norm = variant == 2;
+    if (variant == 3) cfg.gate = kernels::Gate::Glu;
     const GatedConvStack stack(cfg, Scope(store, init));
     if (cfg.weight_norm)  // the gains moved off their start (w = v), so g matters
       for (Parameter* p : store.all())
@@ -123,6 +131,33 @@ TEST(GatedConvStack, Int8StepsFollowTheFp32Steps) {
   }
   EXPECT_LT(worst, 0.05);
   EXPECT_GT(moved, 0);
+}
+
+// Beam search's reorder: after it, row r continues the queues of row from[r], equal to a cache
+// that saw row from[r]'s inputs all along.
+TEST(GatedConvStack, ReorderMovesEachRowsQueues) {
+  ParameterStore store;
+  Rng init(13);
+  GatedConvConfig c = config(false, std::sqrt(0.5f), {1, 2, 4});
+  c.gate = kernels::Gate::Glu;
+  const GatedConvStack stack(c, Scope(store, init));
+  const int64_t B = 3, C = 4, T = 9;
+  Rng rng(14);
+  const Tensor x = testing::random_tensor({T, B, C}, rng);
+  const std::vector<int32_t> from = {2, 0, 0};
+  GatedConvStack::Cache moved = stack.start(B), direct = stack.start(B);
+  std::vector<float> y(static_cast<size_t>(B * C)), z(y.size()), xd(y.size());
+  for (int64_t t = 0; t < T; ++t) {
+    const float* xt = x.data() + t * B * C;
+    // direct's row r sees row from[r]'s inputs until step 5, then its own
+    for (int64_t r = 0; r < B; ++r)
+      std::copy_n(xt + (t < 5 ? from[static_cast<size_t>(r)] : r) * C, C, xd.data() + r * C);
+    if (t == 5) stack.reorder(moved, from);
+    stack.step(moved, xt, y.data());
+    stack.step(direct, xd.data(), z.data());
+    if (t < 5) continue;
+    for (int64_t n = 0; n < B * C; ++n) ASSERT_NEAR(y[n], z[n], 1e-6) << "t " << t;
+  }
 }
 
 TEST(GatedConvStack, CentredStacksDoNotGenerate) {

@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heed/data/vocab.h"
+#include "heed/models/conv_seq2seq.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/seq2seq.h"
 #include "heed/models/transformer_seq2seq.h"
@@ -18,7 +20,7 @@ namespace heed::testing {
 constexpr int64_t kSmallVocab = 15;
 
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
-// styles; "transformer": 2+2 layers, d 16
+// styles; "transformer": 2+2 layers, d 16; "conv": ConvS2S, 2+2 layers, E 8, C 12
 inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
                                                    Rng& rng) {
   if (kind == "transformer") {
@@ -28,6 +30,17 @@ inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, Para
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 64;
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));
+  }
+  if (kind == "conv") {
+    ConvSeq2SeqConfig c{.src_vocab = kSmallVocab,
+                        .tgt_vocab = kSmallVocab,
+                        .embed = 8,
+                        .channels = 12,
+                        .enc_layers = 2,
+                        .dec_layers = 2,
+                        .dropout = 0,
+                        .max_positions = 64};
+    return std::make_unique<ConvSeq2Seq>(c, Scope(store, rng));
   }
   RnnSeq2SeqConfig c;
   c.encoder = RnnEncoderConfig{.vocab = kSmallVocab, .embed = 8, .hidden = 8};
@@ -59,6 +72,23 @@ inline std::vector<std::vector<int32_t>> random_sources(Rng& rng, int n) {
     s.push_back(x);
   }
   return s;
+}
+
+// A batch's loss and the token-weighted mean of each pair's loss computed alone (no padding):
+// equal when padding changes nothing.
+inline std::pair<double, double> batch_and_pair_losses(
+    const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src,
+    const std::vector<std::vector<int32_t>>& tgt) {
+  Graph g(Mode::Inference);
+  const double batch = model.loss(g, make_batch(src, tgt, false)).value().data()[0];
+  double sum = 0;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const Seq2SeqBatch one = make_batch({src[i]}, {tgt[i]}, false);
+    sum += model.loss(g, one).value().data()[0] * static_cast<double>(one.target_tokens);
+    tokens += one.target_tokens;
+  }
+  return {batch, sum / static_cast<double>(tokens)};
 }
 
 struct DecodeSteps {

@@ -208,6 +208,31 @@ TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
   EXPECT_EQ(hyps[0].attention[0].size(), 4u);
 }
 
+// --model conv (ConvS2S) through the trainer: it learns the reversal, and its model directory
+// loads and decodes with beam search, one attention row per output over the source.
+TEST(ConvTrainer, LearnsAndLoadsForDecoding) {
+  Dataset d;
+  TrainConfig c = d.config("conv");
+  c.model = ConvSeq2SeqConfig{.embed = 32,
+                              .channels = 64,
+                              .enc_layers = 2,
+                              .dec_layers = 2,
+                              .dropout = 0,
+                              .max_positions = 64};
+  c.lr = 2e-3f;
+  c.epochs = 24;
+  c.patience = 8;
+  std::ostringstream log;
+  TrainResult r = train_seq2seq(c, log);
+  EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU of the reversal task
+  auto m = load_model(c.save_dir);
+  EXPECT_EQ(m->config.at("model"), "conv");
+  auto hyps = decode_batch(*m->model, {m->src_vocab.encode({"a", "b", "c", "d"})}, {.beam = 3});
+  EXPECT_EQ(m->tgt_vocab.decode(hyps[0].tokens), (std::vector<std::string>{"d", "c", "b", "a"}));
+  ASSERT_EQ(hyps[0].attention.size(), 5u);  // 4 tokens and EOS, each a row over 4 source tokens
+  EXPECT_EQ(hyps[0].attention[0].size(), 4u);
+}
+
 // Mixed precision (--precision bfloat16) learns the task as well, is its own computation (the
 // weights differ from the fp32 run's), and resumes exactly.
 TEST(TransformerTrainer, LearnsInBfloat16AndResumesExactly) {

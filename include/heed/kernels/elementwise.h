@@ -17,11 +17,16 @@ void unary_forward(Unary op, const float* x, float* y, int64_t n);
 void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
                     int64_t n);
 
-// The gated activation of WaveNet (van den Oord et al. 2016, eq. 2), on rows of [a ; b]:
-//   y[r, c] = tanh(a[r, c]) sigmoid(b[r, c]),  ab [rows, 2C] (a = ab[:, :C], b = ab[:, C:])
-void gated_tanh_forward(const float* ab, float* y, int64_t rows, int64_t C);
-// dab += [dy (1 - tanh^2(a)) sigmoid(b) ; dy tanh(a) sigmoid(b) (1 - sigmoid(b))]
-void gated_tanh_backward(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C);
+// The gates of gated convolutions, on rows of [a ; b], ab [rows, 2C] (a = ab[:, :C],
+// b = ab[:, C:]):
+//   Tanh  y = tanh(a) sigmoid(b)   (WaveNet, van den Oord et al. 2016, eq. 2)
+//   Glu   y = a sigmoid(b)         (the gated linear unit, Dauphin et al. 2017; ConvS2S)
+enum class Gate { Tanh, Glu };
+void gate_forward(Gate gate, const float* ab, float* y, int64_t rows, int64_t C);
+// Tanh: dab += [dy (1 - tanh^2(a)) sigmoid(b) ; dy tanh(a) sigmoid(b) (1 - sigmoid(b))]
+// Glu:  dab += [dy sigmoid(b) ; dy a sigmoid(b) (1 - sigmoid(b))]
+void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows,
+                   int64_t C);
 
 enum class Binary { Add, Sub, Mul, Div };
 // c = a (op) b with NumPy broadcasting; c has shape `out`. With accumulate, c += a (op) b.

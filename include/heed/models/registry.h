@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heed/models/conv_seq2seq.h"
 #include "heed/models/ctc.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/models/seq2seq.h"
@@ -29,7 +30,8 @@ namespace heed {
 enum class ModelRole { Seq2Seq, Classifier };
 
 // The typed config of an encoder-decoder: one alternative per seq2seq family.
-using Seq2SeqConfig = std::variant<RnnSeq2SeqConfig, TransformerSeq2SeqConfig, CtcConfig>;
+using Seq2SeqConfig =
+    std::variant<RnnSeq2SeqConfig, TransformerSeq2SeqConfig, ConvSeq2SeqConfig, CtcConfig>;
 
 // What a family's paper trains it with, unless the command line says otherwise.
 struct TrainingDefaults {

@@ -29,6 +29,8 @@ struct Seq2SeqBatch {
   int64_t step = 0;    // the training step (a schedule inside a model: hard attention's Gumbel
                        // temperature)
 };
+// The target side's lengths [B]: BOS y_1 .. y_n in tgt_in, as many as y_1 .. y_n EOS in tgt_out.
+std::vector<int32_t> target_lengths(const Seq2SeqBatch& b);
 // Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
 Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
                         const std::vector<std::vector<int32_t>>& tgt, bool reverse_source);

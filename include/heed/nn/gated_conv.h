@@ -2,7 +2,8 @@
 // 2016, "WaveNet", section 2.3-2.4; the TCN of Bai et al. 2018; the blocks of Gehring et al.
 // 2017's ConvS2S, whose GLU is the same gate with sigmoid alone), on h [B, T, C], per layer l:
 //   [a ; b] = conv_l(dropout(h))                 [B, T, 2C]  kernel k, dilation d_l
-//   z = tanh(a) (.) sigmoid(b)                   [B, T, C]   (ops: gated_tanh)
+//   z = tanh(a) (.) sigmoid(b)                   [B, T, C]   (ops: gated_tanh; or the GLU
+//                                                            a (.) sigmoid(b), ConvS2S's)
 //   z = W_l z + c_l                              [B, T, C]   with `projection` (a 1x1 conv)
 //   h <- s (h + z)                               s = sqrt(1/2) (ConvS2S's scale) or 1
 // Causal convolutions (output t sees inputs t - (k - 1) d .. t) or centred (k odd). Optionally
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "heed/autograd/graph.h"
+#include "heed/kernels/elementwise.h"
 #include "heed/kernels/quantize.h"
 #include "heed/nn/init.h"
 
@@ -37,6 +39,7 @@ struct GatedConvConfig {
   bool weight_norm = false;    // w = g v / ||v|| per output row (Salimans & Kingma 2016)
   float residual_scale = 1.f;  // s
   float dropout = 0.f;         // on each layer's input (training)
+  kernels::Gate gate = kernels::Gate::Tanh;  // WaveNet's tanh gate, or the GLU (ConvS2S)
 
   int64_t receptive_field() const;  // 1 + sum_l (k - 1) d_l
 };
@@ -50,9 +53,13 @@ class GatedConvStack {
   int64_t layers() const { return static_cast<int64_t>(conv_W_.size()); }
 
   // h [B, T, C] -> [B, T, C]; lengths [B] (empty: every position is real). Layer `l` alone:
-  // layer_forward, for models that put something between the layers (ConvS2S's attention).
+  // layer_forward, for models that put something between the layers; its two halves
+  // layer_gate (z, before the residual) and residual (s (h + z)) for models that change z
+  // first (ConvS2S's decoder adds its attention to z).
   Var forward(Graph& g, Var h, std::span<const int32_t> lengths = {}) const;
   Var layer_forward(Graph& g, int64_t l, Var h, std::span<const int32_t> lengths = {}) const;
+  Var layer_gate(Graph& g, int64_t l, Var h, std::span<const int32_t> lengths = {}) const;
+  Var residual(Var h, Var z) const;
 
   // Incremental generation (causal stacks, inference): the queues of B sequences.
   struct Cache {
@@ -71,7 +78,13 @@ class GatedConvStack {
   void step(Cache& cache, const float* x, float* y) const;
   // Layer l alone: in [B, C] -> out [B, C]; call every layer in order, then advance(cache).
   void layer_step(Cache& cache, int64_t l, const float* in, float* out) const;
+  // Its gate alone: in [B, C] -> z [B, C] (in the cache's scratch, valid until its next use);
+  // then residual_step(in, z, out) = s (in + z), out may be in.
+  const float* layer_gate_step(Cache& cache, int64_t l, const float* in) const;
+  void residual_step(const Cache& cache, const float* in, const float* z, float* out) const;
   void advance(Cache& cache) const { ++cache.t; }
+  // Beam search: sequence r continues the queues of sequence from[r].
+  void reorder(Cache& cache, std::span<const int32_t> from) const;
   // y [B, N] = x [B, K] W^T + bias, through W's int8 copy when the store was quantized for
   // inference (ParameterStore::quantize_for_inference), fp32 otherwise
   struct Affine {

@@ -119,6 +119,11 @@ class SequenceEncoder {
                         std::span<const int32_t> lengths, const Options& options) const = 0;
 };
 
+// ids time-major [S, B] -> batch-major [B, S], in the graph's arena (the convolutional
+// models' layout); and the positions t of a batch-major [B, S] batch.
+std::span<const int32_t> batch_major(Graph& g, std::span<const int32_t> ids, int64_t B, int64_t S);
+std::span<const int32_t> position_ids(Graph& g, int64_t B, int64_t S);
+
 // sum_t x_t / n over each sequence's n real positions: x [B, S, D], lengths [B] -> [B, D]
 // (the Transformer encoder's summary; the classifier's mean pooling).
 Var mean_over_positions(Graph& g, Var x, std::span<const int32_t> lengths);

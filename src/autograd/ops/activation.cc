@@ -41,18 +41,18 @@ Var sqrt(Var x) {
   return unary(kernels::Unary::Sqrt, x);
 }
 
-Var gated_tanh(Var ab) {
+Var gated(Var ab, kernels::Gate gate) {
   Graph& G = ab.graph();
   const Shape& s = ab.shape();
   const int64_t two_c = s[s.rank() - 1];
-  check(two_c % 2 == 0, "gated_tanh: the last axis (", two_c, ") must be even: [a ; b]");
+  check(two_c % 2 == 0, "gated activation: the last axis (", two_c, ") must be even: [a ; b]");
   const int64_t C = two_c / 2, rows = ab.value().numel() / two_c;
   Shape out = s;
   out[out.rank() - 1] = C;
   Tensor y = G.alloc(out);  // [..., C]
-  kernels::gated_tanh_forward(ab.value().data(), y.data(), rows, C);
+  kernels::gate_forward(gate, ab.value().data(), y.data(), rows, C);
   return G.make(y, {ab}, [=](const Tensor& dy) {
-    kernels::gated_tanh_backward(ab.value().data(), dy.data(), ab.grad().data(), rows, C);
+    kernels::gate_backward(gate, ab.value().data(), dy.data(), ab.grad().data(), rows, C);
   });
 }
 
