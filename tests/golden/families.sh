@@ -16,8 +16,45 @@ declare -A flags=(
   [transformer]="$g2p $tf"
   [transformer-pre]="$g2p $tf --norm pre --positions learned --untied-output"
   [ctc]="$g2p --model ctc --embed 16 --hidden 32 --layers 1 --upsample 2 --lr 0.01"
+  [conv]="$g2p --model conv --embed 16 --conv-channels 16 --layers 2 --lr 0.003"
   [classifier-attention]="$sa $sa_rnn"
   [classifier-transformer]="$sa $sa_tf"
 )
-seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc)
+seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc conv)
 classifiers=(classifier-attention classifier-transformer)
+
+# A family's golden model (300 updates) into directory $2, without its checkpoint and logs.
+golden_model() {
+  local name=$1 dir=$2 tmp
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2086  # the flags are words
+  run train ${flags[$name]} --max-steps 300 --save "$tmp/$name" > /dev/null
+  mkdir -p "$dir"
+  for f in config.json src.vocab tgt.vocab src.spm tgt.spm model.safetensors; do
+    if [ -e "$tmp/$name/$f" ]; then cp "$tmp/$name/$f" "$dir/"; fi
+  done
+  rm -rf "$tmp"
+}
+# What outputs.sh and add.sh write for one seq2seq family (run: heed with its thread flag):
+# its translations (greedy, beam 4 with attention, n-best, int8) into directory $4.
+seq2seq_outputs() {
+  local name=$1 model=$2 in=$3 o=$4
+  run translate --model "$model" < "$in/cmudict.txt" > "$o/$name.greedy.txt"
+  run translate --model "$model" --beam 4 --attention-out "$o/$name.beam4.att.jsonl" \
+    < "$in/cmudict.txt" > "$o/$name.beam4.txt"
+  run translate --model "$model" --beam 4 --n-best 3 --length-penalty 0.6 \
+    < "$in/cmudict.txt" > "$o/$name.nbest.txt"
+  run translate --model "$model" --compute-type int8 < "$in/cmudict.txt" > "$o/$name.int8.txt"
+}
+# A family's validation records of a 50-step run into file $3 (train.jsonl's train_loss moving
+# average and dev_ce after every update), its model directory in $2.
+training_losses() {
+  local name=$1 dir=$2 out=$3
+  # shellcheck disable=SC2086  # the flags are words
+  run train ${flags[$name]} --max-steps 50 --valid-every 1 --save "$dir" > /dev/null
+  python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(json.dumps({"step": r["step"], "train_loss": r["train_loss"], "dev_ce": r["dev_ce"]}))' \
+    "$dir/train.jsonl" > "$out"
+}

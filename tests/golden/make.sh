@@ -4,8 +4,9 @@
 # checkpoint and logs); inputs/: 40 CMUdict test entries and 40 SST dev sentences; outputs/
 # and losses/: what outputs.sh prints with that binary. check.sh runs a newer binary the same
 # way and compares. These were made once, with the binary of main before the model registry
-# (befc20d); make them again only to change what is covered. (The ctc family's model and outputs
-# were added later, by the binary of its issue: a new family joins with its first binary's.)
+# (befc20d); make them again only to change what is covered. (The ctc and conv families' models
+# and outputs were added later, by the binary of their issue: a new family joins with its first
+# binary's, `add.sh HEED DATA_DIR NAME`.)
 set -euo pipefail
 heed=$1 data=$2
 golden=$(cd "$(dirname "$0")" && pwd)
@@ -15,15 +16,9 @@ rm -rf "$golden/models" "$golden/outputs" "$golden/losses"
 mkdir -p "$golden/models" "$golden/inputs"
 head -40 "$data/cmudict/cmudict-0.7b.test" > "$golden/inputs/cmudict.txt"
 head -40 "$sst/stsa.binary.dev" | cut -d' ' -f2- > "$golden/inputs/sst.txt"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+run() { "$heed" --threads 1 "$@"; }
 for name in "${!flags[@]}"; do
-  # shellcheck disable=SC2086  # the flags are words
-  "$heed" --threads 1 train ${flags[$name]} --max-steps 300 --save "$tmp/$name" > /dev/null
-  mkdir -p "$golden/models/$name"
-  for f in config.json src.vocab tgt.vocab src.spm tgt.spm model.safetensors; do
-    if [ -e "$tmp/$name/$f" ]; then cp "$tmp/$name/$f" "$golden/models/$name/"; fi
-  done
+  golden_model "$name" "$golden/models/$name"
 done
 bash "$golden/outputs.sh" "$heed" "$golden" "$golden" "$data"
 "$heed" --version > "$golden/MADE_BY"

@@ -12,12 +12,7 @@ run() { "$heed" --threads 1 "$@"; }
 m=$golden/models in=$golden/inputs o=$out/outputs
 mkdir -p "$o" "$out/losses"
 for name in "${seq2seq[@]}"; do
-  run translate --model "$m/$name" < "$in/cmudict.txt" > "$o/$name.greedy.txt"
-  run translate --model "$m/$name" --beam 4 --attention-out "$o/$name.beam4.att.jsonl" \
-    < "$in/cmudict.txt" > "$o/$name.beam4.txt"
-  run translate --model "$m/$name" --beam 4 --n-best 3 --length-penalty 0.6 \
-    < "$in/cmudict.txt" > "$o/$name.nbest.txt"
-  run translate --model "$m/$name" --compute-type int8 < "$in/cmudict.txt" > "$o/$name.int8.txt"
+  seq2seq_outputs "$name" "$m/$name" "$in" "$o"
 done
 run translate --model "$m/transformer" --attention-layer 0 --attention-head 1 \
   --attention-out "$o/transformer.head1.att.jsonl" < "$in/cmudict.txt" > /dev/null
@@ -41,11 +36,5 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for name in "${!flags[@]}"; do
-  # shellcheck disable=SC2086  # the flags are words
-  run train ${flags[$name]} --max-steps 50 --valid-every 1 --save "$tmp/$name" > /dev/null
-  python3 -c 'import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    print(json.dumps({"step": r["step"], "train_loss": r["train_loss"], "dev_ce": r["dev_ce"]}))' \
-    "$tmp/$name/train.jsonl" > "$out/losses/$name.jsonl"
+  training_losses "$name" "$tmp/$name" "$out/losses/$name.jsonl"
 done
