@@ -37,15 +37,17 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--length-penalty", align.search.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha")
       ->capture_default_str();
-  app->add_option("--layer", align.layer,
-                  "transformer: decoder layer whose cross-attention is drawn, 0-based (-1: last)")
+  app->add_option(
+         "--layer", align.layer,
+         "transformer and conv: decoder layer whose attention is drawn, 0-based (-1: last; "
+         "ConvS2S aligns in its middle layers)")
       ->capture_default_str();
   app->add_option("--head", align.head, "transformer: one head, 0-based (-1: mean over heads)")
       ->capture_default_str();
   app->add_flag("--all-heads", align.all_heads,
                 "transformer: a grid with one heatmap per head of --layer");
   app->add_flag("--all-layers", align.all_layers,
-                "transformer: every decoder layer (with --all-heads: layers x heads)");
+                "transformer and conv: every decoder layer (with --all-heads: layers x heads)");
   app->add_option("--columns", columns, "Heatmaps per row of a grid (0: heads per layer)")
       ->capture_default_str();
   app->add_option("--cell", style.cell, "Cell side in pixels")->capture_default_str();

@@ -112,7 +112,8 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "each output unit's alignment posterior over the source, the blank's last, and "
                   "\"path\": per input position the row of the most probable alignment)");
   app->add_option("--attention-layer", o.attention_layer,
-                  "transformer: the decoder layer whose cross-attention --attention-out writes, "
+                  "transformer and conv: the decoder layer whose attention --attention-out (and "
+                  "--replace-unk) reads, "
                   "0-based (-1: the last)")
       ->capture_default_str();
   app->add_option("--attention-head", o.attention_head,

@@ -48,7 +48,9 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
       for (int h : hs) {
         choices.push_back({.wanted = true, .layer = l, .head = h});
         titles.push_back("layer " + std::to_string(l) +
-                         (h < 0 ? ", mean of heads" : ", head " + std::to_string(h)));
+                         (heads == 1 ? ""  // one attention per layer (ConvS2S)
+                          : h < 0    ? ", mean of heads"
+                                     : ", head " + std::to_string(h)));
       }
     }
   } else {
