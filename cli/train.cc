@@ -1,6 +1,7 @@
 // `heed train`: train a model from the published files of a dataset.
 // Leaves out: the training loop (train/trainer.cc).
 #include <iostream>
+#include <string_view>
 
 #include "commands.h"
 #include "heed/kernels/bf16.h"
@@ -496,17 +497,18 @@ int TrainCommand::run() {
   convs2s.max_positions = transformer.max_positions;
   // the chosen family's config (a new family: its flags above and one line here)
   config.model = family.default_config();
+  const auto refuse_wait_k = [&](std::string_view why) {
+    check(rnn.wait_k == 0 && config.wait_k_sample == 0,
+          "--wait-k is for encoder-decoders (rnn, transformer); ", why);
+  };
   std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
                         [&](TransformerSeq2SeqConfig& c) { c = transformer; },
                         [&](ConvSeq2SeqConfig& c) {
-                          check(rnn.wait_k == 0 && config.wait_k_sample == 0,
-                                "--wait-k is for the rnn and transformer families");
+                          refuse_wait_k("a conv model has no wait-k");
                           c = convs2s;
                         },
                         [&](CtcConfig& c) {
-                          check(rnn.wait_k == 0 && config.wait_k_sample == 0,
-                                "--wait-k is for encoder-decoders (rnn, transformer); a ctc model "
-                                "has no decoder to wait");
+                          refuse_wait_k("a ctc model has no decoder to wait");
                           c = ctc;
                         }},
              config.model);

@@ -171,6 +171,15 @@ TEST(RnnTrainer, LearnsAndWritesALoadableModel) {
   EXPECT_EQ(m->src_vocab.size(), 12);  // 4 specials + 8 letters
 }
 
+// A loaded reversal model decodes "a b c d" with beam search to "d c b a", with one attention row
+// over the 4 source tokens per output token and EOS.
+void expect_reverses_with_attention(const ModelFiles& m) {
+  auto hyps = decode_batch(*m.model, {m.src_vocab.encode({"a", "b", "c", "d"})}, {.beam = 3});
+  EXPECT_EQ(m.tgt_vocab.decode(hyps[0].tokens), (std::vector<std::string>{"d", "c", "b", "a"}));
+  ASSERT_EQ(hyps[0].attention.size(), 5u);  // 4 tokens and EOS, each a row over 4 source tokens
+  EXPECT_EQ(hyps[0].attention[0].size(), 4u);
+}
+
 // The same trainer with --model transformer: inverse-sqrt warmup, label smoothing, shared
 // embeddings (one joint vocabulary); it learns, resumes exactly and loads for decoding.
 TrainConfig transformer_config(const Dataset& d, const std::string& save) {
@@ -202,10 +211,7 @@ TEST(TransformerTrainer, LearnsAndLoadsForDecoding) {
   auto m = load_model(c.save_dir);
   EXPECT_EQ(m->config.at("model"), "transformer");
   EXPECT_EQ(m->src_vocab.size(), m->tgt_vocab.size());  // joint
-  auto hyps = decode_batch(*m->model, {m->src_vocab.encode({"a", "b", "c", "d"})}, {.beam = 3});
-  EXPECT_EQ(m->tgt_vocab.decode(hyps[0].tokens), (std::vector<std::string>{"d", "c", "b", "a"}));
-  ASSERT_EQ(hyps[0].attention.size(), 5u);  // 4 tokens and EOS, each a row over 4 source tokens
-  EXPECT_EQ(hyps[0].attention[0].size(), 4u);
+  expect_reverses_with_attention(*m);
 }
 
 // --model conv (ConvS2S) through the trainer: it learns the reversal, and its model directory
@@ -227,10 +233,7 @@ TEST(ConvTrainer, LearnsAndLoadsForDecoding) {
   EXPECT_GT(r.best_metric, 90.0) << log.str();  // dev BLEU of the reversal task
   auto m = load_model(c.save_dir);
   EXPECT_EQ(m->config.at("model"), "conv");
-  auto hyps = decode_batch(*m->model, {m->src_vocab.encode({"a", "b", "c", "d"})}, {.beam = 3});
-  EXPECT_EQ(m->tgt_vocab.decode(hyps[0].tokens), (std::vector<std::string>{"d", "c", "b", "a"}));
-  ASSERT_EQ(hyps[0].attention.size(), 5u);  // 4 tokens and EOS, each a row over 4 source tokens
-  EXPECT_EQ(hyps[0].attention[0].size(), 4u);
+  expect_reverses_with_attention(*m);
 }
 
 // Mixed precision (--precision bfloat16) learns the task as well, is its own computation (the
