@@ -144,6 +144,7 @@ struct TrainCommand {
   Positions positions = Positions::Sinusoidal;
   Precision precision = Precision::fp32;  // the training graph's products
   bool untied_output = false;
+  float latency_weight = 0;  // --latency-weight: the transformer's monotonic heads
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

@@ -113,7 +113,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->check(kProbability);
   app->option_defaults()->group("Model: rnn (also the classifier's BiLSTM)");
-  add_enum_option(*app, "--attention", attention, "rnn: the attention mechanism");
+  add_enum_option(*app, "--attention", attention,
+                  "rnn: the attention mechanism; transformer: monotonic | mocha make every "
+                  "cross-attention head monotonic (Ma et al. 2020; default: soft multi-head)");
   add_enum_option(*app, "--cell", cell, "rnn: the recurrent cell (encoder and decoder)");
   app->add_option("--embed", enc.embed,
                   "rnn: source embedding size (classify: word embedding size, default 300; --model "
@@ -154,8 +156,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   app->add_option("--chunk", m.chunk,
-                  "rnn: mocha's chunk w, the entries ending at the monotonic stop attended softly "
-                  "(Chiu & Raffel 2018)")
+                  "rnn and transformer: mocha's chunk w, the entries ending at the monotonic stop "
+                  "attended softly (Chiu & Raffel 2018; at least the source's length: "
+                  "infinite lookback, MMA-IL)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   add_enum_option(*app, "--hard-score", m.hard.score,
@@ -193,9 +196,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--hard-sample", m.hard.sample,
                 "rnn, --attention hard: decoding samples j ~ alpha_i instead of taking the argmax");
   app->add_option("--monotonic-noise", m.monotonic_noise,
-                  "rnn: monotonic/mocha training adds N(0, sigma^2) to the energies before the "
-                  "sigmoid, which pushes the stopping probabilities towards 0 or 1 (Raffel et "
-                  "al. 2017; 0: none)")
+                  "rnn and transformer: monotonic/mocha training adds N(0, sigma^2) to the "
+                  "energies before the sigmoid, which pushes the stopping probabilities towards 0 "
+                  "or 1 (Raffel et al. 2017; 0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
   app->add_option("--wait-k", m.wait_k,
@@ -212,9 +215,17 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "validation decodes with); 0: every batch at --wait-k")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app->add_option("--monotonic-bias", m.monotonic_bias,
-                  "rnn: initial value of monotonic/mocha's energy bias r (negative: early "
-                  "alignments move on rather than stop)")
+  app->add_option("--latency-weight", latency_weight,
+                  "transformer, --attention monotonic|mocha: training adds this weight times the "
+                  "heads' mean expected delay (source tokens read before each output; a head "
+                  "that runs off the end reads them all), trading quality for latency as Ma et "
+                  "al. 2020's latency losses do; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0) & kFinite);
+  app->add_option(
+         "--monotonic-bias", m.monotonic_bias,
+         "rnn and transformer: initial value of monotonic/mocha's energy bias r (negative: early "
+         "alignments move on rather than stop)")
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0) & kFinite);
   app->option_defaults()->group("Model: transformer (also the classifier's encoder)");
@@ -501,17 +512,38 @@ int TrainCommand::run() {
     check(rnn.wait_k == 0 && config.wait_k_sample == 0,
           "--wait-k is for encoder-decoders (rnn, transformer); ", why);
   };
-  std::visit(overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
-                        [&](TransformerSeq2SeqConfig& c) { c = transformer; },
-                        [&](ConvSeq2SeqConfig& c) {
-                          refuse_wait_k("a conv model has no wait-k");
-                          c = convs2s;
-                        },
-                        [&](CtcConfig& c) {
-                          refuse_wait_k("a ctc model has no decoder to wait");
-                          c = ctc;
-                        }},
-             config.model);
+  std::visit(
+      overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
+                 [&](TransformerSeq2SeqConfig& c) {
+                   c = transformer;
+                   if (app->count("--attention") == 0) return;
+                   // --attention monotonic | mocha: monotonic multihead attention
+                   check(attention == AttentionKind::Monotonic || attention == AttentionKind::Mocha,
+                         "--attention ", attention_name(attention),
+                         ": a transformer's cross-attention is multi-head (the default), "
+                         "or monotonic | mocha in every head (Ma et al. 2020)");
+                   check(rnn.wait_k == 0,
+                         "--wait-k and --attention monotonic|mocha are two read/write "
+                         "policies: give one");
+                   c.layer.monotonic = MonotonicHeadsConfig{
+                       .chunk = attention == AttentionKind::Mocha ? rnn.chunk : 0,
+                       .bias = rnn.monotonic_bias,
+                       .noise = rnn.monotonic_noise,
+                       .latency = latency_weight};
+                 },
+                 [&](ConvSeq2SeqConfig& c) {
+                   refuse_wait_k("a conv model has no wait-k");
+                   c = convs2s;
+                 },
+                 [&](CtcConfig& c) {
+                   refuse_wait_k("a ctc model has no decoder to wait");
+                   c = ctc;
+                 }},
+      config.model);
+  const auto* tc = std::get_if<TransformerSeq2SeqConfig>(&config.model);
+  check(latency_weight == 0 || (tc != nullptr && tc->layer.monotonic),
+        "--latency-weight weighs the delay of monotonic heads: for --model transformer "
+        "--attention monotonic|mocha");
   // the optimiser: the family's recipe unless told otherwise
   const TrainingDefaults& d = family.defaults;
   config.schedule = schedule_kind(

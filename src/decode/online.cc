@@ -49,8 +49,7 @@ OnlineOutput online_decode(const Seq2SeqModel& model, std::span<const int32_t> s
     const int32_t prev = i == 0 ? Vocab::kBos : out.tokens.back();
     const IncrementalDecoder::Step s = decoder->step({&prev, 1}, Scores::LogProbs);
     check(s.weights != nullptr, "online decoding: the model reports no attention");
-    if (policy.kind == OnlinePolicy::Kind::Monotonic && read < n &&
-        std::all_of(s.weights, s.weights + read, [](float w) { return w == 0.f; })) {
+    if (policy.kind == OnlinePolicy::Kind::Monotonic && read < n && s.ran_off) {
       ++read;  // the decoder ran off the prefix: READ, and take this step again
       restart();
       continue;

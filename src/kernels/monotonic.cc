@@ -17,42 +17,76 @@ int64_t row_grain(int64_t S, int64_t w = 1) {
   return grain_for(kSerialWork / 16, 8 * S * w);
 }
 
+// One row of one step: q_j = (1 - p_{j-1}) q_{j-1} + alpha_{i-1,j};  alpha_j = p_j q_j
+void alignment_row_forward(int64_t S, const float* p, const float* prev, float* q, float* alpha) {
+  double carry = 0;  // (1 - p_{j-1}) q_{j-1}
+  for (int64_t j = 0; j < S; ++j) {
+    const double qj = carry + static_cast<double>(prev[j]);
+    q[j] = static_cast<float>(qj);
+    alpha[j] = static_cast<float>(static_cast<double>(p[j]) * qj);
+    carry = (1.0 - static_cast<double>(p[j])) * qj;
+  }
+}
+
+// Its backward, in reverse, with gq_{j+1} = dL/dq_{j+1} (0 past the end):
+//   dL/dq_j = dalpha_j p_j + gq_{j+1} (1 - p_j)
+//   dL/dp_j = dalpha_j q_j - gq_{j+1} q_j
+//   dL/dalpha_{i-1,j} = dL/dq_j
+void alignment_row_backward(int64_t S, const float* p, const float* q, const float* dalpha,
+                            float* dp, float* dprev) {
+  double gq_next = 0;
+  for (int64_t j = S - 1; j >= 0; --j) {
+    const double pj = p[j], qj = q[j], ga = dalpha[j];
+    const double gq = ga * pj + gq_next * (1.0 - pj);
+    dp[j] += static_cast<float>((ga - gq_next) * qj);
+    dprev[j] += static_cast<float>(gq);
+    gq_next = gq;
+  }
+}
+
 }  // namespace
 
 void monotonic_alignment_forward(int64_t B, int64_t S, const float* p, const float* prev, float* q,
                                  float* alpha) {
   parallel_for(B, row_grain(S), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const float* pb = p + b * S;
-      const float* ab = prev + b * S;
-      // q_j = (1 - p_{j-1}) q_{j-1} + alpha_{i-1,j};  alpha_j = p_j q_j
-      double qj = 0, carry = 0;  // carry = (1 - p_{j-1}) q_{j-1}
-      for (int64_t j = 0; j < S; ++j) {
-        qj = carry + static_cast<double>(ab[j]);
-        q[b * S + j] = static_cast<float>(qj);
-        alpha[b * S + j] = static_cast<float>(static_cast<double>(pb[j]) * qj);
-        carry = (1.0 - static_cast<double>(pb[j])) * qj;
-      }
-    }
+    for (int64_t b = b0; b < b1; ++b)
+      alignment_row_forward(S, p + b * S, prev + b * S, q + b * S, alpha + b * S);
   });
 }
 
 void monotonic_alignment_backward(int64_t B, int64_t S, const float* p, const float* q,
                                   const float* dalpha, float* dp, float* dprev) {
   parallel_for(B, row_grain(S), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t o = b * S;
-      // in reverse, with gq_{j+1} = dL/dq_{j+1} (0 past the end):
-      //   dL/dq_j = dalpha_j p_j + gq_{j+1} (1 - p_j)
-      //   dL/dp_j = dalpha_j q_j - gq_{j+1} q_j
-      //   dL/dalpha_{i-1,j} = dL/dq_j
-      double gq_next = 0;
-      for (int64_t j = S - 1; j >= 0; --j) {
-        const double pj = p[o + j], qj = q[o + j], ga = dalpha[o + j];
-        const double gq = ga * pj + gq_next * (1.0 - pj);
-        dp[o + j] += static_cast<float>((ga - gq_next) * qj);
-        dprev[o + j] += static_cast<float>(gq);
-        gq_next = gq;
+    for (int64_t b = b0; b < b1; ++b)
+      alignment_row_backward(S, p + b * S, q + b * S, dalpha + b * S, dp + b * S, dprev + b * S);
+  });
+}
+
+void monotonic_alignments_forward(int64_t R, int64_t T, int64_t S, const float* p, float* q,
+                                  float* alpha) {
+  parallel_for(R, row_grain(S * T), [&](int64_t r0, int64_t r1) {
+    std::vector<float> start(static_cast<size_t>(S), 0.f);
+    if (S > 0) start[0] = 1.f;  // alpha_{-1} = delta_{j,0}
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t o = (r * T + i) * S;
+        alignment_row_forward(S, p + o, i == 0 ? start.data() : alpha + o - S, q + o, alpha + o);
+      }
+  });
+}
+
+void monotonic_alignments_backward(int64_t R, int64_t T, int64_t S, const float* p, const float* q,
+                                   const float* dalpha, float* dp) {
+  parallel_for(R, row_grain(S * T), [&](int64_t r0, int64_t r1) {
+    // g: dL/dalpha_i in full, its own gradient plus what step i + 1 passes back through prev
+    std::vector<float> g(static_cast<size_t>(S)), back(static_cast<size_t>(S));
+    for (int64_t r = r0; r < r1; ++r) {
+      std::fill(back.begin(), back.end(), 0.f);
+      for (int64_t i = T - 1; i >= 0; --i) {
+        const int64_t o = (r * T + i) * S;
+        for (int64_t j = 0; j < S; ++j) g[j] = dalpha[o + j] + back[j];
+        std::fill(back.begin(), back.end(), 0.f);
+        alignment_row_backward(S, p + o, q + o, g.data(), dp + o, back.data());
       }
     }
   });

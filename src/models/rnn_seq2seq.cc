@@ -358,8 +358,17 @@ class RnnDecoder final : public IncrementalDecoder {
     if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
     RnnSeq2Seq::Step s = model_.step(g_, prev, state_, scores);
     state_ = s.next;
+    // monotonic attention: a row attending to nothing has run off the end of its memory
+    bool ran_off = false;
+    if (model_.config().monotonic()) {
+      const Tensor& w = s.weights.value();
+      const int64_t S = w.shape().dim(1);
+      for (int64_t b = 0; b < w.shape().dim(0) && !ran_off; ++b)
+        ran_off =
+            std::all_of(w.data() + b * S, w.data() + (b + 1) * S, [](float x) { return x == 0.f; });
+    }
     return {(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(),
-            weights_ ? s.weights.value().data() : nullptr};
+            weights_ ? s.weights.value().data() : nullptr, ran_off};
   }
 
   void reorder(std::span<const int32_t> from) override { state_.reorder(from); }

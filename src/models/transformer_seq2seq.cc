@@ -49,9 +49,10 @@ OnlinePolicy TransformerSeq2SeqConfig::online_policy() const {
                 "an encoder whose every state sees the whole source (train with "
                 "--causal-encoder to decode online)"};
   if (layer.wait_k > 0) return {.kind = OnlinePolicy::Kind::WaitK, .k = layer.wait_k, .reason = ""};
+  if (layer.monotonic) return {.kind = OnlinePolicy::Kind::Monotonic, .k = 0, .reason = ""};
   return {.reason =
-              "cross-attention over the whole source (train with --wait-k K to decode "
-              "online)"};
+              "cross-attention over the whole source (train with --wait-k K or --attention "
+              "monotonic|mocha to decode online)"};
 }
 
 std::string TransformerSeq2SeqConfig::describe() const {
@@ -59,7 +60,11 @@ std::string TransformerSeq2SeqConfig::describe() const {
          " layers, d " + std::to_string(layer.d_model) + ", " + std::to_string(layer.heads) +
          " heads, ff " + std::to_string(layer.ff) +
          (layer.causal_encoder ? ", causal encoder" : "") +
-         (layer.wait_k > 0 ? ", wait-" + std::to_string(layer.wait_k) : "");
+         (layer.wait_k > 0 ? ", wait-" + std::to_string(layer.wait_k) : "") +
+         (!layer.monotonic ? ""
+          : layer.monotonic->chunk == 0
+              ? ", monotonic heads"
+              : ", mocha heads w " + std::to_string(layer.monotonic->chunk));
 }
 
 void TransformerSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
@@ -105,11 +110,16 @@ Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Pac
 }
 
 Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
-                               Var memory, const Packing& src, int64_t wait_k) const {
+                               Var memory, const Packing& src, int64_t wait_k, Var* delay) const {
   const PackedIds in = pack_ids(g, tgt_in, tgt);
   Var y = positions_->forward(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
-  for (const auto& layer : decoder_)
-    y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k);
+  for (const auto& layer : decoder_) {
+    Var d;
+    y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k,
+                      delay ? &d : nullptr);
+    if (delay) *delay = delay->valid() ? *delay + d : d;
+  }
+  if (delay) *delay = *delay / static_cast<float>(decoder_.size());
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return output(y);  // [N_t, V]
 }
@@ -120,10 +130,16 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   check(b.wait_k == 0 || config_.layer.wait_k > 0, "transformer: a batch at wait-", b.wait_k,
         " for a model trained without --wait-k");
   Var memory = encode(g, b.src, src);  // [N_s, d]
-  Var logits =
-      decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k);
-  return cross_entropy(logits, pack_ids(g, b.tgt_out, tgt).ids,
-                       {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+  // monotonic heads trained against their latency: lambda * the mean expected delay (a training
+  // term: validation's loss stays the cross-entropy)
+  const float lambda =
+      config_.layer.monotonic && g.training() ? config_.layer.monotonic->latency : 0.f;
+  Var delay;
+  Var logits = decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k,
+                      lambda > 0.f ? &delay : nullptr);
+  Var ce = cross_entropy(logits, pack_ids(g, b.tgt_out, tgt).ids,
+                         {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+  return lambda > 0.f ? ce + delay * lambda : ce;
 }
 
 TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,
@@ -139,6 +155,7 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<c
   for (const auto& layer : decoder_) {
     st.memory_kv.push_back(repeat_rows(layer.project_memory(memory, p), k));  // [B, S, 2d]
     st.caches.push_back(layer.make_cache(g, B, max_len));
+    if (layer.monotonic()) st.heads.push_back(layer.make_heads_state(B));
   }
   return st;
 }
@@ -152,9 +169,13 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   Var y = positions_->forward(g, *tgt_embed_, prev,
                               {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
   Step out;
-  for (size_t l = 0; l < decoder_.size(); ++l)
-    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l], config_.layer.wait_k,
+  for (size_t l = 0; l < decoder_.size(); ++l) {
+    MonotonicHeadsState* heads = st.heads.empty() ? nullptr : &st.heads[l];
+    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l], heads,
+                         config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
+    out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off);
+  }
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   out.logits = output(y);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
@@ -191,7 +212,8 @@ class TransformerDecoder final : public IncrementalDecoder {
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) g_.rewind(encoded_, {});
     TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
-    Step out{(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(), nullptr};
+    Step out{(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(), nullptr,
+             s.ran_off};
     if (layer_ >= 0) {  // [B, h, 1, S] -> one head, or the mean over heads: [B, S]
       const int64_t h = s.weights.shape().dim(1);
       const float* w = s.weights.data();
@@ -209,6 +231,7 @@ class TransformerDecoder final : public IncrementalDecoder {
 
   void reorder(std::span<const int32_t> from) override {
     for (KvCache& c : state_.caches) c.reorder(from, g_);
+    for (MonotonicHeadsState& h : state_.heads) h.reorder(from);
   }
 
  private:

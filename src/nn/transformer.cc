@@ -38,6 +38,13 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
   j["activation"] = name_of(activation);
   if (causal_encoder) j["causal_encoder"] = true;
   if (wait_k > 0) j["wait_k"] = wait_k;
+  if (monotonic) {
+    j["cross_attention"] = monotonic->chunk > 0 ? "mocha" : "monotonic";
+    if (monotonic->chunk > 0) j["chunk"] = monotonic->chunk;
+    j["monotonic_bias"] = json_number(monotonic->bias);
+    j["monotonic_noise"] = json_number(monotonic->noise);
+    if (monotonic->latency > 0.f) j["monotonic_latency"] = json_number(monotonic->latency);
+  }
 }
 
 TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j,
@@ -52,6 +59,18 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   c.causal_encoder = j.value("causal_encoder", false);
   c.wait_k = j.value("wait_k", int64_t{0});
   check(c.wait_k >= 0, "config.json: wait_k is ", c.wait_k, " (0: off)");
+  const auto cross = j.value("cross_attention", std::string("soft"));
+  check(cross == "soft" || cross == "monotonic" || cross == "mocha",
+        "config.json: cross_attention is \"", cross, "\" (soft, monotonic or mocha)");
+  if (cross != "soft") {
+    c.monotonic = MonotonicHeadsConfig{.chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
+                                       .bias = j.at("monotonic_bias").get<float>(),
+                                       .noise = j.at("monotonic_noise").get<float>(),
+                                       .latency = j.value("monotonic_latency", 0.f)};
+    check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
+          c.monotonic->chunk, " (at least 1)");
+    check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");
+  }
   return c;
 }
 
@@ -138,25 +157,42 @@ Var TransformerEncoderLayer::forward(Var x, const Packing& p, Tensor* weights) c
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
                                                  const Scope& scope)
     : self_(c.d_model, c.heads, true, scope / "self_attn"),
-      cross_(c.d_model, c.heads, false, scope / "cross_attn"),
+      cross_(c.monotonic ? std::nullopt
+                         : std::make_optional<MultiHeadAttention>(c.d_model, c.heads, false,
+                                                                  scope / "cross_attn")),
+      monotonic_(c.monotonic ? std::make_optional<MonotonicMultiHeadAttention>(
+                                   c.d_model, c.heads, *c.monotonic, scope / "cross_attn")
+                             : std::nullopt),
       ff_(c, scope / "ffn"),
       r_self_(c, scope / "self_attn"),
       r_cross_(c, scope / "cross_attn"),
       r_ff_(c, scope / "ffn") {}
 
+Var TransformerDecoderLayer::project_memory(Var memory, const Packing& src) const {
+  return monotonic_ ? monotonic_->project_memory(memory, src) : cross_->project_memory(memory, src);
+}
+
 Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
-                                     std::span<const int32_t> src_lengths, int64_t wait_k) const {
+                                     std::span<const int32_t> src_lengths, int64_t wait_k,
+                                     Var* delay) const {
   y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
-  // wait-k: output i sees source positions j <= i + k - 1
-  const std::optional<int64_t> prefix =
-      wait_k > 0 ? std::optional<int64_t>(wait_k - 1) : std::nullopt;
-  y = r_cross_(
-      y, [&](Var h) { return cross_.cross(h, tgt, memory_kv, src_lengths, nullptr, prefix); });
+  if (monotonic_) {
+    check(wait_k == 0, "transformer: wait-k with monotonic cross-attention");
+    y = r_cross_(y,
+                 [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delay); });
+  } else {
+    // wait-k: output i sees source positions j <= i + k - 1
+    const std::optional<int64_t> prefix =
+        wait_k > 0 ? std::optional<int64_t>(wait_k - 1) : std::nullopt;
+    y = r_cross_(
+        y, [&](Var h) { return cross_->cross(h, tgt, memory_kv, src_lengths, nullptr, prefix); });
+  }
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
-                                  KvCache& cache, int64_t wait_k, Tensor* weights) const {
+                                  KvCache& cache, MonotonicHeadsState* heads, int64_t wait_k,
+                                  Tensor* weights) const {
   // one position per sequence: packed and padded [B, 1, d] coincide
   const auto B = static_cast<int64_t>(src_lengths.size());
   int32_t* ones = y.graph().arena().array<int32_t>(B);
@@ -166,8 +202,13 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
   const std::optional<int64_t> prefix =
       wait_k > 0 ? std::optional<int64_t>(cache.t + wait_k - 1) : std::nullopt;
   y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
-  y = r_cross_(
-      y, [&](Var h) { return cross_.cross(h, one, memory_kv, src_lengths, weights, prefix); });
+  y = r_cross_(y, [&](Var h) {
+    if (monotonic_) {
+      check(heads != nullptr, "transformer: monotonic cross-attention decodes with a state");
+      return monotonic_->step(h, memory_kv, src_lengths, *heads, weights);
+    }
+    return cross_->cross(h, one, memory_kv, src_lengths, weights, prefix);
+  });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 

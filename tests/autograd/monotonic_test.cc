@@ -170,6 +170,32 @@ TEST(MonotonicAlignment, GradientMatchesFiniteDifferences) {
       {s.p, s.prev}, {.eps = 1e-3f, .rtol = 1e-2f, .atol = 1e-4f, .max_entries = 64});
 }
 
+// The all-steps op (monotonic multihead attention's, teacher-forced) is the one-step op chained
+// from alpha_{-1} = delta_{j,0}, row by row, and has the same gradients.
+TEST(MonotonicAlignments, EqualTheOneStepOpChainedOverTheSteps) {
+  const int64_t R = 3, T = 5, S = 8;
+  Rng rng(7);
+  Tensor p = Tensor::empty(Shape{R, T, S});
+  for (float& v : p.span())
+    v = rng.uniform(0.f, 1.f) < 0.2f ? 1.f - rng.uniform(1e-6f, 1e-4f) : rng.uniform(0.02f, 0.98f);
+  Graph g(Mode::Inference);
+  Var all = monotonic_alignments(g.constant(p));
+  Var pv = g.constant(p);
+  Tensor start = Tensor::zeros(Shape{R, S});
+  for (int64_t r = 0; r < R; ++r) start.data()[r * S] = 1.f;
+  Var prev = g.constant(start);
+  for (int64_t i = 0; i < T; ++i) {
+    Var a = monotonic_alignment(reshape(select(pv, 1, i), Shape{R, S}), prev);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < S; ++j)
+        EXPECT_EQ(all.value().data()[(r * T + i) * S + j], a.value().data()[r * S + j])
+            << "row " << r << " step " << i << " entry " << j;
+    prev = a;
+  }
+  testing::expect_gradients([](Graph&, std::vector<Var>& x) { return monotonic_alignments(x[0]); },
+                            {p}, {.eps = 1e-3f, .rtol = 1e-2f, .atol = 1e-4f, .max_entries = 96});
+}
+
 // beta_ij = sum_{k=j}^{j+w-1} alpha_ik exp(u_ij) / sum_{l=k-w+1}^{k} exp(u_il) (Chiu & Raffel
 // 2018, eq. 20), each sum taken as written
 Row mocha_by_definition(const Row& alpha, const Row& u, int64_t w) {

@@ -8,6 +8,7 @@
 
 #include "heed/data/vocab.h"
 #include "heed/decode/beam_search.h"
+#include "heed/decode/forced.h"
 #include "heed/decode/greedy.h"
 #include "heed/decode/replace_unk.h"
 #include "heed/models/rnn_seq2seq.h"
@@ -25,9 +26,13 @@ class EveryDecoder : public ::testing::TestWithParam<std::string> {};
 using testing::random_sources;
 using testing::SmallSeq2Seq;
 
-// log p(tokens EOS | source) as the teacher-forced loss computes it
+// log p(tokens EOS | source) as the teacher-forced loss computes it; for hard monotonic attention,
+// whose loss is the expectation over every stop and not the hard path decoding takes, as forced
+// decoding computes it (one row, no reordering)
 double forced_log_prob(const Seq2SeqModel& model, const std::vector<int32_t>& source,
                        const std::vector<int32_t>& tokens) {
+  if (model.hard_monotonic_attention())
+    return force_decode(model, {source}, {tokens}, {.wanted = false})[0].log_prob;
   Graph g(Mode::Inference);
   Var loss = model.loss(g, make_batch({source}, {tokens}, model.reverse_source()));
   return -loss.value().data()[0] * static_cast<double>(tokens.size() + 1);
@@ -198,7 +203,8 @@ TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
-                         ::testing::Values("bahdanau", "luong", "transformer", "conv"),
+                         ::testing::Values("bahdanau", "luong", "transformer", "transformer_mocha",
+                                           "conv"),
                          [](const auto& info) { return info.param; });
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {

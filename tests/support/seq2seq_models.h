@@ -20,13 +20,16 @@ namespace heed::testing {
 constexpr int64_t kSmallVocab = 15;
 
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
-// styles; "transformer": 2+2 layers, d 16; "conv": ConvS2S, 2+2 layers, E 8, C 12
+// styles; "transformer": 2+2 layers, d 16 ("transformer_mocha": its heads monotonic); "conv":
+// ConvS2S, 2+2 layers, E 8, C 12
 inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
                                                    Rng& rng) {
-  if (kind == "transformer") {
+  if (kind == "transformer" || kind == "transformer_mocha") {
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = kSmallVocab;
     c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0, .norm = NormPlacement::Pre};
+    if (kind == "transformer_mocha")  // monotonic multihead attention, MoChA heads of 2
+      c.layer.monotonic = MonotonicHeadsConfig{.chunk = 2, .bias = 0.f, .noise = 0.f};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 64;
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));

@@ -3,9 +3,10 @@
 // READ (one more source token) and WRITE (the most probable next token, from the prefix read):
 //   read-all   read the whole source, then write (what offline decoding does)
 //   wait-k     output i (from 0) after min(i + k, |x|) source tokens (Ma et al. 2019)
-//   monotonic  write when the decoder's hard monotonic attention stops on a token already
-//              read; READ when it runs off the prefix before the source has ended (Raffel et al.
-//              2017, Algorithm 1, with the memory growing)
+//   monotonic  write when the decoder's hard monotonic attention (every head of every layer, in
+//              monotonic multihead attention) stops on a token already read; READ when one runs
+//              off the prefix before the source has ended (Raffel et al. 2017, Algorithm 1, with
+//              the memory growing; Ma et al. 2020)
 // The encoder is unidirectional, so a prefix's states are those of the whole source and every
 // step sees what it would offline: online decoding writes exactly the offline outputs, each
 // as early as the policy lets it. After a READ, the decoder is restarted on the longer prefix

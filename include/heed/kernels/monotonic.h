@@ -35,6 +35,15 @@ void monotonic_alignment_forward(int64_t B, int64_t S, const float* p, const flo
 void monotonic_alignment_backward(int64_t B, int64_t S, const float* p, const float* q,
                                   const float* dalpha, float* dp, float* dprev);
 
+// Every step of R rows at once (the Transformer's heads, teacher-forced: p is known for all i):
+// p [R, T, S] -> q, alpha [R, T, S], step i's alpha_{i-1} the row before it (alpha_{-1} =
+// delta_{j,0}: before the first output the decoder stands at the first entry).
+void monotonic_alignments_forward(int64_t R, int64_t T, int64_t S, const float* p, float* q,
+                                  float* alpha);
+// dp [R, T, S] += the gradients of alpha's loss through every step, given dalpha [R, T, S].
+void monotonic_alignments_backward(int64_t R, int64_t T, int64_t S, const float* p, const float* q,
+                                   const float* dalpha, float* dp);
+
 // alpha, u [B, S] (u = -inf on padding) -> beta [B, S], chunks of w >= 1 entries.
 void mocha_chunk_forward(int64_t B, int64_t S, int64_t w, const float* alpha, const float* u,
                          float* beta);

@@ -79,6 +79,8 @@ class IncrementalDecoder {
   struct Step {
     const float* scores = nullptr;   // [B, V]: log-probabilities, or logits (Scores::LogitsOnly)
     const float* weights = nullptr;  // [B, S] attention over the padded source, or nullptr
+    bool ran_off = false;  // hard monotonic attention: some row's attention (some head's) has run
+                           // off the end of the source without stopping (online decoding READs)
   };
   virtual Step step(std::span<const int32_t> prev, Scores scores) = 0;
   // Beam search: row r continues the decoder state of row from[r] (rows of one source only).

@@ -39,7 +39,8 @@ struct TransformerSeq2SeqConfig {
   std::string describe() const;  // "transformer 3+3 layers, d 256, 8 heads, ff 1024"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
-  OnlinePolicy online_policy() const;  // wait-k with a causal encoder (models/seq2seq.h)
+  OnlinePolicy online_policy() const;  // wait-k or monotonic heads with a causal encoder
+                                       // (models/seq2seq.h)
 };
 
 class TransformerSeq2Seq final : public Seq2SeqModel {
@@ -51,7 +52,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   int64_t tgt_vocab() const override { return config_.tgt_vocab; }
   int64_t max_output_len() const override { return config_.max_positions; }
   OnlinePolicy online_policy() const override { return config_.online_policy(); }
-  // Cross-entropy over the target tokens (padding ignored).
+  bool hard_monotonic_attention() const override { return config_.layer.monotonic.has_value(); }
+  // Cross-entropy over the target tokens (padding ignored); with monotonic heads and a latency
+  // weight lambda, + lambda * their mean expected delay in training graphs.
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
   // Decoding with the key/value caches (start/step below); the reported weights are the
   // cross-attention of the chosen layer, one head or the mean over heads.
@@ -67,14 +70,16 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
   Var encode(Graph& g, std::span<const int32_t> src, const Packing& p) const;
   // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> logits [N_t, V]
-  // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's)
+  // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's; monotonic
+  // heads: `delay`, when given, gets their mean expected delay over the layers, in tokens)
   Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,
-             const Packing& src, int64_t wait_k) const;
+             const Packing& src, int64_t wait_k, Var* delay = nullptr) const;
   struct DecoderState {
-    std::vector<Var> memory_kv;            // per decoder layer: [B, S, 2d]
-    std::vector<KvCache> caches;           // per decoder layer
-    std::span<const int32_t> src_lengths;  // [B], in the graph's arena
-    int64_t t = 0;                         // the next target position
+    std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d]
+    std::vector<KvCache> caches;             // per decoder layer
+    std::vector<MonotonicHeadsState> heads;  // per decoder layer: monotonic heads' stops
+    std::span<const int32_t> src_lengths;    // [B], in the graph's arena
+    int64_t t = 0;                           // the next target position
   };
   // Encodes the source and prepares caches for at most `max_len` target positions, with
   // `rows_per_source` decoder rows per source (the memory repeated, not re-encoded).
@@ -82,9 +87,10 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
                      std::span<const int32_t> lengths, int64_t max_len,
                      int64_t rows_per_source = 1) const;
   struct Step {
-    Var logits;      // [B, V]
-    Var log_probs;   // [B, V] unless only logits were asked for
-    Tensor weights;  // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
+    Var logits;            // [B, V]
+    Var log_probs;         // [B, V] unless only logits were asked for
+    Tensor weights;        // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
+    bool ran_off = false;  // monotonic heads: some head of some row is off the memory's end
   };
   using Scores = heed::Scores;
   // One position: the previous tokens [B] -> the next token's scores; advances `state`.

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "heed/autograd/ops.h"
+#include "heed/nn/monotonic_multi_head_attention.h"
 #include "heed/nn/multi_head_attention.h"
 #include "heed/util/names.h"
 
@@ -40,6 +42,9 @@ struct TransformerLayerConfig {
   bool causal_encoder = false;  // encoder layers: position i attends to 0..i only (online)
   int64_t wait_k = 0;           // decoder layers, k > 0: output i attends to the first i + k
                                 // source positions only (wait-k, Ma et al. 2019)
+  // decoder layers: monotonic multihead attention over the encoder (Ma et al. 2020) instead of
+  // soft cross-attention
+  std::optional<MonotonicHeadsConfig> monotonic = std::nullopt;
 
   // Written into (read from) a model's config.json object: d_model, heads, ff, norm,
   // activation and the dropout under `dropout_key` (a classifier keeps "dropout" for its MLP).
@@ -121,27 +126,31 @@ class TransformerEncoderLayer {
 class TransformerDecoderLayer {
  public:
   TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope);
-  const MultiHeadAttention& cross_attention() const { return cross_; }
+  bool monotonic() const { return monotonic_.has_value(); }
   // The encoder output's keys and values for this layer's cross-attention: packed memory
-  // [N_s, d] -> [B, S, 2d].
-  Var project_memory(Var memory, const Packing& src) const {
-    return cross_.project_memory(memory, src);
-  }
+  // [N_s, d] -> [B, S, 2d] (monotonic heads with chunks: [B, S, 3d]).
+  Var project_memory(Var memory, const Packing& src) const;
+  // Monotonic cross-attention: the heads' stops for B decoder rows.
+  MonotonicHeadsState make_heads_state(int64_t B) const { return monotonic_->make_state(B); }
   KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const {
     return self_.make_cache(g, B, capacity);
   }
   // Teacher forcing: y [N_t, d] packed as tgt, causal self-attention, cross-attention over the
   // memory (wait_k > 0: output i over the source prefix j < i + k; the model's
-  // TransformerLayerConfig::wait_k, or a batch's).
+  // TransformerLayerConfig::wait_k, or a batch's). Monotonic heads: `delay`, when given, gets
+  // their mean expected delay (MonotonicMultiHeadAttention::cross).
   Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths,
-              int64_t wait_k) const;
-  // One position y_t [B, d] with this layer's key/value cache. When `weights` is given, it
-  // gets the cross-attention weights [B, h, 1, S] of this step.
+              int64_t wait_k, Var* delay = nullptr) const;
+  // One position y_t [B, d] with this layer's key/value cache (and its heads' stops when the
+  // cross-attention is monotonic). When `weights` is given, it gets the cross-attention
+  // weights [B, h, 1, S] of this step.
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
-           int64_t wait_k, Tensor* weights = nullptr) const;
+           MonotonicHeadsState* heads, int64_t wait_k, Tensor* weights = nullptr) const;
 
  private:
-  MultiHeadAttention self_, cross_;
+  MultiHeadAttention self_;
+  std::optional<MultiHeadAttention> cross_;               // soft
+  std::optional<MonotonicMultiHeadAttention> monotonic_;  // or monotonic
   FeedForward ff_;
   Residual r_self_, r_cross_, r_ff_;
 };

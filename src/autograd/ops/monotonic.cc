@@ -29,6 +29,19 @@ Var monotonic_alignment(Var p, Var prev) {
   });
 }
 
+Var monotonic_alignments(Var p) {
+  check(p.shape().rank() == 3, "monotonic_alignments: p must be [R, T, S], got ", p.shape());
+  Graph& G = p.graph();
+  const int64_t R = p.dim(0), T = p.dim(1), S = p.dim(2);
+  Tensor q = G.alloc(p.shape());  // [R, T, S], for the backward
+  Tensor alpha = G.alloc(p.shape());
+  kernels::monotonic_alignments_forward(R, T, S, p.value().data(), q.data(), alpha.data());
+  return G.make(alpha, {p}, [=](const Tensor& dalpha) {
+    kernels::monotonic_alignments_backward(R, T, S, p.value().data(), q.data(), dalpha.data(),
+                                           p.grad().data());
+  });
+}
+
 Var mocha_chunk(Var alpha, Var u, int64_t w) {
   check_rows("mocha_chunk", alpha, u);
   check(w >= 1, "mocha_chunk: the chunk must hold at least 1 entry, got ", w);

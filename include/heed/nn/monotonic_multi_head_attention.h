@@ -1,0 +1,82 @@
+// Monotonic multihead attention (Ma, Pino, Cross, Puzon & Gu 2020, "Monotonic Multihead
+// Attention", ICLR): every head of a Transformer decoder layer's cross-attention is a monotonic
+// attention head (Raffel et al. 2017) scored as the Transformer scores,
+//   e^h_ij = q^h_i k^h_j^T / sqrt(d_k) + r_h,    q^h_i = (x_i W^Q)^h,  k^h_j = (m_j W^K)^h
+//   p^h_ij = sigmoid(e^h_ij + eps),  eps ~ N(0, sigma^2) in training only
+// Training takes the expected alignment of every head and step (kernels/monotonic.h):
+//   alpha^h_i = p^h_i (.) cumprod_excl(1 - p^h_i) (.) cumsum(alpha^h_{i-1} / cumprod_excl(1 -
+//   p^h_i)) head_h = sum_j alpha^h_ij v^h_j                                          (MMA-H)
+// or, with a chunk w, MoChA in every head (Chiu & Raffel 2018): soft attention over the w
+// entries ending at the stop, with energies of their own projections,
+//   u^h_ij = q'^h_i k'^h_j^T / sqrt(d_k),  head_h = sum_j beta^h_ij v^h_j   (eq. 20 of MoChA)
+// and w at least the source's length is MMA's infinite lookback (MMA-IL).
+//   MultiHead_i = Concat(head_1, ..., head_h) W^O
+// Decoding is hard, head by head (Raffel et al., Algorithm 1): from where head h stopped at
+// step i - 1, the first j with p^h_ij >= 0.5 (e >= 0); the head attends to v^h_j (or softly to
+// its chunk); a head that runs off the end of the memory attends to nothing from then on. A step
+// needs the source up to the furthest stop of all heads of all layers: online decoding reads
+// while any head runs off the prefix read (MonotonicHeadsState::ran_off).
+// Leaves out: MMA's latency losses (L_avg, L_var) and head pruning.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "heed/autograd/ops/packing.h"
+#include "heed/nn/init.h"
+
+namespace heed {
+
+struct MonotonicHeadsConfig {
+  int64_t chunk = 0;    // 0: each head attends to its stop alone; w >= 1: MoChA's w entries
+  float bias = -4.f;    // r_h's initial value (negative: early alignments move on, Raffel §2.5)
+  float noise = 1.f;    // sigma of the pre-sigmoid noise in training
+  float latency = 0.f;  // lambda: training adds lambda times the heads' mean expected delay
+};
+
+// What decoding keeps of one layer's heads between steps.
+struct MonotonicHeadsState {
+  int64_t heads = 0;
+  std::vector<int32_t> stop;  // [B, h]: where each head stopped last (0 before the first step;
+                              // -1: it ran off the end and attends to nothing since)
+  bool ran_off = false;       // after the last step: some head of some row is off the end
+  // Beam search: row r continues row from[r].
+  void reorder(std::span<const int32_t> from);
+};
+
+class MonotonicMultiHeadAttention {
+ public:
+  MonotonicMultiHeadAttention(int64_t d_model, int64_t heads, const MonotonicHeadsConfig& c,
+                              const Scope& scope);
+  int64_t heads() const { return heads_; }
+
+  // The memory's projections, once per batch: packed [N_s, d] -> [B, S, 2d] (K | V), or
+  // [B, S, 3d] (K | V | K', MoChA's chunk keys).
+  Var project_memory(Var memory, const Packing& src) const;
+  // Teacher forcing: x [N_q, d] packed as q, every step's expected attention at once -> [N_q, d].
+  // key_lengths: the source lengths. `delay`, when given, gets the mean over the heads and
+  // the real steps of the expected delay, in source tokens read before writing (a scalar):
+  //   E[d^h_i] = sum_j (j + 1) alpha^h_ij + |x| (1 - sum_j alpha^h_ij)
+  // (a head that runs off the end has read the whole source), the latency a training loss
+  // can weigh against quality (Ma et al. 2020, section 2.3, weigh their L_avg and L_var the same
+  // way; this is the plain average of the expected delays, not their DAL of them).
+  Var cross(Var x, const Packing& q, Var memory_kv, std::span<const int32_t> key_lengths,
+            Var* delay = nullptr) const;
+  // Decoding: one position x [B, d], hard stops from `state` (advanced) -> [B, d]. When
+  // `weights` is given it gets what each head attends to, [B, h, 1, S].
+  Var step(Var x, Var memory_kv, std::span<const int32_t> key_lengths, MonotonicHeadsState& state,
+           Tensor* weights = nullptr) const;
+  MonotonicHeadsState make_state(int64_t B) const;
+
+ private:
+  int64_t d_model_, heads_, chunk_;
+  float noise_;
+  Parameter *W_q_, *b_q_;    // [d, d], [d]
+  Parameter *W_kv_, *b_kv_;  // [2d, d], [2d] (W^K; W^V), or [3d, d] with W^K' (MoChA)
+  Parameter* r_;             // [h]
+  Parameter *W_qc_ = nullptr, *b_qc_ = nullptr;  // MoChA's W^Q' [d, d], [d]
+  Parameter *W_out_, *b_out_;                    // W^O [d, d], [d]
+};
+
+}  // namespace heed

@@ -1,0 +1,184 @@
+// Monotonic multihead attention (see the header): the heads' expectations in training, their
+// hard stops in decoding.
+// Leaves out: the recursions (kernels/monotonic.cc) and the layer around it (nn/transformer.cc).
+#include "heed/nn/monotonic_multi_head_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "heed/autograd/ops.h"
+#include "heed/kernels/random.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+float dot(const float* a, const float* b, int64_t n) {
+  float s = 0.f;
+  for (int64_t k = 0; k < n; ++k) s += a[k] * b[k];
+  return s;
+}
+
+// [B, T, h * d_k] -> [B, h, T, d_k]
+Var split_heads(Var x, int64_t h) {
+  const int64_t B = x.dim(0), T = x.dim(1), dk = x.dim(2) / h;
+  return permute(reshape(x, Shape{B, T, h, dk}), {0, 2, 1, 3});
+}
+
+}  // namespace
+
+void MonotonicHeadsState::reorder(std::span<const int32_t> from) {
+  const std::vector<int32_t> old = stop;
+  for (size_t r = 0; r < from.size(); ++r)
+    std::copy_n(old.begin() + from[r] * heads, heads,
+                stop.begin() + static_cast<int64_t>(r) * heads);
+  ran_off = std::any_of(stop.begin(), stop.end(), [](int32_t t) { return t < 0; });
+}
+
+MonotonicMultiHeadAttention::MonotonicMultiHeadAttention(int64_t d_model, int64_t heads,
+                                                         const MonotonicHeadsConfig& c,
+                                                         const Scope& scope)
+    : d_model_(d_model), heads_(heads), chunk_(c.chunk), noise_(c.noise) {
+  check(heads >= 1 && d_model % heads == 0, "monotonic multihead attention: d_model ", d_model,
+        " is not divisible by ", heads, " heads");
+  check(c.chunk >= 0, "monotonic multihead attention: the chunk is ", c.chunk, " (0: none)");
+  check(c.noise >= 0.f && std::isfinite(c.noise),
+        "monotonic multihead attention: noise must be >= 0");
+  const int64_t d = d_model, kv = chunk_ > 0 ? 3 : 2;
+  W_q_ = &scope.param("W_q", {d, d}, Init::glorot_uniform());
+  b_q_ = &scope.param("b_q", {d}, Init::zeros());
+  W_kv_ = &scope.param("W_kv", {kv * d, d}, Init::glorot_uniform());
+  b_kv_ = &scope.param("b_kv", {kv * d}, Init::zeros());
+  r_ = &scope.param("r", {heads}, Init::constant(c.bias));
+  if (chunk_ > 0) {
+    W_qc_ = &scope.param("chunk/W_q", {d, d}, Init::glorot_uniform());
+    b_qc_ = &scope.param("chunk/b_q", {d}, Init::zeros());
+  }
+  W_out_ = &scope.param("W_o", {d, d}, Init::glorot_uniform());
+  b_out_ = &scope.param("b_o", {d}, Init::zeros());
+}
+
+Var MonotonicMultiHeadAttention::project_memory(Var memory, const Packing& src) const {
+  Graph& g = memory.graph();
+  return unpack(linear(memory, g.param(*W_kv_), g.param(*b_kv_)), src);  // [B, S, 2d or 3d]
+}
+
+MonotonicHeadsState MonotonicMultiHeadAttention::make_state(int64_t B) const {
+  return {.heads = heads_, .stop = std::vector<int32_t>(static_cast<size_t>(B * heads_), 0)};
+}
+
+Var MonotonicMultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
+                                       std::span<const int32_t> key_lengths, Var* delay) const {
+  Graph& g = x.graph();
+  const int64_t d = d_model_, h = heads_, dk = d / h;
+  const int64_t B = p.B(), T = p.T, S = memory_kv.dim(1);
+  const float scale = 1.f / std::sqrt(static_cast<float>(dk));
+  Var q = split_heads(unpack(linear(x, g.param(*W_q_), g.param(*b_q_)), p), h);  // [B, h, T, dk]
+  Var k = split_heads(slice(memory_kv, 2, 0, d), h);                             // [B, h, S, dk]
+  Var v = split_heads(slice(memory_kv, 2, d, d), h);                             // [B, h, S, dk]
+  Tensor mask = g.alloc(Shape{B, 1, 1, S});  // 0 on the source, -inf on its padding
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < S; ++j)
+      mask.data()[b * S + j] = j < key_lengths[b] ? 0.f : -std::numeric_limits<float>::infinity();
+  // e^h_ij = q^h_i k^h_j^T / sqrt(d_k) + r_h                                       [B, h, T, S]
+  Var e =
+      matmul(q, k, {.trans_b = true, .alpha = scale}) + reshape(g.param(*r_), Shape{1, h, 1, 1});
+  if (g.training() && noise_ > 0.f) {  // eps ~ N(0, sigma^2)
+    Tensor eps = g.alloc(Shape{B, h, T, S});
+    Rng rng(g.next_stream());
+    for (float& z : eps.span()) z = noise_ * rng.normal();
+    e = e + g.constant(eps);
+  }
+  Var pstop = sigmoid(e + g.constant(mask));  // p^h_ij, 0 on padding
+  // alpha^h_i for every step in turn, alpha^h_{-1} at the first entry
+  Var w = monotonic_alignments(reshape(pstop, Shape{B * h, T, S}));  // [B h, T, S]
+  if (delay) {
+    // E[d^h_i] = |x| - sum_j alpha^h_ij (|x| - j - 1), averaged over heads and real steps
+    Tensor left = g.zeros(Shape{B, 1, S});   // |x| - j - 1: the tokens not read at stop j
+    Tensor steps = g.zeros(Shape{B, 1, T});  // 1 / (h N_q) on real steps, 0 on padding
+    double read_all = 0;                     // sum over real steps of |x|, / N_q
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t j = 0; j < key_lengths[b]; ++j)
+        left.data()[b * S + j] = static_cast<float>(key_lengths[b] - j - 1);
+      for (int64_t i = 0; i < p.lengths[b]; ++i)
+        steps.data()[b * T + i] = 1.f / static_cast<float>(h * p.N);
+      read_all += static_cast<double>(key_lengths[b]) * p.lengths[b] / static_cast<double>(p.N);
+    }
+    Var saved = sum(reshape(w, Shape{B, h * T, S}) * g.constant(left), 2);  // [B, h T]
+    *delay =
+        static_cast<float>(read_all) - sum_all(reshape(saved, Shape{B, h, T}) * g.constant(steps));
+  }
+  if (chunk_ > 0) {
+    // u^h_ij = q'^h_i k'^h_j^T / sqrt(d_k); the expected beta over the w entries ending at a stop
+    Var qc = split_heads(unpack(linear(x, g.param(*W_qc_), g.param(*b_qc_)), p), h);
+    Var kc = split_heads(slice(memory_kv, 2, 2 * d, d), h);
+    Var u = matmul(qc, kc, {.trans_b = true, .alpha = scale}) + g.constant(mask);  // [B, h, T, S]
+    w = mocha_chunk(reshape(w, Shape{B * h * T, S}), reshape(u, Shape{B * h * T, S}), chunk_);
+  }
+  // head_h = sum_j w^h_ij v^h_j, the heads side by side again: [B, T, d]
+  Var out = matmul(reshape(w, Shape{B, h, T, S}), v);  // [B, h, T, dk]
+  out = reshape(permute(out, {0, 2, 1, 3}), Shape{B, T, d});
+  return linear(pack(out, p), g.param(*W_out_), g.param(*b_out_));  // [N_q, d]
+}
+
+Var MonotonicMultiHeadAttention::step(Var x, Var memory_kv, std::span<const int32_t> key_lengths,
+                                      MonotonicHeadsState& st, Tensor* weights) const {
+  Graph& g = x.graph();
+  check(!g.training(), "monotonic multihead attention: hard decoding is for inference graphs");
+  const int64_t d = d_model_, h = heads_, dk = d / h;
+  const int64_t B = x.dim(0), S = memory_kv.dim(1), cols = memory_kv.dim(2);
+  check(static_cast<int64_t>(st.stop.size()) == B * h, "monotonic multihead attention: a state of ",
+        st.stop.size(), " heads for ", B, " rows of ", h);
+  const float scale = 1.f / std::sqrt(static_cast<float>(dk));
+  const Tensor q = linear(x, g.param(*W_q_), g.param(*b_q_)).value();  // [B, d]
+  Tensor qc;
+  if (chunk_ > 0) qc = linear(x, g.param(*W_qc_), g.param(*b_qc_)).value();  // [B, d]
+  const float* m = memory_kv.value().data();                                 // [B, S, K | V (| K')]
+  const float* r = r_->value.data();
+  Tensor context = g.zeros(Shape{B, d});
+  if (weights) *weights = g.zeros(Shape{B, h, 1, S});
+  std::vector<float> u;
+  st.ran_off = false;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hh = 0; hh < h; ++hh) {
+      int32_t& stop = st.stop[b * h + hh];
+      if (stop < 0) {  // off the end since an earlier step
+        st.ran_off = true;
+        continue;
+      }
+      // from the last stop, the first j with e^h_ij >= 0, i.e. p^h_ij >= 0.5
+      const float* qh = q.data() + b * d + hh * dk;
+      int64_t t = stop;
+      const int64_t len = key_lengths[b];
+      while (t < len && scale * dot(qh, m + (b * S + t) * cols + hh * dk, dk) + r[hh] < 0.f) ++t;
+      if (t >= len) {
+        stop = -1;
+        st.ran_off = true;
+        continue;
+      }
+      stop = static_cast<int32_t>(t);
+      // what the head attends to: its stop, or softmax(u) over the chunk [t - w + 1, t]
+      const int64_t from = chunk_ > 0 ? std::max<int64_t>(0, t - chunk_ + 1) : t;
+      u.assign(static_cast<size_t>(t - from + 1), 1.f);
+      if (chunk_ > 0) {
+        const float* qch = qc.data() + b * d + hh * dk;
+        for (int64_t j = from; j <= t; ++j)
+          u[j - from] = scale * dot(qch, m + (b * S + j) * cols + 2 * d + hh * dk, dk);
+        const float mx = *std::max_element(u.begin(), u.end());
+        double z = 0;
+        for (float& a : u) z += (a = std::exp(a - mx));
+        for (float& a : u) a = static_cast<float>(a / z);
+      }
+      float* c = context.data() + b * d + hh * dk;
+      for (int64_t j = from; j <= t; ++j) {
+        const float* vj = m + (b * S + j) * cols + d + hh * dk;
+        for (int64_t k = 0; k < dk; ++k) c[k] += u[j - from] * vj[k];
+        if (weights) weights->data()[(b * h + hh) * S + j] = u[j - from];
+      }
+    }
+  return linear(g.constant(context), g.param(*W_out_), g.param(*b_out_));  // [B, d]
+}
+
+}  // namespace heed

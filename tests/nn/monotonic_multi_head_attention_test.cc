@@ -1,0 +1,157 @@
+// Monotonic multihead attention (Ma et al. 2020): finite-difference gradients of the teacher-
+// forced layer, parameters included, for hard heads, MoChA heads and infinite lookback; with
+// saturated stopping probabilities the expectation is the hard path, so the teacher-forced
+// layer equals hard decoding step by step; hard stops never move back and a beam reorder
+// continues the rows it is given.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "heed/nn/monotonic_multi_head_attention.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+constexpr int64_t kD = 8, kHeads = 2;
+
+TEST(MonotonicMultiHeadAttention, GradientsMatchFiniteDifferences) {
+  // chunk 0: each head attends to its stop; 2: MoChA; 9 >= every source: infinite lookback
+  for (int64_t chunk : {0, 2, 9}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
+    ParameterStore store;
+    Rng init(3);
+    // r = -0.5: stopping probabilities around 0.4, where every path carries weight
+    MonotonicMultiHeadAttention mma(kD, kHeads, {.chunk = chunk, .bias = -0.5f, .noise = 0.f},
+                                    Scope(store, init));
+    Rng rng(5);
+    // packed sequences: targets of lengths 4 and 2 (6 rows), sources of 5 and 3 (8 rows)
+    std::vector<Tensor> in = {testing::random_tensor({6, kD}, rng),
+                              testing::random_tensor({8, kD}, rng)};
+    static const std::vector<int32_t> src_len = {5, 3}, tgt_len = {4, 2};
+    std::vector<Parameter*> params(store.all().begin(), store.all().end());
+    testing::expect_gradients(
+        [&](Graph& g, std::vector<Var>& x) {
+          const Packing tgt = make_packing(g, tgt_len), src = make_packing(g, src_len);
+          return mma.cross(x[0], tgt, mma.project_memory(x[1], src), src_len);
+        },
+        in, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 24}, {}, params);
+  }
+}
+
+// Energies scaled up until every p is 0 or 1 (to float precision): the expected alignment is
+// then the hard path, and the teacher-forced layer's output at position i is hard decoding's
+// at step i, for hard heads and MoChA heads alike.
+TEST(MonotonicMultiHeadAttention, SaturatedExpectationEqualsHardDecoding) {
+  for (int64_t chunk : {0, 2}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
+    ParameterStore store;
+    Rng init(11);
+    MonotonicMultiHeadAttention mma(kD, kHeads, {.chunk = chunk, .bias = 0.f, .noise = 0.f},
+                                    Scope(store, init));
+    for (Parameter* p : store.all())
+      if (p->name == "W_q")  // the stopping energies' queries, not MoChA's chunk queries
+        for (float& w : p->value.span()) w *= 3000.f;
+    const int64_t B = 2, T = 6, S = 7;
+    Rng rng(9);
+    const Tensor x = testing::random_tensor({B * T, kD}, rng);  // packed: both of length T
+    const Tensor memory = testing::random_tensor({B * S - 2, kD}, rng);
+    const std::vector<int32_t> src_len = {S, S - 2}, tgt_len(B, static_cast<int32_t>(T));
+    Graph g(Mode::Inference);
+    const Packing src = make_packing(g, src_len), tgt = make_packing(g, tgt_len);
+    Var kv = mma.project_memory(g.constant(memory), src);
+    Var full = mma.cross(g.constant(x), tgt, kv, src_len);  // [B T, d]
+    MonotonicHeadsState st = mma.make_state(B);
+    std::vector<int32_t> last(B * kHeads, 0);
+    int moved = 0;
+    for (int64_t i = 0; i < T; ++i) {
+      Tensor xi = Tensor::empty({B, kD});
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t k = 0; k < kD; ++k) xi.data()[b * kD + k] = x.data()[(b * T + i) * kD + k];
+      Tensor w;
+      Var y = mma.step(g.constant(xi), kv, src_len, st, &w);  // [B, d]
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t k = 0; k < kD; ++k)
+          EXPECT_NEAR(y.value().data()[b * kD + k], full.value().data()[(b * T + i) * kD + k],
+                      1e-3f)
+              << "row " << b << " step " << i;
+      for (size_t r = 0; r < st.stop.size(); ++r) {
+        // a stop never moves back; once off the end, it stays off
+        if (last[r] < 0) {
+          EXPECT_LT(st.stop[r], 0);
+        }
+        if (st.stop[r] >= 0) {
+          EXPECT_GE(st.stop[r], last[r]);
+          // what the head attends to ends at its stop and sums to 1
+          const float* wr = w.data() + static_cast<int64_t>(r) * S;
+          float sum = 0;
+          for (int64_t j = 0; j < S; ++j) {
+            sum += wr[j];
+            if (j > st.stop[r] || j <= st.stop[r] - std::max<int64_t>(chunk, 1)) {
+              EXPECT_EQ(wr[j], 0.f) << "head row " << r << " j " << j;
+            }
+          }
+          EXPECT_NEAR(sum, 1.f, 1e-5f);
+        }
+        moved += st.stop[r] != last[r];
+        last[r] = st.stop[r];
+      }
+    }
+    EXPECT_GT(moved, 2) << "the case should move the heads along the source";
+  }
+}
+
+// The expected delay E[d^h_i] = sum_j (j + 1) alpha^h_ij + |x| (1 - sum_j alpha^h_ij), averaged
+// over heads and real steps: 1 when every head stops at the first entry at every step, |x| when
+// none ever stops (sources of 5 and 3 under targets of 4 and 2: (5 * 4 + 3 * 2) / 6); in
+// between, a mean of the alignments' delays, with finite-difference gradients.
+TEST(MonotonicMultiHeadAttention, ExpectedDelayFromStopAtOnceToReadEverything) {
+  static const std::vector<int32_t> src_len = {5, 3}, tgt_len = {4, 2};
+  Rng rng(5);
+  std::vector<Tensor> in = {testing::random_tensor({6, kD}, rng),
+                            testing::random_tensor({8, kD}, rng)};
+  for (float bias : {60.f, -60.f, -0.5f}) {
+    SCOPED_TRACE(::testing::Message() << "r = " << bias);
+    ParameterStore store;
+    Rng init(3);
+    MonotonicMultiHeadAttention mma(kD, kHeads, {.bias = bias, .noise = 0.f}, Scope(store, init));
+    Graph g(Mode::Inference);
+    const Packing tgt = make_packing(g, tgt_len), src = make_packing(g, src_len);
+    Var delay;
+    mma.cross(g.constant(in[0]), tgt, mma.project_memory(g.constant(in[1]), src), src_len, &delay);
+    const float d = delay.value().data()[0];
+    if (bias > 0) {
+      EXPECT_NEAR(d, 1.f, 1e-5f);
+    } else if (bias < -1) {
+      EXPECT_NEAR(d, 26.f / 6.f, 1e-5f);
+    }
+    if (bias > -1 && bias < 0) {
+      EXPECT_GT(d, 1.f);
+      EXPECT_LT(d, 26.f / 6.f);
+      std::vector<Parameter*> params(store.all().begin(), store.all().end());
+      testing::expect_gradients(
+          [&](Graph& gg, std::vector<Var>& x) {
+            const Packing t = make_packing(gg, tgt_len), s = make_packing(gg, src_len);
+            Var dl;
+            mma.cross(x[0], t, mma.project_memory(x[1], s), src_len, &dl);
+            return dl;
+          },
+          in, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 24}, {}, params);
+    }
+  }
+}
+
+TEST(MonotonicMultiHeadAttention, ReorderContinuesTheGivenRows) {
+  MonotonicHeadsState st{.heads = 2, .stop = {3, 4, -1, 0, 2, 2}};
+  const std::vector<int32_t> from = {1, 1, 0};
+  st.reorder(from);
+  EXPECT_EQ(st.stop, (std::vector<int32_t>{-1, 0, -1, 0, 3, 4}));
+  EXPECT_TRUE(st.ran_off);
+  st.reorder(std::vector<int32_t>{2, 2, 2});
+  EXPECT_EQ(st.stop, (std::vector<int32_t>{3, 4, 3, 4, 3, 4}));
+  EXPECT_FALSE(st.ran_off);
+}
+
+}  // namespace
+}  // namespace heed
