@@ -115,13 +115,23 @@ bool prepare_save_dir(const LoopOptions& o) {
                            "checkpoint.old",    "checkpoint.tmp", "epochs"};
   const char* derived[] = {"config.json", "src.vocab", "tgt.vocab", "src.spm", "tgt.spm"};
   std::string held;
+  bool saved = false;  // anything the run kept: a model, a checkpoint, an epoch's weights
   for (const char* f : learned)
-    if (fs::exists(dir / f)) held += (held.empty() ? "" : ", ") + std::string(f);
+    if (fs::exists(dir / f)) {
+      held += (held.empty() ? "" : ", ") + std::string(f);
+      saved =
+          saved || (std::strcmp(f, "train.jsonl") != 0 && std::strcmp(f, "checkpoint.tmp") != 0);
+    }
   const bool resumes = resuming(o);
   if (!held.empty() && !resumes) {
-    check(!o.resume, o.save_dir, " holds a run (", held,
+    // a run killed before its first checkpoint was complete has saved nothing: --resume starts
+    // it over (its log holds steps no checkpoint kept); one that saved something is refused
+    check(!o.resume || !saved, o.save_dir, " holds a run (", held,
           ") but no checkpoint to resume from; --overwrite starts over, replacing it");
-    check(o.overwrite, o.save_dir, " already holds a run (", held,
+    if (o.resume)
+      std::fprintf(stderr, "%s: a run killed before its first checkpoint (%s): started over\n",
+                   o.save_dir.c_str(), held.c_str());
+    check(o.overwrite || o.resume, o.save_dir, " already holds a run (", held,
           "); --resume continues its training, --overwrite starts over, replacing it");
     for (const char* f : learned) fs::remove_all(dir / f);
     for (const char* f : derived) fs::remove_all(dir / f);

@@ -61,6 +61,14 @@ expect_error "holds a run (model.safetensors, train.jsonl) but no checkpoint to 
   "${train[@]}" --max-steps 5 --save "$work/m" --resume
 "${train[@]}" --max-steps 5 --save "$work/m" --overwrite > /dev/null
 [ "$(wc -l < "$work/m/train.jsonl")" -eq 1 ] || fail "--overwrite kept the old train.jsonl"
+# a run killed before its first checkpoint was complete (its log, a partial checkpoint.tmp) saved
+# nothing: --resume starts it over, and says so
+mkdir -p "$work/early/checkpoint.tmp" && echo '{"step": 3, "loss": 9}' > "$work/early/train.jsonl"
+"${train[@]}" --max-steps 5 --save "$work/early" --resume > /dev/null 2> "$work/early.err"
+grep -q "killed before its first checkpoint (train.jsonl, checkpoint.tmp): started over" \
+  "$work/early.err" || fail "--resume over an unsaved run: $(cat "$work/early.err")"
+[ "$(wc -l < "$work/early/train.jsonl")" -eq 1 ] || fail "the started-over run kept the old log"
+if grep -q '"loss": 9' "$work/early/train.jsonl"; then fail "the started-over run kept the old record"; fi
 # a run whose step budget is spent, resumed: re-evaluates, trains nothing, records nothing
 before=$(wc -l < "$work/m/train.jsonl")
 "${train[@]}" --max-steps 5 --save "$work/m" --resume > "$work/again.log"

@@ -93,8 +93,9 @@ bool resuming(const LoopOptions& o);
 // The model directory made ready for a run: created if missing. One that already holds a run
 // (a model, a checkpoint, train.jsonl) is continued with --resume when its checkpoint is
 // there, emptied of that run's files with --overwrite, and otherwise refused with an Error
-// naming it and both flags: a trained model is never replaced by accident. Returns whether
-// the run resumes.
+// naming it and both flags: a trained model is never replaced by accident. A run killed before
+// its first checkpoint (train.jsonl and a partial checkpoint.tmp, nothing saved) is started
+// over by --resume. Returns whether the run resumes.
 bool prepare_save_dir(const LoopOptions& o);
 
 // Trains `params` (the task's model) on `task`; config is the model's config.json.
