@@ -174,7 +174,7 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
     y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l], heads,
                          config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
-    out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off);
+    out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
   }
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   out.logits = output(y);  // [B, V]

@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "heed/autograd/ops.h"
 #include "heed/kernels/random.h"
+#include "heed/kernels/softmax.h"
+#include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -34,7 +35,10 @@ void MonotonicHeadsState::reorder(std::span<const int32_t> from) {
   for (size_t r = 0; r < from.size(); ++r)
     std::copy_n(old.begin() + from[r] * heads, heads,
                 stop.begin() + static_cast<int64_t>(r) * heads);
-  ran_off = std::any_of(stop.begin(), stop.end(), [](int32_t t) { return t < 0; });
+}
+
+bool MonotonicHeadsState::ran_off() const {
+  return std::any_of(stop.begin(), stop.end(), [](int32_t t) { return t < 0; });
 }
 
 MonotonicMultiHeadAttention::MonotonicMultiHeadAttention(int64_t d_model, int64_t heads,
@@ -78,10 +82,8 @@ Var MonotonicMultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
   Var q = split_heads(unpack(linear(x, g.param(*W_q_), g.param(*b_q_)), p), h);  // [B, h, T, dk]
   Var k = split_heads(slice(memory_kv, 2, 0, d), h);                             // [B, h, S, dk]
   Var v = split_heads(slice(memory_kv, 2, d, d), h);                             // [B, h, S, dk]
-  Tensor mask = g.alloc(Shape{B, 1, 1, S});  // 0 on the source, -inf on its padding
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t j = 0; j < S; ++j)
-      mask.data()[b * S + j] = j < key_lengths[b] ? 0.f : -std::numeric_limits<float>::infinity();
+  // 0 on the source, -inf on its padding
+  const Tensor mask = padding_mask(key_lengths, S, g).reshape(Shape{B, 1, 1, S});
   // e^h_ij = q^h_i k^h_j^T / sqrt(d_k) + r_h                                       [B, h, T, S]
   Var e =
       matmul(q, k, {.trans_b = true, .alpha = scale}) + reshape(g.param(*r_), Shape{1, h, 1, 1});
@@ -140,14 +142,10 @@ Var MonotonicMultiHeadAttention::step(Var x, Var memory_kv, std::span<const int3
   Tensor context = g.zeros(Shape{B, d});
   if (weights) *weights = g.zeros(Shape{B, h, 1, S});
   std::vector<float> u;
-  st.ran_off = false;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hh = 0; hh < h; ++hh) {
       int32_t& stop = st.stop[b * h + hh];
-      if (stop < 0) {  // off the end since an earlier step
-        st.ran_off = true;
-        continue;
-      }
+      if (stop < 0) continue;  // off the end since an earlier step
       // from the last stop, the first j with e^h_ij >= 0, i.e. p^h_ij >= 0.5
       const float* qh = q.data() + b * d + hh * dk;
       int64_t t = stop;
@@ -155,7 +153,6 @@ Var MonotonicMultiHeadAttention::step(Var x, Var memory_kv, std::span<const int3
       while (t < len && scale * dot(qh, m + (b * S + t) * cols + hh * dk, dk) + r[hh] < 0.f) ++t;
       if (t >= len) {
         stop = -1;
-        st.ran_off = true;
         continue;
       }
       stop = static_cast<int32_t>(t);
@@ -166,10 +163,7 @@ Var MonotonicMultiHeadAttention::step(Var x, Var memory_kv, std::span<const int3
         const float* qch = qc.data() + b * d + hh * dk;
         for (int64_t j = from; j <= t; ++j)
           u[j - from] = scale * dot(qch, m + (b * S + j) * cols + 2 * d + hh * dk, dk);
-        const float mx = *std::max_element(u.begin(), u.end());
-        double z = 0;
-        for (float& a : u) z += (a = std::exp(a - mx));
-        for (float& a : u) a = static_cast<float>(a / z);
+        kernels::softmax_forward(u.data(), {}, u.data(), Shape{1, t - from + 1}, false);
       }
       float* c = context.data() + b * d + hh * dk;
       for (int64_t j = from; j <= t; ++j) {

@@ -147,10 +147,10 @@ TEST(MonotonicMultiHeadAttention, ReorderContinuesTheGivenRows) {
   const std::vector<int32_t> from = {1, 1, 0};
   st.reorder(from);
   EXPECT_EQ(st.stop, (std::vector<int32_t>{-1, 0, -1, 0, 3, 4}));
-  EXPECT_TRUE(st.ran_off);
+  EXPECT_TRUE(st.ran_off());
   st.reorder(std::vector<int32_t>{2, 2, 2});
   EXPECT_EQ(st.stop, (std::vector<int32_t>{3, 4, 3, 4, 3, 4}));
-  EXPECT_FALSE(st.ran_off);
+  EXPECT_FALSE(st.ran_off());
 }
 
 }  // namespace

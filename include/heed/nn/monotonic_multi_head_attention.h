@@ -3,9 +3,10 @@
 // attention head (Raffel et al. 2017) scored as the Transformer scores,
 //   e^h_ij = q^h_i k^h_j^T / sqrt(d_k) + r_h,    q^h_i = (x_i W^Q)^h,  k^h_j = (m_j W^K)^h
 //   p^h_ij = sigmoid(e^h_ij + eps),  eps ~ N(0, sigma^2) in training only
-// Training takes the expected alignment of every head and step (kernels/monotonic.h):
-//   alpha^h_i = p^h_i (.) cumprod_excl(1 - p^h_i) (.) cumsum(alpha^h_{i-1} / cumprod_excl(1 -
-//   p^h_i)) head_h = sum_j alpha^h_ij v^h_j                                          (MMA-H)
+// Training takes the expected alignment of every head and step (kernels/monotonic.h),
+//   alpha^h_i = p^h_i (.) cumprod_excl(1 - p^h_i)
+//               (.) cumsum(alpha^h_{i-1} / cumprod_excl(1 - p^h_i))
+//   head_h = sum_j alpha^h_ij v^h_j                                          (MMA-H)
 // or, with a chunk w, MoChA in every head (Chiu & Raffel 2018): soft attention over the w
 // entries ending at the stop, with energies of their own projections,
 //   u^h_ij = q'^h_i k'^h_j^T / sqrt(d_k),  head_h = sum_j beta^h_ij v^h_j   (eq. 20 of MoChA)
@@ -15,8 +16,9 @@
 // step i - 1, the first j with p^h_ij >= 0.5 (e >= 0); the head attends to v^h_j (or softly to
 // its chunk); a head that runs off the end of the memory attends to nothing from then on. A step
 // needs the source up to the furthest stop of all heads of all layers: online decoding reads
-// while any head runs off the prefix read (MonotonicHeadsState::ran_off).
-// Leaves out: MMA's latency losses (L_avg, L_var) and head pruning.
+// while any head runs off the prefix read (MonotonicHeadsState::ran_off()).
+// Leaves out: MMA's latency losses as the paper writes them (L_avg, a DAL of the delays, and
+// L_var; here a plain mean expected delay, cross()'s `delay`) and head pruning.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,8 @@ struct MonotonicHeadsState {
   int64_t heads = 0;
   std::vector<int32_t> stop;  // [B, h]: where each head stopped last (0 before the first step;
                               // -1: it ran off the end and attends to nothing since)
-  bool ran_off = false;       // after the last step: some head of some row is off the end
+  // Some head of some row is off the end.
+  bool ran_off() const;
   // Beam search: row r continues row from[r].
   void reorder(std::span<const int32_t> from);
 };
@@ -49,8 +52,6 @@ class MonotonicMultiHeadAttention {
  public:
   MonotonicMultiHeadAttention(int64_t d_model, int64_t heads, const MonotonicHeadsConfig& c,
                               const Scope& scope);
-  int64_t heads() const { return heads_; }
-
   // The memory's projections, once per batch: packed [N_s, d] -> [B, S, 2d] (K | V), or
   // [B, S, 3d] (K | V | K', MoChA's chunk keys).
   Var project_memory(Var memory, const Packing& src) const;

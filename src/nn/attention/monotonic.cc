@@ -19,6 +19,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/kernels/additive.h"
 #include "heed/kernels/random.h"
+#include "heed/kernels/softmax.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 
@@ -140,10 +141,7 @@ class MonotonicAttention final : public Attention {
         kernels::additive_energy_forward(1, t - from + 1, A,
                                          st.chunk_keys.value().data() + (b * S + from) * A,
                                          Wcs.data() + b * A, vc_->value.data(), u.data());
-        const float m = *std::max_element(u.begin(), u.end());
-        double z = 0;
-        for (float& x : u) z += (x = std::exp(x - m));
-        for (int64_t j = from; j <= t; ++j) wb[j] = static_cast<float>(u[j - from] / z);
+        kernels::softmax_forward(u.data(), {}, wb + from, Shape{1, t - from + 1}, false);
       }
       // c_i = sum_j weight_j h_j over the attended entries only
       float* c = context.data() + b * Dm;
