@@ -28,6 +28,29 @@ void check_stdout() {
   heed::fail("<stdout>: write failed", e != 0 ? " (" + std::string(std::strerror(e)) + ")" : "");
 }
 
+namespace {
+
+// `heed [global flags] bench train ARGS` is `heed [global flags] train --bench ARGS`: the
+// training workload takes all of heed train's flags and recipes' [train] sections.
+std::vector<std::string> expand_bench_train(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--threads" || args[i] == "--config") {
+      ++i;  // its value
+      continue;
+    }
+    if (args[i].starts_with("-")) continue;
+    if (args[i] == "bench" && i + 1 < args.size() && args[i + 1] == "train") {
+      args[i] = "train";
+      args[i + 1] = "--bench";
+    }
+    break;  // the subcommand
+  }
+  return args;
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   CLI::App app{"heed: train, run and inspect attention-based sequence models on the CPU"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
@@ -78,7 +101,11 @@ int run(int argc, char** argv) {
                 sub->get_name() + "] section (`key = value`, named as the flags above; the " +
                 "command line wins), and --dump-config prints the options given as such a file.");
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = expand_bench_train(argc, argv);
+    std::vector<const char*> pointers;
+    pointers.reserve(args.size());
+    for (const auto& a : args) pointers.push_back(a.c_str());
+    app.parse(static_cast<int>(pointers.size()), pointers.data());
   } catch (const CLI::ConfigError& e) {
     const auto files = app.get_config_ptr()->as<std::vector<std::string>>();
     std::string message = heed::cli::config_error(files, e.what());

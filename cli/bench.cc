@@ -1,9 +1,12 @@
 // `heed bench WORKLOAD`: the workloads of ../shared/bench/pytorch, printing the peer's JSON
 // fields, one line per measurement.
 // Leaves out: the engine micro-benchmarks (bench/, Google Benchmark: `make bench`).
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.h"
+#include "heed/bench/machine.h"
+#include "heed/bench/measure.h"
 
 namespace heed::cli {
 
@@ -29,7 +32,9 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
                   "(transformer_seq2seq.py's) | attention (attention_bench.py's) | ctc "
                   "(ctc_bench.py's) | monotonic (monotonic_bench.py's) | conv (conv_bench.py's: "
-                  "kim_cnn and tcn)")
+                  "kim_cnn and tcn) | train: `heed bench train [heed train's flags and --config "
+                  "recipes]` is `heed train --bench`, any recipe on its data for --max-minutes. "
+                  "Every line names the CPU and the GEMM rates measured at its start")
       ->required();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
   app->add_option("--batch", seq2seq.batch,
@@ -111,7 +116,24 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "attention, internal: run one configuration BxHxTxd/mode/mask in this process");
 }
 
+namespace {
+
+// Every line carries the machine (bench/machine.h): measured here, or by the parent process of
+// a workload run in children (attention), which hands it down in the environment.
+void stamp_lines_with_machine() {
+  constexpr const char* kVariable = "HEED_BENCH_MACHINE";
+  nlohmann::json fields;
+  if (const char* inherited = std::getenv(kVariable))
+    fields = nlohmann::json::parse(inherited, nullptr, /*allow_exceptions=*/false);
+  if (!fields.is_object()) fields = bench::machine_fields(bench::measure_machine());
+  ::setenv(kVariable, fields.dump().c_str(), 1);
+  bench::set_line_fields(fields);
+}
+
+}  // namespace
+
 int BenchCommand::run() const {
+  stamp_lines_with_machine();
   for (const auto& [w, family] : kWorkloadFamilies)
     if (w == workload) {
       Seq2SeqBenchOptions o = seq2seq;

@@ -122,6 +122,8 @@ std::span<const Named<Task>> names(Task);  // "translate" | "classify"
 enum class LrSchedule { Plateau, InverseSqrt };
 std::span<const Named<LrSchedule>> names(LrSchedule);  // "plateau" | "inverse-sqrt"
 
+struct BenchRun;  // train --bench (train.cc)
+
 struct TrainCommand {
   Task task = Task::Translate;
   std::string model = "rnn";       // a family of models/registry.h (classify: self-attentive,
@@ -157,7 +159,7 @@ struct TrainCommand {
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();
-  int run_classify();
+  int run_classify(const BenchRun* bench);
 };
 
 // `heed classify`: labels (and probabilities, attention) for sentences on stdin.

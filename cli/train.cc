@@ -4,12 +4,34 @@
 #include <string_view>
 
 #include "commands.h"
+#include "heed/bench/measure.h"
+#include "heed/bench/train_bench.h"
 #include "heed/kernels/bf16.h"
 #include "heed/util/error.h"
 #include "heed/util/names.h"
 #include "heed/util/overloaded.h"
 
 namespace heed::cli {
+
+// --bench: the machine measured before the run (its fields on the speed line), and a
+// temporary model directory unless --save names one
+struct BenchRun {
+  std::optional<TempDir> scratch;
+  bench::MachineInfo machine;
+  explicit BenchRun(LoopOptions& o) {
+    check(o.max_minutes > 0 || o.max_steps > 0,
+          "train --bench: give a budget, --max-minutes M or --max-steps N");
+    if (o.save_dir.empty()) {
+      scratch.emplace("heed-bench");
+      o.save_dir = scratch->path();
+    }
+    machine = bench::measure_machine();
+    bench::set_line_fields(bench::machine_fields(machine));
+  }
+  void report(const LoopResult& r, Precision precision) const {
+    bench::write_line(std::cout, bench::training_speed(r, precision, machine));
+  }
+};
 
 void TrainCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand(
@@ -405,7 +427,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Products of the training step's linear layers: bfloat16 rounds the operands "
                   "to bf16 (sums, weights and the rest in fp32: mixed precision; about twice the "
                   "GEMM speed on CPUs with AVX512_BF16)");
-  app->add_option("--save", c.save_dir, "Model directory")->required();
+  app->add_option("--save", c.save_dir, "Model directory (required, except with --bench)");
+  app->add_flag("--bench", c.measure,
+                "Measure the training speed instead (heed bench train is the same): train for "
+                "--max-minutes or --max-steps without validating or keeping anything (--save "
+                "optional: a temporary directory), the progress on stderr, then one JSON line on "
+                "stdout: target tokens/s, updates/s, peak memory, FLOPs per target token, "
+                "GFLOP/s and their fraction of the GEMM rate this CPU reaches (mfu), the CPU");
   app->add_flag("--resume", c.resume, "Continue from the checkpoint in the model directory");
   app->add_flag("--force-resume", c.force_resume,
                 "With --resume: continue even when the data, --seed or model options differ from "
@@ -444,7 +472,10 @@ int TrainCommand::run() {
   if (config.precision == Precision::bf16 && !kernels::bf16_native())
     std::cerr << "warning: this CPU has no AVX512_BF16: --precision bfloat16 is emulated, and "
                  "slower than float32\n";
-  if (task == Task::Classify) return run_classify();
+  std::optional<BenchRun> bench;
+  if (config.measure) bench.emplace(config);
+  check(!config.save_dir.empty(), "train: --save DIR is required");
+  if (task == Task::Classify) return run_classify(bench ? &*bench : nullptr);
   const ModelFamily& family = model_family(model, "--model");
   check(family.role == ModelRole::Seq2Seq, "train: --model ", model,
         " is a classifier: add --task classify");
@@ -550,7 +581,11 @@ int TrainCommand::run() {
       lr_schedule.value_or(d.inverse_sqrt ? LrSchedule::InverseSqrt : LrSchedule::Plateau));
   if (app->count("--warmup") == 0) config.warmup = d.warmup;
   if (app->count("--adam-beta2") == 0) config.adam_beta2 = d.adam_beta2;
-  TrainResult r = train_seq2seq(config, std::cout);
+  TrainResult r = train_seq2seq(config, bench ? std::cerr : std::cout);
+  if (bench) {
+    bench->report(r, config.precision);
+    return 0;
+  }
   std::cout << "best dev " << r.metric_name << " " << r.best_metric << " after " << r.steps
             << " steps, " << r.minutes << " min; model in " << config.save_dir << "\n";
   return 0;
@@ -559,7 +594,7 @@ int TrainCommand::run() {
 // The classifier's flags: the loop's own, plus the shared model flags when given (their
 // defaults are the classifier's, from Lin et al. 2017, not the RNN's or the translation
 // Transformer's).
-int TrainCommand::run_classify() {
+int TrainCommand::run_classify(const BenchRun* bench) {
   const bool transformer_encoder = model == "transformer";
   const bool conv_encoder = model == "conv", kim_encoder = model == "kim-cnn";
   check(model == "self-attentive" || transformer_encoder || conv_encoder || kim_encoder ||
@@ -631,7 +666,11 @@ int TrainCommand::run_classify() {
   if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
   if (dropout >= 0) k.dropout = dropout;
   if (lr_schedule) c.schedule = schedule_kind(*lr_schedule);
-  ClassifyResult r = train_classifier(c, std::cout);
+  ClassifyResult r = train_classifier(c, bench ? std::cerr : std::cout);
+  if (bench) {
+    bench->report(r.loop, c.precision);
+    return 0;
+  }
   std::cout << "best dev acc " << r.loop.best_metric << " after " << r.loop.steps << " steps, "
             << r.loop.minutes << " min";
   if (r.test_accuracy >= 0) std::cout << "; test acc " << r.test_accuracy;

@@ -156,7 +156,7 @@ void run_attention_bench(const AttentionBenchOptions& o, std::ostream& out) {
        peak_ok ? nlohmann::json(bench::round_to(peak - base, 1)) : nlohmann::json(nullptr)},
       {"heed", HEED_VERSION},
       {"tag", o.tag}};
-  out << j.dump() << "\n" << std::flush;
+  bench::write_line(out, j);
 }
 
 }  // namespace heed

@@ -24,6 +24,7 @@ using bench::Clock;
 using bench::round_to;
 using bench::since;
 using bench::uniform_in;
+using bench::write_line;
 
 namespace {
 
@@ -76,16 +77,15 @@ void kim_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
     infer.clear();
   }
   const double inference = static_cast<double>(kBatch * o.steps) / since(t0);
-  out << nlohmann::json{{"bench", "kim_cnn"},
-                        {"train_sent_per_s", round_to(train, 1)},
-                        {"infer_sent_per_s", round_to(inference, 1)},
-                        {"optimizer",
-                         o.kim_optimizer == OptimizerConfig::Kind::Adadelta ? "adadelta" : "adam"},
-                        {"precision", name_of(o.precision)},
-                        {"predicted_class_sum", checksum},
-                        {"threads", threads()}}
-             .dump()
-      << std::endl;
+  write_line(out, nlohmann::json{
+                      {"bench", "kim_cnn"},
+                      {"train_sent_per_s", round_to(train, 1)},
+                      {"infer_sent_per_s", round_to(inference, 1)},
+                      {"optimizer",
+                       o.kim_optimizer == OptimizerConfig::Kind::Adadelta ? "adadelta" : "adam"},
+                      {"precision", name_of(o.precision)},
+                      {"predicted_class_sum", checksum},
+                      {"threads", threads()}});
 }
 
 // The peer's Tcn: embeddings, the gated stack with 1x1 projections, the output layer.
@@ -166,23 +166,21 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
   t0 = Clock::now();
   const std::vector<int32_t> generated = model.generate(o.gen_len);
   const double gen = static_cast<double>(o.gen_len) / since(t0);
-  out << nlohmann::json{{"bench", "tcn"},
-                        {"channels", o.channels},
-                        {"kernel", o.kernel},
-                        {"layers", o.layers},
-                        {"receptive_field", c.receptive_field()},
-                        {"batch", o.batch},
-                        {"T", o.len},
-                        {"train_tok_per_s", round_to(train, 1)},
-                        {"precision", name_of(o.precision)},
-                        {"gen_len", o.gen_len},
-                        {"gen_tok_per_s", round_to(gen, 1)},
-                        {"gen_compute", name_of(o.compute)},
-                        {"generated_distinct",
-                         std::set<int32_t>(generated.begin(), generated.end()).size()},
-                        {"threads", threads()}}
-             .dump()
-      << std::endl;
+  write_line(out, nlohmann::json{{"bench", "tcn"},
+                                 {"channels", o.channels},
+                                 {"kernel", o.kernel},
+                                 {"layers", o.layers},
+                                 {"receptive_field", c.receptive_field()},
+                                 {"batch", o.batch},
+                                 {"T", o.len},
+                                 {"train_tok_per_s", round_to(train, 1)},
+                                 {"precision", name_of(o.precision)},
+                                 {"gen_len", o.gen_len},
+                                 {"gen_tok_per_s", round_to(gen, 1)},
+                                 {"gen_compute", name_of(o.compute)},
+                                 {"generated_distinct",
+                                  std::set<int32_t>(generated.begin(), generated.end()).size()},
+                                 {"threads", threads()}});
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ using bench::Clock;
 using bench::round_to;
 using bench::since;
 using bench::uniform_in;
+using bench::write_line;
 
 namespace {
 
@@ -66,16 +67,14 @@ void loss_bench(const std::string& shape, int reps, Rng& rng, std::ostream& out)
       run();
       ms.push_back(1000 * since(t0));
     }
-    out << nlohmann::json{{"bench", "ctc_loss"},
-                          {"T", T},
-                          {"B", B},
-                          {"V", V},
-                          {"L", L},
-                          {"mode", backward ? "fwdbwd" : "fwd"},
-                          {"median_ms", round_to(bench::median(ms), 3)},
-                          {"threads", threads()}}
-               .dump()
-        << std::endl;
+    write_line(out, nlohmann::json{{"bench", "ctc_loss"},
+                                   {"T", T},
+                                   {"B", B},
+                                   {"V", V},
+                                   {"L", L},
+                                   {"mode", backward ? "fwdbwd" : "fwd"},
+                                   {"median_ms", round_to(bench::median(ms), 3)},
+                                   {"threads", threads()}});
   }
 }
 
@@ -127,15 +126,14 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
     if (i >= 3) labels += data[i].target_tokens - data[i].B;  // the labels, not the EOS
   }
   const double train_s = since(t0);
-  out << nlohmann::json{{"bench", "bilstm_ctc_train"},
-                        {"batch", o.batch},
-                        {"upsample", o.upsample},
-                        {"precision", name_of(o.precision)},
-                        {"tgt_labels_per_s", round_to(static_cast<double>(labels) / train_s, 1)},
-                        {"steps", o.steps},
-                        {"threads", threads()}}
-             .dump()
-      << std::endl;
+  write_line(
+      out, nlohmann::json{{"bench", "bilstm_ctc_train"},
+                          {"batch", o.batch},
+                          {"upsample", o.upsample},
+                          {"precision", name_of(o.precision)},
+                          {"tgt_labels_per_s", round_to(static_cast<double>(labels) / train_s, 1)},
+                          {"steps", o.steps},
+                          {"threads", threads()}});
   if (o.compute == ComputeType::Int8) params.quantize_for_inference();
   int64_t words = 0;
   t0 = Clock::now();
@@ -144,13 +142,12 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
     words += static_cast<int64_t>(hyps.size());
   }
   const double decode_s = since(t0);
-  out << nlohmann::json{{"bench", "bilstm_ctc_greedy"},
-                        {"batch", o.batch},
-                        {"compute", name_of(o.compute)},
-                        {"words_per_s", round_to(static_cast<double>(words) / decode_s, 1)},
-                        {"threads", threads()}}
-             .dump()
-      << std::endl;
+  write_line(out,
+             nlohmann::json{{"bench", "bilstm_ctc_greedy"},
+                            {"batch", o.batch},
+                            {"compute", name_of(o.compute)},
+                            {"words_per_s", round_to(static_cast<double>(words) / decode_s, 1)},
+                            {"threads", threads()}});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <ostream>
 #include <string>
 
 namespace heed::bench {
@@ -69,6 +70,23 @@ double rss_mb() {
 
 double peak_rss_mb() {
   return status_mb("VmHWM");
+}
+
+namespace {
+nlohmann::json& line_fields() {
+  static nlohmann::json fields = nlohmann::json::object();
+  return fields;
+}
+}  // namespace
+
+void set_line_fields(nlohmann::json fields) {
+  line_fields() = std::move(fields);
+}
+
+void write_line(std::ostream& out, nlohmann::json j) {
+  for (const auto& [key, value] : line_fields().items())
+    if (!j.contains(key)) j[key] = value;
+  out << j.dump() << "\n" << std::flush;
 }
 
 }  // namespace heed::bench

@@ -20,6 +20,7 @@ namespace heed {
 using bench::Clock;
 using bench::round_to;
 using bench::since;
+using bench::write_line;
 
 namespace {
 
@@ -112,18 +113,16 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
     t0 = Clock::now();
     decode(S);
     const double ms = 1000.0 * since(t0) / static_cast<double>(S);
-    out << nlohmann::json{{"bench", "monotonic"},
-                          {"attn", o.attn},
-                          {"chunk", o.chunk},
-                          {"S", S},
-                          {"batch", o.batch},
-                          {"train_tgt_tok_per_s", round_to(tok_per_s, 1)},
-                          {"precision", name_of(o.precision)},
-                          {"decode_ms_per_token", round_to(ms, 3)},
-                          {"compute", name_of(o.compute)},
-                          {"threads", threads()}}
-               .dump()
-        << std::endl;
+    write_line(out, nlohmann::json{{"bench", "monotonic"},
+                                   {"attn", o.attn},
+                                   {"chunk", o.chunk},
+                                   {"S", S},
+                                   {"batch", o.batch},
+                                   {"train_tgt_tok_per_s", round_to(tok_per_s, 1)},
+                                   {"precision", name_of(o.precision)},
+                                   {"decode_ms_per_token", round_to(ms, 3)},
+                                   {"compute", name_of(o.compute)},
+                                   {"threads", threads()}});
   }
 }
 

@@ -143,7 +143,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
   auto line = [&](const nlohmann::json& extra) {
     nlohmann::json j = base;
     j.update(extra);
-    out << j.dump() << "\n" << std::flush;
+    bench::write_line(out, j);
   };
   line({{"what", "params"},
         {"params", params.numel()},

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,20 @@ void AtomicFile::commit() {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  std::string name = parent + "/" + prefix + "-XXXXXX";
+  check(::mkdtemp(name.data()) != nullptr, parent, ": cannot make a temporary directory (",
+        std::strerror(errno), ")");
+  path_ = std::move(name);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;  // a directory that cannot be removed is left behind, not an error
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace heed

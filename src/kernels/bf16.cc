@@ -7,6 +7,7 @@
 #include <bit>
 #include <unordered_map>
 
+#include "heed/kernels/flops.h"
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/parallel.h"
 #include "heed/util/error.h"
@@ -112,6 +113,7 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, cons
         for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
     return;
   }
+  count_product(M, N, K);
   const SerialScope small(M * N * K < kSerialWork);
   try {
     // rows [0, M0) in one block whose M is a multiple of kBf16Rows, the tail in another

@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include "heed/kernels/flops.h"
 #include "heed/kernels/parallel.h"
 #include "heed/util/error.h"
 
@@ -18,6 +19,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
     return;
   }
+  count_product(M, N, K);
   const SerialScope small(M * N * K < kSerialWork);  // oneDNN would split even a 1 x 256 x 256
   dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B,
                                 ldb, beta, C, ldc);

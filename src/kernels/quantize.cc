@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "heed/kernels/flops.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
@@ -42,6 +43,7 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
   const int64_t N = w.rows, K = w.cols;
   if (M == 0 || N == 0) return;
   const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
+  count_product(M, N, K);
   const SerialScope small(M * N * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
   dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.f, qx, K, 0, w.q.data(), K, 0, 0.f,
                                        acc, N, &zero);

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "heed/kernels/flops.h"
+
 namespace heed::kernels {
 namespace {
 
@@ -66,6 +68,7 @@ void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int6
 
 void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
                int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  count_product(M, N, K);
   int64_t i = 0;
   for (; i + kRows <= M; i += kRows)
     rows<kRows>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
@@ -94,6 +97,7 @@ void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
     tile_gemm(M, padded, K, alpha, A, lda, 1, scratch, padded, 0.f, C, ldc);
     return;
   }
+  count_product(M, N, K);
   // Few rows: dot products, 4 keys at a time, each summed in 16 lanes over k and reduced once.
   constexpr int64_t kKeys = 4;
   const int64_t k_vec = K / kTileLanes * kTileLanes;

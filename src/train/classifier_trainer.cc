@@ -148,7 +148,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
   if (cfg.trees > 0) cfg.data["trees_classes"] = cfg.trees;
   result.loop = run_training(cfg, task, params, config, log);
-  if (!cfg.test.empty()) {  // the selected (best dev) model on the test file
+  if (!cfg.test.empty() && !cfg.measure) {  // the selected (best dev) model on the test file
     LabeledCorpus test = read(cfg.test, TreeExamples::Roots, train.classes);
     load_weights((dir / "model.safetensors").string(), params);
     auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);

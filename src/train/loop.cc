@@ -14,6 +14,7 @@
 
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
+#include "heed/kernels/flops.h"
 #include "heed/kernels/random.h"
 #include "heed/train/batching.h"
 #include "heed/train/checkpoint.h"
@@ -167,6 +168,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   const bool lower_better = task.lower_is_better();
   LoopResult result;
   result.metric_name = task.metric_name();
+  result.token_name = task.token_name();
+  result.params = params.numel();
   TrainerState state;
   double best = lower_better ? 1e300 : -1e300;
   int bad_epochs = 0;
@@ -282,6 +285,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         out_of_time = true;
         break;
       }
+      const auto step_start = Clock::now();
+      const double flops_before = kernels::product_flops();
       g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
       TrainingTask::BatchLoss b = task.loss(g, batches[k], state.step);
       double l = b.loss.value().data()[0];
@@ -295,6 +300,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       opt.step(rate());
       g.clear();
       ++state.step;
+      result.run_steps += 1;
+      result.run_tokens += b.tokens;
+      result.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
+      result.step_flops += kernels::product_flops() - flops_before;
       spent = budget_spent(epoch, k + 1, batches.size());
       tokens += b.tokens;
       loss_avg = k == first && !continue_avg ? l : 0.98 * loss_avg + 0.02 * l;
@@ -316,6 +325,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                       clock_text(minutes() * 60).c_str(), clock_text(std::max(eta, 0.0)).c_str());
         log << line << std::flush;
       }
+      if (o.measure) continue;  // nothing validated or written
       if (o.valid_every > 0 && state.step % o.valid_every == 0 &&
           k + 1 < static_cast<int64_t>(batches.size())) {
         auto t = Clock::now();
@@ -329,12 +339,13 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     if (exhausted()) out_of_time = true;  // with the epoch's last step
     continue_avg = false;                 // the next epoch's average starts afresh
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
+    result.epochs = static_cast<int>(epoch + 1);
+    if (o.measure) continue;
     // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
     // an epoch's end is recorded even when a resumed run had no batch of it left to train
     validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first || epoch_done);
     if (epoch_done && o.keep_epochs > 0) keep_epoch_weights(o, params, epoch + 1);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
-    result.epochs = static_cast<int>(epoch + 1);
     if (bad_epochs > o.patience) {
       log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
           << " epochs\n";
@@ -344,7 +355,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   if (out_of_time && state.step == start_step)
     log << "the time or step budget is used up: nothing trained (a larger --max-steps or "
            "--max-minutes with --resume continues)\n";
-  else if (out_of_time)
+  else if (out_of_time && !o.measure)
     log << "stopped by the time or step budget; --resume continues\n";
   result.best_metric = best;
   result.steps = state.step;

@@ -239,6 +239,37 @@ for f, bench in ((sys.argv[1], "bahdanau_seq2seq"), (sys.argv[2], "transformer_s
     assert rows[2]["batch"] == 4 and rows[3]["batch"] == 1 and rows[3]["tokens_per_s"] > 0, rows
     assert ("kv_cache" in rows[2]) == (bench == "transformer_seq2seq"), rows[2]' \
   "$work/bench_rnn-seq2seq.jsonl" "$work/bench_transformer-seq2seq.jsonl" || fail "bench seq2seq output"
+# every bench line names its machine
+python3 -c 'import json,sys
+for f in sys.argv[1:]:
+    for r in map(json.loads, open(f)):
+        assert r["sgemm_gflops"] > 0 and r["cpu_family"] >= -1 and r["cpu"] and r["threads"] == 1, r' \
+  "$work/attn.jsonl" "$work/bench_rnn-seq2seq.jsonl" || fail "bench lines without the machine"
+
+# heed bench train (= heed train --bench): a recipe's steps timed, nothing kept, one JSON line
+# on stdout (the progress on stderr); the FLOPs per target token of this Transformer, 2 x its
+# products' weights a token forward and twice that backward, so about 6 x parameters
+"$heed" --threads 1 bench train --model transformer --d-model 16 --heads 2 --ff 32 --layers 1 \
+  --train-src "$data/multi30k/tok/train.lc.norm.tok.en" --train-tgt "$data/multi30k/tok/train.lc.norm.tok.de" \
+  --valid-src "$data/multi30k/tok/val.lc.norm.tok.en" --valid-tgt "$data/multi30k/tok/val.lc.norm.tok.de" \
+  --min-freq 5 --batch-tokens 600 --max-steps 6 > "$work/bench_train.jsonl" 2> "$work/bench_train.err" \
+  || fail "bench train: $(tail -3 "$work/bench_train.err")"
+python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["bench"] == "train" and r["steps"] == 6 and r["train_tgt_tok_per_s"] > 0, r
+assert r["updates_per_s"] > 0 and r["peak_rss_mb"] > 0 and r["sgemm_gflops"] > 0, r
+assert 0 < r["mfu"] < 1.5 and r["mfu_against"] == "sgemm_gflops", r
+# per target token: the output layer alone is 6 x 16 x |V_tgt| (|V_tgt| >= 1000 here)
+assert 6 * 16 * 1000 / 1e9 < r["gflop_per_token"] < 6 * r["params"] / 1e9 * 3, r' \
+  "$work/bench_train.jsonl" || fail "bench train output: $(cat "$work/bench_train.jsonl")"
+grep -q "validation" "$work/bench_train.err" && fail "bench train validated"
+if "$heed" train --bench --model rnn --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" 2> "$work/err" > /dev/null; then
+  fail "train --bench without a budget accepted"
+fi
+grep -q -- "--max-minutes" "$work/err" || fail "train --bench without a budget: $(cat "$work/err")"
 
 # bad input: clear errors, non-zero exit
 if "$heed" translate --model "$work/m" --beam 0 < "$work/in.txt" 2> "$work/err" > /dev/null; then

@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iosfwd>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "heed/kernels/random.h"
 
@@ -44,5 +47,11 @@ double maxrss_mb();  // peak resident memory of the process so far (getrusage)
 bool reset_peak_rss();
 double rss_mb();       // VmRSS now
 double peak_rss_mb();  // VmHWM: the peak since the last reset
+
+// The fields every printed line carries (machine.h's machine_fields: the CPU and its measured
+// GEMM rates), set once by the command line before a workload runs.
+void set_line_fields(nlohmann::json fields);
+// Writes j as one JSON line with those fields added (j's own keep their values), flushed.
+void write_line(std::ostream& out, nlohmann::json j);
 
 }  // namespace heed::bench

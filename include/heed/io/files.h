@@ -33,4 +33,18 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// A fresh directory under $TMPDIR (or /tmp) named PREFIX-XXXXXX, removed with all it holds
+// when the TempDir goes (an Error naming the parent when it cannot be made).
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace heed

@@ -52,6 +52,9 @@ struct LoopOptions {
   bool resume = false;        // continue from save_dir/checkpoint
   bool overwrite = false;     // start over in a save_dir that holds a run (its files removed)
   bool force_resume = false;  // resume even when the run differs from the checkpoint's
+  // Speed measurement (heed train --bench): the training steps alone, no validation and no
+  // checkpoint, model or kept epoch written; LoopResult's counts say how fast they ran
+  bool measure = false;
   // What the run trains on (files, sizes; the tasks fill it in): kept in the checkpoint, and
   // --resume refuses a run whose data, seed or model config differ from the checkpoint's
   nlohmann::json data = nlohmann::json::object();
@@ -86,6 +89,15 @@ struct LoopResult {
   int64_t steps = 0;
   int epochs = 0;
   double minutes = 0;
+  // this run's training steps alone (not validation or checkpoints): their count, the tokens
+  // they trained on (the task's token_name), their seconds and their products' FLOPs
+  // (kernels/flops.h)
+  int64_t run_steps = 0;
+  int64_t run_tokens = 0;
+  double step_seconds = 0;
+  double step_flops = 0;
+  std::string token_name;
+  int64_t params = 0;  // the model's parameter count
 };
 
 // True when `o.resume` and save_dir holds a checkpoint to resume from.
