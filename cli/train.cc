@@ -174,6 +174,14 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "rnn: hidden size of additive attention scorers (classify: d_a, default 350)")
       ->capture_default_str()
       ->check(kSize);
+  add_enum_option(*app, "--readout", m.readout,
+                  "rnn, Bahdanau-style decoders (none, bahdanau, monotonic, mocha, hard trained "
+                  "by sampling): concat, logits straight from [s_i ; c_i ; E y_i-1] | maxout, "
+                  "Bahdanau et al. 2015's deep output, a maxout layer of --readout-dim units "
+                  "before the vocabulary");
+  app->add_option("--readout-dim", m.readout_dim, "rnn, --readout maxout: its units l")
+      ->capture_default_str()
+      ->check(kSize);
   app->add_option("--window", m.window, "rnn: local attention half-width D")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));

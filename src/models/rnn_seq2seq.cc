@@ -14,6 +14,12 @@
 
 namespace heed {
 
+std::span<const Named<Readout>> names(Readout) {
+  static constexpr Named<Readout> kNames[] = {{Readout::Concat, "concat"},
+                                              {Readout::Maxout, "maxout"}};
+  return kNames;
+}
+
 bool RnnSeq2SeqConfig::luong_style() const {
   return attention != AttentionKind::None && attention != AttentionKind::Bahdanau &&
          attention != AttentionKind::Monotonic && attention != AttentionKind::Mocha &&
@@ -46,6 +52,10 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["hard_sample"] = hard.sample;
   }
   if (wait_k > 0) j["wait_k"] = wait_k;
+  if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
+    j["readout"] = name_of(readout);
+    j["readout_dim"] = readout_dim;
+  }
   j["dropout"] = json_number(dropout);
   j["reverse_source"] = reverse_source;
   return j;
@@ -80,6 +90,10 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.hard.sample = j.at("hard_sample").get<bool>();
     }
     c.wait_k = j.value("wait_k", int64_t{0});
+    if (j.contains("readout")) {
+      c.readout = parse_name<Readout>(j.at("readout").get<std::string>(), "readout");
+      if (c.readout == Readout::Maxout) c.readout_dim = j.at("readout_dim").get<int64_t>();
+    }
     c.dropout = j.at("dropout").get<float>();
     c.reverse_source = j.at("reverse_source").get<bool>();
   } catch (const nlohmann::json::exception& e) {
@@ -130,6 +144,11 @@ RnnSeq2Seq::RnnSeq2Seq(
       encoder_(make_sequence_encoder(c.encoder, scope)),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
+  check(c.readout == Readout::Concat || (!c.luong_style() && !c.hard_exact()),
+        "rnn model: --readout maxout is the deep output of Bahdanau-style decoders (attention "
+        "none, bahdanau, monotonic, mocha, or hard trained by sampling); ",
+        attention_name(c.attention), c.hard_exact() ? " trained exactly" : "",
+        " reads out its own way");
   const int64_t Dm = encoder_->width(), H = c.dec_hidden, V = c.tgt_vocab;
   const int64_t G = (c.dec_cell == CellKind::Gru ? 3 : 4) * H;
   Scope dec = scope / "decoder";
@@ -146,6 +165,13 @@ RnnSeq2Seq::RnnSeq2Seq(
     out_W_ = &dec.param("out/W_s", {V, H}, Init::glorot_uniform());
     mix_W_ = &dec.param("out/W_c", {V, Dm}, Init::glorot_uniform());
     out_Wy_ = &dec.param("out/W_y", {V, c.tgt_embed}, Init::glorot_uniform());
+  } else if (c.readout == Readout::Maxout) {
+    check(c.readout_dim > 0, "rnn model: the maxout read-out needs readout_dim > 0");
+    feed_W_ = &dec.param("rnn/W_context", {G, Dm}, Init::glorot_uniform());  // c_i into gates
+    maxout_W_ = &dec.param("out/maxout/W", {2 * c.readout_dim, H + Dm + c.tgt_embed},
+                           Init::glorot_uniform());
+    maxout_b_ = &dec.param("out/maxout/b", {2 * c.readout_dim}, Init::zeros());
+    out_W_ = &dec.param("out/W", {V, c.readout_dim}, Init::glorot_uniform());
   } else {
     feed_W_ = &dec.param("rnn/W_context", {G, Dm}, Init::glorot_uniform());  // c_i into gates
     out_W_ = &dec.param("out/W", {V, H + Dm + c.tgt_embed}, Init::glorot_uniform());
@@ -293,9 +319,23 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
     out.logits = hard_scores(
         linear(o, g.param(*out_W_), g.param(*out_b_)) + linear(y, g.param(*out_Wy_)), out.next, a);
   else
-    out.logits = linear(dropout(o, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, V]
+    out.logits = read_out(o);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   return out;
+}
+
+Var RnnSeq2Seq::read_out(Var o) const {
+  Graph& g = o.graph();
+  o = dropout(o, config_.dropout);
+  if (config_.readout == Readout::Concat)
+    return linear(o, g.param(*out_W_), g.param(*out_b_));  // W o_i + b
+  // Bahdanau et al. 2015, A.2.2: t~ = W_t o_i + b_t [..., 2l]; t_j = max(t~_2j-1, t~_2j) [..., l]
+  Var t = linear(o, g.param(*maxout_W_), g.param(*maxout_b_));
+  std::vector<int64_t> pairs = t.shape().dims();
+  pairs.back() = config_.readout_dim;
+  pairs.push_back(2);  // [..., l, 2]: the adjacent pairs
+  t = max(reshape(t, Shape(pairs)), static_cast<int>(pairs.size()) - 1);
+  return linear(dropout(t, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // W_o t_i + b
 }
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
@@ -316,18 +356,20 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
     Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, steps[t]);  // [B, *]
     outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
   }
-  // One read-out GEMM over all target positions: [T, B, *] -> [T, B, V]
-  Var logits =
-      linear(dropout(concat(outs, 0), config_.dropout), g.param(*out_W_), g.param(*out_b_));
+  // The read-out's GEMMs over all target positions at once: [T, B, *] -> [T, B, V]
+  Var logits;
   if (config_.hard_exact()) {
-    // + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p [T, B, V], which
-    // cross_entropy's log-softmax leaves as it is
-    logits = logits + linear(y, g.param(*out_Wy_));
+    // W_s s_i + b + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p
+    // [T, B, V], which cross_entropy's log-softmax leaves as it is
+    logits = linear(dropout(concat(outs, 0), config_.dropout), g.param(*out_W_), g.param(*out_b_)) +
+             linear(y, g.param(*out_Wy_));
     std::vector<Var> rows;
     for (int64_t t = 0; t < b.T; ++t)
       rows.push_back(reshape(hard_scores(select(logits, 0, t), st, steps[t]),
                              Shape{1, b.B, config_.tgt_vocab}));
     logits = concat(rows, 0);
+  } else {
+    logits = read_out(concat(outs, 0));
   }
   Var loss = cross_entropy(logits, b.tgt_out,
                            {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});

@@ -203,8 +203,8 @@ TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
-                         ::testing::Values("bahdanau", "luong", "transformer", "transformer_mocha",
-                                           "conv"),
+                         ::testing::Values("bahdanau", "bahdanau_maxout", "luong", "transformer",
+                                           "transformer_mocha", "conv"),
                          [](const auto& info) { return info.param; });
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {

@@ -3,6 +3,10 @@
 // end with each attention mechanism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <vector>
+
 #include "heed/data/vocab.h"
 #include "heed/decode/greedy.h"
 #include "heed/models/rnn_seq2seq.h"
@@ -31,20 +35,41 @@ RnnSeq2SeqConfig tiny(AttentionKind kind, CellKind cell = CellKind::Gru) {
 
 using testing::reversal;
 
+// The size that learns the reversal task of the tests in a few hundred updates.
+RnnSeq2SeqConfig reversal_sized(AttentionKind kind) {
+  RnnSeq2SeqConfig c;
+  c.encoder = RnnEncoderConfig{.vocab = 12, .embed = 16, .hidden = 32, .bidirectional = true};
+  c.tgt_vocab = 12;
+  c.tgt_embed = 16;
+  c.dec_hidden = 64;
+  c.attention = kind;
+  c.attn_dim = 32;
+  c.window = 3;
+  return c;
+}
+
 class EachMechanism : public ::testing::TestWithParam<AttentionKind> {};
 
-TEST_P(EachMechanism, WholeModelGradients) {
+// Finite-difference gradients of the whole model's loss w.r.t. every parameter, on three
+// reversal pairs; `check` looks at the parameters first.
+void expect_model_gradients(const RnnSeq2SeqConfig& c, uint64_t seed,
+                            const std::function<void(ParameterStore&)>& check = {}) {
   ParameterStore store;
-  Rng rng(8);
-  RnnSeq2Seq model(
-      tiny(GetParam(), GetParam() == AttentionKind::LuongGeneral ? CellKind::Lstm : CellKind::Gru),
-      Scope(store, rng, "m"));
+  Rng rng(seed);
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  if (check) check(store);
   auto [src, tgt] = reversal(rng, 3, 1, 4, 8);
   Seq2SeqBatch batch = make_batch(src, tgt, false);
   std::vector<Parameter*> params(store.all().begin(), store.all().end());
   testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, batch, 0.1f); },
                             {}, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 6}, {},
                             params);
+}
+
+TEST_P(EachMechanism, WholeModelGradients) {
+  expect_model_gradients(
+      tiny(GetParam(), GetParam() == AttentionKind::LuongGeneral ? CellKind::Lstm : CellKind::Gru),
+      8);
 }
 
 TEST_P(EachMechanism, DecodingIgnoresPaddingOfOtherSequences) {
@@ -108,14 +133,7 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
                     GetParam() == AttentionKind::Mocha;
   ParameterStore store;
   Rng rng(10);
-  RnnSeq2SeqConfig c;
-  c.encoder = RnnEncoderConfig{.vocab = 12, .embed = 16, .hidden = 32, .bidirectional = true};
-  c.tgt_vocab = 12;
-  c.tgt_embed = 16;
-  c.dec_hidden = 64;
-  c.attention = GetParam();
-  c.attn_dim = 32;
-  c.window = 3;
+  RnnSeq2SeqConfig c = reversal_sized(GetParam());
   RnnSeq2Seq model(c, Scope(store, rng, "m"));
   // monotonic attention starts with r = -4 (p_ij near 0.018: it rarely stops) and its hard
   // decoding needs the noise to have pushed p to 0 or 1: 400 updates reached 0.875, 800 0.895
@@ -134,6 +152,87 @@ TEST_P(EachMechanism, LearnsAToyTaskWithVariableLengths) {
 INSTANTIATE_TEST_SUITE_P(All, EachMechanism, ::testing::ValuesIn(kAllAttentionKinds),
                          attention_test_name<::testing::TestParamInfo<AttentionKind>>);
 
+// The deep output (Bahdanau et al. 2015, A.2.2): gradients through the maxout layer (its
+// parameters included), its logits equal to the formula computed by hand from the read-out
+// input, and the reversal task learned through it.
+TEST(MaxoutReadout, Gradients) {
+  RnnSeq2SeqConfig c = tiny(AttentionKind::Bahdanau);
+  c.readout = Readout::Maxout;
+  c.readout_dim = 3;
+  expect_model_gradients(c, 18, [](ParameterStore& store) {
+    EXPECT_TRUE(store.contains("m/decoder/out/maxout/W"));
+    EXPECT_EQ(store.get("m/decoder/out/W").value.shape(), (Shape{8, 3}));  // W_o [V, l]
+  });
+}
+
+// The maxout model's logits against t~ = W_t o_i + b_t, t_j = max(t~_2j, t~_2j+1),
+// logits = W_o t + b, with o_i read off a concat model of the same weights whose read-out is
+// the identity (V = |o_i| = H_d + 2 H + E = 6 + 6 + 4 = 16).
+TEST(MaxoutReadout, LogitsAreTheFormula) {
+  constexpr int64_t L = 4, O = 16;
+  RnnSeq2SeqConfig c = tiny(AttentionKind::Bahdanau);
+  c.tgt_vocab = O;
+  c.readout = Readout::Maxout;
+  c.readout_dim = L;
+  ParameterStore store, plain_store;
+  Rng rng(19), plain_rng(19);
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  RnnSeq2SeqConfig pc = c;
+  pc.readout = Readout::Concat;
+  RnnSeq2Seq plain(pc, Scope(plain_store, plain_rng, "m"));
+  for (Parameter* q : plain_store.all())
+    if (store.contains(q->name) && store.get(q->name).value.shape() == q->value.shape())
+      q->value.copy_from(store.get(q->name).value);
+  Tensor& identity = plain_store.get("m/decoder/out/W").value;  // [V, |o|] = [16, 16]
+  ASSERT_EQ(identity.shape(), (Shape{O, O}));
+  for (int64_t r = 0; r < O; ++r)
+    for (int64_t k = 0; k < O; ++k) identity.data()[r * O + k] = r == k ? 1.f : 0.f;
+  for (float& v : plain_store.get("m/decoder/out/b").value.span()) v = 0.f;
+
+  // two sources, 4 5 6 7 and 8 4 6, as [S, B] with padding
+  const std::vector<int32_t> src = {4, 8, 5, 4, 6, 6, 7, Vocab::kPad};
+  const std::vector<int32_t> lengths = {4, 3}, prev = {Vocab::kBos, 9};
+  const Tensor& Wt = store.get("m/decoder/out/maxout/W").value;  // [2L, O]
+  const Tensor& bt = store.get("m/decoder/out/maxout/b").value;  // [2L]
+  const Tensor& Wo = store.get("m/decoder/out/W").value;         // [O, L]
+  const Tensor& bo = store.get("m/decoder/out/b").value;         // [O]
+  Graph g(Mode::Inference), pg(Mode::Inference);
+  auto st = model.start(g, src, 4, lengths);
+  auto pst = plain.start(pg, src, 4, lengths);
+  Tensor logits = model.step(g, prev, st, Scores::LogitsOnly).logits.value();  // [2, O]
+  Tensor o = plain.step(pg, prev, pst, Scores::LogitsOnly).logits.value();     // o_i [2, O]
+  for (int64_t b = 0; b < 2; ++b) {
+    std::vector<double> t(L);
+    for (int64_t j = 0; j < L; ++j) {
+      double pair[2];
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t row = 2 * j + h;
+        double v = bt.data()[row];
+        for (int64_t k = 0; k < O; ++k) v += Wt.data()[row * O + k] * o.data()[b * O + k];
+        pair[h] = v;
+      }
+      t[j] = std::max(pair[0], pair[1]);
+    }
+    for (int64_t v = 0; v < O; ++v) {
+      double want = bo.data()[v];
+      for (int64_t j = 0; j < L; ++j) want += Wo.data()[v * L + j] * t[j];
+      EXPECT_NEAR(logits.data()[b * O + v], want, 1e-5) << "row " << b << ", word " << v;
+    }
+  }
+}
+
+TEST(MaxoutReadout, LearnsReversal) {
+  ParameterStore store;
+  Rng rng(10);
+  RnnSeq2SeqConfig c = reversal_sized(AttentionKind::Bahdanau);
+  c.readout = Readout::Maxout;
+  c.readout_dim = 32;
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  testing::train_reversal(
+      model, store, rng, 400, 5.f, [](int) { return 5e-3f; }, false);
+  EXPECT_GT(testing::reversal_accuracy(model, false), 0.9);
+}
+
 TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   RnnSeq2SeqConfig c = tiny(AttentionKind::LocalP, CellKind::Lstm);
   c.reverse_source = true;
@@ -149,6 +248,18 @@ TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(n.monotonic_noise, 0.5f);
   EXPECT_EQ(n.monotonic_bias, -2.f);
   EXPECT_EQ(n.to_json(), m.to_json());
+  RnnSeq2SeqConfig deep = tiny(AttentionKind::Bahdanau);
+  EXPECT_FALSE(deep.to_json().contains("readout"));  // concat: config.json as before
+  deep.readout = Readout::Maxout;
+  deep.readout_dim = 7;
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(deep.to_json()).readout_dim, 7);
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(deep.to_json()).to_json(), deep.to_json());
+  // a read-out that the decoder style has no place for is refused
+  RnnSeq2SeqConfig luong = tiny(AttentionKind::LuongGeneral);
+  luong.readout = Readout::Maxout;
+  ParameterStore store;
+  Rng rng(1);
+  EXPECT_THROW(RnnSeq2Seq(luong, Scope(store, rng, "m")), Error);
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ namespace heed::testing {
 constexpr int64_t kSmallVocab = 15;
 
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
-// styles; "transformer": 2+2 layers, d 16 ("transformer_mocha": its heads monotonic); "conv":
-// ConvS2S, 2+2 layers, E 8, C 12
+// styles ("bahdanau_maxout": with the deep-output read-out of 6 maxout units); "transformer": 2+2
+// layers, d 16 ("transformer_mocha": its heads monotonic); "conv": ConvS2S, 2+2 layers, E 8, C 12
 inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
                                                    Rng& rng) {
   if (kind == "transformer" || kind == "transformer_mocha") {
@@ -53,6 +53,10 @@ inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, Para
   c.attention = kind == "luong" ? AttentionKind::LuongGeneral : AttentionKind::Bahdanau;
   c.attn_dim = 8;
   c.reverse_source = kind == "luong";
+  if (kind == "bahdanau_maxout") {
+    c.readout = Readout::Maxout;
+    c.readout_dim = 6;
+  }
   return std::make_unique<RnnSeq2Seq>(c, Scope(store, rng));
 }
 

@@ -5,8 +5,12 @@
 //   Decoder, two styles chosen by the attention:
 //     Bahdanau (none, bahdanau, monotonic, mocha): c_i = attend(s_{i-1});
 //       s_i = RNN([E y_{i-1} ; c_i], s_{i-1});
-//       logits from [s_i ; c_i ; E y_{i-1}] (the deep-output inputs of Bahdanau et al. 2015,
-//       with a linear read-out as in the PyTorch peer).
+//       logits from o_i = [s_i ; c_i ; E y_{i-1}] (the deep-output inputs of Bahdanau et al.
+//       2015), by one of two read-outs (--readout):
+//         concat: logits = W o_i + b, straight to the vocabulary (as the PyTorch peer);
+//         maxout: the paper's deep output (appendix A.2.2), a maxout layer of l units,
+//           t~_i = W_t o_i + b_t [2l],  t_i,j = max(t~_i,2j-1, t~_i,2j) [l],
+//           logits = W_o t_i + b — the vocabulary product l wide instead of |o_i| wide.
 //     Luong (luong-*, local-*): h_t = RNN([E y_{t-1} ; h~_{t-1}], h_{t-1}) (input feeding);
 //       c_t = attend(h_t); h~_t = tanh(W_c [c_t ; h_t]); logits = W_s h~_t (Luong et al. 2015).
 //     Hard attention (hard) decodes in the Bahdanau style with c_i = h_j of one j; trained
@@ -37,6 +41,11 @@
 
 namespace heed {
 
+// The read-out of a Bahdanau-style decoder: logits straight from [s_i ; c_i ; E y_{i-1}], or
+// through Bahdanau et al. 2015's maxout layer of `readout_dim` units.
+enum class Readout { Concat, Maxout };
+std::span<const Named<Readout>> names(Readout);  // "concat" | "maxout"
+
 struct RnnSeq2SeqConfig {
   static constexpr const char* kFamily = "rnn";  // config.json's "model", --model
   // the source side: a (bi)RNN (vocab, embed, hidden per direction, layers, ...) or any other
@@ -47,15 +56,17 @@ struct RnnSeq2SeqConfig {
   int64_t dec_hidden = 512;  // H_d
   CellKind dec_cell = CellKind::Gru;
   AttentionKind attention = AttentionKind::Bahdanau;
-  int64_t attn_dim = 512;       // A: additive scorers
-  int64_t window = 10;          // D: local attention
-  int64_t chunk = 4;            // w: MoChA's chunk
-  float monotonic_noise = 1.f;  // sigma: monotonic/mocha pre-sigmoid noise in training
-  float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
-  int64_t wait_k = 0;           // k > 0: output i attends to source positions < i + k only
-  HardAttentionConfig hard{};   // hard attention: its score function and training
-  float dropout = 0.f;          // on embeddings and before the read-out
-  bool reverse_source = false;  // feed the source reversed (Sutskever et al. 2014)
+  int64_t attn_dim = 512;             // A: additive scorers
+  int64_t window = 10;                // D: local attention
+  int64_t chunk = 4;                  // w: MoChA's chunk
+  float monotonic_noise = 1.f;        // sigma: monotonic/mocha pre-sigmoid noise in training
+  float monotonic_bias = -4.f;        // r's initial value (monotonic/mocha)
+  int64_t wait_k = 0;                 // k > 0: output i attends to source positions < i + k only
+  HardAttentionConfig hard{};         // hard attention: its score function and training
+  float dropout = 0.f;                // on embeddings and before the read-out's products
+  Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
+  int64_t readout_dim = 500;          // l: maxout units
+  bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
 
   bool luong_style() const;
   // online decoding's policy (models/seq2seq.h); an online model starts its decoder from a
@@ -141,6 +152,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
   // log p(y_i) summed over j in training, the chosen j's logits in decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
+  // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact).
+  Var read_out(Var o) const;
   // REINFORCE's term for hard attention trained by sampling (nn/reinforce.h), its rewards the
   // log-likelihoods of the target tokens under `logits` [T, B, V].
   Var reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
@@ -152,9 +165,11 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d] (online
                                  // models: s_0 = tanh(b))
   Parameter* feed_W_;            // context (Bahdanau) or h~ (Luong) into the gates: [G H_d, *]
-  Parameter *out_W_, *out_b_;    // read-out: [V, *], [V] (exact hard attention: W_s [V, H_d])
-  Parameter *mix_W_ = nullptr, *out_Wy_ = nullptr;  // exact hard attention: W_c [V, Dm], W_y
-                                                    // [V, E]
+  Parameter *out_W_, *out_b_;    // read-out: [V, *], [V] (exact hard attention: W_s [V, H_d];
+                                 // maxout: W_o [V, l])
+  Parameter *maxout_W_ = nullptr, *maxout_b_ = nullptr;  // maxout: W_t [2l, *], b_t [2l]
+  Parameter *mix_W_ = nullptr, *out_Wy_ = nullptr;       // exact hard attention: W_c [V, Dm], W_y
+                                                         // [V, E]
   mutable ReinforceBaseline baseline_;  // hard attention trained by REINFORCE (one training
                                         // thread per model)
   Parameter* comb_W_ = nullptr;         // Luong W_c: [H_d, Dm + H_d]
