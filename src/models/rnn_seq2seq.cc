@@ -324,18 +324,22 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
   return out;
 }
 
-Var RnnSeq2Seq::read_out(Var o) const {
-  Graph& g = o.graph();
+Var RnnSeq2Seq::read_out_input(Var o) const {
   o = dropout(o, config_.dropout);
-  if (config_.readout == Readout::Concat)
-    return linear(o, g.param(*out_W_), g.param(*out_b_));  // W o_i + b
+  if (config_.readout == Readout::Concat) return o;  // W o_i + b follows
   // Bahdanau et al. 2015, A.2.2: t~ = W_t o_i + b_t [..., 2l]; t_j = max(t~_2j-1, t~_2j) [..., l]
+  Graph& g = o.graph();
   Var t = linear(o, g.param(*maxout_W_), g.param(*maxout_b_));
   std::vector<int64_t> pairs = t.shape().dims();
   pairs.back() = config_.readout_dim;
   pairs.push_back(2);  // [..., l, 2]: the adjacent pairs
   t = max(reshape(t, Shape(pairs)), static_cast<int>(pairs.size()) - 1);
-  return linear(dropout(t, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // W_o t_i + b
+  return dropout(t, config_.dropout);  // W_o t_i + b follows
+}
+
+Var RnnSeq2Seq::read_out(Var o) const {
+  Graph& g = o.graph();
+  return linear(read_out_input(o), g.param(*out_W_), g.param(*out_b_));
 }
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
@@ -357,6 +361,11 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
     outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
   }
   // The read-out's GEMMs over all target positions at once: [T, B, *] -> [T, B, V]
+  const CrossEntropyOptions ce{.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing};
+  const bool sampled = !steps.empty() && steps.front().log_prob.valid();  // REINFORCE's
+  if (!config_.hard_exact() && !sampled)  // the output layer fused with its loss, by chunks
+    return linear_cross_entropy(read_out_input(concat(outs, 0)), g.param(*out_W_), g.param(*out_b_),
+                                b.tgt_out, ce);
   Var logits;
   if (config_.hard_exact()) {
     // W_s s_i + b + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p
@@ -371,10 +380,8 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   } else {
     logits = read_out(concat(outs, 0));
   }
-  Var loss = cross_entropy(logits, b.tgt_out,
-                           {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
-  if (!steps.empty() && steps.front().log_prob.valid())  // hard attention trained by sampling
-    loss = loss + reinforce_term(g, logits, b, steps);
+  Var loss = cross_entropy(logits, b.tgt_out, ce);
+  if (sampled) loss = loss + reinforce_term(g, logits, b, steps);  // hard attention, sampled
   return loss;
 }
 

@@ -121,7 +121,7 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const 
   }
   if (delay) *delay = *delay / static_cast<float>(decoder_.size());
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
-  return output(y);  // [N_t, V]
+  return y;  // [N_t, d]: the output layer's input
 }
 
 Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
@@ -135,10 +135,12 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   const float lambda =
       config_.layer.monotonic && g.training() ? config_.layer.monotonic->latency : 0.f;
   Var delay;
-  Var logits = decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k,
-                      lambda > 0.f ? &delay : nullptr);
-  Var ce = cross_entropy(logits, pack_ids(g, b.tgt_out, tgt).ids,
-                         {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
+  Var h = decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k,
+                 lambda > 0.f ? &delay : nullptr);  // [N_t, d]
+  // the output layer and its loss fused over chunks of rows: no [N_t, V] logits held
+  Var ce = linear_cross_entropy(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_),
+                                g.param(*out_b_), pack_ids(g, b.tgt_out, tgt).ids,
+                                {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
   return lambda > 0.f ? ce + delay * lambda : ce;
 }
 

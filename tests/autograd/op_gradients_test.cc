@@ -178,6 +178,11 @@ std::vector<OpCase> cases() {
               static const std::vector<int32_t> t = {3, 1, 0};
               return cross_entropy(x[0], t, {.reduction = Reduction::Sum});
             }});
+  add_case({"linear_cross_entropy", {{2, 3, 4}, {5, 4}, {5}}, [](Graph&, auto& x) {
+              static const std::vector<int32_t> t = {4, -1, 0, 1, 2, 3};
+              return linear_cross_entropy(x[0] * 2.f, x[1], x[2], t,
+                                          {.ignore_index = -1, .label_smoothing = 0.1f});
+            }});
   // --- fused recurrent cells
   add_case({"gru_cell", {{3, 12}, {3, 4}, {12, 4}, {12}}, [](Graph&, auto& x) {
               return gru_cell(x[0] * 2.f, x[1], x[2], x[3]);

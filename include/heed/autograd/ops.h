@@ -13,6 +13,7 @@
 #include "heed/autograd/ops/embedding.h"
 #include "heed/autograd/ops/hard_marginal.h"
 #include "heed/autograd/ops/layer_norm.h"
+#include "heed/autograd/ops/linear_cross_entropy.h"
 #include "heed/autograd/ops/loss.h"
 #include "heed/autograd/ops/matmul.h"
 #include "heed/autograd/ops/monotonic.h"

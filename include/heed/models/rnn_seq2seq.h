@@ -152,8 +152,10 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
   // log p(y_i) summed over j in training, the chosen j's logits in decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
-  // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact).
+  // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact),
+  // and the input of their last product W . + b (o itself, or the maxout layer's t).
   Var read_out(Var o) const;
+  Var read_out_input(Var o) const;
   // REINFORCE's term for hard attention trained by sampling (nn/reinforce.h), its rewards the
   // log-likelihoods of the target tokens under `logits` [T, B, V].
   Var reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,

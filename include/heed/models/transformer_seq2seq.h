@@ -69,7 +69,8 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
   Var encode(Graph& g, std::span<const int32_t> src, const Packing& p) const;
-  // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> logits [N_t, V]
+  // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> the output layer's
+  // input [N_t, d] (loss() fuses the output layer with the cross-entropy)
   // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's; monotonic
   // heads: `delay`, when given, gets their mean expected delay over the layers, in tokens)
   Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,

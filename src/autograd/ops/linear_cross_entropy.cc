@@ -1,0 +1,142 @@
+// The fused output layer and cross-entropy (see the header).
+// Leaves out: threading of its own (the products are oneDNN's; the chunks run in order).
+#include "heed/autograd/ops/linear_cross_entropy.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "heed/kernels/bf16.h"
+#include "heed/kernels/gemm.h"
+#include "heed/kernels/softmax.h"
+#include "heed/util/error.h"
+
+namespace heed {
+namespace {
+
+// Rows per chunk: about 2^21 logits (8 MB), a multiple of kBf16Rows (bf16 padding stays inside
+// the padded copies), at least one such block.
+int64_t chunk_rows(int64_t V) {
+  const int64_t rows = (int64_t{1} << 21) / std::max<int64_t>(V, 1);
+  return std::max(kernels::kBf16Rows, rows / kernels::kBf16Rows * kernels::kBf16Rows);
+}
+
+// dst (= when beta is 0, += otherwise) scale * src, n floats
+void scaled_into(float* dst, float beta, const float* src, float scale, int64_t n) {
+  if (beta == 0.f) std::fill(dst, dst + n, 0.f);  // a fresh gradient: nothing to add to
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dst[i] += scale * src[i];
+}
+
+}  // namespace
+
+Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
+                         CrossEntropyOptions o, int64_t rows_per_chunk) {
+  using kernels::bf16;
+  const Shape &sx = x.shape(), &sw = w.shape();
+  check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear_cross_entropy: x ", sx,
+        " and W ", sw, " (W is [V, K])");
+  const bool has_bias = b.valid();
+  if (has_bias && (b.shape().rank() != 1 || b.shape()[0] != sw[0]))
+    fail("linear_cross_entropy: bias ", b.shape(), " for W ", sw);
+  const int64_t M = sx.rows(), V = sw[0], K = sw[1];
+  check(static_cast<int64_t>(targets.size()) == M, "linear_cross_entropy: ", targets.size(),
+        " targets for x ", sx, " (one per row)");
+  check(o.label_smoothing >= 0.f && o.label_smoothing < 1.f,
+        "linear_cross_entropy: label smoothing must be in [0, 1)");
+  check(o.reduction != Reduction::None, "linear_cross_entropy: reduction none is not supported");
+  Graph* G = &x.graph();
+  const bool bf16_products = G->precision() == Precision::bf16;
+  const bool dx_needed = x.requires_grad(), dw_needed = w.requires_grad(),
+             db_needed = has_bias && b.requires_grad();
+  const bool train = G->mode() == Mode::Train && (dx_needed || dw_needed || db_needed);
+  std::span<int32_t> t = G->copy<int32_t>(targets);
+  const float* X = x.value().data();
+  const float* W = w.value().data();
+  const float* bias = has_bias ? b.value().data() : nullptr;
+  // bf16 copies of x (rows padded with zeros to the chunks' multiple) and W, made once
+  check(rows_per_chunk >= 0 && rows_per_chunk % kernels::kBf16Rows == 0,
+        "linear_cross_entropy: chunks of ", rows_per_chunk, " rows (a multiple of ",
+        kernels::kBf16Rows, ")");
+  const int64_t R = rows_per_chunk > 0 ? rows_per_chunk : chunk_rows(V);
+  const int64_t Mp = (M + R - 1) / R * R;
+  bf16 *xb = nullptr, *wb = nullptr, *zb = nullptr;
+  if (bf16_products) {
+    xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));
+    kernels::to_bf16(X, M, K, K, xb);
+    std::fill(xb + M * K, xb + Mp * K, bf16{0});
+    wb = G->arena().array<bf16>(static_cast<size_t>(V * K));
+    kernels::to_bf16(W, V, K, K, wb);
+    if (train) zb = G->arena().array<bf16>(static_cast<size_t>(R * V));  // bf16(dz) [R, V]
+  }
+  float* z = G->arena().array<float>(static_cast<size_t>(R * V));  // logits, then dz [R, V]
+  float* p = G->arena().array<float>(static_cast<size_t>(R * V));  // softmax [R, V]
+  // unscaled gradients: sum over the chunks of dz-products
+  float* dx = train && dx_needed ? G->arena().array<float>(static_cast<size_t>(M * K)) : nullptr;
+  float* dw = train && dw_needed ? G->arena().array<float>(static_cast<size_t>(V * K)) : nullptr;
+  float* db = train && db_needed ? G->arena().array<float>(static_cast<size_t>(V)) : nullptr;
+  if (db) std::fill(db, db + V, 0.f);
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < M; i += R) {
+    const int64_t r = std::min(R, M - i);
+    // z [r, V] = x_r W^T + b
+    if (bf16_products) {
+      kernels::gemm_bf16(false, true, r, V, K, xb + i * K, K, wb, K, 0.f, z, V, bias);
+    } else {
+      if (bias)
+        for (int64_t k = 0; k < r; ++k) std::copy(bias, bias + V, z + k * V);
+      kernels::gemm(false, true, r, V, K, 1.f, X + i * K, K, W, K, bias ? 1.f : 0.f, z, V);
+    }
+    int64_t n = 0;
+    total += kernels::cross_entropy_forward(z, r, V, t.data() + i, o.ignore_index,
+                                            o.label_smoothing, p, &n);
+    count += n;
+    if (!train) continue;
+    // dz [r, V] = p - q (the rows of ignored targets 0)
+    std::fill(z, z + r * V, 0.f);
+    kernels::cross_entropy_backward(p, r, V, t.data() + i, o.ignore_index, o.label_smoothing, 1.f,
+                                    z);
+    const float beta = i == 0 ? 0.f : 1.f;
+    if (bf16_products) {
+      const int64_t rp = kernels::bf16_padded_rows(r);  // <= R: the chunk's padded rows
+      kernels::to_bf16(z, r, V, V, zb);
+      std::fill(zb + r * V, zb + rp * V, bf16{0});
+      if (dx)  // dx_r [r, K] = dz W
+        kernels::gemm_bf16(false, false, r, K, V, zb, V, wb, K, 0.f, dx + i * K, K);
+      if (dw)  // dW [V, K] += dz^T [V, rp] x_r [rp, K] (the padded rows are 0)
+        kernels::gemm_bf16(true, false, V, K, rp, zb, V, xb + i * K, K, beta, dw, K);
+    } else {
+      if (dx) kernels::gemm(false, false, r, K, V, 1.f, z, V, W, K, 0.f, dx + i * K, K);
+      if (dw) kernels::gemm(true, false, V, K, r, 1.f, z, V, X + i * K, K, beta, dw, K);
+    }
+    if (db)
+      for (int64_t k = 0; k < r; ++k) {
+        const float* row = z + k * V;
+#pragma omp simd
+        for (int64_t v = 0; v < V; ++v) db[v] += row[v];
+      }
+  }
+  const float scale =
+      o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;
+  Tensor loss = G->alloc(Shape{});
+  loss.data()[0] = static_cast<float>(total * scale);
+  const Var inputs[3] = {x, w, b};
+  return G->make(loss, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dl) {
+    check(train, "linear_cross_entropy: backward through an inference graph");
+    const float s = dl.data()[0] * scale;
+    if (dx) {
+      Var::GemmTarget g = x.gemm_target();
+      scaled_into(g.data, g.beta, dx, s, M * K);
+    }
+    if (dw) {
+      Var::GemmTarget g = w.gemm_target();
+      scaled_into(g.data, g.beta, dw, s, V * K);
+    }
+    if (db) {
+      Var::GemmTarget g = b.gemm_target();
+      scaled_into(g.data, g.beta, db, s, V);
+    }
+  });
+}
+
+}  // namespace heed

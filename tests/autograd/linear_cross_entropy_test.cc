@@ -1,0 +1,96 @@
+// The fused output layer and loss against the unfused pair cross_entropy(linear(x, W, b)):
+// over several chunks (a tail included), with padding targets and label smoothing, the loss and
+// all three gradients (accumulated onto gradients already there) equal to float rounding; in
+// mixed precision, within bf16's rounding; in an inference graph the loss alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "heed/autograd/ops.h"
+#include "support/gradcheck.h"
+
+namespace heed {
+namespace {
+
+constexpr int64_t kRows = 150, kVocab = 37, kDim = 12;  // 150 rows: chunks of 64, 64 and 22
+
+struct Outcome {
+  float loss;
+  Tensor dx, dw, db;
+};
+
+// loss (used twice, so that every gradient accumulates a second time) of one form
+Outcome run(bool fused, Precision p, const std::vector<Tensor>& in,
+            const std::vector<int32_t>& targets) {
+  Graph g(Mode::Train);
+  g.set_precision(p);
+  Var x = g.variable(in[0]), w = g.variable(in[1]), b = g.variable(in[2]);
+  const CrossEntropyOptions o{.ignore_index = -1, .label_smoothing = 0.1f};
+  auto loss = [&](Var xi) {
+    return fused ? linear_cross_entropy(xi, w, b, targets, o, 64)
+                 : cross_entropy(linear(xi, w, b), targets, o);
+  };
+  Var l = loss(x) + loss(x * 0.5f);
+  g.backward(l);
+  return {l.value().data()[0], x.grad().clone(), w.grad().clone(), b.grad().clone()};
+}
+
+struct Data {
+  std::vector<Tensor> in;
+  std::vector<int32_t> targets;
+};
+
+Data data() {
+  Rng rng(5);
+  Data d{{testing::random_tensor({3, 50, kDim}, rng), testing::random_tensor({kVocab, kDim}, rng),
+          testing::random_tensor({kVocab}, rng)},
+         {}};
+  for (int64_t i = 0; i < kRows; ++i)
+    d.targets.push_back(i % 7 == 3 ? -1 : static_cast<int32_t>(rng.below(kVocab)));
+  return d;
+}
+
+void expect_close(const Tensor& a, const Tensor& b, float rtol, const char* what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  float scale = 0;
+  for (float v : b.span()) scale = std::max(scale, std::abs(v));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.data()[i], b.data()[i], rtol * scale) << what << " entry " << i;
+}
+
+TEST(LinearCrossEntropy, EqualsTheUnfusedPair) {
+  const Data d = data();
+  const Outcome f = run(true, Precision::fp32, d.in, d.targets);
+  const Outcome u = run(false, Precision::fp32, d.in, d.targets);
+  EXPECT_NEAR(f.loss, u.loss, 1e-5 * std::abs(u.loss));
+  expect_close(f.dx, u.dx, 1e-5f, "dx");
+  expect_close(f.dw, u.dw, 1e-5f, "dW");
+  expect_close(f.db, u.db, 1e-5f, "db");
+}
+
+TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
+  const Data d = data();
+  const Outcome f = run(true, Precision::bf16, d.in, d.targets);
+  const Outcome u = run(false, Precision::bf16, d.in, d.targets);
+  const Outcome exact = run(false, Precision::fp32, d.in, d.targets);
+  EXPECT_NEAR(f.loss, u.loss, 1e-5 * std::abs(u.loss));  // the same bf16 logits
+  expect_close(f.dx, u.dx, 2e-2f, "dx");  // dz rounded before or after its 1/count scale
+  expect_close(f.dw, u.dw, 2e-2f, "dW");
+  expect_close(f.db, u.db, 1e-5f, "db");          // fp32 in both
+  EXPECT_GT(std::abs(f.loss - exact.loss), 0.f);  // bf16 did round
+}
+
+TEST(LinearCrossEntropy, InferenceGraphsGiveTheLossAlone) {
+  const Data d = data();
+  Graph g(Mode::Inference);
+  Var x = g.constant(d.in[0]), w = g.constant(d.in[1]), b = g.constant(d.in[2]);
+  const CrossEntropyOptions o{.ignore_index = -1, .label_smoothing = 0.1f};
+  const float fused = linear_cross_entropy(x, w, b, d.targets, o, 64).value().data()[0];
+  const float plain = cross_entropy(linear(x, w, b), d.targets, o).value().data()[0];
+  EXPECT_NEAR(fused, plain, 1e-5 * std::abs(plain));
+  EXPECT_THROW(linear_cross_entropy(x, w, b, d.targets, o, 50), Error);  // not a multiple of 64
+}
+
+}  // namespace
+}  // namespace heed
