@@ -89,9 +89,9 @@ TEST_P(EachVariant, CachedDecodingEqualsFullRecomputation) {
     tgt_len.push_back(static_cast<int32_t>(y.size()) + 1);  // BOS y_1 .. y_n
   }
   const Packing src_p = make_packing(full, b.src_lengths, b.S);
-  Var logits = model.decode(full, b.tgt_in, make_packing(full, tgt_len, b.T),
-                            model.encode(full, b.src, src_p), src_p,
-                            /*wait_k=*/0);  // [N_t, V]
+  Var logits = model.output(model.decode(full, b.tgt_in, make_packing(full, tgt_len, b.T),
+                                         model.encode(full, b.src, src_p), src_p,
+                                         /*wait_k=*/0));  // [N_t, V]
   const int64_t V = logits.dim(1);
   Graph g(Mode::Inference);
   auto st = model.start(g, b.src, b.S, b.src_lengths, b.T);

@@ -75,6 +75,7 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // heads: `delay`, when given, gets their mean expected delay over the layers, in tokens)
   Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,
              const Packing& src, int64_t wait_k, Var* delay = nullptr) const;
+  Var output(Var h) const;  // h [..., d] -> logits [..., V]
   struct DecoderState {
     std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d]
     std::vector<KvCache> caches;             // per decoder layer
@@ -100,7 +101,6 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
             Scores scores = Scores::LogProbs, int attention_layer = -1) const;
 
  private:
-  Var output(Var h) const;  // h [..., d] -> logits [..., V]
   TransformerSeq2SeqConfig config_;
   Parameter* src_embed_;                          // [V_src, d]
   Parameter* tgt_embed_;                          // [V_tgt, d] (the same as src_embed_ when shared)
