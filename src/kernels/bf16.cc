@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <unordered_map>
+#include <vector>
 
 #include "heed/kernels/flops.h"
 #include "heed/kernels/gemm.h"
@@ -88,13 +89,60 @@ void matmul_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
   stream.wait();
 }
 
+// Whether oneDNN has a bf16 matmul on this CPU at all: it has one from AVX512 up (emulated
+// below AVX512_BF16), none on AVX2-only CPUs such as AMD Zen 3.
+bool bf16_matmul_available() {
+  static const bool available = [] {
+    try {
+      using dt = dnnl::memory::data_type;
+      const dnnl::memory::desc a({1, 1}, dt::bf16, dnnl::memory::dims{1, 1});
+      const dnnl::memory::desc c({1, 1}, dt::f32, dnnl::memory::dims{1, 1});
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, a, c), cpu_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+// C [M, N] += bias [N] on every row
+void add_bias(float* C, int64_t M, int64_t N, int64_t ldc, const float* bias) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
+}
+
+// Without a bf16 matmul: the same product in fp32. A bf16 value is exactly a float and the
+// product of two is exact in fp32, so only the order of the fp32 sums differs from oneDNN's.
+// op(A) and op(B) are widened as stored ([M, K] or [K, M]; [K, N] or [N, K]).
+void gemm_bf16_as_fp32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
+                       int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                       const float* bias) {
+  const auto widen = [](const bf16* x, int64_t rows, int64_t cols, int64_t ld,
+                        std::vector<float>& out) {
+    out.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = from_bf16(x[r * ld + c]);
+  };
+  thread_local std::vector<float> a, b;
+  const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K;
+  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  widen(A, a_rows, a_cols, lda, a);
+  widen(B, b_rows, b_cols, ldb, b);
+  gemm(trans_a, trans_b, M, N, K, 1.f, a.data(), a_cols, b.data(), b_cols, beta, C, ldc);
+  if (bias) add_bias(C, M, N, ldc, bias);
+}
+
 }  // namespace
 
 bool bf16_native() {
   static const bool native = [] {
     try {
       cpu_engine();
-      return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+      // cpu_isa values are sets of feature bits (avx2_vnni's number exceeds avx512_core_bf16's)
+      const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+      const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+      return (isa & bf16) == bf16;
     } catch (const dnnl::error&) {
       return false;
     }
@@ -108,9 +156,11 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, cons
   if (M == 0 || N == 0) return;
   if (K == 0) {  // op(A) op(B) is a zero matrix: gemm() leaves beta C, then the bias
     gemm(trans_a, trans_b, M, N, 0, 1.f, nullptr, 1, nullptr, 1, beta, C, ldc);
-    if (bias)
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
+    if (bias) add_bias(C, M, N, ldc, bias);
+    return;
+  }
+  if (!bf16_matmul_available()) {  // gemm() counts the product
+    gemm_bf16_as_fp32(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc, bias);
     return;
   }
   count_product(M, N, K);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "heed/kernels/flops.h"
+#include "heed/kernels/gemm.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
@@ -31,10 +32,23 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
   });
 }
 
+bool int8_exact() {
+  // cpu_isa values are sets of feature bits: VNNI in its AVX512 or its AVX2 (VEX) form
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto has = [isa](dnnl_cpu_isa_t f) {
+    return (isa & static_cast<unsigned>(f)) == static_cast<unsigned>(f);
+  };
+  return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+}
+
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
-  Int8Matrix m{N, K, std::vector<int8_t>(static_cast<size_t>(N * K)),
-               std::vector<float>(static_cast<size_t>(N))};
+  Int8Matrix m{N,
+               K,
+               std::vector<int8_t>(static_cast<size_t>(N * K)),
+               std::vector<float>(static_cast<size_t>(N)),
+               {}};
   quantize_rows(w, N, K, m.q.data(), m.scale.data());
+  if (!int8_exact()) m.q_float.assign(m.q.begin(), m.q.end());
   return m;
 }
 
@@ -42,13 +56,25 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
                int32_t* acc, float* y, bool accumulate) {
   const int64_t N = w.rows, K = w.cols;
   if (M == 0 || N == 0) return;
-  const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
-  count_product(M, N, K);
   const SerialScope small(M * N * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
-  dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.f, qx, K, 0, w.q.data(), K, 0, 0.f,
-                                       acc, N, &zero);
-  check(st == dnnl_success, "dnnl_gemm_s8s8s32 failed (status ", static_cast<int>(st),
-        ") for M=", M, " N=", N, " K=", K);
+  if (!w.q_float.empty()) {
+    // no VNNI: q(x) q(w)^T as an fp32 GEMM on the integer values, every product exact and every
+    // sum exact while it stays below 2^24 (K <= 1040), into acc's bytes as floats
+    thread_local std::vector<float> xf;
+    xf.assign(qx, qx + M * K);
+    auto* accf = reinterpret_cast<float*>(acc);
+    gemm(false, true, M, N, K, 1.f, xf.data(), K, w.q_float.data(), K, 0.f, accf, N);
+    parallel_for(M, 8, [&](int64_t b, int64_t e) {
+      for (int64_t i = b * N; i < e * N; ++i) acc[i] = static_cast<int32_t>(std::lrint(accf[i]));
+    });
+  } else {
+    const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
+    count_product(M, N, K);
+    dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.f, qx, K, 0, w.q.data(), K, 0,
+                                         0.f, acc, N, &zero);
+    check(st == dnnl_success, "dnnl_gemm_s8s8s32 failed (status ", static_cast<int>(st),
+          ") for M=", M, " N=", N, " K=", K);
+  }
   const float* sw = w.scale.data();
   parallel_for(M, 8, [&](int64_t b, int64_t e) {
     for (int64_t m = b; m < e; ++m) {

@@ -3,7 +3,10 @@
 // a product are rounded to bf16 (fp32's 8 exponent bits, 7 mantissa bits), the products are
 // exact in fp32 and summed in fp32, and everything else (weights, optimizer state, element-wise
 // ops, softmax, losses) stays fp32. On a CPU with AVX512_BF16 (VDPBF16PS) oneDNN's bf16 matmul
-// does twice the multiply-adds of fp32 FMAs per instruction.
+// does twice the multiply-adds of fp32 FMAs per instruction; from AVX512 up without it oneDNN
+// emulates them, and on AVX2-only CPUs (AMD Zen 3, say), where oneDNN has no bf16 matmul, the
+// same products run as fp32 GEMMs on the widened operands (the same values up to the order of
+// the sums; slower than fp32, as `heed train` warns).
 // Leaves out: bf16 storage of activations or weights (only the GEMM operands are bf16), fp16,
 // and loss scaling (bf16 has fp32's exponent range, so gradients do not underflow).
 #pragma once

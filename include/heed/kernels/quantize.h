@@ -4,6 +4,9 @@
 // the product runs on oneDNN's s8s8s32 GEMM (VNNI dot products: four times the multiply-adds
 // of an fp32 FMA per instruction, and a quarter of the weight bytes for batch-1 decoding), and
 //   y[m,n] = s_x[m] * s_w[n] * sum_k q(x)[m,k] q(w)[n,k] + b[n].
+// Without VNNI (AMD Zen 3, Intel before Cascade Lake) oneDNN's s8s8 GEMM goes through
+// vpmaddubsw, whose int16 pair sums saturate and give wrong products; there the integer
+// product runs as an fp32 GEMM on the quantized values instead (the same numbers, no speed-up).
 // Leaves out: training in int8 (inference only) and activation zero points (symmetric only).
 #pragma once
 
@@ -17,7 +20,11 @@ struct Int8Matrix {
   int64_t rows = 0, cols = 0;  // N, K
   std::vector<int8_t> q;       // [N, K]
   std::vector<float> scale;    // [N]
+  std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
 };
+
+// Whether oneDNN's s8s8s32 GEMM is exact here (VNNI); otherwise gemm_int8 uses q_float.
+bool int8_exact();
 
 // linear() takes the int8 path for weights with at least this many output rows.
 inline constexpr int64_t kInt8MinOutputs = 64;
