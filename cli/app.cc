@@ -113,14 +113,12 @@ int run(int argc, char** argv) {
       for (const auto& f : files) message += (message.empty() ? "" : ", ") + f;
       message += std::string(message.empty() ? "" : ": ") + e.what();
     }
-    std::cerr << "heed: error: " << message << "\n";
-    return 2;
+    throw UsageError(message, false);
   } catch (const CLI::ParseError& e) {
     // --help and --version end here, as CLI11 prints them; a bad command line is an error like
     // any other: one format, exit 2
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::cerr << "heed: error: " << e.what() << "\nRun with --help for more information.\n";
-    return 2;
+    throw UsageError(e.what(), true);
   }
   if (dump_config) {
     std::cout << heed::cli::config_sections(app.config_to_str(false, false));

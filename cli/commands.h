@@ -23,6 +23,7 @@
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
 #include "heed/train/trainer.h"
+#include "heed/util/error.h"
 #include "heed/util/names.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/report.h"
@@ -47,9 +48,15 @@ inline const CLI::Validator kFraction = CLI::Range(1e-9, 1.0) & kFinite;        
 // call it as they go, so that they stop at the first failed write.
 void check_stdout();
 
+// A bad command line or --config file: what follows "heed: error: " (main() prints it and exits
+// with 2; the Python package raises ValueError), and whether to point at --help after it.
+struct UsageError : Error {
+  UsageError(const std::string& what, bool help_hint) : Error(what), help_hint(help_hint) {}
+  bool help_hint;
+};
+
 // The whole command line (app.cc): parses argv, runs the subcommand, returns the exit code;
-// a bad command line or --config file is "heed: error: ..." on stderr and 2; errors while
-// running are thrown (main() prints them).
+// a bad command line or --config file is a UsageError, errors while running other Errors.
 int run(int argc, char** argv);
 
 // Names are taken in any case and kept in lower case (what --dump-config then writes).

@@ -9,6 +9,10 @@
 int main(int argc, char** argv) {
   try {
     return heed::cli::run(argc, argv);
+  } catch (const heed::cli::UsageError& e) {
+    std::cerr << "heed: error: " << e.what() << "\n"
+              << (e.help_hint ? "Run with --help for more information.\n" : "");
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "heed: error: " << e.what() << "\n";
     return 2;

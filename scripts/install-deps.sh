@@ -6,7 +6,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev fonts-dejavu-core
-      python3 python3-nltk)
+      python3 python3-nltk
+      pybind11-dev python3-dev python3-numpy python3-pytest)  # the Python package and its tests
 for part in "$@"; do
   case $part in
     clang) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The layer check: no file includes a header of a higher layer. The order is that of
 # docs/ARCHITECTURE.md, bottom to top; a folder's headers (include/heed/<layer>/) and sources
-# (src/<layer>/) are its layer, cli/ the top. Run by ctest (and by hand): layers.sh SOURCE_DIR
+# (src/<layer>/) are its layer, then cli/ and, on top, python/ (the package, which may call the CLI). Run by ctest (and by hand): layers.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-order=(util tensor kernels autograd nn io data metrics models decode viz train bench cli)
+order=(util tensor kernels autograd nn io data metrics models decode viz train bench cli python)
 declare -A rank
 for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
 bad=0
@@ -13,6 +13,7 @@ while IFS= read -r file; do
     include/heed/*/*) layer=${file#include/heed/}; layer=${layer%%/*} ;;
     src/*/*) layer=${file#src/}; layer=${layer%%/*} ;;
     cli/*) layer=cli ;;
+    python/*) layer=python ;;
     *) continue ;;
   esac
   [ -n "${rank[$layer]:-}" ] || { echo "$file: folder '$layer' is in no layer (tests/layers.sh)"; bad=1; continue; }
@@ -24,8 +25,8 @@ while IFS= read -r file; do
       bad=1
     fi
   done < <(grep -n '^#include "heed/[a-z_]*/' "$file" | sed 's/^\([0-9]*\):\(.*\)$/\1:\2/')
-done < <(git ls-files --cached --others --exclude-standard 'include/heed/*.h' 'src/*.cc' 'src/*.h' 'cli/*.cc' 'cli/*.h' 2>/dev/null ||
-         find include src cli -name '*.h' -o -name '*.cc')
+done < <(git ls-files --cached --others --exclude-standard 'include/heed/*.h' 'src/*.cc' 'src/*.h' 'cli/*.cc' 'cli/*.h' 'python/*.cc' 2>/dev/null ||
+         find include src cli python -name '*.h' -o -name '*.cc')
 if [ "$bad" -ne 0 ]; then
   echo "layer order (bottom to top): ${order[*]}" >&2
   exit 1

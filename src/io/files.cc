@@ -20,7 +20,10 @@ namespace heed {
 std::string read_file(const std::string& path) {
   check(!std::filesystem::is_directory(path), path, ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
-  check(in.good(), path, ": cannot open (", std::strerror(errno), ")");
+  if (!in.good()) {
+    const int e = errno;
+    throw FileError(path, e, std::string("cannot open (") + std::strerror(e) + ")");
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   check(!in.bad(), path, ": read error");

@@ -1,0 +1,147 @@
+"""heed from Python: translate, score, classify and train with heed's C++ core.
+
+    import heed
+    t = heed.Translator("en-de", threads=1)
+    r = t.translate_batch(["a man rides a bike ."], beam_size=5, return_attention=True)
+    r[0].hypotheses[0]   # ['ein', 'mann', ...]
+    r[0].attention[0]    # numpy float32 [len(output) + 1, len(source)]
+
+    heed.train({"model": "rnn", "train_src": "...", "train_tgt": "...", "save": "m"})
+    heed.train("recipes/multi30k-transformer.toml", train_src="...", save="m")
+
+Every option is a keyword argument; the work runs in C++ with the GIL released, so several
+Python threads can translate at once. heed's errors arrive as ValueError (bad input or option,
+with heed's message naming the file, line or option) and FileNotFoundError (a missing model
+or file).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+import tomllib
+from typing import Iterable, Iterator, Mapping, Sequence, Union
+
+from . import _heed
+from ._heed import Prediction, ScoringResult, TranslationResult
+
+__version__ = _heed.__version__
+__all__ = ["Translator", "Classifier", "TranslationResult", "ScoringResult", "Prediction",
+           "train", "__version__"]
+
+
+class Translator(_heed.Translator):
+    """An encoder-decoder (or an ensemble of several) loaded once for many translations.
+
+    model_dirs: a model directory (`heed train --save`) or a list of them (an ensemble).
+    threads: threads of every kernel and GEMM, for the process (0: leave as is, all cores).
+    compute_type: "float32" or "int8" (weights quantised per row at load time).
+    """
+
+    def __init__(self, model_dirs: Union[str, os.PathLike, Sequence[str]], *, threads: int = 0,
+                 compute_type: str = "float32") -> None:
+        if isinstance(model_dirs, (str, os.PathLike)):
+            model_dirs = [model_dirs]
+        super().__init__([os.fspath(d) for d in model_dirs], threads=threads,
+                         compute_type=compute_type)
+
+    def translate_iterable(self, sources: Iterable[str], *, max_batch_size: int = 32,
+                           read_batches: int = 50, **options) -> Iterator[TranslationResult]:
+        """Translates sources as they come, yielding one result per source in order.
+
+        Reads max_batch_size * read_batches sources at a time (batches of similar length are
+        formed within them, as `heed translate` does); options are translate_batch's.
+        """
+        if read_batches < 1:
+            raise ValueError(f"read_batches must be >= 1, got {read_batches}")
+        window = max_batch_size * read_batches
+        chunk: list[str] = []
+        for s in sources:
+            chunk.append(s)
+            if len(chunk) == window:
+                yield from self.translate_batch(chunk, max_batch_size=max_batch_size, **options)
+                chunk = []
+        if chunk:
+            yield from self.translate_batch(chunk, max_batch_size=max_batch_size, **options)
+
+
+class Classifier(_heed.Classifier):
+    """A sentence classifier (`heed train --task classify`).
+
+    classify(sentences, *, return_attention=False, batch_size=64) -> list[Prediction]:
+    labels, class probabilities and, for self-attentive models, the hops' attention.
+    """
+
+    def __init__(self, model_dir: Union[str, os.PathLike], *, threads: int = 0) -> None:
+        super().__init__(os.fspath(model_dir), threads=threads)
+
+
+def _toml_value(key: str, v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError(f"train: {key} = {v} is not a finite number")
+        return repr(v)
+    if isinstance(v, (str, os.PathLike)):
+        s = os.fspath(v)
+        if "\n" in s or "\r" in s:
+            raise ValueError(f"train: {key} holds a line break")
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(key, x) for x in v) + "]"
+    raise ValueError(f"train: {key} has a value of type {type(v).__name__} "
+                     "(expected str, int, float, bool or a list of them)")
+
+
+def train(config: Union[str, os.PathLike, Mapping[str, object], None] = None, *,
+          threads: int = 0, **options) -> None:
+    """Trains a model as `heed train` does, in this process; progress goes to stderr.
+
+    config: a TOML recipe (its [train] section, as `heed train --config`) or a dict of
+    `heed train`'s flags ("d-model" or d_model = 128; flags without a value are True);
+    keyword options are more flags and win over both. threads: as `heed --threads`
+    (0: all cores). Raises ValueError for a bad option or input, FileNotFoundError for a
+    missing file, RuntimeError if the run fails otherwise.
+    """
+    flags: dict[str, object] = {}
+    recipe = None
+    if isinstance(config, (str, os.PathLike)):
+        recipe = os.fspath(config)
+        if not os.path.isfile(recipe):
+            raise FileNotFoundError(errno.ENOENT, "no such recipe file", recipe)
+    elif isinstance(config, Mapping):
+        flags.update(config)
+    elif config is not None:
+        raise ValueError("train: config must be a TOML path or a dict of flags")
+    flags.update(options)
+    args = ["--threads", str(int(threads)), "train"]
+    if recipe is not None and not flags:
+        args += ["--config", recipe]  # heed reads it: its errors name the recipe's lines
+        return _run(args)
+    if recipe is not None:
+        # the recipe's [train] section under the given flags (the command line's precedence)
+        with open(recipe, "rb") as f:
+            try:
+                section = tomllib.load(f).get("train", {})
+            except tomllib.TOMLDecodeError as e:
+                raise ValueError(f"{recipe}: {e}") from None
+        flags = {**{k.replace("_", "-"): v for k, v in section.items()},
+                 **{str(k).replace("_", "-"): v for k, v in flags.items()}}
+    with tempfile.TemporaryDirectory(prefix="heed-train-") as tmp:
+        # the flags as a [train] section, typed by TOML as a recipe's are
+        path = os.path.join(tmp, "train.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("[train]\n")
+            for key, value in flags.items():
+                name = str(key).replace("_", "-")
+                f.write(f"{name} = {_toml_value(name, value)}\n")
+        _run(args + ["--config", path])
+
+
+def _run(args: list[str]) -> None:
+    status = _heed.run_cli(args)
+    if status != 0:
+        raise RuntimeError(f"heed train exited with status {status}")

@@ -1,0 +1,424 @@
+// heed's Python module (`heed._heed`, wrapped by python/heed/__init__.py): the inference API
+// (decode/translator.h, decode/classifier.h) and the command line's training, bound with
+// pybind11. Options are keyword arguments parsed here, once, into the library's typed structs;
+// compute runs with the GIL released; results come back as small objects whose attention
+// matrices are float32 numpy arrays over heed's own buffers.
+// Leaves out: iteration over files and iterables, TOML writing (both in __init__.py), models.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+#include "heed/data/text.h"
+#include "heed/decode/classifier.h"
+#include "heed/decode/translator.h"
+#include "heed/io/files.h"
+#include "heed/kernels/parallel.h"
+#include "heed/util/error.h"
+#include "heed/version.h"
+
+namespace py = pybind11;
+
+namespace heed::python {
+namespace {
+
+// rows x cols floats in one buffer that the numpy array views and, through its capsule, owns
+py::array_t<float> matrix(const std::vector<std::vector<float>>& rows) {
+  const size_t cols = rows.empty() ? 0 : rows.front().size();
+  auto* data = new std::vector<float>();
+  data->reserve(rows.size() * cols);
+  for (const auto& r : rows) {
+    check(r.size() == cols, "attention rows of different lengths");  // never: one source
+    data->insert(data->end(), r.begin(), r.end());
+  }
+  py::capsule owner(data, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  const auto n = static_cast<py::ssize_t>(rows.size()), m = static_cast<py::ssize_t>(cols);
+  const auto f = static_cast<py::ssize_t>(sizeof(float));
+  return py::array_t<float>(std::vector<py::ssize_t>{n, m}, std::vector<py::ssize_t>{m * f, f},
+                            data->data(), owner);
+}
+
+py::array_t<float> vector(std::vector<float>&& v) {
+  auto* data = new std::vector<float>(std::move(v));
+  py::capsule owner(data, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>(std::vector<py::ssize_t>{static_cast<py::ssize_t>(data->size())},
+                            std::vector<py::ssize_t>{static_cast<py::ssize_t>(sizeof(float))},
+                            data->data(), owner);
+}
+
+// The sentences as heed reads lines: valid UTF-8 (Python's str already is), no NUL, no line
+// break inside; errors name the argument and the 1-based position.
+std::vector<std::string> lines(const std::vector<std::string>& in, const char* what) {
+  std::vector<std::string> out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    check(in[i].find_first_of("\n\r") == std::string::npos, what, "[", i,
+          "]: a line break inside a sentence (one sentence per item)");
+    out.push_back(checked_line(in[i], what, i + 1));
+  }
+  return out;
+}
+
+// A missing model directory is Python's FileNotFoundError before any loading starts.
+void require_directories(const std::vector<std::string>& dirs) {
+  check(!dirs.empty(), "no model directory given");
+  for (const auto& d : dirs)
+    if (!std::filesystem::exists(d)) throw FileError(d, ENOENT, "no such model directory");
+}
+
+// What Translator::translate_batch returns for one source.
+struct PyTranslation {
+  std::vector<std::string> source;                   // the units the model read
+  bool truncated = false;                            // cut at max_input_length
+  std::vector<std::vector<std::string>> hypotheses;  // output units, best first
+  std::vector<std::string> texts;                    // the units joined as the target side joins
+  std::vector<double> scores;                        // log p / (len + 1)^alpha (return_scores)
+  std::vector<double> log_probs;                     // log p(hypothesis EOS | source)
+  std::vector<py::array_t<float>> attention;         // [rows, len(source)] (return_attention)
+};
+
+struct PyScore {
+  std::vector<std::string> source, tokens;
+  double log_prob = 0;                // log p(tokens EOS | source)
+  std::vector<float> log_probs;       // per token, EOS last
+  py::object attention = py::none();  // [len(tokens) + 1, len(source)] (return_attention)
+};
+
+struct PyPrediction {
+  std::vector<std::string> tokens;
+  int32_t label = 0;
+  py::array_t<float> probabilities;   // [C]
+  py::object attention = py::none();  // [r, len(tokens)] (return_attention, self-attention)
+  double redundancy = 0;              // ||A A^T - I||_F (return_attention)
+};
+
+class PyTranslator {
+ public:
+  PyTranslator(std::vector<std::string> dirs, int threads, const std::string& compute_type) {
+    require_directories(dirs);
+    check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
+    TranslatorOptions o;
+    o.threads = threads;
+    o.compute_type = parse_name<ComputeType>(compute_type, "compute_type");
+    py::gil_scoped_release release;
+    translator_ = std::make_unique<Translator>(dirs, o);
+  }
+
+  std::vector<PyTranslation> translate_batch(const std::vector<std::string>& sources,
+                                             const TranslationOptions& o, bool scores) const {
+    const std::vector<std::string> in = lines(sources, "sources");
+    std::vector<TranslationResult> results;
+    {
+      py::gil_scoped_release release;
+      results = translator_->translate(in, o);
+    }
+    std::vector<PyTranslation> out(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      TranslationResult& r = results[i];
+      PyTranslation& t = out[i];
+      t.source = std::move(r.source);
+      t.truncated = r.truncated;
+      for (TranslationHypothesis& h : r.hypotheses) {
+        t.hypotheses.push_back(std::move(h.tokens));
+        t.texts.push_back(std::move(h.text));
+        t.log_probs.push_back(h.log_prob);
+        if (scores) t.scores.push_back(h.score);
+        if (o.return_attention) t.attention.push_back(matrix(h.attention));
+      }
+    }
+    return out;
+  }
+
+  std::vector<PyScore> score_batch(const std::vector<std::string>& sources,
+                                   const std::vector<std::string>& targets,
+                                   const TranslationOptions& o) const {
+    check(sources.size() == targets.size(), "score_batch: ", sources.size(), " sources but ",
+          targets.size(), " targets");
+    const std::vector<std::string> src = lines(sources, "sources"), tgt = lines(targets, "targets");
+    std::vector<ScoringResult> results;
+    {
+      py::gil_scoped_release release;
+      results = translator_->score(src, tgt, o);
+    }
+    std::vector<PyScore> out(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      out[i].source = std::move(results[i].source);
+      out[i].tokens = std::move(results[i].tokens);
+      out[i].log_prob = results[i].log_prob;
+      out[i].log_probs = std::move(results[i].token_log_probs);
+      if (o.return_attention) out[i].attention = matrix(results[i].attention);
+    }
+    return out;
+  }
+
+  // The command line's translation of a file: output lines as `heed translate` writes them,
+  // the file replaced whole once every line is written.
+  py::dict translate_file(const std::string& input, const std::string& output,
+                          const TranslationOptions& o) const {
+    size_t sentences = 0, tokens = 0;
+    double seconds = 0;
+    {
+      py::gil_scoped_release release;
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<std::string> in = read_lines(input);
+      AtomicFile file(output);
+      translator_->translate_each(in, o, [&](size_t, TranslationResult&& r) {
+        for (const TranslationHypothesis& h : r.hypotheses) {
+          file.write(translator_->output_line(r, h) + "\n");
+          tokens += h.tokens.size();
+        }
+        ++sentences;
+      });
+      file.commit();
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    py::dict stats;
+    stats["sentences"] = sentences;
+    stats["tokens"] = tokens;
+    stats["seconds"] = seconds;
+    return stats;
+  }
+
+ private:
+  std::unique_ptr<Translator> translator_;
+};
+
+class PyClassifier {
+ public:
+  PyClassifier(const std::string& dir, int threads) {
+    require_directories({dir});
+    check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
+    if (threads > 0) set_threads(threads);
+    py::gil_scoped_release release;
+    classifier_ = std::make_unique<Classifier>(dir);
+  }
+
+  std::vector<PyPrediction> classify(const std::vector<std::string>& sentences, bool attention,
+                                     int64_t batch_size) const {
+    check(batch_size >= 1, "batch_size must be >= 1, got ", batch_size);
+    const std::vector<std::string> in = lines(sentences, "sentences");
+    std::vector<Prediction> preds;
+    {
+      py::gil_scoped_release release;
+      preds = classifier_->classify(
+          in, {.batch = batch_size, .attention = attention, .name = "sentences"});
+    }
+    std::vector<PyPrediction> out(preds.size());
+    for (size_t i = 0; i < preds.size(); ++i) {
+      out[i].tokens = std::move(preds[i].tokens);
+      out[i].label = preds[i].label;
+      out[i].probabilities = vector(std::move(preds[i].probs));
+      if (attention && !preds[i].attention.empty()) out[i].attention = matrix(preds[i].attention);
+      out[i].redundancy = preds[i].redundancy;
+    }
+    return out;
+  }
+
+  int64_t num_classes() const { return classifier_->config().classes; }
+
+ private:
+  std::unique_ptr<Classifier> classifier_;
+};
+
+TranslationOptions translation_options(int beam_size, int num_hypotheses, double length_penalty,
+                                       int64_t max_decoding_length, double max_len_ratio,
+                                       int64_t max_batch_size, int64_t max_input_length,
+                                       bool return_attention, int attention_layer,
+                                       int attention_head, bool replace_unknowns) {
+  check(beam_size >= 1, "beam_size must be >= 1, got ", beam_size);
+  check(num_hypotheses >= 1 && num_hypotheses <= beam_size, "num_hypotheses must be in 1..",
+        beam_size, " (beam_size), got ", num_hypotheses);
+  check(std::isfinite(length_penalty) && length_penalty >= 0,
+        "length_penalty must be a finite number >= 0, got ", length_penalty);
+  check(max_decoding_length >= 0, "max_decoding_length must be >= 0 (0: by max_len_ratio), got ",
+        max_decoding_length);
+  check(std::isfinite(max_len_ratio) && max_len_ratio > 0,
+        "max_len_ratio must be a finite number > 0, got ", max_len_ratio);
+  check(max_batch_size >= 1, "max_batch_size must be >= 1, got ", max_batch_size);
+  check(max_input_length >= 0, "max_input_length must be >= 0 (0: no limit), got ",
+        max_input_length);
+  TranslationOptions o;
+  o.beam_size = beam_size;
+  o.num_hypotheses = num_hypotheses;
+  o.length_penalty = length_penalty;
+  o.max_decoding_length = max_decoding_length;
+  o.max_len_ratio = max_len_ratio;
+  o.max_batch_size = max_batch_size;
+  o.max_input_length = max_input_length;
+  o.return_attention = return_attention;
+  o.attention_layer = attention_layer;
+  o.attention_head = attention_head;
+  o.replace_unknowns = replace_unknowns;
+  return o;
+}
+
+// `heed ARGS...` in this process (the same parsing and training loop as the command line);
+// its exit status. A bad command line or --config file is a UsageError (ValueError).
+int run_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"heed"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> pointers;
+  for (std::string& a : argv) pointers.push_back(a.data());
+  py::gil_scoped_release release;
+  // what the command prints on stdout (training's log) goes to stderr, as progress does
+  struct Redirect {
+    std::streambuf* saved = std::cout.rdbuf(std::cerr.rdbuf());
+    ~Redirect() {
+      std::cout.flush();
+      std::cout.rdbuf(saved);
+    }
+  } redirect;
+  return cli::run(static_cast<int>(pointers.size()), pointers.data());
+}
+
+}  // namespace
+}  // namespace heed::python
+
+PYBIND11_MODULE(_heed, m) {
+  using namespace heed::python;
+  using heed::TranslationOptions;
+  m.doc() = "heed's C++ core; use the `heed` package, which wraps it.";
+  m.attr("__version__") = HEED_VERSION;
+
+  // heed's errors: a missing file is FileNotFoundError (another failed open OSError), bad
+  // input or options ValueError, with heed's message (file, line, option) as the text
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const heed::FileError& e) {
+      py::object err = py::module_::import("builtins")
+                           .attr(e.error() == ENOENT ? "FileNotFoundError" : "OSError")(
+                               e.error(), e.what(), e.path());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
+    } catch (const heed::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  py::class_<PyTranslation>(m, "TranslationResult", "The translations of one source, best first.")
+      .def_readonly("source", &PyTranslation::source, "The source units the model read.")
+      .def_readonly("truncated", &PyTranslation::truncated,
+                    "Whether the source had more than max_input_length units.")
+      .def_readonly("hypotheses", &PyTranslation::hypotheses,
+                    "Output units of each hypothesis (EOS excluded), best first.")
+      .def_readonly("texts", &PyTranslation::texts,
+                    "Each hypothesis as text (units joined as the model's target side joins).")
+      .def_readonly("scores", &PyTranslation::scores,
+                    "With return_scores: log p / (len + 1)^length_penalty, which ranks them.")
+      .def_readonly("log_probs", &PyTranslation::log_probs, "log p(hypothesis EOS | source).")
+      .def_readonly("attention", &PyTranslation::attention,
+                    "With return_attention: per hypothesis a float32 array [rows, len(source)], "
+                    "one row per output unit and the EOS row last.")
+      .def("__repr__", [](const PyTranslation& t) {
+        return "TranslationResult(hypotheses=" +
+               py::repr(py::cast(t.hypotheses)).cast<std::string>() + ")";
+      });
+
+  py::class_<PyScore>(m, "ScoringResult", "The log-probabilities of a given output.")
+      .def_readonly("source", &PyScore::source)
+      .def_readonly("tokens", &PyScore::tokens, "The target's units (EOS excluded).")
+      .def_readonly("log_prob", &PyScore::log_prob, "log p(tokens EOS | source).")
+      .def_readonly("log_probs", &PyScore::log_probs,
+                    "Per-token log-probabilities, len(tokens) + 1 (EOS last).")
+      .def_readonly("attention", &PyScore::attention,
+                    "With return_attention: float32 [len(tokens) + 1, len(source)].");
+
+  py::class_<PyPrediction>(m, "Prediction", "A classifier's label for one sentence.")
+      .def_readonly("tokens", &PyPrediction::tokens)
+      .def_readonly("label", &PyPrediction::label, "The most probable class.")
+      .def_readonly("probabilities", &PyPrediction::probabilities, "float32 [classes].")
+      .def_readonly("attention", &PyPrediction::attention,
+                    "With return_attention (self-attention models): float32 [hops, len(tokens)].")
+      .def_readonly("redundancy", &PyPrediction::redundancy,
+                    "With return_attention: ||A A^T - I||_F of the hops (Lin et al. 2017).");
+
+  py::class_<PyTranslator>(m, "Translator")
+      .def(py::init<std::vector<std::string>, int, const std::string&>(), py::arg("model_dirs"),
+           py::kw_only(), py::arg("threads") = 0, py::arg("compute_type") = "float32")
+      .def(
+          "translate_batch",
+          [](const PyTranslator& t, const std::vector<std::string>& sources, int beam_size,
+             int num_hypotheses, double length_penalty, int64_t max_decoding_length,
+             double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
+             bool return_scores, bool return_attention, int attention_layer, int attention_head,
+             bool replace_unknowns) {
+            return t.translate_batch(
+                sources,
+                translation_options(beam_size, num_hypotheses, length_penalty, max_decoding_length,
+                                    max_len_ratio, max_batch_size, max_input_length,
+                                    return_attention, attention_layer, attention_head,
+                                    replace_unknowns),
+                return_scores);
+          },
+          py::arg("sources"), py::kw_only(), py::arg("beam_size") = 1,
+          py::arg("num_hypotheses") = 1, py::arg("length_penalty") = 1.0,
+          py::arg("max_decoding_length") = 0, py::arg("max_len_ratio") = 2.0,
+          py::arg("max_batch_size") = 32, py::arg("max_input_length") = 1024,
+          py::arg("return_scores") = false, py::arg("return_attention") = false,
+          py::arg("attention_layer") = -1, py::arg("attention_head") = -1,
+          py::arg("replace_unknowns") = false,
+          "Translates a list of sentences (greedy at beam_size 1), returning results in input "
+          "order. Outputs stop at max_len_ratio x the longest source of a batch + 10 units, and "
+          "at max_decoding_length units when > 0; sources beyond max_input_length units are cut "
+          "(the result says truncated). attention_layer / attention_head choose a Transformer's "
+          "reported attention (-1: the last layer, the mean over heads); replace_unknowns "
+          "replaces each <unk> by the source unit it attends to most.")
+      .def(
+          "score_batch",
+          [](const PyTranslator& t, const std::vector<std::string>& sources,
+             const std::vector<std::string>& targets, int64_t max_batch_size,
+             int64_t max_input_length, bool return_attention, int attention_layer,
+             int attention_head) {
+            return t.score_batch(
+                sources, targets,
+                translation_options(1, 1, 1.0, 0, 2.0, max_batch_size, max_input_length,
+                                    return_attention, attention_layer, attention_head, false));
+          },
+          py::arg("sources"), py::arg("targets"), py::kw_only(), py::arg("max_batch_size") = 32,
+          py::arg("max_input_length") = 1024, py::arg("return_attention") = false,
+          py::arg("attention_layer") = -1, py::arg("attention_head") = -1,
+          "The log-probability of each target given its source, token by token (EOS last), "
+          "as `heed translate --score-target F --word-scores`.")
+      .def(
+          "translate_file",
+          [](const PyTranslator& t, const std::string& input, const std::string& output,
+             int beam_size, int num_hypotheses, double length_penalty, int64_t max_decoding_length,
+             double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
+             bool replace_unknowns) {
+            return t.translate_file(
+                input, output,
+                translation_options(beam_size, num_hypotheses, length_penalty, max_decoding_length,
+                                    max_len_ratio, max_batch_size, max_input_length, false, -1, -1,
+                                    replace_unknowns));
+          },
+          py::arg("input_path"), py::arg("output_path"), py::kw_only(), py::arg("beam_size") = 1,
+          py::arg("num_hypotheses") = 1, py::arg("length_penalty") = 1.0,
+          py::arg("max_decoding_length") = 0, py::arg("max_len_ratio") = 2.0,
+          py::arg("max_batch_size") = 32, py::arg("max_input_length") = 1024,
+          py::arg("replace_unknowns") = false,
+          "Translates a text file line by line into output_path, the lines as `heed translate` "
+          "writes them (G2P models: CMUdict entries), the file put in place whole at the end. "
+          "Returns {'sentences', 'tokens', 'seconds'}.");
+
+  py::class_<PyClassifier>(m, "Classifier")
+      .def(py::init<const std::string&, int>(), py::arg("model_dir"), py::kw_only(),
+           py::arg("threads") = 0)
+      .def("classify", &PyClassifier::classify, py::arg("sentences"), py::kw_only(),
+           py::arg("return_attention") = false, py::arg("batch_size") = 64,
+           "Labels, class probabilities and, with return_attention, the hops' attention of "
+           "each sentence, in input order.")
+      .def_property_readonly("num_classes", &PyClassifier::num_classes);
+
+  m.def("run_cli", &run_cli, py::arg("args"),
+        "Runs `heed ARGS...` in this process and returns its exit status.");
+}

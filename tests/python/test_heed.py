@@ -1,0 +1,242 @@
+"""The Python package against the command line on the same models (tests/golden/models).
+
+Run by ctest (CMakeLists.txt) with PYTHONPATH at build/python and HEED_BIN, HEED_GOLDEN and
+HEED_DATA set; every comparison is with what `heed` itself prints for the same input.
+"""
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import heed
+
+BIN = os.environ["HEED_BIN"]
+GOLDEN = os.environ["HEED_GOLDEN"]
+DATA = os.environ.get("HEED_DATA", "")
+MODELS = os.path.join(GOLDEN, "models")
+WORDS = os.path.join(GOLDEN, "inputs", "cmudict.txt")
+SST = os.path.join(GOLDEN, "inputs", "sst.txt")
+
+
+def lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def cli(args, stdin_path=None):
+    with open(stdin_path or os.devnull, "rb") as stdin:
+        out = subprocess.run([BIN, "--threads", "1", *args], stdin=stdin, check=True,
+                             capture_output=True)
+    return out.stdout.decode("utf-8").splitlines()
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.parametrize("model", ["rnn-bahdanau", "transformer", "conv", "ctc"])
+def test_translate_batch_equals_cli(model, tmp_path):
+    m = os.path.join(MODELS, model)
+    att = tmp_path / "att.jsonl"
+    nbest = cli(["translate", "--model", m, "--beam", "4", "--n-best", "2", "--attention-out",
+                 str(att)], WORDS)
+    cli_att = read_jsonl(att)
+    t = heed.Translator(m, threads=1)
+    results = t.translate_batch(lines(WORDS), beam_size=4, num_hypotheses=2,
+                                return_scores=True, return_attention=True)
+    assert len(results) == len(lines(WORDS))
+    k = 0
+    for i, r in enumerate(results):
+        assert len(r.hypotheses) == 2
+        for h in range(2):
+            ident, _, f0, score = (x.strip() for x in nbest[k].split("|||"))
+            assert int(ident) == i
+            assert f0 == f"F0= {r.log_probs[h]:.5f}"
+            assert score == f"{r.scores[h]:.5f}"
+            a = cli_att[k]
+            assert a["src"] == r.source
+            # the CLI names the EOS (or a CTC model's blank) row
+            assert a["out"][: len(r.hypotheses[h])] == r.hypotheses[h]
+            assert r.attention[h].dtype == np.float32
+            assert r.attention[h].shape == (len(a["attention"]), len(r.source))
+            np.testing.assert_allclose(r.attention[h], np.array(a["attention"]), rtol=0,
+                                       atol=1e-6)
+            k += 1
+    assert k == len(nbest)
+
+
+def test_greedy_and_translate_file_equal_cli(tmp_path):
+    m = os.path.join(MODELS, "rnn-bahdanau")
+    expected = cli(["translate", "--model", m], WORDS)
+    t = heed.Translator([m], threads=1)
+    out = tmp_path / "out.txt"
+    stats = t.translate_file(WORDS, str(out))
+    assert lines(out) == expected
+    assert stats["sentences"] == len(expected) and stats["tokens"] > 0
+    greedy = t.translate_batch(lines(WORDS))
+    # a G2P model's line is "WORD  PH PH ...": the units after the word
+    assert [r.hypotheses[0] for r in greedy] == [e.split("  ", 1)[1].split() for e in expected]
+    assert greedy[0].scores == []  # only with return_scores
+    assert greedy[0].attention == []  # only with return_attention
+    iterated = list(t.translate_iterable(iter(lines(WORDS)), max_batch_size=4, read_batches=2))
+    assert [r.hypotheses for r in iterated] == [r.hypotheses for r in greedy]
+
+
+def test_ensemble_and_int8_equal_cli():
+    ms = [os.path.join(MODELS, n) for n in ("rnn-bahdanau", "transformer")]
+    expected = cli(["translate", "--model", *ms, "--beam", "3"], WORDS)
+    got = heed.Translator(ms, threads=1).translate_batch(lines(WORDS), beam_size=3)
+    assert [" ".join(r.hypotheses[0]) for r in got] == [e.split("  ", 1)[1] for e in expected]
+    m = os.path.join(MODELS, "transformer")
+    expected = cli(["translate", "--model", m, "--compute-type", "int8"], WORDS)
+    got = heed.Translator(m, threads=1, compute_type="int8").translate_batch(lines(WORDS))
+    assert [" ".join(r.hypotheses[0]) for r in got] == [e.split("  ", 1)[1] for e in expected]
+
+
+def test_score_batch_equals_cli(tmp_path):
+    m = os.path.join(MODELS, "transformer")
+    words = lines(WORDS)
+    sources = [w.split("  ")[0] for w in words]
+    targets = [w.split("  ")[1] for w in words]
+    src, tgt, att = tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "att.jsonl"
+    src.write_text("\n".join(sources) + "\n")
+    tgt.write_text("\n".join(targets) + "\n")
+    expected = cli(["translate", "--model", m, "--score-target", str(tgt), "--word-scores",
+                    "--attention-out", str(att)], str(src))
+    cli_att = read_jsonl(att)
+    got = heed.Translator(m, threads=1).score_batch(sources, targets, return_attention=True)
+    assert len(got) == len(expected) == len(cli_att) == len(words)
+    for r, e, a, target in zip(got, expected, cli_att, targets):
+        total, words_scores = e.split("\t")
+        assert total == f"{r.log_prob:.5f}"
+        assert words_scores.split() == [f"{x:.5f}" for x in r.log_probs]
+        assert r.tokens == target.split()
+        assert len(r.log_probs) == len(r.tokens) + 1
+        assert r.log_prob == pytest.approx(sum(r.log_probs), abs=1e-4)
+        assert r.attention.shape == (len(r.tokens) + 1, len(r.source))
+        np.testing.assert_allclose(r.attention, np.array(a["attention"]), rtol=0, atol=1e-6)
+
+
+def test_classifier_equals_cli(tmp_path):
+    m = os.path.join(MODELS, "classifier-attention")
+    att = tmp_path / "att.jsonl"
+    expected = cli(["classify", "--model", m, "--probs", "--attention-out", str(att)], SST)
+    cli_att = read_jsonl(att)
+    c = heed.Classifier(m, threads=1)
+    assert c.num_classes == 2
+    got = c.classify(lines(SST), return_attention=True)
+    for p, e, a in zip(got, expected, cli_att):
+        label, probs = e.split("\t")
+        assert p.label == int(label)
+        assert p.probabilities.dtype == np.float32 and p.probabilities.shape == (2,)
+        assert probs.split() == [f"{x:.4f}" for x in p.probabilities]
+        assert p.tokens == a["tokens"]
+        np.testing.assert_allclose(p.attention, np.array(a["attention"]), rtol=0, atol=1e-6)
+        assert p.redundancy == pytest.approx(a["redundancy"], abs=1e-6)
+    assert c.classify(lines(SST)[:2])[0].attention is None
+
+
+def test_missing_model_and_bad_options(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        heed.Translator(str(tmp_path / "no-such-model"))
+    with pytest.raises(FileNotFoundError):
+        heed.Classifier(str(tmp_path / "no-such-model"))
+    # a directory without the model's files: the missing config.json, by name
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        heed.Translator(str(tmp_path))
+    m = os.path.join(MODELS, "rnn-bahdanau")
+    with pytest.raises(ValueError, match="compute_type"):
+        heed.Translator(m, compute_type="float16")
+    with pytest.raises(TypeError):  # keyword-only
+        heed.Translator(m, 1)
+    t = heed.Translator(m, threads=1)
+    with pytest.raises(ValueError, match="beam_size"):
+        t.translate_batch(["ABC"], beam_size=0)
+    with pytest.raises(ValueError, match="num_hypotheses"):
+        t.translate_batch(["ABC"], beam_size=2, num_hypotheses=3)
+    with pytest.raises(ValueError, match="length_penalty"):
+        t.translate_batch(["ABC"], length_penalty=float("nan"))
+    with pytest.raises(ValueError, match=r"sources\[1\]"):
+        t.translate_batch(["ABC", "A\nB"])
+    with pytest.raises(ValueError, match="targets"):
+        t.score_batch(["ABC"], ["AH", "B"])
+    with pytest.raises(FileNotFoundError):
+        t.translate_file(str(tmp_path / "missing.txt"), str(tmp_path / "out.txt"))
+    assert not (tmp_path / "out.txt").exists()
+    # a truncated model file: heed's message, as ValueError
+    broken = tmp_path / "broken"
+    shutil.copytree(m, broken)
+    data = (broken / "model.safetensors").read_bytes()
+    (broken / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="model.safetensors"):
+        heed.Translator(str(broken))
+
+
+def test_gil_released_while_decoding():
+    m = os.path.join(MODELS, "transformer")
+    t = heed.Translator(m, threads=1)
+    words = lines(WORDS) * 200  # 8,000 sentences: long enough to watch the main thread run
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        t.translate_batch(words, beam_size=4)
+        span["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=work)
+    ticks = []
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
+    worker.join()
+    duration = span["end"] - span["start"]
+    assert duration > 0.2, f"decoding took only {duration:.3f} s: too short to test"
+    during = [x for x in ticks if span["start"] < x < span["end"]]
+    # the main thread kept running: samples all through the call, no gap near its length
+    assert len(during) > 1000
+    gaps = np.diff([span["start"], *during, span["end"]])
+    assert gaps.max() < 0.5 * duration
+
+
+def test_train_from_dict_and_recipe(tmp_path):
+    if not DATA:
+        pytest.skip("no shared data")
+    cmu = os.path.join(DATA, "cmudict", "cmudict-0.7b.train-dev-1-21")
+    save = tmp_path / "m"
+    heed.train({"model": "rnn", "train_src": cmu, "valid_src": cmu, "src-units": "char",
+                "tgt-units": "word", "embed": 16, "tgt_embed": 16, "hidden": 16,
+                "dec-hidden": 32, "attn-dim": 16, "batch": 32, "valid-max": 20,
+                "max-steps": 30, "seed": 7, "save": str(save)}, threads=1)
+    # the CLI with the same flags trains the same model
+    cli_save = tmp_path / "cli"
+    cli(["train", "--model", "rnn", "--train-src", cmu, "--valid-src", cmu, "--src-units", "char",
+         "--tgt-units", "word", "--embed", "16", "--tgt-embed", "16", "--hidden", "16",
+         "--dec-hidden", "32", "--attn-dim", "16", "--batch", "32", "--valid-max", "20",
+         "--max-steps", "30", "--seed", "7", "--save", str(cli_save)])
+    assert (save / "model.safetensors").read_bytes() == (cli_save / "model.safetensors").read_bytes()
+    expected = cli(["translate", "--model", str(cli_save)], WORDS)
+    got = heed.Translator(str(save), threads=1).translate_batch(lines(WORDS))
+    assert [" ".join(r.hypotheses[0]) for r in got] == [e.split("  ", 1)[1] for e in expected]
+    # a recipe with overrides (flags win), and a flag the recipe file does not know
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[train]\nmodel = "transformer"\nd-model = 16\nheads = 2\nff = 32\n'
+                      'layers = 1\nmax-steps = 1000\n[translate]\nbeam = 5\n')
+    heed.train(str(recipe), train_src=cmu, valid_src=cmu, src_units="char", tgt_units="word",
+               max_steps=5, valid_max=10, save=str(tmp_path / "tf"), threads=1)
+    log = [json.loads(x) for x in open(tmp_path / "tf" / "train.jsonl")]
+    assert log[-1]["step"] == 5
+    with pytest.raises(ValueError, match="no-such-flag"):
+        heed.train({"no-such-flag": 1, "save": str(tmp_path / "x")})
+    with pytest.raises(ValueError, match="heads"):
+        heed.train({"model": "transformer", "d-model": 16, "heads": 3, "train-src": cmu,
+                    "valid-src": cmu, "save": str(tmp_path / "y")}, threads=1)
+    with pytest.raises(FileNotFoundError):
+        heed.train(str(tmp_path / "missing.toml"))
+    with pytest.raises(FileNotFoundError):
+        heed.train({"train-src": str(tmp_path / "missing.txt"), "save": str(tmp_path / "z")})
