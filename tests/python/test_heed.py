@@ -205,8 +205,8 @@ def test_gil_released_while_decoding():
 
 
 def test_train_from_dict_and_recipe(tmp_path):
-    if not DATA:
-        pytest.skip("no shared data")
+    if not os.path.isdir(DATA):
+        pytest.skip(f"no shared data at {DATA}")
     cmu = os.path.join(DATA, "cmudict", "cmudict-0.7b.train-dev-1-21")
     save = tmp_path / "m"
     heed.train({"model": "rnn", "train_src": cmu, "valid_src": cmu, "src-units": "char",
