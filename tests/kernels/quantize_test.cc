@@ -60,6 +60,37 @@ TEST(Quantize, Int8GemmEqualsItsFormulaOnTheQuantizedValues) {
   }
 }
 
+// Both paths of gemm_int8 on any CPU: oneDNN's s8s8s32 GEMM (exact with VNNI) and the fp32 GEMM
+// on the quantized values that CPUs without VNNI take (q_float filled), against exact sums.
+TEST(Quantize, BothInt8PathsEqualTheExactIntegerProduct) {
+  Rng rng(6);
+  const int64_t M = 7, N = 96, K = 1200;  // K beyond 1040: fp32 sums may round, within 1e-6
+  Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
+  Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
+  kernels::Int8Matrix qw = kernels::quantize_matrix(w.data(), N, K);
+  std::vector<int8_t> qx(M * K);
+  std::vector<float> sx(M), y(M * N);
+  std::vector<int32_t> acc(M * N);
+  kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
+  for (bool widened : {false, true}) {
+    if (widened)
+      qw.q_float.assign(qw.q.begin(), qw.q.end());
+    else if (!kernels::int8_exact())
+      continue;  // oneDNN's path saturates without VNNI
+    else
+      qw.q_float.clear();
+    kernels::gemm_int8(M, qx.data(), sx.data(), qw, nullptr, acc.data(), y.data());
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t dot = 0;
+        for (int64_t k = 0; k < K; ++k) dot += int64_t{qx[m * K + k]} * qw.q[n * K + k];
+        const double want = double(sx[m]) * qw.scale[n] * double(dot);
+        ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want)))
+            << (widened ? "fp32 path" : "oneDNN path") << " at " << m << "," << n;
+      }
+  }
+}
+
 TEST(Quantize, InferenceLinearUsesInt8AndStaysCloseToFp32TrainingDoesNot) {
   ParameterStore store;
   Rng rng(5);
