@@ -85,6 +85,7 @@ int run(int argc, char** argv) {
   heed::cli::AttentionCommand attention;
   heed::cli::ReportCommand report;
   heed::cli::LmCommand lm;
+  heed::cli::ServeCommand serve;
   demo.add(app, threads);
   train.add(app, threads);
   translate.add(app, threads);
@@ -96,6 +97,7 @@ int run(int argc, char** argv) {
   attention.add(app, threads);
   report.add(app, threads);
   lm.add(app);
+  serve.add(app, threads);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->footer("Options can also come from a file: --config FILE.toml reads its [" +
                 sub->get_name() + "] section (`key = value`, named as the flags above; the " +
@@ -142,6 +144,7 @@ int run(int argc, char** argv) {
   if (*attention.app) rc = attention.run();
   if (*report.app) rc = report.run();
   if (*lm.app) rc = lm.run();
+  if (*serve.app) rc = serve.run();
   heed::cli::check_stdout();
   return rc;
 }

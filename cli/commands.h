@@ -20,6 +20,7 @@
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
+#include "heed/serve/server.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
 #include "heed/train/trainer.h"
@@ -258,6 +259,16 @@ struct ReportCommand {
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;
+};
+
+// `heed serve`: models behind HTTP until SIGTERM (serve/server.h).
+struct ServeCommand {
+  std::vector<std::string> models;  // NAME=DIR (or DIR)
+  serve::ServeOptions options;      // address, batching and limits
+  int max_wait_ms = 10;             // options.batching.max_wait
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run();
 };
 
 // `heed bench`'s workloads, those of ../shared/bench/pytorch.

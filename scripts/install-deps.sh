@@ -5,7 +5,8 @@
 # OpenMP runtime, for `make fuzz` and `make test-tsan`).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev fonts-dejavu-core
+      libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev libcpp-httplib-dev
+      fonts-dejavu-core
       python3 python3-nltk
       pybind11-dev python3-dev python3-numpy python3-pytest)  # the Python package and its tests
 for part in "$@"; do

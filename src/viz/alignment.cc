@@ -13,6 +13,30 @@
 
 namespace heed::viz {
 
+Heatmap hypothesis_heatmap(const Translator& translator, const TranslationResult& r,
+                           const TranslationHypothesis& hyp, std::string title) {
+  std::vector<std::string> rows = hyp.tokens;
+  if (hyp.attention.size() > hyp.tokens.size())  // EOS, or a CTC model's blank
+    rows.emplace_back(translator.model().frame_labeller() ? "<blank>" : "</s>");
+  Heatmap map{.title = std::move(title), .rows = rows, .cols = r.source, .weights = hyp.attention};
+  // CTC: the cells its most probable alignment visits (K positions per source unit)
+  const size_t per_unit = r.source.empty() ? 0 : hyp.path.size() / r.source.size();
+  for (size_t i = 0; per_unit > 0 && i < hyp.path.size(); ++i) {
+    const std::pair<int, int> cell{hyp.path[i], static_cast<int>(i / per_unit)};
+    if (map.marks.empty() || map.marks.back() != cell) map.marks.push_back(cell);
+  }
+  // monotonic attention and MoChA: the stop of each output step (MoChA's chunk is the weights
+  // that end there); a row with none ran off the end of the source
+  if (translator.model().hard_monotonic_attention())
+    for (size_t row = 0; row < hyp.attention.size(); ++row)
+      for (size_t j = hyp.attention[row].size(); j-- > 0;)
+        if (hyp.attention[row][j] > 0.f) {
+          map.marks.emplace_back(static_cast<int>(row), static_cast<int>(j));
+          break;
+        }
+  return map;
+}
+
 std::vector<Alignment> align(const Translator& translator, const std::vector<std::string>& lines,
                              const AlignOptions& o) {
   const auto [layers, heads] = translator.model().decoder_heads();
@@ -70,30 +94,11 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
     for (size_t k = 0; k < lines.size(); ++k) {
       const TranslationResult& r = results[k];
       const TranslationHypothesis& hyp = r.hypotheses.front();
-      std::vector<std::string> rows = hyp.tokens;
       if (c == 0) {
         out[k].source = r.input;
         out[k].output = hyp.text;
       }
-      if (hyp.attention.size() > hyp.tokens.size())  // EOS, or a CTC model's blank
-        rows.emplace_back(translator.model().frame_labeller() ? "<blank>" : "</s>");
-      Heatmap map{.title = titles[c], .rows = rows, .cols = r.source, .weights = hyp.attention};
-      // CTC: the cells its most probable alignment visits (K positions per source unit)
-      const size_t per_unit = r.source.empty() ? 0 : hyp.path.size() / r.source.size();
-      for (size_t i = 0; per_unit > 0 && i < hyp.path.size(); ++i) {
-        const std::pair<int, int> cell{hyp.path[i], static_cast<int>(i / per_unit)};
-        if (map.marks.empty() || map.marks.back() != cell) map.marks.push_back(cell);
-      }
-      // monotonic attention and MoChA: the stop of each output step (MoChA's chunk is the
-      // weights that end there); a row with none ran off the end of the source
-      if (translator.model().hard_monotonic_attention())
-        for (size_t row = 0; row < hyp.attention.size(); ++row)
-          for (size_t j = hyp.attention[row].size(); j-- > 0;)
-            if (hyp.attention[row][j] > 0.f) {
-              map.marks.emplace_back(static_cast<int>(row), static_cast<int>(j));
-              break;
-            }
-      out[k].maps.push_back(std::move(map));
+      out[k].maps.push_back(hypothesis_heatmap(translator, r, hyp, titles[c]));
     }
   }
   return out;

@@ -1,6 +1,7 @@
 """A PNG reader for the CLI tests (8-bit RGB/RGBA, non-interlaced: what cairo and Chromium
-write), so that they need no imaging library: python3 png.py FILE prints "WIDTH HEIGHT", and
-read_png(path) returns (width, height, rows of (r, g, b) tuples)."""
+write), so that they need no imaging library: python3 png.py FILE prints "WIDTH HEIGHT",
+read_png(path) returns (width, height, rows of (r, g, b) tuples), and viridis_pixels(pixels)
+counts the pixels of heed's heatmap cells."""
 import struct
 import sys
 import zlib
@@ -46,6 +47,23 @@ def read_png(path):
         rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
         prev = line
     return w, h, rows
+
+
+# viridis, the heatmaps' scale (viz/figure.h), sampled finely: a cell's colour is near one
+_STOPS = [(68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141),
+          (39, 173, 129), (92, 200, 99), (170, 220, 50), (253, 231, 37)]
+_RAMP = [tuple(a + (b - a) * t / 8 for a, b in zip(s0, s1))
+         for s0, s1 in zip(_STOPS, _STOPS[1:]) for t in range(8)]
+
+
+def viridis_pixels(pixels):
+    """How many pixels are heatmap cells: near viridis and saturated (unlike text, rules and
+    greys)."""
+    def near(p):
+        return max(p) - min(p) > 40 and any(
+            sum((x - y) ** 2 for x, y in zip(p, q)) < 150 for q in _RAMP)
+    colours = {p: near(p) for p in set(pixels)}
+    return sum(colours[p] for p in pixels)
 
 
 if __name__ == "__main__":

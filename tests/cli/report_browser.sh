@@ -10,13 +10,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if ! command -v chromium > /dev/null; then
-  echo "report_browser: installing Debian's chromium" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get install -y -qq --no-install-recommends chromium > "$work/apt.log" 2>&1 ||
-    { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends chromium; } \
-    > "$work/apt.log" 2>&1 || fail "could not install chromium: $(tail -3 "$work/apt.log")"
-fi
+# shellcheck source=chromium.sh
+source "$here/chromium.sh"
+need_chromium "$work" || fail "could not install chromium: $(tail -3 "$work/apt.log")"
 
 "$heed" --threads 1 train --train-src "$cmu/cmudict-0.7b.train-dev-20-21" \
   --valid-src "$cmu/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
@@ -31,21 +27,14 @@ timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
 python3 - "$work/shot.png" "$work/report.html" <<PY || fail "the screenshot"
 import sys
 sys.path.insert(0, "$here")
-from png import read_png
+from png import read_png, viridis_pixels
 w, h, rows = read_png(sys.argv[1])
 assert (w, h) == (1000, 2600), (w, h)
 pixels = [px for row in rows for px in row]
 white = sum(px == (255, 255, 255) for px in pixels)
 assert white < 0.98 * len(pixels), "blank page"
-# the heatmaps: cells in viridis colours (saturated, so unlike text, rules and greys)
-stops = [(68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141),
-         (39, 173, 129), (92, 200, 99), (170, 220, 50), (253, 231, 37)]
-ramp = [tuple(a + (b - a) * t / 8 for a, b in zip(s0, s1))
-        for s0, s1 in zip(stops, stops[1:]) for t in range(8)]
-def near_viridis(p):
-    return max(p) - min(p) > 40 and any(sum((x - y) ** 2 for x, y in zip(p, q)) < 150 for q in ramp)
-colours = {p: near_viridis(p) for p in set(pixels)}
-cells = sum(colours[p] for p in pixels)
+# the heatmaps: cells in viridis colours
+cells = viridis_pixels(pixels)
 # every heatmap cell of the page (16 x 16 px) drawn, give or take the grid lines
 want = open(sys.argv[2], encoding="utf-8").read().count('class="cell"') * 16 * 16 * 0.8
 assert want > 0 and cells >= want, "no heatmap on the page: %d viridis pixels, want %d" % (cells, want)

@@ -36,6 +36,11 @@ struct Alignment {
 std::vector<Alignment> align(const Translator& translator, const std::vector<std::string>& lines,
                              const AlignOptions& o);
 
+// One decoded hypothesis (decoded with return_attention) as a heatmap: rows its units and
+// </s> (CTC: <blank>), columns the source units; marks on CTC's best path and on monotonic
+// attention's stops.
+Heatmap hypothesis_heatmap(const Translator& translator, const TranslationResult& r,
+                           const TranslationHypothesis& hyp, std::string title = {});
 // The classifier's hops over the tokens of one prediction: rows "hop 1".."hop r".
 // class_name: how the predicted label is shown in the title.
 Heatmap classifier_heatmap(const Prediction& p, const std::string& class_name,

@@ -1,0 +1,68 @@
+// Batching across concurrent requests, as CTranslate2's and Marian's servers do: requests (each
+// a list of sentences with its options) wait in a bounded queue of one model; one worker takes
+// the oldest, adds the later ones with the same options until max_batch sentences are together
+// or max_wait has passed since the oldest arrived, decodes them as one batch and hands each
+// request its own results. A full queue refuses a request at once (the server's 503).
+// Leaves out: HTTP (server.h) and priorities (first come, first served).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heed/decode/translator.h"
+#include "heed/serve/metrics.h"
+
+namespace heed::serve {
+
+struct BatchLimits {
+  int64_t max_batch = 32;                  // sentences decoded together (1: one at a time)
+  std::chrono::milliseconds max_wait{10};  // how long the oldest request waits for company
+  int64_t max_queue = 1024;                // sentences waiting, at most
+};
+
+class Batcher {
+ public:
+  using Results = std::vector<TranslationResult>;
+  // The translator stays the caller's and must outlive the batcher.
+  Batcher(const Translator& translator, BatchLimits limits, Metrics& metrics);
+  ~Batcher();
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // The request's results (in its order), or nullopt when the queue cannot take its sentences.
+  std::optional<std::future<Results>> submit(std::vector<std::string> sentences,
+                                             const TranslationOptions& options);
+  // Answers every queued request, then ends the worker; submit() refuses from then on.
+  void stop();
+
+ private:
+  struct Request {
+    std::vector<std::string> sentences;
+    TranslationOptions options;
+    std::string key;  // the options that must agree for requests to share a batch
+    std::promise<Results> done;
+    std::chrono::steady_clock::time_point arrived;
+  };
+  void run();
+  int64_t waiting_like(const std::string& key) const;  // queued sentences with this key
+
+  const Translator& translator_;
+  BatchLimits limits_;
+  Metrics& metrics_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Request> queue_;
+  int64_t queued_ = 0;  // sentences in queue_
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace heed::serve

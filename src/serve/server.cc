@@ -1,0 +1,388 @@
+// The HTTP server over the inference API (routes and status codes in the header).
+// Leaves out: the page's markup (page.cc) and batching (batcher.cc).
+#include "heed/serve/server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "heed/decode/classifier.h"
+#include "heed/io/model_dir.h"
+#include "heed/models/registry.h"
+#include "heed/util/error.h"
+#include "heed/viz/alignment.h"
+#include "heed/viz/figure.h"
+
+namespace heed::serve {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// A request the server refuses: its status and the message of {"error": ...}.
+struct HttpError {
+  int status;
+  std::string message;
+};
+
+struct Model {
+  std::string name, family;
+  std::unique_ptr<Translator> translator;  // encoder-decoders
+  std::unique_ptr<Batcher> batcher;
+  std::unique_ptr<Classifier> classifier;  // classifiers
+  std::mutex classify_mu;                  // one classification at a time per model
+  int layers = 0, heads = 0;               // a Transformer's decoder (0: no layer/head choice)
+};
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+// The few routes with their own series in /metrics; anything else is "other".
+std::string route_name(const std::string& path) {
+  for (const char* r :
+       {"/translate", "/translator/translate", "/classify", "/health", "/models", "/metrics", "/"})
+    if (path == r) return r;
+  return "other";
+}
+
+// A field of the request object, checked: absent gives `fallback`, a wrong type or a value out
+// of range is a 400 naming the field.
+template <class T>
+T field(const json& j, const char* key, T fallback, const char* expected,
+        bool (*ok)(const T&) = nullptr) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  bool typed = false;
+  if constexpr (std::is_same_v<T, bool>)
+    typed = it->is_boolean();
+  else if constexpr (std::is_integral_v<T>)
+    typed = it->is_number_integer();
+  else if constexpr (std::is_floating_point_v<T>)
+    typed = it->is_number();
+  else
+    typed = it->is_string();
+  if (!typed) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
+  T v = it->get<T>();
+  if (ok && !ok(v)) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
+  return v;
+}
+
+json object_body(const httplib::Request& req) {
+  json j;
+  try {
+    j = json::parse(req.body);
+  } catch (const json::exception& e) {
+    throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
+  }
+  return j;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServeOptions o;
+  Metrics metrics;
+  std::vector<std::unique_ptr<Model>> models;
+  httplib::Server http;
+
+  Model& model_named(const json& j, bool classifier) {
+    const std::string kind = classifier ? "classifier" : "encoder-decoder";
+    std::vector<Model*> of_kind;
+    for (auto& m : models)
+      if ((m->classifier != nullptr) == classifier) of_kind.push_back(m.get());
+    const auto it = j.find("model");
+    if (it == j.end() || it->is_null()) {
+      if (of_kind.size() == 1) return *of_kind.front();
+      std::string names;
+      for (Model* m : of_kind) names += (names.empty() ? "" : ", ") + m->name;
+      throw HttpError{400, "\"model\" is required: one of " + (names.empty() ? "(none)" : names)};
+    }
+    if (!it->is_string()) throw HttpError{400, "\"model\" must be a string"};
+    const std::string name = it->get<std::string>();
+    for (Model* m : of_kind)
+      if (m->name == name) return *m;
+    throw HttpError{404, "no " + kind + " named '" + name + "'"};
+  }
+
+  // The sentences of "src" (a string or a list of them), checked against the limits.
+  std::vector<std::string> sentences(const json& j) const {
+    const auto it = j.find("src");
+    if (it == j.end()) throw HttpError{400, "\"src\" is required: a list of sentences"};
+    std::vector<std::string> out;
+    if (it->is_string()) {
+      out.push_back(it->get<std::string>());
+    } else if (it->is_array()) {
+      for (const json& s : *it) {
+        if (!s.is_string()) throw HttpError{400, "\"src\" must hold strings only"};
+        out.push_back(s.get<std::string>());
+      }
+    } else {
+      throw HttpError{400, "\"src\" must be a list of sentences"};
+    }
+    if (static_cast<int64_t>(out.size()) > o.max_sentences)
+      throw HttpError{400, std::to_string(out.size()) + " sentences in one request (at most " +
+                               std::to_string(o.max_sentences) + ")"};
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].size() > o.max_sentence_bytes)
+        throw HttpError{400, "sentence " + std::to_string(i) + " has " +
+                                 std::to_string(out[i].size()) + " bytes (at most " +
+                                 std::to_string(o.max_sentence_bytes) + ")"};
+      if (out[i].find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+        throw HttpError{400, "sentence " + std::to_string(i) + " holds a line break or NUL"};
+    }
+    return out;
+  }
+
+  std::vector<TranslationResult> translate(Model& m, std::vector<std::string> src,
+                                           const TranslationOptions& opts) {
+    std::optional<std::future<Batcher::Results>> f = m.batcher->submit(std::move(src), opts);
+    if (!f) throw HttpError{503, "the queue is full; retry later"};
+    if (f->wait_for(std::chrono::milliseconds(o.timeout_ms)) != std::future_status::ready)
+      throw HttpError{504, "not translated within " + std::to_string(o.timeout_ms) + " ms"};
+    return f->get();  // a library Error: 400 (handle())
+  }
+
+  TranslationOptions translation_options(const json& j, const Model& m) const {
+    TranslationOptions t;
+    const int max_beam = o.max_beam;
+    t.beam_size = field<int>(j, "beam", 1, "an integer in 1..max beam", nullptr);
+    if (t.beam_size < 1 || t.beam_size > max_beam)
+      throw HttpError{400, "\"beam\" must be an integer in 1.." + std::to_string(max_beam)};
+    t.num_hypotheses = field<int>(j, "n_best", 1, "an integer", nullptr);
+    if (t.num_hypotheses < 1 || t.num_hypotheses > t.beam_size)
+      throw HttpError{
+          400, "\"n_best\" must be an integer in 1..beam (" + std::to_string(t.beam_size) + ")"};
+    t.length_penalty = field<double>(j, "length_penalty", 1.0, "a number in [0, 10]",
+                                     [](const double& x) { return x >= 0 && x <= 10; });
+    t.return_attention = field<bool>(j, "attention", false, "true or false") ||
+                         field<bool>(j, "svg", false, "true or false");
+    t.attention_layer = field<int>(j, "layer", -1, "an integer", nullptr);
+    t.attention_head = field<int>(j, "head", -1, "an integer", nullptr);
+    if (t.attention_layer != -1 || t.attention_head != -1) {
+      if (m.heads == 0)
+        throw HttpError{
+            400, "\"layer\" and \"head\" are a Transformer's; " + m.name + " is " + m.family};
+      if (t.attention_layer < -1 || t.attention_layer >= m.layers)
+        throw HttpError{400, "\"layer\" must be in -1.." + std::to_string(m.layers - 1)};
+      if (t.attention_head < -1 || t.attention_head >= m.heads)
+        throw HttpError{400, "\"head\" must be in -1.." + std::to_string(m.heads - 1)};
+    }
+    return t;
+  }
+
+  void post_translate(const httplib::Request& req, httplib::Response& res) {
+    const json j = object_body(req);
+    if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
+    Model& m = model_named(j, false);
+    const TranslationOptions t = translation_options(j, m);
+    const bool attention = field<bool>(j, "attention", false, "true or false");
+    const bool svg = field<bool>(j, "svg", false, "true or false");
+    const std::vector<TranslationResult> results = translate(m, sentences(j), t);
+    json out = json::array();
+    for (const TranslationResult& r : results) {
+      const TranslationHypothesis& best = r.hypotheses.front();
+      json one = {{"text", best.text},
+                  {"tokens", best.tokens},
+                  {"score", best.score},
+                  {"log_prob", best.log_prob},
+                  {"source", r.source}};
+      if (attention) one["attention"] = best.attention;
+      if (svg)
+        one["svg"] = viz::to_svg(
+            viz::heatmap_figure(viz::hypothesis_heatmap(*m.translator, r, best)), false);
+      if (t.num_hypotheses > 1) {
+        json n_best = json::array();
+        for (const TranslationHypothesis& h : r.hypotheses)
+          n_best.push_back({{"text", h.text},
+                            {"tokens", h.tokens},
+                            {"score", h.score},
+                            {"log_prob", h.log_prob}});
+        one["n_best"] = std::move(n_best);
+      }
+      out.push_back(std::move(one));
+    }
+    reply(res, 200, {{"translations", std::move(out)}});
+  }
+
+  // OpenNMT-py's REST route: [{"src": "...", "id": MODEL}, ...] -> [[{"src", "tgt", "n_best",
+  // "pred_score"}, ...]] (one inner list per n-best rank; here one)
+  void post_onmt(const httplib::Request& req, httplib::Response& res) {
+    const json j = object_body(req);
+    if (!j.is_array())
+      throw HttpError{400, "the body must be a list of {\"src\": ..., \"id\": ...}"};
+    json sel = json::object(), src = json::array();
+    for (const json& item : j) {
+      if (!item.is_object() || !item.contains("src") || !item["src"].is_string())
+        throw HttpError{400, "each item must be an object with a \"src\" string"};
+      if (item.contains("id")) {
+        const json id = item["id"].is_string() ? item["id"] : json(item["id"].dump());
+        if (sel.contains("model") && sel["model"] != id)
+          throw HttpError{400, "one model per request: the items name different ids"};
+        sel["model"] = id;
+      }
+      src.push_back(item["src"]);
+    }
+    sel["src"] = src;
+    Model& m = model_named(sel, false);
+    const std::vector<TranslationResult> results =
+        translate(m, sentences(sel), translation_options(json::object(), m));
+    json out = json::array();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const TranslationHypothesis& best = results[i].hypotheses.front();
+      out.push_back(
+          {{"src", src[i]}, {"tgt", best.text}, {"n_best", 1}, {"pred_score", best.score}});
+    }
+    reply(res, 200, json::array({std::move(out)}));
+  }
+
+  void post_classify(const httplib::Request& req, httplib::Response& res) {
+    const json j = object_body(req);
+    if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
+    Model& m = model_named(j, true);
+    const bool attention = field<bool>(j, "attention", false, "true or false");
+    const bool svg = field<bool>(j, "svg", false, "true or false");
+    const std::vector<std::string> src = sentences(j);
+    std::vector<Prediction> preds;
+    {
+      const std::lock_guard lock(m.classify_mu);
+      preds = m.classifier->classify(src, {.attention = attention || svg, .name = "src"});
+    }
+    json out = json::array();
+    for (const Prediction& p : preds) {
+      json one = {{"label", p.label}, {"probs", p.probs}, {"tokens", p.tokens}};
+      if (attention) one["attention"] = p.attention;
+      if (svg && !p.attention.empty())
+        one["svg"] = viz::to_svg(viz::heatmap_figure(viz::classifier_heatmap(
+                                     p, std::to_string(p.label), m.classifier->config())),
+                                 false);
+      out.push_back(std::move(one));
+    }
+    reply(res, 200, {{"predictions", std::move(out)}});
+  }
+
+  json model_list() const {
+    json out = json::array();
+    for (const auto& m : models)
+      out.push_back({{"name", m->name},
+                     {"kind", m->classifier ? "classifier" : "encoder-decoder"},
+                     {"family", m->family},
+                     {"layers", m->layers},
+                     {"heads", m->heads}});
+    return out;
+  }
+
+  // A route's handler with the errors turned into JSON answers.
+  template <class F>
+  httplib::Server::Handler handle(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res) {
+      try {
+        (this->*f)(req, res);
+      } catch (const HttpError& e) {
+        if (e.status == 503) res.set_header("Retry-After", "1");
+        reply(res, e.status, {{"error", e.message}});
+      } catch (const Error& e) {  // what the library refused: the request's doing
+        reply(res, 400, {{"error", e.what()}});
+      } catch (const std::exception& e) {
+        reply(res, 500, {{"error", e.what()}});
+      }
+    };
+  }
+};
+
+Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.o = std::move(options);
+  check(!s.o.models.empty(), "serve: no model given (--model NAME=DIR)");
+  for (const ServedModel& sm : s.o.models) {
+    check(!sm.name.empty(), "serve: a model without a name (--model NAME=DIR)");
+    for (const auto& other : s.models)
+      check(other->name != sm.name, "serve: two models named '", sm.name, "'");
+    auto m = std::make_unique<Model>();
+    m->name = sm.name;
+    const json config = read_config(sm.dir);
+    const ModelFamily& family = config_family(config, sm.dir);
+    m->family = std::string(family.name);
+    if (family.role == ModelRole::Classifier) {
+      m->classifier = std::make_unique<Classifier>(sm.dir);
+    } else {
+      m->translator =
+          std::make_unique<Translator>(std::vector<std::string>{sm.dir}, s.o.translator);
+      const auto heads = m->translator->model().decoder_heads();
+      m->layers = heads.layers;
+      m->heads = heads.heads;
+      m->batcher = std::make_unique<Batcher>(*m->translator, s.o.batching, s.metrics);
+    }
+    s.models.push_back(std::move(m));
+  }
+  httplib::Server& http = s.http;
+  const size_t threads = static_cast<size_t>(std::max(1, s.o.http_threads));
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_payload_max_length(s.o.max_body_bytes);
+  http.set_keep_alive_timeout(2);
+  // the latency of each answer, from routing to the log line (every answer, 404 and 413 too)
+  static thread_local std::optional<Clock::time_point> started;
+  http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    started = Clock::now();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_logger([&s](const httplib::Request& req, const httplib::Response& res) {
+    const double seconds =
+        started ? std::chrono::duration<double>(Clock::now() - *started).count() : -1.0;
+    started.reset();
+    s.metrics.request(route_name(req.path), res.status, seconds);
+  });
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a route's own JSON error
+    const std::string message = res.status == 413   ? "the body is larger than the limit"
+                                : res.status == 404 ? "no route " + req.method + " " + req.path
+                                                    : "HTTP " + std::to_string(res.status);
+    res.set_content(json{{"error", message}}.dump(), "application/json");
+  });
+  http.Post("/translate", s.handle(&Impl::post_translate));
+  http.Post("/translator/translate", s.handle(&Impl::post_onmt));
+  http.Post("/classify", s.handle(&Impl::post_classify));
+  http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
+    json names = json::array();
+    for (const auto& m : s.models) names.push_back(m->name);
+    reply(res, 200, {{"status", "ok"}, {"models", names}});
+  });
+  http.Get("/models", [&s](const httplib::Request&, httplib::Response& res) {
+    reply(res, 200, s.model_list());
+  });
+  http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
+    res.set_content(s.metrics.text(), "text/plain; version=0.0.4");
+  });
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(page_html(), "text/html; charset=utf-8");
+  });
+}
+
+Server::~Server() = default;
+
+void Server::run(const std::function<void(int port)>& on_listening) {
+  Impl& s = *impl_;
+  int port = s.o.port;
+  if (port == 0) {
+    port = s.http.bind_to_any_port(s.o.host);
+    check(port > 0, "serve: cannot listen on ", s.o.host, " (any port)");
+  } else {
+    check(s.http.bind_to_port(s.o.host, port), "serve: cannot listen on ", s.o.host, ":", port,
+          " (in use, or not an address of this machine)");
+  }
+  if (on_listening) on_listening(port);
+  s.http.listen_after_bind();  // returns after stop(), the requests in flight answered
+  for (auto& m : s.models)
+    if (m->batcher) m->batcher->stop();
+}
+
+void Server::stop() {
+  impl_->http.stop();
+}
+
+}  // namespace heed::serve

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# `heed serve` as its users meet it, on the golden models: outputs equal heed translate's and
+# heed classify's; bad requests get 4xx with a JSON error; 64 concurrent clients get 0 errors
+# and are batched together; the page, rendered by headless Chromium, shows the heatmaps; SIGTERM
+# while requests wait answers them all and exits 0.
+# Run by ctest: serve.sh HEED GOLDEN_DIR
+set -euo pipefail
+heed=$1 golden=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2> /dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+m=$golden/models words=$golden/inputs/cmudict.txt sst=$golden/inputs/sst.txt
+
+# starts the server with the given flags; sets pid and port
+start() {
+  "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
+    --model sst="$m/classifier-attention" --port 0 "$@" 2> "$work/serve.err" &
+  pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
+    [ -n "$port" ] && return 0
+    kill -0 "$pid" 2> /dev/null || fail "the server exited: $(cat "$work/serve.err")"
+    sleep 0.1
+  done
+  fail "the server did not start: $(cat "$work/serve.err")"
+}
+
+# what the CLI writes for the same inputs
+"$heed" --threads 1 translate --model "$m/transformer" --beam 4 --n-best 2 \
+  --attention-out "$work/tf.att.jsonl" < "$words" > "$work/tf.nbest.txt"
+"$heed" --threads 1 translate --model "$m/rnn-bahdanau" < "$words" > "$work/g2p.greedy.txt"
+"$heed" --threads 1 classify --model "$m/classifier-attention" --probs \
+  --attention-out "$work/sst.att.jsonl" < "$sst" > "$work/sst.txt"
+
+start --max-batch 16 --max-wait-ms 5 --max-body 65536 --max-sentences 100
+python3 - "$port" "$work" "$words" "$sst" <<'PY' || fail "requests"
+import http.client, json, sys, threading
+port, work, words_file, sst_file = sys.argv[1:5]
+words = open(words_file, encoding="utf-8").read().splitlines()
+sst = open(sst_file, encoding="utf-8").read().splitlines()
+
+def post(path, body, raw=False):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+    c.request("POST", path, body if raw else json.dumps(body),
+              {"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, r.getheader("Content-Type"), json.loads(data)
+
+# /translate: n-best, scores and attention as heed translate --n-best --attention-out
+st, _, j = post("/translate", {"src": words, "model": "tf", "beam": 4, "n_best": 2,
+                               "attention": True})
+assert st == 200, (st, j)
+nbest = open(work + "/tf.nbest.txt", encoding="utf-8").read().splitlines()
+att = [json.loads(l) for l in open(work + "/tf.att.jsonl", encoding="utf-8")]
+assert len(j["translations"]) == len(words)
+k = 0
+for i, t in enumerate(j["translations"]):
+    for h in t["n_best"]:
+        ident, out, f0, score = (x.strip() for x in nbest[k].split("|||"))
+        assert int(ident) == i and out.split("  ", 1)[1] == h["text"], (nbest[k], h)
+        assert f0 == "F0= %.5f" % h["log_prob"] and score == "%.5f" % h["score"], (nbest[k], h)
+        k += 1
+    assert t["text"] == t["n_best"][0]["text"] and t["source"] == att[2 * i]["src"]
+    a, b = t["attention"], att[2 * i]["attention"]
+    assert len(a) == len(b) and all(abs(x - y) <= 1e-6 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+# OpenNMT-py's route, greedy, as heed translate
+greedy = [l.split("  ", 1)[1] for l in open(work + "/g2p.greedy.txt", encoding="utf-8").read().splitlines()]
+st, _, j = post("/translator/translate", [{"src": w, "id": "g2p"} for w in words])
+assert st == 200 and [x["tgt"] for x in j[0]] == greedy, j
+# /classify as heed classify --probs --attention-out
+st, _, j = post("/classify", {"src": sst, "model": "sst", "attention": True})
+assert st == 200, j
+cli = open(work + "/sst.txt").read().splitlines()
+catt = [json.loads(l) for l in open(work + "/sst.att.jsonl", encoding="utf-8")]
+for p, line, a in zip(j["predictions"], cli, catt):
+    label, probs = line.split("\t")
+    assert p["label"] == int(label) and probs.split() == ["%.4f" % x for x in p["probs"]]
+    assert p["tokens"] == a["tokens"]
+    assert all(abs(x - y) <= 1e-6 for ra, rb in zip(p["attention"], a["attention"]) for x, y in zip(ra, rb))
+
+# bad requests: 4xx with a JSON error
+bad = [("/translate", "{not json", 400), ("/translate", '"just a string"', 400),
+       ("/translate", '{"src": 5, "model": "g2p"}', 400),
+       ("/translate", '{"src": [1, 2], "model": "g2p"}', 400),
+       ("/translate", '{"src": ["A"], "model": "g2p", "beam": "wide"}', 400),
+       ("/translate", '{"src": ["A"], "model": "g2p", "beam": 2, "n_best": 3}', 400),
+       ("/translate", '{"src": ["A"], "model": "g2p", "beam": 1000}', 400),
+       ("/translate", '{"src": ["A"], "model": "tf", "layer": 7}', 400),
+       ("/translate", '{"src": ["A"]}', 400),
+       ("/translate", '{"src": ["A"], "model": "nope"}', 404),
+       ("/translate", json.dumps({"src": ["A"] * 101, "model": "g2p"}), 400),
+       ("/translate", json.dumps({"src": ["A\nB"], "model": "g2p"}), 400),
+       ("/translate", json.dumps({"src": ["A" * 70000], "model": "g2p"}), 413),
+       ("/translator/translate", '{"src": "A"}', 400),
+       ("/classify", '{"src": ["good"], "model": "g2p"}', 404)]
+for path, body, want in bad:
+    st, ctype, j = post(path, body, raw=True)
+    assert st == want and ctype == "application/json" and j["error"], (path, body, st, j)
+
+# 64 concurrent clients x 5 requests of 1-3 words: every answer 200 and right
+errors, lock = [], threading.Lock()
+def client(c):
+    for r in range(5):
+        sel = [(c * 5 + r + d) % len(words) for d in range(1 + (c + r) % 3)]
+        try:
+            st, _, j = post("/translate", {"src": [words[s] for s in sel], "model": "g2p"})
+            ok = st == 200 and [t["text"] for t in j["translations"]] == [greedy[s] for s in sel]
+        except Exception as e:  # noqa: BLE001 - any failure is counted
+            ok, j = False, repr(e)
+        if not ok:
+            with lock:
+                errors.append(j)
+threads = [threading.Thread(target=client, args=(c,)) for c in range(64)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not errors, errors[:3]
+c = http.client.HTTPConnection("127.0.0.1", int(port)); c.request("GET", "/metrics")
+metrics = c.getresponse().read().decode()
+series = dict(l.rsplit(" ", 1) for l in metrics.splitlines() if l and not l.startswith("#"))
+assert int(series['heed_requests_total{route="/translate",code="200"}']) >= 321, metrics
+# batched across requests: fewer batches than requests, and some of more than 3 sentences
+batches = int(series["heed_batch_sentences_count"])
+assert batches < 321 and int(series['heed_batch_sentences_bucket{le="2"}']) < batches, metrics
+print("serve: outputs equal the CLI's; %d bad requests refused; 320 concurrent requests in %d batches"
+      % (len(bad), batches))
+PY
+
+# the page in headless Chromium: a Transformer's heatmaps for two words
+# shellcheck source=chromium.sh
+source "$here/chromium.sh"
+need_chromium "$work" || fail "could not install chromium: $(tail -3 "$work/apt.log")"
+url="http://127.0.0.1:$port/?model=tf&layer=0&head=1&src=ABADI%0AHEED"
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --user-data-dir="$work/chrome" --virtual-time-budget=10000)
+timeout 120 chromium "${flags[@]}" --dump-dom "$url" > "$work/dom.html" 2> "$work/chromium.log" ||
+  fail "chromium: $(tail -3 "$work/chromium.log")"
+grep -q '<svg' "$work/dom.html" || fail "no heatmap in the page's DOM"
+[ "$(grep -o 'class="tgt"' "$work/dom.html" | wc -l)" -eq 2 ] || fail "not two outputs on the page"
+timeout 120 chromium "${flags[@]}" --window-size=1000,900 --screenshot="$work/shot.png" "$url" \
+  > /dev/null 2>> "$work/chromium.log" || fail "chromium: $(tail -3 "$work/chromium.log")"
+python3 - "$work/shot.png" <<PY || fail "the screenshot"
+import sys
+sys.path.insert(0, "$here")
+from png import read_png, viridis_pixels
+w, h, rows = read_png(sys.argv[1])
+pixels = [px for row in rows for px in row]
+cells = viridis_pixels(pixels)
+# two heatmaps of at least 2 rows x 4 columns of 18 px cells (and a colour bar each)
+assert cells >= 2 * 8 * 16 * 16, "no heatmap on the page: %d viridis pixels" % cells
+print("page: %dx%d screenshot, %d heatmap pixels" % (w, h, cells))
+PY
+kill -TERM "$pid"
+wait "$pid" || fail "exit status $? after SIGTERM"
+pid=
+
+# SIGTERM while requests wait for their batch (max-wait 1.5 s): each is answered, exit 0
+start --max-batch 64 --max-wait-ms 1500
+python3 - "$port" "$pid" "$words" <<'PY' || fail "SIGTERM while busy"
+import http.client, json, os, signal, sys, threading, time
+port, pid, words_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+words = open(words_file, encoding="utf-8").read().splitlines()
+answers = []
+def client(i):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("POST", "/translate", json.dumps({"src": words[i:i + 3], "model": "g2p"}))
+    r = c.getresponse()
+    answers.append((r.status, json.loads(r.read())))
+threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+# every request queued (the metrics say so), then the signal
+for _ in range(100):
+    c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/metrics")
+    if "heed_queue_sentences 24" in c.getresponse().read().decode(): break
+    time.sleep(0.02)
+else:
+    sys.exit("the requests never queued")
+os.kill(pid, signal.SIGTERM)
+for t in threads: t.join()
+assert len(answers) == 8 and all(s == 200 and len(j["translations"]) == 3 for s, j in answers), answers
+print("SIGTERM: 8 waiting requests answered")
+PY
+wait "$pid" || fail "exit status $? after SIGTERM while busy"
+pid=
+grep -q "SIGTERM: answering the requests in flight" "$work/serve.err" || fail "$(cat "$work/serve.err")"
+echo ok
