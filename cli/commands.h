@@ -265,7 +265,7 @@ struct ReportCommand {
 struct ServeCommand {
   std::vector<std::string> models;  // NAME=DIR (or DIR)
   serve::ServeOptions options;      // address, batching and limits
-  int max_wait_ms = 10;             // options.batching.max_wait
+  int max_wait_ms = 0;              // options.batching.max_wait
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();

@@ -31,7 +31,8 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   app->add_option("--max-wait-ms", max_wait_ms,
-                  "How long a request waits for others to share its batch")
+                  "How long a request may wait for others to share its batch (0: a batch "
+                  "starts as soon as the model is free, with the requests waiting by then)")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app->add_option("--max-queue", options.batching.max_queue,

@@ -23,9 +23,11 @@
 namespace heed::serve {
 
 struct BatchLimits {
-  int64_t max_batch = 32;                  // sentences decoded together (1: one at a time)
-  std::chrono::milliseconds max_wait{10};  // how long the oldest request waits for company
-  int64_t max_queue = 1024;                // sentences waiting, at most
+  int64_t max_batch = 32;                 // sentences decoded together (1: one at a time)
+  std::chrono::milliseconds max_wait{0};  // how long the oldest request may wait for company
+                                          // (0: none; under load requests queue while the
+                                          // batch before them decodes, and go together)
+  int64_t max_queue = 1024;               // sentences waiting, at most
 };
 
 class Batcher {
