@@ -82,24 +82,24 @@ int ServeCommand::run() {
     o.models.push_back(sm);
   }
   // SIGTERM and SIGINT go to one thread (every thread made from here on inherits the mask),
-  // which stops the server: run() then returns once the requests in flight are answered
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  check(pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) == 0, "serve: cannot mask signals");
+  // which stops the server: run() then returns once the requests in flight are answered.
+  // SIGUSR1 is the thread's own wake-up when run() ends otherwise.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaddset(&signals, sig);
+  check(pthread_sigmask(SIG_BLOCK, &signals, nullptr) == 0, "serve: cannot mask signals");
   serve::Server server(o);
-  bool serving = true;  // false: run() ended by itself (the signal is only to wake the thread)
-  std::mutex mu;
   std::thread waiter([&] {
     int sig = 0;
-    sigwait(&stop_signals, &sig);
-    const std::lock_guard lock(mu);
-    if (!serving) return;
+    if (sigwait(&signals, &sig) != 0 || sig == SIGUSR1) return;
     std::cerr << "heed serve: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
               << ": answering the requests in flight, then exiting" << std::endl;
     server.stop();
   });
+  const auto wake_and_join = [&] {
+    pthread_kill(waiter.native_handle(), SIGUSR1);  // nothing to do once it has returned
+    waiter.join();
+  };
   try {
     server.run([&](int port) {
       std::cerr << "heed serve: listening on http://" << o.host << ":" << port << " (";
@@ -107,22 +107,10 @@ int ServeCommand::run() {
       std::cerr << ")" << std::endl;
     });
   } catch (...) {
-    {
-      const std::lock_guard lock(mu);
-      serving = false;
-    }
-    pthread_kill(waiter.native_handle(), SIGTERM);
-    waiter.join();
+    wake_and_join();
     throw;
   }
-  {
-    const std::lock_guard lock(mu);
-    serving = false;
-  }
-  if (waiter.joinable()) {
-    pthread_kill(waiter.native_handle(), SIGTERM);  // a no-op wake when it has returned
-    waiter.join();
-  }
+  wake_and_join();
   std::cerr << "heed serve: stopped" << std::endl;
   return 0;
 }

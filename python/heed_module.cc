@@ -104,7 +104,7 @@ struct PyPrediction {
 
 class PyTranslator {
  public:
-  PyTranslator(std::vector<std::string> dirs, int threads, const std::string& compute_type) {
+  PyTranslator(const std::vector<std::string>& dirs, int threads, const std::string& compute_type) {
     require_directories(dirs);
     check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
     TranslatorOptions o;
@@ -268,6 +268,7 @@ int run_cli(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"heed"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> pointers;
+  pointers.reserve(argv.size());
   for (std::string& a : argv) pointers.push_back(a.data());
   py::gil_scoped_release release;
   // what the command prints on stdout (training's log) goes to stderr, as progress does
@@ -292,6 +293,8 @@ PYBIND11_MODULE(_heed, m) {
 
   // heed's errors: a missing file is FileNotFoundError (another failed open OSError), bad
   // input or options ValueError, with heed's message (file, line, option) as the text
+  // (pybind11 hands the exception_ptr over by value)
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -343,8 +346,9 @@ PYBIND11_MODULE(_heed, m) {
                     "With return_attention: ||A A^T - I||_F of the hops (Lin et al. 2017).");
 
   py::class_<PyTranslator>(m, "Translator")
-      .def(py::init<std::vector<std::string>, int, const std::string&>(), py::arg("model_dirs"),
-           py::kw_only(), py::arg("threads") = 0, py::arg("compute_type") = "float32")
+      .def(py::init<const std::vector<std::string>&, int, const std::string&>(),
+           py::arg("model_dirs"), py::kw_only(), py::arg("threads") = 0,
+           py::arg("compute_type") = "float32")
       .def(
           "translate_batch",
           [](const PyTranslator& t, const std::vector<std::string>& sources, int beam_size,
