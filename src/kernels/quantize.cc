@@ -33,12 +33,15 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
 }
 
 bool int8_exact() {
-  // cpu_isa values are sets of feature bits: VNNI in its AVX512 or its AVX2 (VEX) form
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto has = [isa](dnnl_cpu_isa_t f) {
-    return (isa & static_cast<unsigned>(f)) == static_cast<unsigned>(f);
-  };
-  return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+  static const bool exact = [] {
+    // cpu_isa values are sets of feature bits: VNNI in its AVX512 or its AVX2 (VEX) form
+    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const auto has = [isa](dnnl_cpu_isa_t f) {
+      return (isa & static_cast<unsigned>(f)) == static_cast<unsigned>(f);
+    };
+    return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+  }();
+  return exact;
 }
 
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
@@ -59,13 +62,14 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
   const SerialScope small(M * N * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
   if (!w.q_float.empty()) {
     // no VNNI: q(x) q(w)^T as an fp32 GEMM on the integer values, every product exact and every
-    // sum exact while it stays below 2^24 (K <= 1040), into acc's bytes as floats
-    thread_local std::vector<float> xf;
+    // sum exact while it stays below 2^24 (K <= 1040), then rounded into acc
+    thread_local std::vector<float> xf, accf;
     xf.assign(qx, qx + M * K);
-    auto* accf = reinterpret_cast<float*>(acc);
-    gemm(false, true, M, N, K, 1.f, xf.data(), K, w.q_float.data(), K, 0.f, accf, N);
+    accf.resize(static_cast<size_t>(M * N));
+    float* sums = accf.data();  // (the workers below have thread_locals of their own)
+    gemm(false, true, M, N, K, 1.f, xf.data(), K, w.q_float.data(), K, 0.f, sums, N);
     parallel_for(M, 8, [&](int64_t b, int64_t e) {
-      for (int64_t i = b * N; i < e * N; ++i) acc[i] = static_cast<int32_t>(std::lrint(accf[i]));
+      for (int64_t i = b * N; i < e * N; ++i) acc[i] = static_cast<int32_t>(std::lrint(sums[i]));
     });
   } else {
     const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
