@@ -220,6 +220,12 @@ struct LmCommand {
   int run() const;
 };
 
+// One output line of `heed translate` (without its newline): the output as the model writes it
+// (G2P: a CMUdict entry), or with num_hypotheses > 1 the Moses/Marian n-best line
+// `INDEX ||| output ||| F0= log p ||| score`. The Python package's translate_file writes these.
+std::string translation_line(const Translator& t, size_t index, const TranslationResult& r,
+                             const TranslationHypothesis& h, int num_hypotheses);
+
 struct TranslateCommand {
   std::vector<std::string> model_dirs;  // one model, or an ensemble of several
   TranslatorOptions translator;         // compute type

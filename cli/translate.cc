@@ -71,6 +71,14 @@ class ProgressLine {
 };
 }  // namespace
 
+std::string translation_line(const Translator& t, size_t index, const TranslationResult& r,
+                             const TranslationHypothesis& h, int num_hypotheses) {
+  if (num_hypotheses == 1) return t.output_line(r, h);
+  // ID ||| output ||| F0= log p ||| score
+  return std::to_string(index) + " ||| " + t.output_line(r, h) +
+         " ||| F0= " + score_text(h.log_prob) + " ||| " + score_text(h.score);
+}
+
 void TranslateCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
   app->add_option("--model", model_dirs,
@@ -197,12 +205,7 @@ int TranslateCommand::run() const {
                     << o.max_input_length
                     << " units; translated up to there (--max-input-length)\n";
         for (const TranslationHypothesis& h : r.hypotheses) {
-          if (o.num_hypotheses > 1)  // ID ||| output ||| F0= log p ||| score
-            std::cout << i << " ||| " << translator_.output_line(r, h)
-                      << " ||| F0= " << score_text(h.log_prob) << " ||| " << score_text(h.score)
-                      << '\n';
-          else
-            std::cout << translator_.output_line(r, h) << '\n';
+          std::cout << translation_line(translator_, i, r, h, o.num_hypotheses) << '\n';
           if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc, h.path));
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)

@@ -29,6 +29,10 @@
 
 namespace py = pybind11;
 
+// Designated initializers leave the other members at their defaults on purpose (GCC 12 warns
+// about each one under -Wextra).
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace heed::python {
 namespace {
 
@@ -172,9 +176,9 @@ class PyTranslator {
       const auto t0 = std::chrono::steady_clock::now();
       const std::vector<std::string> in = read_lines(input);
       AtomicFile file(output);
-      translator_->translate_each(in, o, [&](size_t, TranslationResult&& r) {
+      translator_->translate_each(in, o, [&](size_t i, TranslationResult&& r) {
         for (const TranslationHypothesis& h : r.hypotheses) {
-          file.write(translator_->output_line(r, h) + "\n");
+          file.write(cli::translation_line(*translator_, i, r, h, o.num_hypotheses) + "\n");
           tokens += h.tokens.size();
         }
         ++sentences;
@@ -230,35 +234,20 @@ class PyClassifier {
   std::unique_ptr<Classifier> classifier_;
 };
 
-TranslationOptions translation_options(int beam_size, int num_hypotheses, double length_penalty,
-                                       int64_t max_decoding_length, double max_len_ratio,
-                                       int64_t max_batch_size, int64_t max_input_length,
-                                       bool return_attention, int attention_layer,
-                                       int attention_head, bool replace_unknowns) {
-  check(beam_size >= 1, "beam_size must be >= 1, got ", beam_size);
-  check(num_hypotheses >= 1 && num_hypotheses <= beam_size, "num_hypotheses must be in 1..",
-        beam_size, " (beam_size), got ", num_hypotheses);
-  check(std::isfinite(length_penalty) && length_penalty >= 0,
-        "length_penalty must be a finite number >= 0, got ", length_penalty);
-  check(max_decoding_length >= 0, "max_decoding_length must be >= 0 (0: by max_len_ratio), got ",
-        max_decoding_length);
-  check(std::isfinite(max_len_ratio) && max_len_ratio > 0,
-        "max_len_ratio must be a finite number > 0, got ", max_len_ratio);
-  check(max_batch_size >= 1, "max_batch_size must be >= 1, got ", max_batch_size);
-  check(max_input_length >= 0, "max_input_length must be >= 0 (0: no limit), got ",
-        max_input_length);
-  TranslationOptions o;
-  o.beam_size = beam_size;
-  o.num_hypotheses = num_hypotheses;
-  o.length_penalty = length_penalty;
-  o.max_decoding_length = max_decoding_length;
-  o.max_len_ratio = max_len_ratio;
-  o.max_batch_size = max_batch_size;
-  o.max_input_length = max_input_length;
-  o.return_attention = return_attention;
-  o.attention_layer = attention_layer;
-  o.attention_head = attention_head;
-  o.replace_unknowns = replace_unknowns;
+// The options a call gave, checked as the command line checks its flags (errors name them).
+TranslationOptions checked(const TranslationOptions& o) {
+  check(o.beam_size >= 1, "beam_size must be >= 1, got ", o.beam_size);
+  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size, "num_hypotheses must be in 1..",
+        o.beam_size, " (beam_size), got ", o.num_hypotheses);
+  check(std::isfinite(o.length_penalty) && o.length_penalty >= 0,
+        "length_penalty must be a finite number >= 0, got ", o.length_penalty);
+  check(o.max_decoding_length >= 0, "max_decoding_length must be >= 0 (0: by max_len_ratio), got ",
+        o.max_decoding_length);
+  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0,
+        "max_len_ratio must be a finite number > 0, got ", o.max_len_ratio);
+  check(o.max_batch_size >= 1, "max_batch_size must be >= 1, got ", o.max_batch_size);
+  check(o.max_input_length >= 0, "max_input_length must be >= 0 (0: no limit), got ",
+        o.max_input_length);
   return o;
 }
 
@@ -356,13 +345,19 @@ PYBIND11_MODULE(_heed, m) {
              double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
              bool return_scores, bool return_attention, int attention_layer, int attention_head,
              bool replace_unknowns) {
-            return t.translate_batch(
-                sources,
-                translation_options(beam_size, num_hypotheses, length_penalty, max_decoding_length,
-                                    max_len_ratio, max_batch_size, max_input_length,
-                                    return_attention, attention_layer, attention_head,
-                                    replace_unknowns),
-                return_scores);
+            return t.translate_batch(sources,
+                                     checked({.beam_size = beam_size,
+                                              .num_hypotheses = num_hypotheses,
+                                              .length_penalty = length_penalty,
+                                              .max_len_ratio = max_len_ratio,
+                                              .max_decoding_length = max_decoding_length,
+                                              .max_batch_size = max_batch_size,
+                                              .max_input_length = max_input_length,
+                                              .return_attention = return_attention,
+                                              .attention_layer = attention_layer,
+                                              .attention_head = attention_head,
+                                              .replace_unknowns = replace_unknowns}),
+                                     return_scores);
           },
           py::arg("sources"), py::kw_only(), py::arg("beam_size") = 1,
           py::arg("num_hypotheses") = 1, py::arg("length_penalty") = 1.0,
@@ -383,10 +378,12 @@ PYBIND11_MODULE(_heed, m) {
              const std::vector<std::string>& targets, int64_t max_batch_size,
              int64_t max_input_length, bool return_attention, int attention_layer,
              int attention_head) {
-            return t.score_batch(
-                sources, targets,
-                translation_options(1, 1, 1.0, 0, 2.0, max_batch_size, max_input_length,
-                                    return_attention, attention_layer, attention_head, false));
+            return t.score_batch(sources, targets,
+                                 checked({.max_batch_size = max_batch_size,
+                                          .max_input_length = max_input_length,
+                                          .return_attention = return_attention,
+                                          .attention_layer = attention_layer,
+                                          .attention_head = attention_head}));
           },
           py::arg("sources"), py::arg("targets"), py::kw_only(), py::arg("max_batch_size") = 32,
           py::arg("max_input_length") = 1024, py::arg("return_attention") = false,
@@ -399,11 +396,15 @@ PYBIND11_MODULE(_heed, m) {
              int beam_size, int num_hypotheses, double length_penalty, int64_t max_decoding_length,
              double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
              bool replace_unknowns) {
-            return t.translate_file(
-                input, output,
-                translation_options(beam_size, num_hypotheses, length_penalty, max_decoding_length,
-                                    max_len_ratio, max_batch_size, max_input_length, false, -1, -1,
-                                    replace_unknowns));
+            return t.translate_file(input, output,
+                                    checked({.beam_size = beam_size,
+                                             .num_hypotheses = num_hypotheses,
+                                             .length_penalty = length_penalty,
+                                             .max_len_ratio = max_len_ratio,
+                                             .max_decoding_length = max_decoding_length,
+                                             .max_batch_size = max_batch_size,
+                                             .max_input_length = max_input_length,
+                                             .replace_unknowns = replace_unknowns}));
           },
           py::arg("input_path"), py::arg("output_path"), py::kw_only(), py::arg("beam_size") = 1,
           py::arg("num_hypotheses") = 1, py::arg("length_penalty") = 1.0,

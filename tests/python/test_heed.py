@@ -79,6 +79,10 @@ def test_greedy_and_translate_file_equal_cli(tmp_path):
     stats = t.translate_file(WORDS, str(out))
     assert lines(out) == expected
     assert stats["sentences"] == len(expected) and stats["tokens"] > 0
+    # n-best: the Moses/Marian lines heed translate --n-best writes
+    nbest = cli(["translate", "--model", m, "--beam", "3", "--n-best", "2"], WORDS)
+    t.translate_file(WORDS, str(out), beam_size=3, num_hypotheses=2)
+    assert lines(out) == nbest
     greedy = t.translate_batch(lines(WORDS))
     # a G2P model's line is "WORD  PH PH ...": the units after the word
     assert [r.hypotheses[0] for r in greedy] == [e.split("  ", 1)[1].split() for e in expected]
