@@ -51,11 +51,10 @@ std::string route_name(const std::string& path) {
   return "other";
 }
 
-// A field of the request object, checked: absent gives `fallback`, a wrong type or a value out
-// of range is a 400 naming the field.
+// A field of the request object, checked: absent (or null) gives `fallback`, a wrong type is a
+// 400 naming the field and what it must be.
 template <class T>
-T field(const json& j, const char* key, T fallback, const char* expected,
-        bool (*ok)(const T&) = nullptr) {
+T field(const json& j, const char* key, T fallback, const char* expected) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   bool typed = false;
@@ -63,13 +62,17 @@ T field(const json& j, const char* key, T fallback, const char* expected,
     typed = it->is_boolean();
   else if constexpr (std::is_integral_v<T>)
     typed = it->is_number_integer();
-  else if constexpr (std::is_floating_point_v<T>)
-    typed = it->is_number();
   else
-    typed = it->is_string();
+    typed = it->is_number();
   if (!typed) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
-  T v = it->get<T>();
-  if (ok && !ok(v)) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
+  return it->get<T>();
+}
+
+// An integer field in [lo, hi]: a 400 "\"key\" must be an integer in lo..hi" otherwise.
+int int_field(const json& j, const char* key, int fallback, int lo, int hi) {
+  const std::string expected = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+  const int v = field<int>(j, key, fallback, expected.c_str());
+  if (v < lo || v > hi) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
   return v;
 }
 
@@ -148,30 +151,22 @@ struct Server::Impl {
     return f->get();  // a library Error: 400 (handle())
   }
 
+  // The search options of a request (attention is the caller's to set).
   TranslationOptions translation_options(const json& j, const Model& m) const {
     TranslationOptions t;
-    const int max_beam = o.max_beam;
-    t.beam_size = field<int>(j, "beam", 1, "an integer in 1..max beam", nullptr);
-    if (t.beam_size < 1 || t.beam_size > max_beam)
-      throw HttpError{400, "\"beam\" must be an integer in 1.." + std::to_string(max_beam)};
-    t.num_hypotheses = field<int>(j, "n_best", 1, "an integer", nullptr);
-    if (t.num_hypotheses < 1 || t.num_hypotheses > t.beam_size)
-      throw HttpError{
-          400, "\"n_best\" must be an integer in 1..beam (" + std::to_string(t.beam_size) + ")"};
-    t.length_penalty = field<double>(j, "length_penalty", 1.0, "a number in [0, 10]",
-                                     [](const double& x) { return x >= 0 && x <= 10; });
-    t.return_attention = field<bool>(j, "attention", false, "true or false") ||
-                         field<bool>(j, "svg", false, "true or false");
-    t.attention_layer = field<int>(j, "layer", -1, "an integer", nullptr);
-    t.attention_head = field<int>(j, "head", -1, "an integer", nullptr);
-    if (t.attention_layer != -1 || t.attention_head != -1) {
+    t.beam_size = int_field(j, "beam", 1, 1, o.max_beam);
+    t.num_hypotheses = int_field(j, "n_best", 1, 1, t.beam_size);
+    t.length_penalty = field<double>(j, "length_penalty", 1.0, "a number in [0, 10]");
+    if (!(t.length_penalty >= 0 && t.length_penalty <= 10))
+      throw HttpError{400, "\"length_penalty\" must be a number in [0, 10]"};
+    // -1: the last layer, the mean over heads (what a model without layers and heads reports)
+    if (field<int>(j, "layer", -1, "an integer") != -1 ||
+        field<int>(j, "head", -1, "an integer") != -1) {
       if (m.heads == 0)
         throw HttpError{
             400, "\"layer\" and \"head\" are a Transformer's; " + m.name + " is " + m.family};
-      if (t.attention_layer < -1 || t.attention_layer >= m.layers)
-        throw HttpError{400, "\"layer\" must be in -1.." + std::to_string(m.layers - 1)};
-      if (t.attention_head < -1 || t.attention_head >= m.heads)
-        throw HttpError{400, "\"head\" must be in -1.." + std::to_string(m.heads - 1)};
+      t.attention_layer = int_field(j, "layer", -1, -1, m.layers - 1);
+      t.attention_head = int_field(j, "head", -1, -1, m.heads - 1);
     }
     return t;
   }
@@ -180,9 +175,10 @@ struct Server::Impl {
     const json j = object_body(req);
     if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
     Model& m = model_named(j, false);
-    const TranslationOptions t = translation_options(j, m);
     const bool attention = field<bool>(j, "attention", false, "true or false");
     const bool svg = field<bool>(j, "svg", false, "true or false");
+    TranslationOptions t = translation_options(j, m);
+    t.return_attention = attention || svg;
     const std::vector<TranslationResult> results = translate(m, sentences(j), t);
     json out = json::array();
     for (const TranslationResult& r : results) {
