@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "heed/dist/communicator.h"
 
 // heed::Error (bad input, with file/line/shape) and any other exception end in one message.
 int main(int argc, char** argv) {
@@ -14,7 +15,11 @@ int main(int argc, char** argv) {
               << (e.help_hint ? "Run with --help for more information.\n" : "");
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "heed: error: " << e.what() << "\n";
+    // a rank of a data-parallel job names itself, and ends the job: the others would wait for
+    // it in their next collective forever
+    std::cerr << "heed: error" << heed::dist::where(heed::dist::world()) << ": " << e.what()
+              << "\n";
+    heed::dist::world().abort(2);
     return 2;
   }
 }

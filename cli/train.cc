@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "heed/bench/measure.h"
 #include "heed/bench/train_bench.h"
+#include "heed/dist/communicator.h"
 #include "heed/kernels/bf16.h"
 #include "heed/util/error.h"
 #include "heed/util/names.h"
@@ -471,13 +472,24 @@ ScheduleConfig::Kind schedule_kind(LrSchedule s) {
 }
 }  // namespace
 
+namespace {
+// Where training reports: stdout (stderr with --bench, whose JSON owns stdout); nowhere on the
+// ranks of a data-parallel job other than 0, which speaks for them all.
+std::ostream& training_log(bool bench) {
+  static std::ostream nowhere(nullptr);
+  if (!dist::world().root()) return nowhere;
+  return bench ? std::cerr : std::cout;
+}
+}  // namespace
+
 int TrainCommand::run() {
+  dist::join_world();  // under mpirun: this process is one rank of a data-parallel job
   // the Transformer's layer flags, for translation and classification alike
   if (norm) transformer.layer.norm = *norm;
   transformer.layer.activation = activation;
   transformer.positions = positions;
   config.precision = precision;
-  if (config.precision == Precision::bf16 && !kernels::bf16_native())
+  if (config.precision == Precision::bf16 && !kernels::bf16_native() && dist::world().root())
     std::cerr << "warning: this CPU has no AVX512_BF16: --precision bfloat16 is emulated, and "
                  "slower than float32\n";
   std::optional<BenchRun> bench;
@@ -589,7 +601,8 @@ int TrainCommand::run() {
       lr_schedule.value_or(d.inverse_sqrt ? LrSchedule::InverseSqrt : LrSchedule::Plateau));
   if (app->count("--warmup") == 0) config.warmup = d.warmup;
   if (app->count("--adam-beta2") == 0) config.adam_beta2 = d.adam_beta2;
-  TrainResult r = train_seq2seq(config, bench ? std::cerr : std::cout);
+  TrainResult r = train_seq2seq(config, training_log(bench.has_value()));
+  if (!dist::world().root()) return 0;
   if (bench) {
     bench->report(r, config.precision);
     return 0;
@@ -674,7 +687,8 @@ int TrainCommand::run_classify(const BenchRun* bench) {
   if (layers >= 0) k.encoder.layers = static_cast<int>(layers);
   if (dropout >= 0) k.dropout = dropout;
   if (lr_schedule) c.schedule = schedule_kind(*lr_schedule);
-  ClassifyResult r = train_classifier(c, bench ? std::cerr : std::cout);
+  ClassifyResult r = train_classifier(c, training_log(bench != nullptr));
+  if (!dist::world().root()) return 0;
   if (bench) {
     bench->report(r.loop, c.precision);
     return 0;

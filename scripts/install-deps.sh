@@ -8,7 +8,8 @@ pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev lib
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev libcpp-httplib-dev
       fonts-dejavu-core
       python3 python3-nltk
-      pybind11-dev python3-dev python3-numpy python3-pytest)  # the Python package and its tests
+      pybind11-dev python3-dev python3-numpy python3-pytest  # the Python package and its tests
+      libopenmpi-dev openmpi-bin)  # data-parallel training (mpirun -np N heed train)
 for part in "$@"; do
   case $part in
     clang) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;

@@ -4,7 +4,7 @@
 # (src/<layer>/) are its layer, then cli/ and, on top, python/ (the package, which may call the CLI). Run by ctest (and by hand): layers.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-order=(util tensor kernels autograd nn io data metrics models decode viz train bench serve cli python)
+order=(util tensor kernels autograd nn io data metrics models decode viz dist train bench serve cli python)
 declare -A rank
 for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
 bad=0

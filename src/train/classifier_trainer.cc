@@ -11,6 +11,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/labeled.h"
 #include "heed/data/sst_trees.h"
+#include "heed/dist/communicator.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/model_files.h"
 #include "heed/util/error.h"
@@ -76,7 +77,8 @@ class ClassifyTask final : public TrainingTask {
       y.push_back(labels_[i]);
     }
     ClassifyBatch b = make_classify_batch(s, y);
-    return {model_.loss(g, b), std::accumulate(b.lengths.begin(), b.lengths.end(), int64_t{0})};
+    return {model_.loss(g, b), std::accumulate(b.lengths.begin(), b.lengths.end(), int64_t{0}),
+            static_cast<double>(examples.size())};
   }
   Validation validate() const override { return evaluate(model_, dev_, dev_labels_, batch_); }
   std::string metric_name() const override { return "acc"; }
@@ -113,12 +115,16 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   // 2. units and vocabulary: built on the training file, or the run's own on resume
   const bool resumed = prepare_save_dir(cfg);
   const fs::path dir(cfg.save_dir);
+  // data-parallel: rank 0 builds and writes the vocabulary, the others read it once written
+  dist::Communicator& comm = dist::world();
+  const bool derive = !resumed && comm.root();
+  if (!comm.root()) comm.barrier();
   Segmenter seg = classifier_segmenter(cfg.units);
   std::vector<std::vector<std::string>> units;
   for (const auto& t : train.texts) units.push_back(seg.split(t));
-  Vocab vocab =
-      resumed ? Vocab::load((dir / "src.vocab").string()) : Vocab::build(units, cfg.vocab);
-  if (!resumed) vocab.save((dir / "src.vocab").string());
+  Vocab vocab = derive ? Vocab::build(units, cfg.vocab) : Vocab::load((dir / "src.vocab").string());
+  if (derive) vocab.save((dir / "src.vocab").string());
+  if (comm.root()) comm.barrier();
   Sentences train_ids;
   train_ids.reserve(units.size());
   for (const auto& u : units) train_ids.push_back(vocab.encode(u));
@@ -148,7 +154,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
   if (cfg.trees > 0) cfg.data["trees_classes"] = cfg.trees;
   result.loop = run_training(cfg, task, params, config, log);
-  if (!cfg.test.empty() && !cfg.measure) {  // the selected (best dev) model on the test file
+  if (!cfg.test.empty() && !cfg.measure &&
+      comm.root()) {  // the selected (best dev) model on the test file
     LabeledCorpus test = read(cfg.test, TreeExamples::Roots, train.classes);
     load_weights((dir / "model.safetensors").string(), params);
     auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);

@@ -12,12 +12,14 @@
 #include <fstream>
 #include <ostream>
 
+#include "heed/dist/communicator.h"
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
 #include "heed/kernels/flops.h"
 #include "heed/kernels/random.h"
 #include "heed/train/batching.h"
 #include "heed/train/checkpoint.h"
+#include "heed/train/gradient_sync.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/clock.h"
 #include "heed/util/error.h"
@@ -105,7 +107,19 @@ void trim_training_log(const std::string& path, int64_t step) {
 }
 }  // namespace
 
+namespace {
+bool prepare_save_dir_here(const LoopOptions& o);
+}  // namespace
+
+// Data-parallel: rank 0 prepares the directory; the others wait for it and take its answer.
 bool prepare_save_dir(const LoopOptions& o) {
+  dist::Communicator& comm = dist::world();
+  const bool resumes = comm.root() && prepare_save_dir_here(o);
+  return dist::agree(comm, resumes);
+}
+
+namespace {
+bool prepare_save_dir_here(const LoopOptions& o) {
   check(!o.save_dir.empty(), "train: --save DIR is required");
   check(!(o.resume && o.overwrite), "train: --resume and --overwrite exclude each other");
   const fs::path dir(o.save_dir);
@@ -140,10 +154,23 @@ bool prepare_save_dir(const LoopOptions& o) {
   fs::create_directories(dir);
   return resumes;
 }
+}  // namespace
+
+namespace {
+// Rank `rank`'s share of a global batch of `ranks`: its contiguous r-th part.
+std::span<const size_t> share(std::span<const size_t> batch, int rank, int ranks) {
+  const size_t n = batch.size(), r = static_cast<size_t>(rank), N = static_cast<size_t>(ranks);
+  return batch.subspan(n * r / N, n * (r + 1) / N - n * r / N);
+}
+}  // namespace
 
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
                         const nlohmann::json& config, std::ostream& log) {
   check(!o.save_dir.empty(), "train: --save DIR is required");
+  // data-parallel: this rank of `ranks`; rank 0 alone validates, logs and writes
+  dist::Communicator& comm = dist::world();
+  const int ranks = comm.size();
+  const bool root = comm.root();
   const auto t0 = Clock::now();
   // training time in minutes, over all runs of this model (a resumed run adds to the minutes
   // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against
@@ -170,6 +197,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   result.metric_name = task.metric_name();
   result.token_name = task.token_name();
   result.params = params.numel();
+  result.ranks = ranks;
+  GradientSync sync(comm);
+  // each step's global batch: what one process with `ranks` times the batch would train on
+  const BatchOptions batching{.sentences = o.batch_size * ranks, .tokens = o.batch_tokens * ranks};
   TrainerState state;
   double best = lower_better ? 1e300 : -1e300;
   int bad_epochs = 0;
@@ -178,9 +209,9 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   double loss_avg = 0;
   bool continue_avg = false;  // resumed inside an epoch: the average goes on from the checkpoint
   if (resuming(o)) {
-    state = load_checkpoint(ckpt, params, opt);
+    state = load_checkpoint(ckpt, params, opt);  // every rank: the directory is shared
     check_same_run(o, config, state.config, state.extra, ckpt);
-    trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
+    if (root) trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
     sched.load_state(state.schedule);
     best = state.extra.at("best").get<double>();
     bad_epochs = json_integer<int>(state.extra, "bad_epochs", ckpt + "/trainer_state.json");
@@ -193,7 +224,34 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         << state.data_position << ", step " << state.step << ", " << minutes_before
         << " min trained\n"
         << std::flush;
+    // resumed with another global batch (another number of ranks or --batch): the epoch's
+    // batches are drawn anew, and it goes on from the same share of them
+    const nlohmann::json was = state.extra.value("global_batch", nlohmann::json());
+    const nlohmann::json now = {batching.sentences, batching.tokens};
+    if (state.data_position > 0 && was.is_array() && was != now) {
+      auto count = [&](const BatchOptions& b) {
+        return epoch_batches(task.lengths(), task.costs(), b, o.seed, state.epoch).size();
+      };
+      const size_t before =
+                       count({.sentences = was[0].get<int64_t>(), .tokens = was[1].get<int64_t>()}),
+                   after = count(batching);
+      const int64_t position = static_cast<int64_t>(
+          static_cast<double>(state.data_position) * static_cast<double>(after) /
+          static_cast<double>(std::max<size_t>(before, 1)));
+      log << "the checkpoint's global batch was " << was.dump() << " (sentences, tokens), now "
+          << now.dump() << " (" << ranks << " rank(s)): epoch " << state.epoch + 1
+          << " goes on from batch " << position << " of " << after << " (it was at "
+          << state.data_position << " of " << before << ")\n";
+      state.data_position = position;
+    }
   }
+  // the replicas start equal (the same seed, files and checkpoint on every rank)
+  check_replicas_agree(comm, params, "at the start");
+  if (ranks > 1)
+    log << "data-parallel: " << ranks << " ranks, each step a global batch of "
+        << (o.batch_tokens > 0 ? std::to_string(batching.tokens) + " padded positions"
+                               : std::to_string(batching.sentences) + " examples")
+        << " split across them\n";
   if (o.precision == Precision::bf16)
     log << "mixed precision: the linear layers' products in bfloat16, sums and weights in "
            "float32\n";
@@ -207,33 +265,47 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         std::max(o.epochs, 1);
     if (o.max_minutes > 0) p = std::max(p, minutes() / o.max_minutes);
     if (o.max_steps > 0) p = std::max(p, static_cast<double>(state.step) / o.max_steps);
-    return p;
+    return ranks > 1 && o.max_minutes > 0 ? dist::agree(comm, p) : p;  // rank 0's clock
   };
   // the rate of the next update
   auto rate = [&] { return sched.lr(state.step + 1) * cooldown_factor(spent, o.cooldown); };
   auto save_state = [&](int64_t epoch, int64_t position) {
+    check_replicas_agree(comm, params, "at step " + std::to_string(state.step));
+    if (!root) return;
     state.epoch = epoch;
     state.data_position = position;
     state.schedule = sched.state();
-    state.extra = {{"best", best},         {"bad_epochs", bad_epochs},
-                   {"minutes", minutes()}, {"seed", std::to_string(o.seed)},
-                   {"data", o.data},       {"loss_avg", loss_avg}};
+    state.extra = {{"best", best},
+                   {"bad_epochs", bad_epochs},
+                   {"minutes", minutes()},
+                   {"seed", std::to_string(o.seed)},
+                   {"data", o.data},
+                   {"loss_avg", loss_avg},
+                   {"global_batch", {batching.sentences, batching.tokens}},
+                   {"ranks", ranks}};
     save_checkpoint(ckpt, config, params, opt, state);
   };
   const std::string curve_path = (fs::path(o.save_dir) / "train.jsonl").string();
-  std::ofstream curve(curve_path, std::ios::app);
-  check(curve.good(), curve_path, ": cannot open for appending (", std::strerror(errno), ")");
-  const BatchOptions batching{.sentences = o.batch_size, .tokens = o.batch_tokens};
+  std::ofstream curve;
+  if (root) {
+    curve.open(curve_path, std::ios::app);
+    check(curve.good(), curve_path, ": cannot open for appending (", std::strerror(errno), ")");
+  }
   // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
   // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
   // leaves them alone, so that a resumed run continues exactly.
   auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg,
                                  bool record = true) {
-    TrainingTask::Validation v = task.validate();
+    TrainingTask::Validation v;
+    if (root) v = task.validate();
+    if (ranks > 1) {  // the others decide on rank 0's figures
+      v.ce = dist::agree(comm, v.ce);
+      v.metric = dist::agree(comm, v.metric);
+    }
     bool better = lower_better ? v.metric < best : v.metric > best;
     if (better) {
       best = v.metric;
-      save_model(o.save_dir, config, params);
+      if (root) save_model(o.save_dir, config, params);
     }
     if (epoch_done) {
       bad_epochs = better ? 0 : bad_epochs + 1;
@@ -248,7 +320,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                   result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "", rate(),
                   minutes());
     log << line << std::flush;
-    if (!record) return;
+    if (!record || !root) return;
     curve << nlohmann::json{{"epoch", epoch + 1},
                             {"step", state.step},
                             {"minutes", minutes()},
@@ -267,9 +339,12 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   g.set_precision(o.precision);
   // the time or step budget used up (counted over a run and its resumptions)
   auto exhausted = [&] {
-    return (o.max_minutes > 0 && minutes() >= o.max_minutes) ||
-           (o.max_steps > 0 && state.step >= o.max_steps);
+    const bool out = (o.max_minutes > 0 && minutes() >= o.max_minutes) ||
+                     (o.max_steps > 0 && state.step >= o.max_steps);
+    return ranks > 1 && o.max_minutes > 0 ? dist::agree(comm, out) : out;  // rank 0's clock
   };
+  // a rank's dropout and sampling streams differ from the others' (rank 0's are one process's)
+  const uint64_t rank_stream = root ? 0 : mix64(~static_cast<uint64_t>(comm.rank()));
   const int64_t start_step = state.step;
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
@@ -287,15 +362,29 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       }
       const auto step_start = Clock::now();
       const double flops_before = kernels::product_flops();
-      g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)));
-      TrainingTask::BatchLoss b = task.loss(g, batches[k], state.step);
-      double l = b.loss.value().data()[0];
+      g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)) ^ rank_stream);
+      const double comm_before = comm.seconds();
+      // this rank's share of the global batch (all of it in one process)
+      const std::span<const size_t> mine = share(batches[k], comm.rank(), ranks);
+      TrainingTask::BatchLoss b{};
+      if (!mine.empty()) b = task.loss(g, mine, state.step);
+      double l = mine.empty() ? 0 : b.loss.value().data()[0];
+      // the global batch's mean loss: the ranks' means weighed by their shares of its weight
+      double share_of_loss = 1;
+      if (ranks > 1) {
+        double sums[3] = {l * b.weight, b.weight, static_cast<double>(b.tokens)};
+        comm.allreduce_sum(sums);
+        l = sums[0] / sums[1];
+        share_of_loss = b.weight / sums[1];
+        b.tokens = static_cast<int64_t>(sums[2]);
+      }
       // a NaN or infinite loss poisons every weight at the next update: stop before it, with
       // the checkpoint and best model as they were
       check(std::isfinite(l), "training: the loss is ", l, " at step ", state.step + 1,
             " (a learning rate too high?); nothing of this step was saved: the checkpoint in ",
             ckpt, " and the best model are as they were");
-      g.backward(b.loss);
+      if (!mine.empty()) g.backward(b.loss);
+      sync.reduce(params, static_cast<float>(share_of_loss));  // the global batch's gradient
       clip_grad_norm(params, o.clip);
       opt.step(rate());
       g.clear();
@@ -304,6 +393,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       result.run_tokens += b.tokens;
       result.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
       result.step_flops += kernels::product_flops() - flops_before;
+      result.comm_seconds += comm.seconds() - comm_before;
       spent = budget_spent(epoch, k + 1, batches.size());
       tokens += b.tokens;
       loss_avg = k == first && !continue_avg ? l : 0.98 * loss_avg + 0.02 * l;
@@ -344,7 +434,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
     // an epoch's end is recorded even when a resumed run had no batch of it left to train
     validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first || epoch_done);
-    if (epoch_done && o.keep_epochs > 0) keep_epoch_weights(o, params, epoch + 1);
+    if (epoch_done && o.keep_epochs > 0 && root) keep_epoch_weights(o, params, epoch + 1);
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     if (bad_epochs > o.patience) {
       log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
@@ -357,6 +447,11 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
            "--max-minutes with --resume continues)\n";
   else if (out_of_time && !o.measure)
     log << "stopped by the time or step budget; --resume continues\n";
+  if (ranks > 1 && result.run_steps > 0)
+    log << "data-parallel: rank 0 spent " << result.comm_seconds << " s of " << result.step_seconds
+        << " s of training steps in collectives ("
+        << 1000 * result.comm_seconds / static_cast<double>(result.run_steps)
+        << " ms per step: waiting for the other ranks and summing gradients)\n";
   result.best_metric = best;
   result.steps = state.step;
   result.minutes = minutes();

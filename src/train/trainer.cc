@@ -9,6 +9,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
+#include "heed/dist/communicator.h"
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
 #include "heed/kernels/random.h"
@@ -173,7 +174,8 @@ class Seq2SeqTask final : public TrainingTask {
     b.step = step;
     // the step's own stream: the same k for a step whether run through or resumed
     if (cfg_.wait_k_sample > 0) b.wait_k = 1 + Rng(g.next_stream()).below(cfg_.wait_k_sample);
-    return {model_.loss(g, b, cfg_.label_smoothing), b.target_tokens};
+    return {model_.loss(g, b, cfg_.label_smoothing), b.target_tokens,
+            static_cast<double>(b.target_tokens)};
   }
   Validation validate() const override {
     return heed::validate(model_, cfg_, valid_, valid_enc_, sd_, g2p_);
@@ -241,7 +243,12 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
         << train.pairs.size() << " training and " << valid.pairs.size() << " dev pairs\n";
   }
   const bool resumed = prepare_save_dir(cfg);
-  // 2. segmentation and vocabularies: built on the training side, or the run's own on resume
+  // 2. segmentation and vocabularies: built on the training side, or the run's own on resume.
+  // Data-parallel, rank 0 builds and writes them, the others read them back once written (the
+  // model directory is one every rank sees)
+  dist::Communicator& comm = dist::world();
+  const bool derive = !resumed && comm.root();
+  if (!comm.root()) comm.barrier();
   Sides sd;
   const fs::path dir(cfg.save_dir);
   std::vector<std::string> src_lines, tgt_lines;
@@ -255,19 +262,19 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     // a model directory always reads the same way
     std::vector<std::string> both_lines = src_lines;
     both_lines.insert(both_lines.end(), tgt_lines.begin(), tgt_lines.end());
-    sd.src_seg = side_segmenter(Units::Spm, resumed ? nullptr : &both_lines, cfg.spm,
+    sd.src_seg = side_segmenter(Units::Spm, derive ? &both_lines : nullptr, cfg.spm,
                                 (dir / "src.spm").string());
-    if (!resumed)
+    if (derive)
       write_file_atomic((dir / "tgt.spm").string(), read_file((dir / "src.spm").string()));
     sd.tgt_seg = side_segmenter(Units::Spm, nullptr, cfg.spm, (dir / "tgt.spm").string());
   } else {
-    sd.src_seg = side_segmenter(cfg.src_units, resumed ? nullptr : &src_lines, cfg.spm,
+    sd.src_seg = side_segmenter(cfg.src_units, derive ? &src_lines : nullptr, cfg.spm,
                                 (dir / "src.spm").string());
-    sd.tgt_seg = side_segmenter(cfg.tgt_units, resumed ? nullptr : &tgt_lines, cfg.spm,
+    sd.tgt_seg = side_segmenter(cfg.tgt_units, derive ? &tgt_lines : nullptr, cfg.spm,
                                 (dir / "tgt.spm").string());
   }
   auto [train_src, train_tgt] = split(train, sd);
-  if (resumed) {
+  if (!derive) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());
   } else if (joint) {  // one vocabulary of both sides' units for the shared embedding table
@@ -278,10 +285,11 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
     sd.src = Vocab::build(train_src, cfg.src_vocab);
     sd.tgt = Vocab::build(train_tgt, cfg.tgt_vocab);
   }
-  if (!resumed) {
+  if (derive) {
     sd.src.save((dir / "src.vocab").string());
     sd.tgt.save((dir / "tgt.vocab").string());
   }
+  if (comm.root()) comm.barrier();  // written: the other ranks read them
   set_vocabularies(cfg.model, sd.src.size(), sd.tgt.size());
   std::vector<Pair> train_enc = encode(train_src, train_tgt, cfg, sd, true);
   auto [valid_src, valid_tgt] = split(valid, sd);

@@ -70,6 +70,9 @@ class TrainingTask {
   struct BatchLoss {
     Var loss;        // [] mean loss of the batch
     int64_t tokens;  // what the progress line counts per second
+    // what the mean is over (target tokens, sentences): data-parallel training weighs each
+    // rank's gradient by its share of the global batch's (train/gradient_sync.h)
+    double weight;
   };
   // the loss of one batch at training step `step` (0 first; for schedules inside a model)
   virtual BatchLoss loss(Graph& g, std::span<const size_t> examples, int64_t step) const = 0;
@@ -97,7 +100,9 @@ struct LoopResult {
   double step_seconds = 0;
   double step_flops = 0;
   std::string token_name;
-  int64_t params = 0;  // the model's parameter count
+  int64_t params = 0;       // the model's parameter count
+  int ranks = 1;            // data-parallel processes (mpirun -np N; 1 without MPI)
+  double comm_seconds = 0;  // this rank's seconds inside collectives during the steps
 };
 
 // True when `o.resume` and save_dir holds a checkpoint to resume from.
@@ -111,6 +116,10 @@ bool resuming(const LoopOptions& o);
 bool prepare_save_dir(const LoopOptions& o);
 
 // Trains `params` (the task's model) on `task`; config is the model's config.json.
+// Data-parallel (dist::world() of N > 1 ranks, under mpirun): each global batch is the one a
+// single process with N times --batch (--batch-tokens) would train on, rank r its r-th
+// contiguous share; gradients are summed (train/gradient_sync.h) so every replica makes the same
+// update; rank 0 alone validates, logs and writes files, the others reading its decisions.
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
                         const nlohmann::json& config, std::ostream& log);
 
