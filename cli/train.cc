@@ -1,6 +1,7 @@
 // `heed train`: train a model from the published files of a dataset.
 // Leaves out: the training loop (train/trainer.cc).
 #include <iostream>
+#include <string>
 #include <string_view>
 
 #include "commands.h"
@@ -37,6 +38,12 @@ struct BenchRun {
 void TrainCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand(
       "train", "Train a sequence-to-sequence model (translation, G2P) or a sentence classifier");
+  app->footer(
+      "Data-parallel on MPI: `mpirun -np N heed --threads T train ...` trains one model on N "
+      "processes, each step on N times --batch (--batch-tokens), split across them; rank 0 "
+      "validates and writes the model directory, which every rank must see (docs/"
+      "DISTRIBUTED.md)." +
+      std::string(dist::mpi_built() ? "" : " This heed was built without MPI."));
   auto& c = config;
   auto& m = rnn;
   auto& enc = std::get<RnnEncoderConfig>(rnn.encoder);  // --model rnn's encoder flags

@@ -157,10 +157,13 @@ bool prepare_save_dir_here(const LoopOptions& o) {
 }  // namespace
 
 namespace {
-// Rank `rank`'s share of a global batch of `ranks`: its contiguous r-th part.
-std::span<const size_t> share(std::span<const size_t> batch, int rank, int ranks) {
-  const size_t n = batch.size(), r = static_cast<size_t>(rank), N = static_cast<size_t>(ranks);
-  return batch.subspan(n * r / N, n * (r + 1) / N - n * r / N);
+// Rank `rank`'s share of a global batch of `ranks`: every ranks-th example from its r-th.
+// A batch is sorted by length (train/batching.h), so contiguous parts would give the last rank
+// the longest sentences and the others the wait; interleaved, the shares cost about the same.
+void share(std::span<const size_t> batch, int rank, int ranks, std::vector<size_t>& mine) {
+  mine.clear();
+  for (size_t i = static_cast<size_t>(rank); i < batch.size(); i += static_cast<size_t>(ranks))
+    mine.push_back(batch[i]);
 }
 }  // namespace
 
@@ -200,7 +203,10 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   result.ranks = ranks;
   GradientSync sync(comm);
   // each step's global batch: what one process with `ranks` times the batch would train on
-  const BatchOptions batching{.sentences = o.batch_size * ranks, .tokens = o.batch_tokens * ranks};
+  // (--batch-tokens when given: --batch then only sizes the sorting window, as in one process)
+  const BatchOptions batching =
+      o.batch_tokens > 0 ? BatchOptions{.sentences = o.batch_size, .tokens = o.batch_tokens * ranks}
+                         : BatchOptions{.sentences = o.batch_size * ranks, .tokens = 0};
   TrainerState state;
   double best = lower_better ? 1e300 : -1e300;
   int bad_epochs = 0;
@@ -346,6 +352,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   // a rank's dropout and sampling streams differ from the others' (rank 0's are one process's)
   const uint64_t rank_stream = root ? 0 : mix64(~static_cast<uint64_t>(comm.rank()));
   const int64_t start_step = state.step;
+  std::vector<size_t> mine;  // this rank's examples of the step
   bool out_of_time = false;
   for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
     auto batches = epoch_batches(task.lengths(), task.costs(), batching, o.seed, epoch);
@@ -365,7 +372,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
       g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)) ^ rank_stream);
       const double comm_before = comm.seconds();
       // this rank's share of the global batch (all of it in one process)
-      const std::span<const size_t> mine = share(batches[k], comm.rank(), ranks);
+      share(batches[k], comm.rank(), ranks, mine);
       TrainingTask::BatchLoss b{};
       if (!mine.empty()) b = task.loss(g, mine, state.step);
       double l = mine.empty() ? 0 : b.loss.value().data()[0];
