@@ -24,32 +24,44 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention);
   std::vector<Hypothesis> out(b.B);
-  std::vector<int32_t> prev(b.B, Vocab::kBos);
+  // the decoder's rows: the sentence each decodes and its last output; a row whose sentence has
+  // ended is dropped when the decoder can (the rows left are renumbered), else skipped
+  std::vector<int32_t> sentence(b.B), prev(b.B, Vocab::kBos), keep;
+  for (int64_t i = 0; i < b.B; ++i) sentence[i] = static_cast<int32_t>(i);
   std::vector<bool> done(b.B, false);
   const int64_t V = model.tgt_vocab();
   for (int64_t t = 0; t < max_len; ++t) {
     IncrementalDecoder::Step s = decoder->step(prev, Scores::LogProbs);
-    bool all = true;
-    for (int64_t i = 0; i < b.B; ++i) {
+    keep.clear();
+    for (int64_t r = 0; r < static_cast<int64_t>(sentence.size()); ++r) {
+      const int32_t i = sentence[r];
       if (done[i]) continue;
-      const float* row = s.scores + i * V;  // [V]
+      const float* row = s.scores + r * V;  // [V]
       // padding and BOS are never outputs (a model gives them a little mass all the same)
       auto best =
           static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
       check_step_log_prob(row[best], t);
-      prev[i] = best;
+      prev[r] = best;
       Hypothesis& h = out[i];
       h.log_prob += row[best];
       h.token_log_probs.push_back(row[best]);
       if (s.weights)
-        h.attention.push_back(source_attention(s.weights, i, b, i, model.reverse_source()));
+        h.attention.push_back(source_attention(s.weights, r, b, i, model.reverse_source()));
       if (best == Vocab::kEos)
         done[i] = true;
       else
         h.tokens.push_back(best);
-      all = all && done[i];
+      if (!done[i]) keep.push_back(static_cast<int32_t>(r));
     }
-    if (all) break;
+    if (keep.empty()) break;
+    if (keep.size() < sentence.size() && decoder->drop_rows(keep)) {
+      for (size_t k = 0; k < keep.size(); ++k) {
+        sentence[k] = sentence[keep[k]];
+        prev[k] = prev[keep[k]];
+      }
+      sentence.resize(keep.size());
+      prev.resize(keep.size());
+    }
   }
   return out;
 }

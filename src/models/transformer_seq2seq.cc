@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "heed/autograd/ops.h"
@@ -173,8 +174,11 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   Step out;
   for (size_t l = 0; l < decoder_.size(); ++l) {
     MonotonicHeadsState* heads = st.heads.empty() ? nullptr : &st.heads[l];
-    y = decoder_[l].step(y, st.memory_kv[l], st.src_lengths, st.caches[l], heads,
-                         config_.layer.wait_k,
+    // rows dropped (greedy search, finished sentences): the memory's first B rows
+    const Var memory = st.memory_kv[l].dim(0) == B
+                           ? st.memory_kv[l]
+                           : g.constant(st.memory_kv[l].value().rows(0, B));  // [B, S, 2d]
+    y = decoder_[l].step(y, memory, st.src_lengths, st.caches[l], heads, config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
     out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
   }
@@ -236,6 +240,26 @@ class TransformerDecoder final : public IncrementalDecoder {
     for (MonotonicHeadsState& h : state_.heads) h.reorder(from);
   }
 
+  // The kept rows move to the front of the caches, the memory and the source lengths (in place:
+  // `keep` ascends, so no row is overwritten before it is read); the next steps see B = n.
+  bool drop_rows(std::span<const int32_t> keep) override {
+    const auto n = static_cast<int64_t>(keep.size());
+    for (KvCache& c : state_.caches) c.keep_rows(keep);
+    for (MonotonicHeadsState& h : state_.heads) h.reorder(keep);
+    for (const Var& m : state_.memory_kv) {
+      Tensor memory = m.value();  // [B, S, 2d], shares the node's storage
+      const int64_t row = memory.shape().inner(0);
+      float* data = memory.data();
+      for (int64_t r = 0; r < n; ++r)
+        if (keep[r] != r) std::memcpy(data + r * row, data + keep[r] * row, sizeof(float) * row);
+    }
+    lengths_.assign(state_.src_lengths.begin(), state_.src_lengths.end());
+    for (int64_t r = 0; r < n; ++r) lengths_[r] = lengths_[keep[r]];
+    state_.src_lengths = std::span<const int32_t>(lengths_.data(), static_cast<size_t>(n));
+    B_ = n;
+    return true;
+  }
+
  private:
   const TransformerSeq2Seq& model_;
   Graph& g_;
@@ -243,7 +267,8 @@ class TransformerDecoder final : public IncrementalDecoder {
   Graph::Mark encoded_;
   int64_t B_, S_;
   int layer_ = -1, head_ = -1;
-  std::vector<float> weights_;  // [B, S]
+  std::vector<float> weights_;    // [B, S]
+  std::vector<int32_t> lengths_;  // [B] the source lengths once rows were dropped
 };
 
 }  // namespace

@@ -35,6 +35,7 @@ void MonotonicHeadsState::reorder(std::span<const int32_t> from) {
   for (size_t r = 0; r < from.size(); ++r)
     std::copy_n(old.begin() + from[r] * heads, heads,
                 stop.begin() + static_cast<int64_t>(r) * heads);
+  stop.resize(from.size() * static_cast<size_t>(heads));  // fewer rows: the first ones
 }
 
 bool MonotonicHeadsState::ran_off() const {

@@ -24,6 +24,22 @@ void KvCache::reorder(std::span<const int32_t> from, Graph& g) {
   }
 }
 
+void KvCache::keep_rows(std::span<const int32_t> keep) {
+  const int64_t row = k.shape().dim(1) * k.shape().dim(2), filled = t * k.shape().dim(2);
+  const auto n = static_cast<int64_t>(keep.size());
+  check(n <= k.shape().dim(0), "KvCache::keep_rows: ", n, " rows of ", k.shape().dim(0));
+  for (Tensor* c : {&k, &v}) {
+    // keep[r] >= r: moving the rows in ascending order never overwrites one still to be read
+    for (int64_t r = 0; r < n; ++r) {
+      check(keep[r] >= r && (r == 0 || keep[r] > keep[r - 1]),
+            "KvCache::keep_rows: the rows must ascend");
+      if (keep[r] != r)
+        std::memcpy(c->data() + r * row, c->data() + keep[r] * row, sizeof(float) * filled);
+    }
+    *c = c->rows(0, n);
+  }
+}
+
 MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool self_attention,
                                        const Scope& scope)
     : d_model_(d_model), heads_(heads) {

@@ -3,7 +3,8 @@
 // started with K rows per source (each source encoded once) steps exactly as one started on
 // every source repeated K times; two decoders of one model interleave; wider beams return
 // well-formed hypotheses with attention rows over their sources; an n-best list holds n distinct
-// hypotheses, best first, each scored with its forced log-probability, the 1-best first.
+// hypotheses, best first, each scored with its forced log-probability, the 1-best first; rows
+// dropped from greedy decoding leave the others stepping as their sources alone.
 #include <gtest/gtest.h>
 
 #include "heed/data/vocab.h"
@@ -200,6 +201,47 @@ TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
   EXPECT_EQ(decode_n_best(model, src, {.beam = 1})[0].size(), 1U);
   EXPECT_THROW(decode_n_best(model, src, {.beam = 1, .n_best = 2}), Error);
   EXPECT_THROW(beam_search_n_best(model, src, {.beam = 2, .n_best = 3}), Error);
+}
+
+// Greedy search drops the rows of finished sentences (IncrementalDecoder::drop_rows): the rows
+// kept step on exactly as in a decoder started on their sources alone and fed the same outputs.
+TEST_P(EveryDecoder, DroppedRowsStepOnAsTheirSourcesAlone) {
+  SmallSeq2Seq small(GetParam(), 27);
+  const Seq2SeqModel& model = *small.model;
+  const bool rev = model.reverse_source();
+  const auto src = random_sources(small.rng, 5);
+  const std::vector<int32_t> keep = {1, 3, 4};
+  std::vector<std::vector<int32_t>> kept_src;
+  for (int32_t r : keep) kept_src.push_back(src[r]);
+  Graph g(Mode::Inference), h(Mode::Inference);
+  auto all = model.start_decoding(
+      g, make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev), 8, {});
+  auto few = model.start_decoding(
+      h, make_batch(kept_src, std::vector<std::vector<int32_t>>(keep.size()), rev), 8, {});
+  const int64_t V = model.tgt_vocab();
+  auto output = [&](int32_t sentence, int t) {  // what sentence `sentence` wrote at step t
+    return static_cast<int32_t>(4 + (sentence * 7 + t) % (V - 4));
+  };
+  std::vector<int32_t> sentence = {0, 1, 2, 3, 4}, prev_all(5, Vocab::kBos),
+                       prev_few(3, Vocab::kBos);
+  for (int t = 0; t < 5; ++t) {
+    if (t == 2) {  // sentences 0 and 2 have ended
+      if (!all->drop_rows(keep)) GTEST_SKIP() << "this decoder keeps every row";
+      sentence = keep;
+      prev_all = {prev_all[1], prev_all[3], prev_all[4]};
+    }
+    const IncrementalDecoder::Step a = all->step(prev_all, Scores::LogProbs);
+    const std::vector<float> scores_all(a.scores, a.scores + sentence.size() * V);
+    const IncrementalDecoder::Step f = few->step(prev_few, Scores::LogProbs);
+    for (size_t k = 0; k < keep.size(); ++k) {
+      const size_t row = t < 2 ? static_cast<size_t>(keep[k]) : k;  // its row in `all`
+      for (int64_t v = 0; v < V; ++v)
+        ASSERT_NEAR(scores_all[row * V + v], f.scores[k * V + v], 1e-5f)
+            << "step " << t << ", sentence " << keep[k];
+    }
+    for (size_t r = 0; r < sentence.size(); ++r) prev_all[r] = output(sentence[r], t);
+    for (size_t k = 0; k < keep.size(); ++k) prev_few[k] = output(keep[k], t);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,

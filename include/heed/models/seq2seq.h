@@ -85,6 +85,10 @@ class IncrementalDecoder {
   virtual Step step(std::span<const int32_t> prev, Scores scores) = 0;
   // Beam search: row r continues the decoder state of row from[r] (rows of one source only).
   virtual void reorder(std::span<const int32_t> from) = 0;
+  // Greedy search: only the rows `keep` (ascending) go on, as rows 0..n-1, so that the steps
+  // after a sentence has ended cost what the unfinished ones need. False: this decoder keeps
+  // every row (the search goes on computing the finished ones, and ignores them).
+  virtual bool drop_rows(std::span<const int32_t> /*keep*/) { return false; }
 };
 
 // The decoder layers and heads whose cross-attention decoding can report (AttentionChoice):

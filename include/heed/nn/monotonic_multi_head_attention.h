@@ -44,7 +44,7 @@ struct MonotonicHeadsState {
                               // -1: it ran off the end and attends to nothing since)
   // Some head of some row is off the end.
   bool ran_off() const;
-  // Beam search: row r continues row from[r].
+  // Beam search: row r continues row from[r] (fewer rows than before: the batch shrinks).
   void reorder(std::span<const int32_t> from);
 };
 

@@ -28,6 +28,9 @@ struct KvCache {
   int64_t t = 0;  // positions filled
   // Keeps only the rows `from` (beam search: each hypothesis continues the cache of its parent).
   void reorder(std::span<const int32_t> from, Graph& g);
+  // Keeps the rows `keep` (ascending) as rows 0..n-1, moved in place; the cache becomes a view
+  // of its first n rows (greedy search dropping finished sentences).
+  void keep_rows(std::span<const int32_t> keep);
 };
 
 class MultiHeadAttention {
