@@ -51,32 +51,38 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
   const int64_t max_len = std::min(output_limit(o, longest), model.max_output_len());
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention, K);
+  // the sentences the decoder's rows decode, K rows each (rows a*K .. a*K+K-1: active[a]); a
+  // sentence with K finished hypotheses leaves, when the decoder can drop rows
+  std::vector<int32_t> active(N);
+  for (int64_t n = 0; n < N; ++n) active[n] = static_cast<int32_t>(n);
   std::vector<Beam> beams(N * K);
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
-  std::vector<int32_t> prev(N * K, Vocab::kBos);
+  std::vector<int32_t> prev(N * K, Vocab::kBos), going, keep;
   std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on)
   for (int64_t t = 0; t < max_len; ++t) {
     IncrementalDecoder::Step step = decoder->step(prev, Scores::LogProbs);
-    const float* lp = step.scores;  // [N*K, V]
-    const float* w = step.weights;  // [N*K, S] or nullptr
-    std::vector<int32_t> parent(N * K), next(N * K, Vocab::kEos);
-    std::vector<Beam> fresh(N * K);
-    bool any_alive = false;
-    for (int64_t n = 0; n < N; ++n) {
+    const int64_t A = static_cast<int64_t>(active.size()), rows = A * K;
+    const float* lp = step.scores;  // [rows, V]
+    const float* w = step.weights;  // [rows, S] or nullptr
+    std::vector<int32_t> parent(rows), next(rows, Vocab::kEos);
+    std::vector<Beam> fresh(rows);
+    going.clear();  // the positions in `active` of the sentences still going
+    for (int64_t a = 0; a < A; ++a) {
+      const int32_t n = active[a];
       // the best K (score, row, token) continuations of sentence n's live beams
       std::vector<std::tuple<double, int64_t, int32_t>> cand;
       for (int64_t k = 0; k < K; ++k) {
-        const Beam& bm = beams[n * K + k];
+        const Beam& bm = beams[a * K + k];
         if (!bm.alive) continue;
         // candidates from EOS on: padding and BOS are never outputs
-        const float* row = lp + (n * K + k) * V + Vocab::kEos;
+        const float* row = lp + (a * K + k) * V + Vocab::kEos;
         const int64_t keep = std::min<int64_t>(K, V - Vocab::kEos);
         kernels::top_k(row, V - Vocab::kEos, keep, top.data());
         for (int64_t i = 0; i < keep; ++i) {
           // the best must be finite, none NaN (which would also break the sort below)
           if (i == 0 || std::isnan(row[top[i]])) check_step_log_prob(row[top[i]], t);
-          cand.emplace_back(bm.log_prob + row[top[i]], n * K + k, top[i] + Vocab::kEos);
+          cand.emplace_back(bm.log_prob + row[top[i]], a * K + k, top[i] + Vocab::kEos);
         }
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
@@ -86,37 +92,51 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
       for (const auto& [score, r, v] : cand) {
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
         const Beam& from = beams[r];
-        std::vector<float> a;  // row r decodes source n
-        if (w) a = source_attention(w, r, b, n, reversed);
+        std::vector<float> att;  // row r decodes source n
+        if (w) att = source_attention(w, r, b, n, reversed);
         const float token_lp = lp[r * V + v];
         if (v == Vocab::kEos || t + 1 == max_len) {
           Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};
           if (v != Vocab::kEos) h.tokens.push_back(v);
           h.token_log_probs.push_back(token_lp);
-          if (w) h.attention.push_back(std::move(a));
+          if (w) h.attention.push_back(std::move(att));
           finished[n].push_back(std::move(h));
           continue;
         }
-        Beam& nb = fresh[n * K + filled];
+        Beam& nb = fresh[a * K + filled];
         nb = {from.tokens, from.attention, from.token_log_probs, score, true};
         nb.tokens.push_back(v);
         nb.token_log_probs.push_back(token_lp);
-        if (w) nb.attention.push_back(std::move(a));
-        parent[n * K + filled] = static_cast<int32_t>(r);
-        next[n * K + filled] = v;
+        if (w) nb.attention.push_back(std::move(att));
+        parent[a * K + filled] = static_cast<int32_t>(r);
+        next[a * K + filled] = v;
         ++filled;
       }
       if (static_cast<int64_t>(finished[n].size()) >= K) filled = 0;  // sentence done
       for (int64_t k = filled; k < K; ++k) {
-        fresh[n * K + k].alive = false;
-        parent[n * K + k] = static_cast<int32_t>(n * K);
+        fresh[a * K + k].alive = false;
+        parent[a * K + k] = static_cast<int32_t>(a * K);
       }
-      if (filled > 0) any_alive = true;
+      if (filled > 0) going.push_back(static_cast<int32_t>(a));
     }
-    if (!any_alive) break;
+    if (going.empty()) break;
     beams = std::move(fresh);
     prev = next;
     decoder->reorder(parent);  // the decoder state follows the surviving beams
+    if (static_cast<int64_t>(going.size()) == A) continue;
+    keep.clear();  // the rows of the sentences still going, ascending
+    for (int32_t a : going)
+      for (int64_t k = 0; k < K; ++k) keep.push_back(static_cast<int32_t>(a * K + k));
+    if (!decoder->drop_rows(keep)) continue;  // this decoder keeps every row
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (static_cast<size_t>(keep[i]) == i) continue;  // (a self-move would empty the beam)
+      beams[i] = std::move(beams[keep[i]]);
+      prev[i] = prev[keep[i]];
+    }
+    beams.resize(keep.size());
+    prev.resize(keep.size());
+    for (size_t i = 0; i < going.size(); ++i) active[i] = active[going[i]];
+    active.resize(going.size());
   }
   for (int64_t n = 0; n < N; ++n) {
     auto& f = finished[n];

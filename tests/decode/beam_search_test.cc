@@ -7,6 +7,8 @@
 // dropped from greedy decoding leave the others stepping as their sources alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "heed/data/vocab.h"
 #include "heed/decode/beam_search.h"
 #include "heed/decode/forced.h"
@@ -242,6 +244,35 @@ TEST_P(EveryDecoder, DroppedRowsStepOnAsTheirSourcesAlone) {
     for (size_t r = 0; r < sentence.size(); ++r) prev_all[r] = output(sentence[r], t);
     for (size_t k = 0; k < keep.size(); ++k) prev_few[k] = output(keep[k], t);
   }
+}
+
+// Beam search over a batch finds what it finds for each sentence alone: the sentences whose K
+// hypotheses have ended leave the batch (their rows dropped) without disturbing the others.
+TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
+  SmallSeq2Seq small(GetParam(), 29);
+  const Seq2SeqModel& model = *small.model;
+  // EOS made likelier by the output layer's bias, so that sentences end at different steps
+  for (Parameter* p : small.store.all())
+    if (p->name.ends_with("out/b") && p->value.numel() == model.tgt_vocab())
+      p->value.data()[Vocab::kEos] += 1.5f;
+  const auto src = random_sources(small.rng, 6);
+  const BeamOptions o{.beam = 3, .max_length = 8, .n_best = 3};  // the same limit alone
+  const auto together = beam_search_n_best(model, src, o);
+  std::vector<size_t> ends;  // the step each sentence's search ended at: its last hypothesis's
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto alone = beam_search_n_best(model, {src[i]}, o)[0];
+    ASSERT_EQ(together[i].size(), alone.size()) << "sentence " << i;
+    size_t end = 0;
+    for (size_t h = 0; h < alone.size(); ++h) {
+      EXPECT_EQ(together[i][h].tokens, alone[h].tokens) << "sentence " << i << ", " << h;
+      EXPECT_NEAR(together[i][h].log_prob, alone[h].log_prob, 1e-4);
+      end = std::max(end, alone[h].token_log_probs.size());
+    }
+    if (std::find(ends.begin(), ends.end(), end) == ends.end()) ends.push_back(end);
+  }
+  const size_t lengths = ends.size();
+  if (GetParam().starts_with("transformer"))  // the decoders that drop rows: some were dropped
+    EXPECT_GE(lengths, 2U) << "every sentence ended at the same step: no row was dropped";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
