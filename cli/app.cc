@@ -99,7 +99,8 @@ int run(int argc, char** argv) {
   lm.add(app);
   serve.add(app, threads);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    sub->footer("Options can also come from a file: --config FILE.toml reads its [" +
+    sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") +
+                "Options can also come from a file: --config FILE.toml reads its [" +
                 sub->get_name() + "] section (`key = value`, named as the flags above; the " +
                 "command line wins), and --dump-config prints the options given as such a file.");
   try {
