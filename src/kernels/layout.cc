@@ -8,6 +8,7 @@
 
 #include "heed/kernels/broadcast.h"
 #include "heed/kernels/parallel.h"
+#include "heed/util/error.h"
 
 namespace heed::kernels {
 
@@ -110,6 +111,16 @@ void masked_fill_backward(const float* dy, const float* mask, const Shape& mask_
   for_masked_rows(mask, mask_shape, shape, [&](int64_t off, const float* m, int64_t ms, int64_t n) {
     for (int64_t j = 0; j < n; ++j) dx[off + j] += m[j * ms] != 0.f ? 0.f : dy[off + j];
   });
+}
+
+void keep_rows(float* data, int64_t stride, int64_t width, std::span<const int32_t> keep) {
+  for (size_t r = 0; r < keep.size(); ++r) {
+    check(keep[r] >= static_cast<int32_t>(r) && (r == 0 || keep[r] > keep[r - 1]),
+          "keep_rows: the rows kept must ascend");
+    if (keep[r] != static_cast<int32_t>(r))
+      std::memcpy(data + static_cast<int64_t>(r) * stride, data + keep[r] * stride,
+                  sizeof(float) * width);
+  }
 }
 
 }  // namespace heed::kernels

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/kernels/layout.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 
@@ -248,10 +248,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     for (MonotonicHeadsState& h : state_.heads) h.reorder(keep);
     for (const Var& m : state_.memory_kv) {
       Tensor memory = m.value();  // [B, S, 2d], shares the node's storage
-      const int64_t row = memory.shape().inner(0);
-      float* data = memory.data();
-      for (int64_t r = 0; r < n; ++r)
-        if (keep[r] != r) std::memcpy(data + r * row, data + keep[r] * row, sizeof(float) * row);
+      kernels::keep_rows(memory.data(), memory.shape().inner(0), memory.shape().inner(0), keep);
     }
     lengths_.assign(state_.src_lengths.begin(), state_.src_lengths.end());
     for (int64_t r = 0; r < n; ++r) lengths_[r] = lengths_[keep[r]];

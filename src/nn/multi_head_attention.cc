@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/layout.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -29,13 +30,7 @@ void KvCache::keep_rows(std::span<const int32_t> keep) {
   const auto n = static_cast<int64_t>(keep.size());
   check(n <= k.shape().dim(0), "KvCache::keep_rows: ", n, " rows of ", k.shape().dim(0));
   for (Tensor* c : {&k, &v}) {
-    // keep[r] >= r: moving the rows in ascending order never overwrites one still to be read
-    for (int64_t r = 0; r < n; ++r) {
-      check(keep[r] >= r && (r == 0 || keep[r] > keep[r - 1]),
-            "KvCache::keep_rows: the rows must ascend");
-      if (keep[r] != r)
-        std::memcpy(c->data() + r * row, c->data() + keep[r] * row, sizeof(float) * filled);
-    }
+    kernels::keep_rows(c->data(), row, filled, keep);  // the positions decoded so far
     *c = c->rows(0, n);
   }
 }

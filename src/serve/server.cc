@@ -76,13 +76,21 @@ int int_field(const json& j, const char* key, int fallback, int lo, int hi) {
   return v;
 }
 
-json object_body(const httplib::Request& req) {
+// The body parsed as JSON (any value: OpenNMT-py's route takes a list), or a 400.
+json json_body(const httplib::Request& req) {
   json j;
   try {
     j = json::parse(req.body);
   } catch (const json::exception& e) {
     throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
   }
+  return j;
+}
+
+// The body as a JSON object (/translate, /classify), or a 400.
+json object_body(const httplib::Request& req) {
+  json j = json_body(req);
+  if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
   return j;
 }
 
@@ -173,7 +181,6 @@ struct Server::Impl {
 
   void post_translate(const httplib::Request& req, httplib::Response& res) {
     const json j = object_body(req);
-    if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
     Model& m = model_named(j, false);
     const bool attention = field<bool>(j, "attention", false, "true or false");
     const bool svg = field<bool>(j, "svg", false, "true or false");
@@ -209,7 +216,7 @@ struct Server::Impl {
   // OpenNMT-py's REST route: [{"src": "...", "id": MODEL}, ...] -> [[{"src", "tgt", "n_best",
   // "pred_score"}, ...]] (one inner list per n-best rank; here one)
   void post_onmt(const httplib::Request& req, httplib::Response& res) {
-    const json j = object_body(req);
+    const json j = json_body(req);
     if (!j.is_array())
       throw HttpError{400, "the body must be a list of {\"src\": ..., \"id\": ...}"};
     json sel = json::object(), src = json::array();
@@ -239,7 +246,6 @@ struct Server::Impl {
 
   void post_classify(const httplib::Request& req, httplib::Response& res) {
     const json j = object_body(req);
-    if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
     Model& m = model_named(j, true);
     const bool attention = field<bool>(j, "attention", false, "true or false");
     const bool svg = field<bool>(j, "svg", false, "true or false");

@@ -108,17 +108,6 @@ void trim_training_log(const std::string& path, int64_t step) {
 }  // namespace
 
 namespace {
-bool prepare_save_dir_here(const LoopOptions& o);
-}  // namespace
-
-// Data-parallel: rank 0 prepares the directory; the others wait for it and take its answer.
-bool prepare_save_dir(const LoopOptions& o) {
-  dist::Communicator& comm = dist::world();
-  const bool resumes = comm.root() && prepare_save_dir_here(o);
-  return dist::agree(comm, resumes);
-}
-
-namespace {
 bool prepare_save_dir_here(const LoopOptions& o) {
   check(!o.save_dir.empty(), "train: --save DIR is required");
   check(!(o.resume && o.overwrite), "train: --resume and --overwrite exclude each other");
@@ -155,6 +144,13 @@ bool prepare_save_dir_here(const LoopOptions& o) {
   return resumes;
 }
 }  // namespace
+
+// Data-parallel: rank 0 prepares the directory; the others wait for it and take its answer.
+bool prepare_save_dir(const LoopOptions& o) {
+  dist::Communicator& comm = dist::world();
+  const bool resumes = comm.root() && prepare_save_dir_here(o);
+  return dist::agree(comm, resumes);
+}
 
 namespace {
 // Rank `rank`'s share of a global batch of `ranks`: every ranks-th example from its r-th.
@@ -200,7 +196,6 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   result.metric_name = task.metric_name();
   result.token_name = task.token_name();
   result.params = params.numel();
-  result.ranks = ranks;
   GradientSync sync(comm);
   // each step's global batch: what one process with `ranks` times the batch would train on
   // (--batch-tokens when given: --batch then only sizes the sorting window, as in one process)

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "heed/tensor/shape.h"
 
@@ -28,6 +29,11 @@ void pack_rows(const float* padded, float* packed, int64_t B, int64_t T, int64_t
 // The non-padding rows of padded (=|+=) packed; without accumulate the padding rows become 0.
 void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64_t D,
                  const int32_t* lengths, bool accumulate);
+
+// Rows `keep` (strictly ascending) of a [rows, stride] block moved in place to rows 0 .. n-1,
+// the first `width` entries of each (greedy and beam search dropping finished sentences' rows
+// from decoder state). keep[r] >= r, so no row is overwritten before it is read.
+void keep_rows(float* data, int64_t stride, int64_t width, std::span<const int32_t> keep);
 
 // y = mask ? value : x, mask broadcast to x's shape (non-zero = fill). Backward: dx += !mask * dy.
 void masked_fill(const float* x, const float* mask, const Shape& mask_shape, float value, float* y,

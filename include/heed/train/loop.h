@@ -101,7 +101,6 @@ struct LoopResult {
   double step_flops = 0;
   std::string token_name;
   int64_t params = 0;       // the model's parameter count
-  int ranks = 1;            // data-parallel processes (mpirun -np N; 1 without MPI)
   double comm_seconds = 0;  // this rank's seconds inside collectives during the steps
 };
 
@@ -118,8 +117,8 @@ bool prepare_save_dir(const LoopOptions& o);
 // Trains `params` (the task's model) on `task`; config is the model's config.json.
 // Data-parallel (dist::world() of N > 1 ranks, under mpirun): each global batch is the one a
 // single process with N times --batch (--batch-tokens) would train on, rank r every N-th
-// example of it from the r-th; gradients are summed (train/gradient_sync.h) so every replica makes the same
-// update; rank 0 alone validates, logs and writes files, the others reading its decisions.
+// example of it from the r-th; gradients are summed (train/gradient_sync.h) so every replica makes
+// the same update; rank 0 alone validates, logs and writes files, the others reading its decisions.
 LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
                         const nlohmann::json& config, std::ostream& log);
 
