@@ -3,6 +3,7 @@
 #include "heed/autograd/graph.h"
 
 #include "heed/kernels/elementwise.h"
+#include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/util/error.h"
 
@@ -51,6 +52,7 @@ Precision parse_precision(const std::string& name) {
 }
 
 Graph::Graph(Mode mode, uint64_t seed) : mode_(mode), seed_(seed) {
+  adopt_threads();  // this thread computes the graph: with --threads, whichever thread it is
   nodes_.reserve(1024);
 }
 

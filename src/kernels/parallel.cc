@@ -2,10 +2,24 @@
 // Leaves out: affinity; OMP_PROC_BIND and friends still apply.
 #include "heed/kernels/parallel.h"
 
+#include <atomic>
+
 namespace heed {
+namespace {
+
+std::atomic<int> configured{0};  // set_threads' count; 0: never called (OpenMP's own default)
+
+}  // namespace
 
 void set_threads(int n) {
-  omp_set_num_threads(n > 0 ? n : omp_get_num_procs());
+  const int count = n > 0 ? n : omp_get_num_procs();
+  configured.store(count, std::memory_order_relaxed);
+  omp_set_num_threads(count);
+}
+
+void adopt_threads() {
+  const int n = configured.load(std::memory_order_relaxed);
+  if (n > 0 && !omp_in_parallel() && omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
 int threads() {

@@ -2,7 +2,10 @@
 // errors that print both shapes.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "heed/autograd/ops.h"
+#include "heed/kernels/parallel.h"
 #include "heed/nn/init.h"
 #include "heed/util/error.h"
 #include "support/gradcheck.h"
@@ -92,6 +95,23 @@ TEST(Graph, RewindKeepsTheCarriedValuesAndReusesTheMemory) {
   Graph train;
   Graph::Mark m = train.mark();
   EXPECT_THROW(train.rewind(m, {}), Error);
+}
+
+// OpenMP keeps its thread count per thread: a server's decoding worker, started after --threads
+// was read, would otherwise compute with every core (and spin a second thread beside the client).
+TEST(Graph, AThreadThatBuildsAGraphComputesWithTheSetThreadCount) {
+  const int before = threads();
+  const int wanted = omp_get_num_procs() + 1;  // never the runtime's default
+  set_threads(wanted);
+  int untouched = 0, adopted = 0;
+  std::thread([&] { untouched = threads(); }).join();
+  std::thread([&] {
+    Graph g(Mode::Inference);
+    adopted = threads();
+  }).join();
+  set_threads(before);
+  EXPECT_NE(untouched, wanted);  // the runtime's default: what the fix is for
+  EXPECT_EQ(adopted, wanted);
 }
 
 TEST(Graph, ShapeErrorsNameBothShapes) {

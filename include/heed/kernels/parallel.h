@@ -12,6 +12,12 @@ namespace heed {
 // Sets the number of threads used by heed's kernels and by oneDNN (n <= 0: all cores).
 void set_threads(int n);
 int threads();
+// Gives the calling thread the count set_threads chose. OpenMP keeps the count per thread: a
+// thread started after set_threads (a server's decoding worker, a Python thread calling in)
+// begins with the runtime's default, every core, and its matrix products would wake a second
+// OpenMP thread that spins beside them. Graph's constructor calls it, so every thread that
+// builds a graph computes with --threads.
+void adopt_threads();
 
 // Work below this many multiply-adds (or element operations) runs on the calling thread: waking
 // the OpenMP team and joining it costs more than the work saves (batch-1 decoding is a few
