@@ -218,6 +218,16 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
          "rnn, --hard-train reinforce: weight lambda of the entropy bonus -lambda H(alpha_i)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
+  add_enum_option(*app, "--hard-baseline", m.hard.baseline,
+                  "rnn, --hard-train reinforce: REINFORCE's baseline, a moving average of the "
+                  "log-likelihood per token: global (one for all, Xu et al. 2015) or word (one "
+                  "per target word, which takes each word's difficulty out of the advantage)");
+  app->add_option("--hard-discount", m.hard.discount,
+                  "rnn, --hard-train reinforce: discount gamma of the return R_t = sum over t' >= "
+                  "t of gamma^(t'-t) log p(y_t') (1: the whole reward to go; 0: the step's own "
+                  "output only, lower variance, blind to later steps)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0) & kFinite);
   app->add_option("--hard-tau", m.hard.tau,
                   "rnn, --hard-train gumbel: the first temperature tau_0; step t uses "
                   "max(--hard-tau-min, tau_0 exp(-(--hard-anneal) t))")

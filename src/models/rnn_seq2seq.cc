@@ -46,6 +46,9 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["hard_train"] = name_of(hard.training);
     j["hard_mix"] = json_number(hard.mix);
     j["hard_entropy"] = json_number(hard.entropy);
+    if (hard.baseline != HardBaseline::Global)  // absent: global, as every older model
+      j["hard_baseline"] = name_of(hard.baseline);
+    if (hard.discount != 1.f) j["hard_discount"] = json_number(hard.discount);
     j["hard_tau"] = json_number(hard.tau);
     j["hard_tau_min"] = json_number(hard.tau_min);
     j["hard_anneal"] = json_number(hard.anneal);
@@ -84,6 +87,9 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
           parse_name<HardTraining>(j.at("hard_train").get<std::string>(), "hard_train");
       c.hard.mix = j.at("hard_mix").get<float>();
       c.hard.entropy = j.at("hard_entropy").get<float>();
+      c.hard.baseline = parse_name<HardBaseline>(j.value("hard_baseline", std::string("global")),
+                                                 "hard_baseline");
+      c.hard.discount = j.value("hard_discount", 1.f);
       c.hard.tau = j.at("hard_tau").get<float>();
       c.hard.tau_min = j.at("hard_tau_min").get<float>();
       c.hard.anneal = j.at("hard_anneal").get<float>();
@@ -144,6 +150,8 @@ RnnSeq2Seq::RnnSeq2Seq(
       encoder_(make_sequence_encoder(c.encoder, scope)),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
+  if (c.attention == AttentionKind::Hard && c.hard.baseline == HardBaseline::Word)
+    baseline_ = ReinforceBaseline(c.tgt_vocab);
   check(c.readout == Readout::Concat || (!c.luong_style() && !c.hard_exact()),
         "rnn model: --readout maxout is the deep output of Bahdanau-style decoders (attention "
         "none, bahdanau, monotonic, mocha, or hard trained by sampling); ",
@@ -279,17 +287,13 @@ Var RnnSeq2Seq::reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
   Tensor lp = g.alloc(logits.shape());  // log-softmax values only: no graph node
   kernels::softmax_forward(logits.value().data(), {}, lp.data(), logits.shape(), /*log=*/true);
   std::vector<float> rewards(static_cast<size_t>(T * B), 0.f);
-  double total = 0;
-  for (int64_t i = 0; i < T * B; ++i) {
-    if (b.tgt_out[i] == Vocab::kPad) continue;
-    rewards[i] = lp.data()[i * V + b.tgt_out[i]];
-    total += rewards[i];
-  }
+  for (int64_t i = 0; i < T * B; ++i)
+    if (b.tgt_out[i] != Vocab::kPad) rewards[i] = lp.data()[i * V + b.tgt_out[i]];
   const auto N = static_cast<float>(b.target_tokens);
-  if (std::isnan(baseline_.per_token())) baseline_.update(total / N);
-  const Tensor advantage =
-      reinforce_advantage(g, rewards, b.tgt_out, Vocab::kPad, T, B, baseline_.per_token());
-  baseline_.update(total / N);
+  if (std::isnan(baseline_.per_token())) baseline_.update(rewards, b.tgt_out, Vocab::kPad);
+  const Tensor advantage = reinforce_advantage(g, rewards, baseline_.of(b.tgt_out, Vocab::kPad),
+                                               b.tgt_out, Vocab::kPad, T, B, config_.hard.discount);
+  baseline_.update(rewards, b.tgt_out, Vocab::kPad);
   std::vector<Var> log_probs, entropies;
   for (const Attended& a : steps) {
     log_probs.push_back(reshape(a.log_prob, Shape{1, B}));

@@ -1,34 +1,80 @@
 // REINFORCE's baseline, advantages and surrogate term (see the header).
 #include "heed/nn/reinforce.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "heed/autograd/ops.h"
 #include "heed/util/error.h"
 
 namespace heed {
 
-void ReinforceBaseline::update(double mean) {
-  b_ = std::isnan(b_) ? mean : 0.9 * b_ + 0.1 * mean;
+namespace {
+
+double moving_average(double old, double mean) {
+  return std::isnan(old) ? mean : 0.9 * old + 0.1 * mean;
+}
+
+}  // namespace
+
+ReinforceBaseline::ReinforceBaseline(int64_t words)
+    : word_(static_cast<size_t>(std::max<int64_t>(words, 0)),
+            std::numeric_limits<double>::quiet_NaN()) {}
+
+std::vector<float> ReinforceBaseline::of(std::span<const int32_t> tokens, int32_t pad) const {
+  std::vector<float> b(tokens.size(), 0.f);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == pad) continue;
+    const auto w = static_cast<size_t>(tokens[i]);
+    const double word = w < word_.size() ? word_[w] : std::numeric_limits<double>::quiet_NaN();
+    b[i] = static_cast<float>(std::isnan(word) ? b_ : word);
+  }
+  return b;
+}
+
+void ReinforceBaseline::update(std::span<const float> rewards, std::span<const int32_t> tokens,
+                               int32_t pad) {
+  check(rewards.size() == tokens.size(), "ReinforceBaseline: ", rewards.size(), " rewards for ",
+        tokens.size(), " tokens");
+  double total = 0;
+  size_t n = 0;
+  std::vector<std::pair<double, int>> words;  // this batch's (sum, count) per word seen
+  if (!word_.empty()) words.assign(word_.size(), {0.0, 0});
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == pad) continue;
+    total += rewards[i];
+    ++n;
+    const auto w = static_cast<size_t>(tokens[i]);
+    if (w < words.size()) {
+      words[w].first += rewards[i];
+      ++words[w].second;
+    }
+  }
+  if (n == 0) return;
+  b_ = moving_average(b_, total / static_cast<double>(n));
+  for (size_t w = 0; w < words.size(); ++w)
+    if (words[w].second > 0) word_[w] = moving_average(word_[w], words[w].first / words[w].second);
 }
 
 Tensor reinforce_advantage(Graph& g, std::span<const float> rewards,
-                           std::span<const int32_t> tokens, int32_t pad, int64_t T, int64_t B,
-                           double baseline_per_token) {
-  check(
-      static_cast<int64_t>(rewards.size()) == T * B && static_cast<int64_t>(tokens.size()) == T * B,
-      "reinforce_advantage: ", rewards.size(), " rewards and ", tokens.size(), " tokens for [", T,
-      ", ", B, "]");
+                           std::span<const float> baselines, std::span<const int32_t> tokens,
+                           int32_t pad, int64_t T, int64_t B, float gamma) {
+  check(static_cast<int64_t>(rewards.size()) == T * B &&
+            static_cast<int64_t>(baselines.size()) == T * B &&
+            static_cast<int64_t>(tokens.size()) == T * B,
+        "reinforce_advantage: ", rewards.size(), " rewards, ", baselines.size(), " baselines and ",
+        tokens.size(), " tokens for [", T, ", ", B, "]");
+  check(gamma >= 0.f && gamma <= 1.f, "reinforce_advantage: discount ", gamma, " is not in [0, 1]");
   Tensor a = g.zeros(Shape{T, B});
   for (int64_t b = 0; b < B; ++b) {
-    double to_go = 0;
-    int64_t left = 0;
+    double to_go = 0;  // sum_{t' >= t} gamma^(t'-t) (r_t' - b_t')
     for (int64_t t = T - 1; t >= 0; --t) {
-      if (tokens[t * B + b] == pad) continue;
-      to_go += rewards[t * B + b];
-      ++left;
-      a.data()[t * B + b] =
-          static_cast<float>(to_go - static_cast<double>(left) * baseline_per_token);
+      const int64_t i = t * B + b;
+      if (tokens[i] == pad) continue;
+      to_go = static_cast<double>(rewards[i]) - baselines[i] + gamma * to_go;
+      a.data()[i] = static_cast<float>(to_go);
     }
   }
   return a;

@@ -66,6 +66,26 @@ INSTANTIATE_TEST_SUITE_P(All, EachHardTraining,
                                            HardTraining::Gumbel),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 
+// REINFORCE with a baseline per target word and the step's own reward (gamma 0) learns it too.
+TEST(HardAttentionModel, ReinforceWithWordBaselinesAndNoDiscountLearnsReversal) {
+  ParameterStore store;
+  Rng rng(10);
+  RnnSeq2SeqConfig c = hard_config(HardTraining::Reinforce);
+  c.hard.baseline = HardBaseline::Word;
+  c.hard.discount = 0.f;
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  testing::train_reversal(model, store, rng, 800, 5.f, [](int) { return 5e-3f; });
+  EXPECT_GE(testing::reversal_accuracy(model), 0.9);
+  EXPECT_GE(on_reversed_position(model), 0.9);
+  // the options survive config.json; an older model's config (without them) loads as before
+  const RnnSeq2SeqConfig back = RnnSeq2SeqConfig::from_json(c.to_json());
+  EXPECT_EQ(back.hard.baseline, HardBaseline::Word);
+  EXPECT_EQ(back.hard.discount, 0.f);
+  nlohmann::json old = hard_config(HardTraining::Reinforce).to_json();
+  EXPECT_FALSE(old.contains("hard_baseline") || old.contains("hard_discount"));
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(old).hard.baseline, HardBaseline::Global);
+}
+
 TEST(HardAttentionModel, ExactMarginalGradients) {
   ParameterStore store;
   Rng rng(3);

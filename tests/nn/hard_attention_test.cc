@@ -162,6 +162,50 @@ TEST(HardAttention, ReinforceEstimatesTheExactGradient) {
   EXPECT_GT(checked, 10);  // the gradients compared are not all zero
 }
 
+// The advantage by hand: two sequences, the second one step shorter, gamma 0.5 and 1.
+TEST(HardAttention, ReinforceAdvantageIsTheDiscountedSumOfRewardsLessBaselines) {
+  Graph g(Mode::Inference);
+  constexpr int32_t pad = 0;
+  // [T = 3, B = 2] time-major: sequence 0 = (5, 6, 5), sequence 1 = (7, 7, pad)
+  const std::vector<int32_t> tokens = {5, 7, 6, 7, 5, pad};
+  const std::vector<float> rewards = {-1, -2, -2, -1, -3, 0};
+  const std::vector<float> baselines = {-0.5f, -1, -1, -1, -1, 0};
+  const Tensor half = reinforce_advantage(g, rewards, baselines, tokens, pad, 3, 2, 0.5f);
+  // sequence 0: A_2 = -3 + 1 = -2; A_1 = (-2 + 1) + 0.5 A_2 = -2; A_0 = (-1 + 0.5) + 0.5 A_1 = -1.5
+  // sequence 1: A_1 = -1 + 1 = 0; A_0 = (-2 + 1) + 0.5 * 0 = -1; padding 0
+  const std::vector<float> want_half = {-1.5f, -1, -2, 0, -2, 0};
+  for (size_t i = 0; i < want_half.size(); ++i) EXPECT_FLOAT_EQ(half.data()[i], want_half[i]);
+  // gamma 1 with one baseline b for every token: R_t - n_t b, the reward to go less b per step
+  const std::vector<float> one_b(6, -1.f);
+  const Tensor full = reinforce_advantage(g, rewards, one_b, tokens, pad, 3, 2);
+  const std::vector<float> want_full = {(-1 - 2 - 3) + 3.f, (-2 - 1) + 2.f, (-2 - 3) + 2.f,
+                                        -1 + 1.f,           -3 + 1.f,       0};
+  for (size_t i = 0; i < want_full.size(); ++i) EXPECT_FLOAT_EQ(full.data()[i], want_full[i]);
+}
+
+TEST(HardAttention, ReinforceWordBaselinesAverageEachWordsRewards) {
+  ReinforceBaseline b(10);
+  constexpr int32_t pad = 0;
+  b.update(std::vector<float>{-1, -4, -3, 0}, std::vector<int32_t>{5, 6, 5, pad}, pad);
+  EXPECT_DOUBLE_EQ(b.per_token(), -8.0 / 3);  // the first batch's mean starts each average
+  // word 5: (-1 - 3) / 2; word 6: -4; word 7 unseen takes the global one; padding 0
+  std::vector<float> got = b.of(std::vector<int32_t>{5, 6, 7, pad}, pad);
+  EXPECT_FLOAT_EQ(got[0], -2.f);
+  EXPECT_FLOAT_EQ(got[1], -4.f);
+  EXPECT_FLOAT_EQ(got[2], static_cast<float>(-8.0 / 3));
+  EXPECT_FLOAT_EQ(got[3], 0.f);
+  b.update(std::vector<float>{-12}, std::vector<int32_t>{5}, pad);  // 0.9 old + 0.1 new
+  got = b.of(std::vector<int32_t>{5, 6}, pad);
+  EXPECT_FLOAT_EQ(got[0], static_cast<float>(0.9 * -2 + 0.1 * -12));
+  EXPECT_FLOAT_EQ(got[1], -4.f);  // not in the batch: unchanged
+  EXPECT_NEAR(b.per_token(), 0.9 * (-8.0 / 3) + 0.1 * -12, 1e-12);
+  // one global baseline: every word gets it
+  ReinforceBaseline global;
+  global.update(std::vector<float>{-1, -4, -3}, std::vector<int32_t>{5, 6, 5}, pad);
+  for (float x : global.of(std::vector<int32_t>{5, 6}, pad))
+    EXPECT_FLOAT_EQ(x, static_cast<float>(-8.0 / 3));
+}
+
 // Straight-through Gumbel-softmax: forward one-hot; backward through y = softmax((e + g) / tau).
 // At tau = 50 the noise is negligible beside the energies' scale and the gradients are soft
 // attention's over softmax(e / tau) (L = w . c linear in the context); at tau = 0.5 they are not.

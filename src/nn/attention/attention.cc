@@ -37,6 +37,12 @@ std::span<const Named<HardTraining>> names(HardTraining) {
   return kNames;
 }
 
+std::span<const Named<HardBaseline>> names(HardBaseline) {
+  static constexpr Named<HardBaseline> kNames[] = {{HardBaseline::Global, "global"},
+                                                   {HardBaseline::Word, "word"}};
+  return kNames;
+}
+
 AttentionKind parse_attention(const std::string& name) {
   return parse_name<AttentionKind>(name, "attention");
 }

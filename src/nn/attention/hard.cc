@@ -49,6 +49,8 @@ class HardAttention final : public Attention {
           attention_name(c.hard.score));
     check(c.hard.mix >= 0.f && c.hard.mix <= 1.f, "hard attention: --hard-mix ", c.hard.mix,
           " is not a probability");
+    check(c.hard.discount >= 0.f && c.hard.discount <= 1.f, "hard attention: --hard-discount ",
+          c.hard.discount, " is not in [0, 1]");
     check(c.hard.tau > 0.f && c.hard.tau_min > 0.f,
           "hard attention: Gumbel temperatures must be "
           "positive, got ",

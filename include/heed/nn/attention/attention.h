@@ -57,11 +57,18 @@ enum class HardTraining {
 };
 std::span<const Named<HardTraining>> names(HardTraining);  // "reinforce", "gumbel", "exact"
 
+// REINFORCE's baseline: one moving average of the log-likelihood per token (Xu et al. 2015), or
+// one per target word.
+enum class HardBaseline { Global, Word };
+std::span<const Named<HardBaseline>> names(HardBaseline);  // "global", "word"
+
 struct HardAttentionConfig {
   AttentionKind score = AttentionKind::Bahdanau;  // the score function: bahdanau or luong-*
   HardTraining training = HardTraining::Exact;
-  float mix = 0.5f;      // reinforce: the probability of the expected context instead
-  float entropy = 0.f;   // reinforce: lambda of the entropy bonus -lambda H(alpha_i)
+  float mix = 0.5f;     // reinforce: the probability of the expected context instead
+  float entropy = 0.f;  // reinforce: lambda of the entropy bonus -lambda H(alpha_i)
+  HardBaseline baseline = HardBaseline::Global;  // reinforce: its baseline
+  float discount = 1.f;  // reinforce: gamma of the return (1: the reward to go)
   float tau = 1.f;       // gumbel: the first temperature,
   float tau_min = 0.5f;  //   annealed as max(tau_min, tau exp(-anneal step))
   float anneal = 1e-4f;  //   (Jang et al. 2017, section 3)
