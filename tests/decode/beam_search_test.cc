@@ -271,8 +271,9 @@ TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
     if (std::find(ends.begin(), ends.end(), end) == ends.end()) ends.push_back(end);
   }
   const size_t lengths = ends.size();
-  if (GetParam().starts_with("transformer"))  // the decoders that drop rows: some were dropped
+  if (GetParam().starts_with("transformer")) {  // the decoders that drop rows: some were dropped
     EXPECT_GE(lengths, 2U) << "every sentence ended at the same step: no row was dropped";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
