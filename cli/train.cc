@@ -142,6 +142,11 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "classify: training replaces each input token by <unk> with this probability")
       ->capture_default_str()
       ->check(kProbability);
+  app->add_option("--max-norm", k.max_norm,
+                  "classify: after each update, rescale each class's weight vector in the output "
+                  "layer to this L2 norm when it is longer (Kim 2014: 3; 0: no constraint)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6) & kFinite);
   app->option_defaults()->group("Model: rnn (also the classifier's BiLSTM)");
   add_enum_option(*app, "--attention", attention,
                   "rnn: the attention mechanism; transformer: monotonic | mocha make every "

@@ -108,6 +108,7 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"dropout", json_number(dropout)},
                       {"penalty", json_number(penalty)},
                       {"word_dropout", json_number(word_dropout)}};
+  if (max_norm > 0.f) j["max_norm"] = json_number(max_norm);  // absent: none, as older models
   if (kind == SentenceEncoder::Conv || kind == SentenceEncoder::Kim) {
     j["model"] = kind == SentenceEncoder::Conv ? kConvClassifier : kKimCnn;
     j["encoder"] = kind == SentenceEncoder::Conv ? conv.to_json() : kim.to_json();
@@ -161,6 +162,7 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
     c.dropout = j.at("dropout").get<float>();
     c.penalty = j.at("penalty").get<float>();
     c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
+    c.max_norm = j.value("max_norm", 0.f);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed classifier config (", e.what(), ")");
   }
@@ -194,6 +196,11 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
   }
   W2_ = &s.param("mlp/W2", {c.classes, c.mlp_hidden > 0 ? c.mlp_hidden : c.features()},
                  Init::glorot_uniform());
+  // Kim 2014: "l2-norms of the weight vectors" of the softmax layer rescaled to s whenever they
+  // exceed it after a step -- here the rows of W_2, one per class
+  check(c.max_norm >= 0.f && std::isfinite(c.max_norm), "classifier: --max-norm must be >= 0, got ",
+        c.max_norm);
+  W2_->max_row_norm = c.max_norm;
   b2_ = &s.param("mlp/b2", {c.classes}, Init::zeros());
   if (c.pooling == Pooling::Attention) {
     check(c.hops >= 1, "classifier: --hops must be >= 1, got ", c.hops);

@@ -43,6 +43,20 @@ void adadelta(const OptimizerConfig& c, float lr, float* w, const float* g, floa
   }
 }
 
+// The max-norm constraint (Kim 2014, section 2.1): w = w s / ||w|| for each row whose ||w|| > s.
+void limit_row_norms(Parameter& p) {
+  const float s = p.max_row_norm;
+  if (s <= 0.f) return;
+  const int64_t rows = p.value.dim(0), row = p.value.shape().inner(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* w = p.value.data() + r * row;
+    double sq = 0;
+    for (int64_t i = 0; i < row; ++i) sq += static_cast<double>(w[i]) * w[i];
+    const double norm = std::sqrt(sq);
+    if (norm > s) kernels::scale(w, static_cast<float>(s / norm), row);
+  }
+}
+
 }  // namespace
 
 void Optimizer::step(float lr) {
@@ -74,6 +88,7 @@ void Optimizer::step(float lr) {
         adadelta(c, lr, w + r * row, g + r * row, m + r * row, v + r * row, 0, row);
         last[r] = steps_;
       }
+      limit_row_norms(p);
       p.zero_grad();
       continue;
     }
@@ -107,6 +122,7 @@ void Optimizer::step(float lr) {
           break;
       }
     });
+    limit_row_norms(p);
     p.zero_grad();
   }
 }

@@ -149,6 +149,14 @@ TEST(SentenceClassifier, ConfigRoundTripsThroughJson) {
     EXPECT_EQ(back.kind, kind);
     EXPECT_EQ(back.features(), c.features());
   }
+  ClassifierConfig kim = tiny(Pooling::Max, SentenceEncoder::Kim);
+  EXPECT_FALSE(kim.to_json().contains("max_norm"));  // unset: as every older model
+  kim.max_norm = 3.f;
+  EXPECT_EQ(ClassifierConfig::from_json(kim.to_json()).max_norm, 3.f);
+  ParameterStore store;
+  Rng rng(1);
+  const SentenceClassifier model(kim, Scope(store, rng, "k"));
+  EXPECT_EQ(store.get("k/mlp/W2").max_row_norm, 3.f);  // the output layer's class vectors
   EXPECT_FALSE(is_classifier_config(nlohmann::json{{"model", "transformer"}}));
 }
 

@@ -120,6 +120,23 @@ TEST(Optimizer, AdamMinimisesAQuadratic) {
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(w.value.data()[i], target.data()[i], 1e-3);
 }
 
+// Kim 2014's max-norm: after plain SGD, row 0 = (3, 4) (norm 5 > 2) becomes (1.2, 1.6); row 1 =
+// (0.6, 0.8) (norm 1) stays.
+TEST(Optimizer, MaxRowNormRescalesOnlyTheRowsAboveIt) {
+  ParameterStore store;
+  Parameter& p = store.add("W", {2, 2});
+  p.max_row_norm = 2.f;
+  const float start[] = {2, 4, 0.6f, 1.8f}, grad[] = {-1, 0, 0, 1};  // w - 1 * g
+  for (int i = 0; i < 4; ++i) {
+    p.value.data()[i] = start[i];
+    p.grad.data()[i] = grad[i];
+  }
+  Optimizer opt({.kind = OptimizerConfig::Kind::Sgd, .momentum = 0.f}, store);
+  opt.step(1.f);
+  const float want[] = {1.2f, 1.6f, 0.6f, 0.8f};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(p.value.data()[i], want[i], 1e-6) << i;
+}
+
 TEST(Optimizer, ClipGradNormScalesToTheBound) {
   ParameterStore store;
   Parameter& a = store.add("a", {2});

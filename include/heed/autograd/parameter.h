@@ -26,6 +26,10 @@ struct Parameter {
   std::vector<int32_t> touched;
   std::vector<uint8_t> is_touched;  // [rows]
 
+  // > 0: after each optimizer step a row whose L2 norm exceeds this is rescaled to it (the
+  // max-norm constraint of Hinton et al. 2012 and Kim 2014 on the output layer's weight vectors).
+  float max_row_norm = 0.f;
+
   // int8 copy for inference (ParameterStore::quantize_for_inference); when set, inference
   // graphs multiply by it in linear(). Training never reads it.
   std::shared_ptr<const kernels::Int8Matrix> int8;

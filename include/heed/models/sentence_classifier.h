@@ -65,6 +65,7 @@ struct ClassifierConfig {
   float dropout = 0.5f;      // on the embeddings, between layers and in the classifier
   float word_dropout = 0.f;  // training: each token becomes <unk> with this probability
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
+  float max_norm = 0.f;      // > 0: the output layer's class vectors kept within this L2 norm
 
   int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM), d_model (Transformer), C, maps |w|
   // Whether the model has attention over the tokens to show: the r hops (attention pooling),
