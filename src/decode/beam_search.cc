@@ -128,15 +128,9 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
     for (int32_t a : going)
       for (int64_t k = 0; k < K; ++k) keep.push_back(static_cast<int32_t>(a * K + k));
     if (!decoder->drop_rows(keep)) continue;  // this decoder keeps every row
-    for (size_t i = 0; i < keep.size(); ++i) {
-      if (static_cast<size_t>(keep[i]) == i) continue;  // (a self-move would empty the beam)
-      beams[i] = std::move(beams[keep[i]]);
-      prev[i] = prev[keep[i]];
-    }
-    beams.resize(keep.size());
-    prev.resize(keep.size());
-    for (size_t i = 0; i < going.size(); ++i) active[i] = active[going[i]];
-    active.resize(going.size());
+    keep_entries(beams, keep);
+    keep_entries(prev, keep);
+    keep_entries(active, going);
   }
   for (int64_t n = 0; n < N; ++n) {
     auto& f = finished[n];

@@ -55,12 +55,8 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
     }
     if (keep.empty()) break;
     if (keep.size() < sentence.size() && decoder->drop_rows(keep)) {
-      for (size_t k = 0; k < keep.size(); ++k) {
-        sentence[k] = sentence[keep[k]];
-        prev[k] = prev[keep[k]];
-      }
-      sentence.resize(keep.size());
-      prev.resize(keep.size());
+      keep_entries(sentence, keep);
+      keep_entries(prev, keep);
     }
   }
   return out;

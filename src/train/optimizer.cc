@@ -50,9 +50,7 @@ void limit_row_norms(Parameter& p) {
   const int64_t rows = p.value.dim(0), row = p.value.shape().inner(0);
   for (int64_t r = 0; r < rows; ++r) {
     float* w = p.value.data() + r * row;
-    double sq = 0;
-    for (int64_t i = 0; i < row; ++i) sq += static_cast<double>(w[i]) * w[i];
-    const double norm = std::sqrt(sq);
+    const double norm = std::sqrt(kernels::sum_squares(w, row));
     if (norm > s) kernels::scale(w, static_cast<float>(s / norm), row);
   }
 }

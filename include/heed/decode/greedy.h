@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "heed/models/seq2seq.h"
@@ -20,5 +22,14 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
 // -inf means the arithmetic overflowed (the weights of a corrupt or diverged model): an Error
 // rather than garbage outputs.
 void check_step_log_prob(float log_prob, int64_t t);
+
+// The search's per-row state follows IncrementalDecoder::drop_rows: entries `keep` (ascending)
+// move to the front, in order, and the rest go (the vector counterpart of kernels::keep_rows).
+template <class T>
+void keep_entries(std::vector<T>& v, std::span<const int32_t> keep) {
+  for (size_t i = 0; i < keep.size(); ++i)
+    if (static_cast<size_t>(keep[i]) != i) v[i] = std::move(v[keep[i]]);  // (never a self-move)
+  v.resize(keep.size());
+}
 
 }  // namespace heed
