@@ -169,6 +169,11 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "serves any k; one trained at a single k is best at that k); 0: the model's")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
+  app->add_flag("--hard-marginal", translator.hard_marginal,
+                "rnn models with hard attention trained with --hard-train exact: score each "
+                "output with the marginal it was trained on, p(y_i) = sum_j alpha_ij "
+                "p(y_i | h_j) (Wu et al. 2018), instead of the argmax position's p(y_i | h_j) "
+                "alone; the attention reported is alpha_i");
   app->add_option("--latency-out", latency_out,
                   "With --online: write {\"src_len\", \"out\", \"delays\"} JSON per line to "
                   "this file, one delay per output unit (the source units read when it was "

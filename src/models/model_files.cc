@@ -22,13 +22,21 @@ Segmenter classifier_segmenter(Units u) {
   return Segmenter(u);
 }
 
-std::unique_ptr<ModelFiles> load_model(const std::string& dir, int64_t wait_k) {
+std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverrides& o) {
   auto m = std::make_unique<ModelFiles>();
   nlohmann::json j = read_config(dir);
-  if (wait_k > 0) {
-    check(j.value("wait_k", int64_t{0}) > 0, dir, ": --wait-k ", wait_k,
+  if (o.wait_k > 0) {
+    check(j.value("wait_k", int64_t{0}) > 0, dir, ": --wait-k ", o.wait_k,
           " needs a wait-k model (trained with --wait-k); this one was not");
-    j["wait_k"] = wait_k;
+    j["wait_k"] = o.wait_k;
+  }
+  if (o.hard_marginal) {
+    check(j.value("attention", std::string()) == "hard" &&
+              j.value("hard_train", std::string()) == "exact",
+          dir,
+          ": --hard-marginal needs a model with hard attention trained with --hard-train "
+          "exact; this one was not");
+    j["hard_marginal"] = true;
   }
   m->config = j;
   const ModelFamily& family = config_family(j, dir, ModelRole::Seq2Seq);
@@ -81,12 +89,12 @@ void check_same_text_format(const ModelFiles& first, const std::string& first_di
 }  // namespace
 
 std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs,
-                                                     int64_t wait_k) {
+                                                     const DecodeOverrides& o) {
   check(!dirs.empty(), "no model directory given");
   std::vector<std::unique_ptr<ModelFiles>> models;
   models.reserve(dirs.size());
   for (const auto& dir : dirs) {
-    models.push_back(load_model(dir, wait_k));
+    models.push_back(load_model(dir, o));
     if (models.size() > 1) check_same_text_format(*models[0], dirs[0], *models.back(), dir);
   }
   return models;

@@ -53,6 +53,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["hard_tau_min"] = json_number(hard.tau_min);
     j["hard_anneal"] = json_number(hard.anneal);
     j["hard_sample"] = hard.sample;
+    if (hard.marginal) j["hard_marginal"] = true;  // absent: argmax decoding, as older models
   }
   if (wait_k > 0) j["wait_k"] = wait_k;
   if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
@@ -94,6 +95,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.hard.tau_min = j.at("hard_tau_min").get<float>();
       c.hard.anneal = j.at("hard_anneal").get<float>();
       c.hard.sample = j.at("hard_sample").get<bool>();
+      c.hard.marginal = j.value("hard_marginal", false);
     }
     c.wait_k = j.value("wait_k", int64_t{0});
     if (j.contains("readout")) {

@@ -2,8 +2,10 @@
 # Hard attention on the command line, end to end on CMUdict: a tiny model trained by each
 # `--hard-train` (exact, reinforce, gumbel) through `heed train`, translated with one-hot
 # `--attention-out` rows (one source position per output phone, the EOS row included) and
-# beam search, and with `--attention-distribution` alpha_i, whose argmax is the one-hot row; its config.json keeps the choice; a score function without energies and an
-# absurd --hard-mix are refused. Run by ctest: hard.sh HEED DATA_DIR
+# beam search, and with `--attention-distribution` alpha_i, whose argmax is the one-hot row; its
+# config.json keeps the choice; the exact model with `--hard-marginal` (alpha_i rows); a score
+# function without energies, an absurd --hard-mix and --hard-marginal on a model not trained
+# exactly are refused. Run by ctest: hard.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 d=$2/cmudict
 work=$(mktemp -d)
@@ -45,7 +47,21 @@ for la, lh in zip(open(sys.argv[1]), open(sys.argv[2])):
     "$work/$mode.alpha.jsonl" "$work/$mode.1.jsonl" || fail "$mode: alpha rows"
 done
 
+# --hard-marginal: the exact model decodes with the marginal it was trained on, alpha_i reported
+"$heed" --threads 1 translate --model "$work/exact" --hard-marginal --beam 3 \
+  --attention-out "$work/marginal.jsonl" < "$work/words" > "$work/marginal.out"
+[ "$(wc -l < "$work/marginal.out")" = 3 ] || fail "--hard-marginal: output lines"
+python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    for row in r["attention"]:
+        assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row' \
+  "$work/marginal.jsonl" || fail "--hard-marginal: alpha rows"
+
 set +e
+"$heed" translate --model "$work/reinforce" --hard-marginal < "$work/words" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "$work/reinforce: --hard-marginal needs a model with hard attention trained with --hard-train exact" "$work/err" ||
+  fail "--hard-marginal on a reinforce model: $(cat "$work/err")"
 "$heed" train --model rnn --attention hard --hard-score mocha "${common[@]}" --save "$work/bad" \
   > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "hard attention scores with bahdanau or luong-\*, not mocha" "$work/err" ||

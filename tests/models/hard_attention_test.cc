@@ -2,9 +2,10 @@
 // training it learns the reversal task to >= 90 % exact match (exact marginalisation >= 95 %),
 // attending one-hot to the reversed position; the exact marginal's whole-model gradients;
 // decoding with the exact model attends to the argmax and scores with that position's share
-// of the logits alone.
+// of the logits alone, or with the marginal it was trained on (--hard-marginal).
 #include <gtest/gtest.h>
 
+#include "heed/decode/forced.h"
 #include "heed/decode/greedy.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "support/gradcheck.h"
@@ -102,6 +103,37 @@ TEST(HardAttentionModel, ExactMarginalGradients) {
   testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, batch, 0.1f); },
                             {}, {.eps = 1e-2f, .rtol = 3e-2f, .atol = 1e-3f, .max_entries = 8}, {},
                             params);
+}
+
+// Decoding with the marginal scores a target exactly as exact training does: force decoding's
+// log-probabilities are minus the training loss (no dropout, no smoothing), token by token
+// summed; the argmax position's scores are not, and a model not trained exactly refuses it.
+TEST(HardAttentionModel, MarginalDecodingScoresAsExactTrainingDoes) {
+  RnnSeq2SeqConfig c = hard_config(HardTraining::Exact);
+  ParameterStore store, marginal_store;
+  Rng rng(3), same(3);
+  RnnSeq2Seq argmax(c, Scope(store, rng, "m"));
+  c.hard.marginal = true;
+  RnnSeq2Seq marginal(c, Scope(marginal_store, same, "m"));  // the same weights
+  EXPECT_TRUE(RnnSeq2SeqConfig::from_json(c.to_json()).hard.marginal);
+  Rng data(4);
+  auto [src, tgt] = testing::reversal(data, 6, 2, 7, 12);
+  Graph g;  // training: the sum over positions
+  const double loss = argmax.loss(g, make_batch(src, tgt, false), 0.f).value().data()[0];
+  auto mean_nll = [&](const Seq2SeqModel& m) {
+    double total = 0;
+    size_t n = 0;
+    for (const Hypothesis& h : force_decode(m, src, tgt)) {
+      total -= h.log_prob;
+      n += h.token_log_probs.size();
+    }
+    return total / static_cast<double>(n);
+  };
+  EXPECT_NEAR(mean_nll(marginal), loss, 1e-4 * loss);
+  EXPECT_GT(std::abs(mean_nll(argmax) - loss), 1e-3);  // ten times the tolerance above
+  c.hard.training = HardTraining::Gumbel;
+  ParameterStore other;
+  EXPECT_THROW(RnnSeq2Seq(c, Scope(other, rng, "m")), Error);
 }
 
 }  // namespace

@@ -35,8 +35,10 @@ struct TranslatorOptions {
   int threads = 0;     // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
                        // process; 0: as they are (the CLI's --threads, or all cores)
   int64_t wait_k = 0;  // > 0: wait-k models decode at this k (models/model_files.h: load_model)
-  std::string lm{};    // CTC models: an ARPA n-gram model of the output units (`heed lm`) for the
-                       // prefix search (TranslationOptions::lm_weight, lm_bonus)
+  bool hard_marginal = false;  // exact-trained hard attention decodes with the marginal over
+                               // positions (models/model_files.h: DecodeOverrides)
+  std::string lm{};  // CTC models: an ARPA n-gram model of the output units (`heed lm`) for the
+                     // prefix search (TranslationOptions::lm_weight, lm_bonus)
 };
 
 struct TranslationOptions {

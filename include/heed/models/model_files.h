@@ -35,15 +35,21 @@ struct ModelFiles {
   ParameterStore params;
   std::unique_ptr<Seq2SeqModel> model;
 };
-// wait_k > 0: a wait-k model (trained with --wait-k) decodes at this k instead of its own (one
-// trained with --wait-k-sample serves any k); an Error for a model that is not one.
-std::unique_ptr<ModelFiles> load_model(const std::string& dir, int64_t wait_k = 0);
+// Decoding choices that override a model's config.json as it is loaded (heed translate's
+// --wait-k, --hard-marginal); each is an Error for a model it does not apply to.
+struct DecodeOverrides {
+  int64_t wait_k = 0;  // > 0: a wait-k model (trained with --wait-k) decodes at this k instead
+                       // of its own (one trained with --wait-k-sample serves any k)
+  bool hard_marginal = false;  // hard attention trained exactly: decode with the marginal over
+                               // positions it was trained on, not the argmax position
+};
+std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverrides& o = {});
 
 // The models of an ensemble (models/ensemble.h), or one model: each directory loaded, and each
 // after the first checked to read and write text exactly as the first does (units, SentencePiece
 // models, vocabularies, G2P format); fails naming both directories and what differs.
 std::vector<std::unique_ptr<ModelFiles>> load_models(const std::vector<std::string>& dirs,
-                                                     int64_t wait_k = 0);
+                                                     const DecodeOverrides& o = {});
 
 // The text a model reads from an input line: for a G2P model given a CMUdict entry
 // ("WORD  PH PH"), the word; otherwise the line itself.

@@ -12,7 +12,8 @@
 //   exact      alpha_i and log alpha_i only: the decoder sums p(y_i | h_j) over j
 //              (hard_marginal, autograd/ops/hard_marginal.h)
 // Decoding takes j = argmax_j alpha_ij (or samples it): one row of h per step instead of a
-// weighted sum over all S.
+// weighted sum over all S; an exact-trained model may instead decode with the marginal it was
+// trained on (`marginal`, Wu et al. 2018's decoding), alpha_i reported.
 // Leaves out: the score functions (bahdanau.cc, luong.cc) and the decoders (models/rnn_seq2seq).
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,10 @@ class HardAttention final : public Attention {
           "hard attention: Gumbel temperatures must be "
           "positive, got ",
           c.hard.tau, " and ", c.hard.tau_min);
+    check(!c.hard.marginal || c.hard.training == HardTraining::Exact,
+          "hard attention: decoding with the marginal over positions needs a model trained with "
+          "--hard-train exact, not ",
+          name_of(c.hard.training));
     AttentionConfig scorer = c;
     scorer.kind = c.hard.score;
     scorer_ = make_attention(scorer, s);  // the same parameters as that soft mechanism
@@ -65,15 +70,10 @@ class HardAttention final : public Attention {
  protected:
   Attended compute(Graph& g, Var query, AttentionState& st) const override {
     Var e = scorer_->energies(g, query, st);  // [B, S]
-    if (!g.training()) return choose(g, e, st);
+    if (!g.training()) return hard_.marginal ? alignment(e, st) : choose(g, e, st);
     switch (hard_.training) {
-      case HardTraining::Exact: {
-        // the decoder marginalises: p(y_i) = sum_j alpha_ij p(y_i | h_j)
-        Attended a;
-        a.log_weights = log_softmax(e, st.memory.mask);  // [B, S]
-        a.weights = softmax(e, st.memory.mask);
-        return a;
-      }
+      case HardTraining::Exact:
+        return alignment(e, st);
       case HardTraining::Reinforce:
         return reinforce(g, e, st);
       case HardTraining::Gumbel:
@@ -83,6 +83,15 @@ class HardAttention final : public Attention {
   }
 
  private:
+  // Exact training, and decoding with the marginal: alpha_i and log alpha_i, which the decoder
+  // sums over, p(y_i) = sum_j alpha_ij p(y_i | h_j)
+  static Attended alignment(Var e, const AttentionState& st) {
+    Attended a;
+    a.log_weights = log_softmax(e, st.memory.mask);  // [B, S]
+    a.weights = softmax(e, st.memory.mask);
+    return a;
+  }
+
   // Decoding: j = argmax_j alpha_ij (or j ~ alpha_i), c_i = h_j by a row gather.
   Attended choose(Graph& g, Var e, const AttentionState& st) const {
     const int64_t B = e.dim(0), S = e.dim(1);

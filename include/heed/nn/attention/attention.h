@@ -68,11 +68,13 @@ struct HardAttentionConfig {
   float mix = 0.5f;     // reinforce: the probability of the expected context instead
   float entropy = 0.f;  // reinforce: lambda of the entropy bonus -lambda H(alpha_i)
   HardBaseline baseline = HardBaseline::Global;  // reinforce: its baseline
-  float discount = 1.f;  // reinforce: gamma of the return (1: the reward to go)
-  float tau = 1.f;       // gumbel: the first temperature,
-  float tau_min = 0.5f;  //   annealed as max(tau_min, tau exp(-anneal step))
-  float anneal = 1e-4f;  //   (Jang et al. 2017, section 3)
-  bool sample = false;   // decoding samples j ~ alpha_i instead of taking the argmax
+  float discount = 1.f;   // reinforce: gamma of the return (1: the reward to go)
+  float tau = 1.f;        // gumbel: the first temperature,
+  float tau_min = 0.5f;   //   annealed as max(tau_min, tau exp(-anneal step))
+  float anneal = 1e-4f;   //   (Jang et al. 2017, section 3)
+  bool sample = false;    // decoding samples j ~ alpha_i instead of taking the argmax
+  bool marginal = false;  // decoding, exact-trained: p(y_i) = sum_j alpha_ij p(y_i | h_j), the
+                          // distribution trained on, instead of the argmax j's p(y_i | h_j)
 };
 
 struct AttentionConfig {
