@@ -39,23 +39,30 @@ void ReinforceBaseline::update(std::span<const float> rewards, std::span<const i
   check(rewards.size() == tokens.size(), "ReinforceBaseline: ", rewards.size(), " rewards for ",
         tokens.size(), " tokens");
   double total = 0;
-  size_t n = 0;
-  std::vector<std::pair<double, int>> words;  // this batch's (sum, count) per word seen
-  if (!word_.empty()) words.assign(word_.size(), {0.0, 0});
+  std::vector<std::pair<int32_t, float>> seen;  // this batch's (word, reward), batch order
+  seen.reserve(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] == pad) continue;
     total += rewards[i];
-    ++n;
-    const auto w = static_cast<size_t>(tokens[i]);
-    if (w < words.size()) {
-      words[w].first += rewards[i];
-      ++words[w].second;
-    }
+    seen.emplace_back(tokens[i], rewards[i]);
   }
-  if (n == 0) return;
-  b_ = moving_average(b_, total / static_cast<double>(n));
-  for (size_t w = 0; w < words.size(); ++w)
-    if (words[w].second > 0) word_[w] = moving_average(word_[w], words[w].first / words[w].second);
+  if (seen.empty()) return;
+  b_ = moving_average(b_, total / static_cast<double>(seen.size()));
+  if (word_.empty()) return;
+  // each word's mean reward in this batch: its entries side by side, in batch order (O(N log N)
+  // in the batch's tokens, not O(vocabulary))
+  std::stable_sort(seen.begin(), seen.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < seen.size();) {
+    const int32_t w = seen[i].first;
+    double sum = 0;
+    size_t k = i;
+    for (; k < seen.size() && seen[k].first == w; ++k) sum += seen[k].second;
+    if (static_cast<size_t>(w) < word_.size())
+      word_[static_cast<size_t>(w)] =
+          moving_average(word_[static_cast<size_t>(w)], sum / static_cast<double>(k - i));
+    i = k;
+  }
 }
 
 Tensor reinforce_advantage(Graph& g, std::span<const float> rewards,
