@@ -108,12 +108,16 @@ struct PyPrediction {
 
 class PyTranslator {
  public:
-  PyTranslator(const std::vector<std::string>& dirs, int threads, const std::string& compute_type) {
+  PyTranslator(const std::vector<std::string>& dirs, int threads, const std::string& compute_type,
+               int64_t wait_k, bool hard_marginal) {
     require_directories(dirs);
     check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
+    check(wait_k >= 0, "wait_k must be >= 0 (0: the model's own), got ", wait_k);
     TranslatorOptions o;
     o.threads = threads;
     o.compute_type = parse_name<ComputeType>(compute_type, "compute_type");
+    o.wait_k = wait_k;
+    o.hard_marginal = hard_marginal;
     py::gil_scoped_release release;
     translator_ = std::make_unique<Translator>(dirs, o);
   }
@@ -335,9 +339,10 @@ PYBIND11_MODULE(_heed, m) {
                     "With return_attention: ||A A^T - I||_F of the hops (Lin et al. 2017).");
 
   py::class_<PyTranslator>(m, "Translator")
-      .def(py::init<const std::vector<std::string>&, int, const std::string&>(),
+      .def(py::init<const std::vector<std::string>&, int, const std::string&, int64_t, bool>(),
            py::arg("model_dirs"), py::kw_only(), py::arg("threads") = 0,
-           py::arg("compute_type") = "float32")
+           py::arg("compute_type") = "float32", py::arg("wait_k") = 0,
+           py::arg("hard_marginal") = false)
       .def(
           "translate_batch",
           [](const PyTranslator& t, const std::vector<std::string>& sources, int beam_size,

@@ -36,14 +36,18 @@ class Translator(_heed.Translator):
     model_dirs: a model directory (`heed train --save`) or a list of them (an ensemble).
     threads: threads of every kernel and GEMM, for the process (0: leave as is, all cores).
     compute_type: "float32" or "int8" (weights quantised per row at load time).
+    wait_k: > 0: a wait-k model (trained with --wait-k) decodes at this k (heed translate --wait-k).
+    hard_marginal: a model with hard attention trained exactly decodes with the marginal over
+        positions it was trained on (heed translate --hard-marginal).
     """
 
     def __init__(self, model_dirs: Union[str, os.PathLike, Sequence[str]], *, threads: int = 0,
-                 compute_type: str = "float32") -> None:
+                 compute_type: str = "float32", wait_k: int = 0,
+                 hard_marginal: bool = False) -> None:
         if isinstance(model_dirs, (str, os.PathLike)):
             model_dirs = [model_dirs]
         super().__init__([os.fspath(d) for d in model_dirs], threads=threads,
-                         compute_type=compute_type)
+                         compute_type=compute_type, wait_k=wait_k, hard_marginal=hard_marginal)
 
     def translate_iterable(self, sources: Iterable[str], *, max_batch_size: int = 32,
                            read_batches: int = 50, **options) -> Iterator[TranslationResult]:

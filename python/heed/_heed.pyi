@@ -31,7 +31,8 @@ class Prediction:
 
 class Translator:
     def __init__(self, model_dirs: list[str], *, threads: int = 0,
-                 compute_type: str = "float32") -> None: ...
+                 compute_type: str = "float32", wait_k: int = 0,
+                 hard_marginal: bool = False) -> None: ...
     def translate_batch(self, sources: list[str], *, beam_size: int = 1, num_hypotheses: int = 1,
                         length_penalty: float = 1.0, max_decoding_length: int = 0,
                         max_len_ratio: float = 2.0, max_batch_size: int = 32,

@@ -159,6 +159,11 @@ def test_missing_model_and_bad_options(tmp_path):
         heed.Translator(m, compute_type="float16")
     with pytest.raises(TypeError):  # keyword-only
         heed.Translator(m, 1)
+    # the CLI's load-time overrides, refused (naming the directory) for a model they do not fit
+    with pytest.raises(ValueError, match="rnn-bahdanau: --hard-marginal needs a model with hard"):
+        heed.Translator(m, hard_marginal=True)
+    with pytest.raises(ValueError, match="rnn-bahdanau: --wait-k 3 needs a wait-k model"):
+        heed.Translator(m, wait_k=3)
     t = heed.Translator(m, threads=1)
     with pytest.raises(ValueError, match="beam_size"):
         t.translate_batch(["ABC"], beam_size=0)
