@@ -163,13 +163,13 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                 "and mocha models when their attention stops on a unit read; needs a "
                 "unidirectional encoder, and other models read the whole line first (said on "
                 "stderr). Writes what offline greedy decoding writes");
-  app->add_option("--wait-k", translator.wait_k,
+  app->add_option("--wait-k", translator.load.wait_k,
                   "wait-k models (trained with --wait-k): decode at this k instead of the "
                   "model's own, offline and --online (a model trained with --wait-k-sample "
                   "serves any k; one trained at a single k is best at that k); 0: the model's")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app->add_flag("--hard-marginal", translator.hard_marginal,
+  app->add_flag("--hard-marginal", translator.load.hard_marginal,
                 "rnn models with hard attention trained with --hard-train exact: score each "
                 "output with the marginal it was trained on, p(y_i) = sum_j alpha_ij "
                 "p(y_i | h_j) (Wu et al. 2018), instead of the argmax position's p(y_i | h_j) "

@@ -116,8 +116,7 @@ class PyTranslator {
     TranslatorOptions o;
     o.threads = threads;
     o.compute_type = parse_name<ComputeType>(compute_type, "compute_type");
-    o.wait_k = wait_k;
-    o.hard_marginal = hard_marginal;
+    o.load = {.wait_k = wait_k, .hard_marginal = hard_marginal};
     py::gil_scoped_release release;
     translator_ = std::make_unique<Translator>(dirs, o);
   }

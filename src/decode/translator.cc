@@ -38,7 +38,7 @@ std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
 }  // namespace
 
 Translator::Translator(const std::vector<std::string>& model_dirs, const TranslatorOptions& o)
-    : files_(load_models(model_dirs, {.wait_k = o.wait_k, .hard_marginal = o.hard_marginal})) {
+    : files_(load_models(model_dirs, o.load)) {
   check(o.threads >= 0, "threads must be >= 0, got ", o.threads);
   if (o.threads > 0) set_threads(o.threads);
   std::vector<const Seq2SeqModel*> members;

@@ -271,9 +271,10 @@ Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a) 
 }
 
 Var RnnSeq2Seq::hard_scores(Var base, const DecoderState& st, const Attended& a) const {
-  // training: log p(y_i) = log sum_j alpha_ij softmax(base + W_c h_j)  [B, V]
+  // training, and decoding with the marginal: log p(y_i) = log sum_j alpha_ij softmax(base +
+  // W_c h_j)  [B, V]
   if (a.log_weights.valid()) return hard_marginal(base, st.mix_keys, a.log_weights);
-  // decoding: the chosen j's logits, base + W_c h_j  [B, V]
+  // argmax decoding: the chosen j's logits, base + W_c h_j  [B, V]
   Graph& g = base.graph();
   const int64_t B = st.mix_keys.dim(0), S = st.mix_keys.dim(1), V = st.mix_keys.dim(2);
   int32_t* rows = g.arena().array<int32_t>(static_cast<size_t>(B));

@@ -32,11 +32,10 @@ std::span<const Named<ComputeType>> names(ComputeType);  // "float32" | "int8"
 struct TranslatorOptions {
   ComputeType compute_type = ComputeType::Float32;  // int8: weight matrices quantised per row at
                                                     // load time (faster; scores differ slightly)
-  int threads = 0;     // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
-                       // process; 0: as they are (the CLI's --threads, or all cores)
-  int64_t wait_k = 0;  // > 0: wait-k models decode at this k (models/model_files.h: load_model)
-  bool hard_marginal = false;  // exact-trained hard attention decodes with the marginal over
-                               // positions (models/model_files.h: DecodeOverrides)
+  int threads = 0;  // > 0: the threads of every kernel and GEMM (kernels/parallel.h), for the
+                    // process; 0: as they are (the CLI's --threads, or all cores)
+  DecodeOverrides load{};  // --wait-k, --hard-marginal: config.json overridden as each model
+                           // loads (models/model_files.h)
   std::string lm{};  // CTC models: an ARPA n-gram model of the output units (`heed lm`) for the
                      // prefix search (TranslationOptions::lm_weight, lm_bonus)
 };

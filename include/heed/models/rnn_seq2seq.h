@@ -150,7 +150,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // (exact hard attention); `attended` gets the attention's step (alpha [B, S], ...).
   Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& attended) const;
   // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
-  // log p(y_i) summed over j in training, the chosen j's logits in decoding.
+  // log p(y_i) summed over j in training (and in decoding with --hard-marginal), the chosen
+  // j's logits in argmax decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
   // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact),
   // and the input of their last product W . + b (o itself, or the maxout layer's t).
