@@ -154,7 +154,10 @@ struct TrainCommand {
   Positions positions = Positions::Sinusoidal;
   Precision precision = Precision::fp32;  // the training graph's products
   bool untied_output = false;
-  float latency_weight = 0;  // --latency-weight: the transformer's monotonic heads
+  // the transformer's monotonic heads against latency: --latency-weight, --latency-gather,
+  // --latency-var-weight
+  float latency_weight = 0, latency_var_weight = 0;
+  LatencyGather latency_gather = LatencyGather::Mean;
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

@@ -270,9 +270,19 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::Range(0, 1 << 20));
   app->add_option("--latency-weight", latency_weight,
                   "transformer, --attention monotonic|mocha: training adds this weight times the "
-                  "heads' mean expected delay (source tokens read before each output; a head "
-                  "that runs off the end reads them all), trading quality for latency as Ma et "
-                  "al. 2020's latency losses do; 0: none")
+                  "heads' expected delay (source tokens read before each output; a head that runs "
+                  "off the end reads them all), gathered over the heads by --latency-gather, "
+                  "trading quality for latency as Ma et al. 2020's L_avg does; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0) & kFinite);
+  add_enum_option(*app, "--latency-gather", latency_gather,
+                  "transformer, with --latency-weight: a sentence's delay from its heads' (every "
+                  "layer's) mean delays: mean | weighted, their softmax-weighted average, a soft "
+                  "maximum that follows the heads online decoding waits for (Ma et al. 2020)");
+  app->add_option("--latency-var-weight", latency_var_weight,
+                  "transformer, --attention monotonic|mocha: training adds this weight times the "
+                  "variance of the heads' expected delays at each output (Ma et al. 2020's L_var: "
+                  "the heads kept together); 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
   app->add_option(
@@ -602,7 +612,9 @@ int TrainCommand::run() {
                        .chunk = attention == AttentionKind::Mocha ? rnn.chunk : 0,
                        .bias = rnn.monotonic_bias,
                        .noise = rnn.monotonic_noise,
-                       .latency = latency_weight};
+                       .latency = latency_weight,
+                       .gather = latency_gather,
+                       .latency_var = latency_var_weight};
                  },
                  [&](ConvSeq2SeqConfig& c) {
                    refuse_wait_k("a conv model has no wait-k");
@@ -614,9 +626,11 @@ int TrainCommand::run() {
                  }},
       config.model);
   const auto* tc = std::get_if<TransformerSeq2SeqConfig>(&config.model);
-  check(latency_weight == 0 || (tc != nullptr && tc->layer.monotonic),
-        "--latency-weight weighs the delay of monotonic heads: for --model transformer "
-        "--attention monotonic|mocha");
+  check((latency_weight == 0 && latency_var_weight == 0) || (tc != nullptr && tc->layer.monotonic),
+        "--latency-weight and --latency-var-weight weigh the delays of monotonic heads: for "
+        "--model transformer --attention monotonic|mocha");
+  check(app->count("--latency-gather") == 0 || latency_weight > 0,
+        "--latency-gather gathers the heads for --latency-weight: give a weight");
   // the optimiser: the family's recipe unless told otherwise
   const TrainingDefaults& d = family.defaults;
   config.schedule = schedule_kind(

@@ -111,16 +111,16 @@ Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Pac
 }
 
 Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
-                               Var memory, const Packing& src, int64_t wait_k, Var* delay) const {
+                               Var memory, const Packing& src, int64_t wait_k,
+                               std::vector<Var>* delays) const {
   const PackedIds in = pack_ids(g, tgt_in, tgt);
   Var y = positions_->forward(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
   for (const auto& layer : decoder_) {
     Var d;
     y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k,
-                      delay ? &d : nullptr);
-    if (delay) *delay = delay->valid() ? *delay + d : d;
+                      delays ? &d : nullptr);
+    if (delays) delays->push_back(d);  // [B, h, T]
   }
-  if (delay) *delay = *delay / static_cast<float>(decoder_.size());
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return y;  // [N_t, d]: the output layer's input
 }
@@ -131,18 +131,18 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   check(b.wait_k == 0 || config_.layer.wait_k > 0, "transformer: a batch at wait-", b.wait_k,
         " for a model trained without --wait-k");
   Var memory = encode(g, b.src, src);  // [N_s, d]
-  // monotonic heads trained against their latency: lambda * the mean expected delay (a training
-  // term: validation's loss stays the cross-entropy)
-  const float lambda =
-      config_.layer.monotonic && g.training() ? config_.layer.monotonic->latency : 0.f;
-  Var delay;
+  // monotonic heads trained against their latency: lambda_avg L_avg + lambda_var L_var (a
+  // training term: validation's loss stays the cross-entropy)
+  const auto& mono = config_.layer.monotonic;
+  const bool latency = mono && mono->trains_latency() && g.training();
+  std::vector<Var> delays;  // per decoder layer [B, h, T]
   Var h = decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k,
-                 lambda > 0.f ? &delay : nullptr);  // [N_t, d]
+                 latency ? &delays : nullptr);  // [N_t, d]
   // the output layer and its loss fused over chunks of rows: no [N_t, V] logits held
   Var ce = linear_cross_entropy(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_),
                                 g.param(*out_b_), pack_ids(g, b.tgt_out, tgt).ids,
                                 {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
-  return lambda > 0.f ? ce + delay * lambda : ce;
+  return latency ? ce + monotonic_latency_loss(delays, tgt.lengths, *mono) : ce;
 }
 
 TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,

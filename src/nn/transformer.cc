@@ -44,6 +44,10 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     j["monotonic_bias"] = json_number(monotonic->bias);
     j["monotonic_noise"] = json_number(monotonic->noise);
     if (monotonic->latency > 0.f) j["monotonic_latency"] = json_number(monotonic->latency);
+    if (monotonic->gather != LatencyGather::Mean)
+      j["monotonic_latency_gather"] = name_of(monotonic->gather);
+    if (monotonic->latency_var > 0.f)
+      j["monotonic_latency_var"] = json_number(monotonic->latency_var);
   }
 }
 
@@ -63,10 +67,14 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   check(cross == "soft" || cross == "monotonic" || cross == "mocha",
         "config.json: cross_attention is \"", cross, "\" (soft, monotonic or mocha)");
   if (cross != "soft") {
-    c.monotonic = MonotonicHeadsConfig{.chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
-                                       .bias = j.at("monotonic_bias").get<float>(),
-                                       .noise = j.at("monotonic_noise").get<float>(),
-                                       .latency = j.value("monotonic_latency", 0.f)};
+    c.monotonic = MonotonicHeadsConfig{
+        .chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
+        .bias = j.at("monotonic_bias").get<float>(),
+        .noise = j.at("monotonic_noise").get<float>(),
+        .latency = j.value("monotonic_latency", 0.f),
+        .gather = parse_name<LatencyGather>(j.value("monotonic_latency_gather", "mean"),
+                                            "monotonic_latency_gather"),
+        .latency_var = j.value("monotonic_latency_var", 0.f)};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");
@@ -174,12 +182,12 @@ Var TransformerDecoderLayer::project_memory(Var memory, const Packing& src) cons
 
 Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
                                      std::span<const int32_t> src_lengths, int64_t wait_k,
-                                     Var* delay) const {
+                                     Var* delays) const {
   y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
   if (monotonic_) {
     check(wait_k == 0, "transformer: wait-k with monotonic cross-attention");
     y = r_cross_(y,
-                 [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delay); });
+                 [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delays); });
   } else {
     // wait-k: output i sees source positions j <= i + k - 1
     const std::optional<int64_t> prefix =

@@ -101,6 +101,25 @@ for l in open(sys.argv[1]):
     r = json.loads(l)
     assert all(x == r["src_len"] for x in r["delays"]), r' "$work/bi.jsonl" || fail "bi: delays"
 
+# a Transformer with monotonic heads trained against latency, its heads gathered by a soft
+# maximum and kept together by the variance term: the terms stay in its config (a resumed run
+# trains as it began)
+"$heed" --threads 1 train --model transformer --attention monotonic --causal-encoder \
+  --src-units char --tgt-units word --d-model 32 --heads 2 --ff 64 --layers 1 --batch 32 \
+  --epochs 1 --latency-weight 0.1 --latency-gather weighted --latency-var-weight 0.01 \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/mma" > "$work/mma.log"
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+def find(j, k):
+    if isinstance(j, dict):
+        if k in j: return j[k]
+        for v in j.values():
+            r = find(v, k)
+            if r is not None: return r
+c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "monotonic_latency_var")]
+assert c == [0.1, "weighted", 0.01], c' "$work/mma/config.json" || fail "mma: latency config"
+
 # refusals
 set +e
 "$heed" translate --model "$work/mocha" --online --beam 3 < "$work/words" > /dev/null 2> "$work/err"
@@ -120,5 +139,11 @@ set +e
 echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 "$heed" score --metric latency --hyp "$work/bad.jsonl" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "bad.jsonl:1: delay 4 outside 0..3" "$work/err" || fail "bad delays: $(cat "$work/err")"
+"$heed" train --model rnn --attention monotonic --latency-var-weight 0.1 "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad4" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "weigh the delays of monotonic heads" "$work/err" || fail "rnn --latency-var-weight: $(cat "$work/err")"
+"$heed" train --model transformer --attention monotonic --latency-gather weighted \
+  --train-src "$work/train" --save "$work/bad5" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "latency-gather gathers the heads for --latency-weight" "$work/err" || fail "--latency-gather alone: $(cat "$work/err")"
 set -e
 echo "online: ok"

@@ -53,8 +53,8 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   int64_t max_output_len() const override { return config_.max_positions; }
   OnlinePolicy online_policy() const override { return config_.online_policy(); }
   bool hard_monotonic_attention() const override { return config_.layer.monotonic.has_value(); }
-  // Cross-entropy over the target tokens (padding ignored); with monotonic heads and a latency
-  // weight lambda, + lambda * their mean expected delay in training graphs.
+  // Cross-entropy over the target tokens (padding ignored); with monotonic heads trained against
+  // latency, + their latency terms in training graphs (monotonic_latency_loss).
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
   // Decoding with the key/value caches (start/step below); the reported weights are the
   // cross-attention of the chosen layer, one head or the mean over heads.
@@ -72,9 +72,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> the output layer's
   // input [N_t, d] (loss() fuses the output layer with the cross-entropy)
   // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's; monotonic
-  // heads: `delay`, when given, gets their mean expected delay over the layers, in tokens)
+  // heads: `delays`, when given, gets each layer's expected delays [B, h, T], in tokens)
   Var decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt, Var memory,
-             const Packing& src, int64_t wait_k, Var* delay = nullptr) const;
+             const Packing& src, int64_t wait_k, std::vector<Var>* delays = nullptr) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   struct DecoderState {
     std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d]

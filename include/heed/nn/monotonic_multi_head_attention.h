@@ -17,8 +17,17 @@
 // its chunk); a head that runs off the end of the memory attends to nothing from then on. A step
 // needs the source up to the furthest stop of all heads of all layers: online decoding reads
 // while any head runs off the prefix read (MonotonicHeadsState::ran_off()).
-// Leaves out: MMA's latency losses as the paper writes them (L_avg, a DAL of the delays, and
-// L_var; here a plain mean expected delay, cross()'s `delay`) and head pruning.
+// Training against latency (Ma et al. 2020, section 2.3), from every head's expected delay
+// E[d^{l,h}_i] (cross()'s `delays`; layer l, head h, output i):
+//   L = -log p(y | x) + lambda_avg L_avg + lambda_var L_var
+//   L_avg = sum_b |y_b| G_b / sum_b |y_b|,  A^{l,h}_b = mean_i E[d^{l,h}_{b,i}]
+//     G_b = mean_{l,h} A^{l,h}_b                                   (--latency-gather mean)
+//     G_b = sum_{l,h} softmax_{l,h}(A_b)^{l,h} A^{l,h}_b           (weighted: a soft maximum)
+//   L_var = mean over real outputs of Var_{l,h} E[d^{l,h}_{b,i}]   (the heads kept together)
+// Online decoding waits for the furthest head: the weighted average puts the pressure on the
+// heads that set the delay, where the plain mean can be lowered by heads that stop at the
+// first token and attend to nothing else.
+// Leaves out: the latency of a head as DAL of its delays (here their mean) and head pruning.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +36,22 @@
 
 #include "heed/autograd/ops/packing.h"
 #include "heed/nn/init.h"
+#include "heed/util/names.h"
 
 namespace heed {
+
+// L_avg over the heads of a sentence: their mean, or their softmax-weighted average.
+enum class LatencyGather { Mean, Weighted };
+std::span<const Named<LatencyGather>> names(LatencyGather);  // "mean" | "weighted"
 
 struct MonotonicHeadsConfig {
   int64_t chunk = 0;    // 0: each head attends to its stop alone; w >= 1: MoChA's w entries
   float bias = -4.f;    // r_h's initial value (negative: early alignments move on, Raffel §2.5)
   float noise = 1.f;    // sigma of the pre-sigmoid noise in training
-  float latency = 0.f;  // lambda: training adds lambda times the heads' mean expected delay
+  float latency = 0.f;  // lambda_avg: training adds lambda_avg L_avg (above)
+  LatencyGather gather = LatencyGather::Mean;  // how L_avg gathers the heads of a sentence
+  float latency_var = 0.f;                     // lambda_var: training adds lambda_var L_var
+  bool trains_latency() const { return latency > 0.f || latency_var > 0.f; }
 };
 
 // What decoding keeps of one layer's heads between steps.
@@ -56,14 +73,12 @@ class MonotonicMultiHeadAttention {
   // [B, S, 3d] (K | V | K', MoChA's chunk keys).
   Var project_memory(Var memory, const Packing& src) const;
   // Teacher forcing: x [N_q, d] packed as q, every step's expected attention at once -> [N_q, d].
-  // key_lengths: the source lengths. `delay`, when given, gets the mean over the heads and
-  // the real steps of the expected delay, in source tokens read before writing (a scalar):
+  // key_lengths: the source lengths. `delays`, when given, gets every head's expected delay at
+  // every step, in source tokens read before writing, [B, h, T] (0 on padding steps):
   //   E[d^h_i] = sum_j (j + 1) alpha^h_ij + |x| (1 - sum_j alpha^h_ij)
-  // (a head that runs off the end has read the whole source), the latency a training loss
-  // can weigh against quality (Ma et al. 2020, section 2.3, weigh their L_avg and L_var the same
-  // way; this is the plain average of the expected delays, not their DAL of them).
+  // (a head that runs off the end has read the whole source): monotonic_latency_loss's input.
   Var cross(Var x, const Packing& q, Var memory_kv, std::span<const int32_t> key_lengths,
-            Var* delay = nullptr) const;
+            Var* delays = nullptr) const;
   // Decoding: one position x [B, d], hard stops from `state` (advanced) -> [B, d]. When
   // `weights` is given it gets what each head attends to, [B, h, 1, S].
   Var step(Var x, Var memory_kv, std::span<const int32_t> key_lengths, MonotonicHeadsState& state,
@@ -79,5 +94,10 @@ class MonotonicMultiHeadAttention {
   Parameter *W_qc_ = nullptr, *b_qc_ = nullptr;  // MoChA's W^Q' [d, d], [d]
   Parameter *W_out_, *b_out_;                    // W^O [d, d], [d]
 };
+
+// lambda_avg L_avg + lambda_var L_var (above, a scalar) from the delays of every monotonic
+// layer (cross()'s `delays`, [B, h, T] each) of targets of lengths `tgt_lengths`.
+Var monotonic_latency_loss(std::span<const Var> delays, std::span<const int32_t> tgt_lengths,
+                           const MonotonicHeadsConfig& c);
 
 }  // namespace heed

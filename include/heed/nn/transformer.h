@@ -137,10 +137,10 @@ class TransformerDecoderLayer {
   }
   // Teacher forcing: y [N_t, d] packed as tgt, causal self-attention, cross-attention over the
   // memory (wait_k > 0: output i over the source prefix j < i + k; the model's
-  // TransformerLayerConfig::wait_k, or a batch's). Monotonic heads: `delay`, when given, gets
-  // their mean expected delay (MonotonicMultiHeadAttention::cross).
+  // TransformerLayerConfig::wait_k, or a batch's). Monotonic heads: `delays`, when given, gets
+  // their expected delays [B, h, T] (MonotonicMultiHeadAttention::cross).
   Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths,
-              int64_t wait_k, Var* delay = nullptr) const;
+              int64_t wait_k, Var* delays = nullptr) const;
   // One position y_t [B, d] with this layer's key/value cache (and its heads' stops when the
   // cross-attention is monotonic). When `weights` is given, it gets the cross-attention
   // weights [B, h, 1, S] of this step.
