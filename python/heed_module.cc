@@ -371,7 +371,7 @@ PYBIND11_MODULE(_heed, m) {
           py::arg("attention_layer") = -1, py::arg("attention_head") = -1,
           py::arg("replace_unknowns") = false,
           "Translates a list of sentences (greedy at beam_size 1), returning results in input "
-          "order. Outputs stop at max_len_ratio x the longest source of a batch + 10 units, and "
+          "order. Each output stops at max_len_ratio x its own source length + 10 units, and "
           "at max_decoding_length units when > 0; sources beyond max_input_length units are cut "
           "(the result says truncated). attention_layer / attention_head choose a Transformer's "
           "reported attention (-1: the last layer, the mean over heads); replace_unknowns "

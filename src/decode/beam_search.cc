@@ -25,11 +25,24 @@ struct Beam {
 
 }  // namespace
 
-int64_t output_limit(const BeamOptions& o, int64_t longest_source) {
+int64_t output_limit(const BeamOptions& o, int64_t source_length) {
   const auto by_ratio =
-      static_cast<int64_t>(o.max_len_ratio * static_cast<double>(longest_source)) + 10;
+      static_cast<int64_t>(o.max_len_ratio * static_cast<double>(source_length)) + 10;
   return o.max_length > 0 ? std::min(by_ratio, o.max_length) : by_ratio;
 }
+
+namespace {
+// [N]: each source's output_limit, within what the model can decode
+std::vector<int64_t> output_limits(const BeamOptions& o, const Seq2SeqModel& model,
+                                   const std::vector<std::vector<int32_t>>& src) {
+  std::vector<int64_t> limit;
+  limit.reserve(src.size());
+  for (const auto& s : src)
+    limit.push_back(
+        std::min(output_limit(o, static_cast<int64_t>(s.size())), model.max_output_len()));
+  return limit;
+}
+}  // namespace
 
 double normalised_score(const Hypothesis& h, double alpha) {
   double len = static_cast<double>(h.tokens.size() + 1);  // EOS counts
@@ -45,10 +58,9 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
   const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
   const bool reversed = model.reverse_source();
   // each source encoded once; decoder rows n*K .. n*K+K-1 belong to sentence n
-  int64_t longest = 0;
-  for (const auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
   Seq2SeqBatch b = make_batch(src, std::vector<std::vector<int32_t>>(src.size()), reversed);
-  const int64_t max_len = std::min(output_limit(o, longest), model.max_output_len());
+  const std::vector<int64_t> limit = output_limits(o, model, src);  // [N]
+  const int64_t max_len = limit.empty() ? 0 : *std::max_element(limit.begin(), limit.end());
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention, K);
   // the sentences the decoder's rows decode, K rows each (rows a*K .. a*K+K-1: active[a]); a
@@ -77,9 +89,9 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
         if (!bm.alive) continue;
         // candidates from EOS on: padding and BOS are never outputs
         const float* row = lp + (a * K + k) * V + Vocab::kEos;
-        const int64_t keep = std::min<int64_t>(K, V - Vocab::kEos);
-        kernels::top_k(row, V - Vocab::kEos, keep, top.data());
-        for (int64_t i = 0; i < keep; ++i) {
+        const int64_t n_top = std::min<int64_t>(K, V - Vocab::kEos);
+        kernels::top_k(row, V - Vocab::kEos, n_top, top.data());
+        for (int64_t i = 0; i < n_top; ++i) {
           // the best must be finite, none NaN (which would also break the sort below)
           if (i == 0 || std::isnan(row[top[i]])) check_step_log_prob(row[top[i]], t);
           cand.emplace_back(bm.log_prob + row[top[i]], a * K + k, top[i] + Vocab::kEos);
@@ -95,7 +107,7 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
         std::vector<float> att;  // row r decodes source n
         if (w) att = source_attention(w, r, b, n, reversed);
         const float token_lp = lp[r * V + v];
-        if (v == Vocab::kEos || t + 1 == max_len) {
+        if (v == Vocab::kEos || t + 1 >= limit[n]) {  // ended, or cut at its own limit
           Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};
           if (v != Vocab::kEos) h.tokens.push_back(v);
           h.token_log_probs.push_back(token_lp);
@@ -168,16 +180,13 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
     return ctc_decode_n_best(model, std::move(src),
                              {.beam = o.beam, .n_best = o.n_best, .lm = o.ctc_lm},
                              attention.wanted);
-  int64_t longest = 0;
-  for (auto& ids : src) {
+  for (auto& ids : src)
     if (ids.empty()) ids.push_back(Vocab::kUnk);
-    longest = std::max<int64_t>(longest, static_cast<int64_t>(ids.size()));
-  }
   if (o.beam > 1) return beam_search_n_best(model, src, o, attention);
   check(o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<int32_t>> none(src.size());
   auto greedy = greedy_decode(model, make_batch(src, none, model.reverse_source()),
-                              output_limit(o, longest), attention);
+                              output_limits(o, model, src), attention);
   std::vector<std::vector<Hypothesis>> out;
   out.reserve(greedy.size());
   for (auto& h : greedy) out.push_back({std::move(h)});

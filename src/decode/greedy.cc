@@ -19,8 +19,16 @@ void check_step_log_prob(float log_prob, int64_t t) {
 }
 
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
-                                      int64_t max_len, const AttentionChoice& attention) {
-  max_len = std::min(max_len, model.max_output_len());
+                                      std::span<const int64_t> limits,
+                                      const AttentionChoice& attention) {
+  check(static_cast<int64_t>(limits.size()) == b.B, "greedy decoding: ", limits.size(),
+        " length limits for ", b.B, " sentences");
+  std::vector<int64_t> limit(b.B);  // [B]: each sentence's, within what the model can decode
+  int64_t max_len = 0;
+  for (int64_t i = 0; i < b.B; ++i) {
+    limit[i] = std::min(limits[i], model.max_output_len());
+    max_len = std::max(max_len, limit[i]);
+  }
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention);
   std::vector<Hypothesis> out(b.B);
@@ -28,7 +36,8 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
   // ended is dropped when the decoder can (the rows left are renumbered), else skipped
   std::vector<int32_t> sentence(b.B), prev(b.B, Vocab::kBos), keep;
   for (int64_t i = 0; i < b.B; ++i) sentence[i] = static_cast<int32_t>(i);
-  std::vector<bool> done(b.B, false);
+  std::vector<bool> done(b.B);
+  for (int64_t i = 0; i < b.B; ++i) done[i] = limit[i] <= 0;
   const int64_t V = model.tgt_vocab();
   for (int64_t t = 0; t < max_len; ++t) {
     IncrementalDecoder::Step s = decoder->step(prev, Scores::LogProbs);
@@ -47,10 +56,12 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       h.token_log_probs.push_back(row[best]);
       if (s.weights)
         h.attention.push_back(source_attention(s.weights, r, b, i, model.reverse_source()));
-      if (best == Vocab::kEos)
+      if (best == Vocab::kEos) {
         done[i] = true;
-      else
+      } else {
         h.tokens.push_back(best);
+        done[i] = t + 1 >= limit[i];  // cut at its own limit
+      }
       if (!done[i]) keep.push_back(static_cast<int32_t>(r));
     }
     if (keep.empty()) break;
@@ -60,6 +71,11 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
     }
   }
   return out;
+}
+
+std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
+                                      int64_t max_len, const AttentionChoice& attention) {
+  return greedy_decode(model, b, std::vector<int64_t>(b.B, max_len), attention);
 }
 
 }  // namespace heed

@@ -46,10 +46,9 @@ TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   const Seq2SeqModel& model = *small.model;
   auto src = random_sources(small.rng, 6);
   std::vector<std::vector<int32_t>> none(src.size());
-  int64_t longest = 0;
-  for (auto& s : src) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
-  auto greedy =
-      greedy_decode(model, make_batch(src, none, model.reverse_source()), 2 * longest + 10);
+  std::vector<int64_t> limits;  // the default --max-len-ratio 2, each sentence its own
+  for (auto& s : src) limits.push_back(2 * static_cast<int64_t>(s.size()) + 10);
+  auto greedy = greedy_decode(model, make_batch(src, none, model.reverse_source()), limits);
   auto beam = beam_search(model, src, {.beam = 1});
   ASSERT_EQ(beam.size(), greedy.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -111,16 +110,41 @@ TEST_P(EveryDecoder, DecodersOfOneModelInterleave) {
   }
 }
 
+// Each sentence stops at its own length limit, whatever is decoded beside it: a short source
+// decoded beside a long one, greedy or with a beam, gives what it gives alone (the longest source
+// of a batch once set every sentence's limit, so a sentence that never ends came out longer in a
+// batch, and a server's answer depended on the requests batched with it).
+TEST_P(EveryDecoder, EachSentenceHasItsOwnLengthLimit) {
+  SmallSeq2Seq small(GetParam(), 27);
+  const Seq2SeqModel& model = *small.model;
+  const auto shorts = random_sources(small.rng, 6);  // 1..7 ids
+  std::vector<int32_t> long_source;                  // 20 ids
+  for (int32_t k = 0; k < 20; ++k)
+    long_source.push_back(static_cast<int32_t>(4 + k % (testing::kSmallVocab - 4)));
+  BeamOptions o{.max_len_ratio = 1.0};
+  int cut = 0;  // outputs that reached their limit: the case under test
+  for (int beam : {1, 3}) {
+    o.beam = beam;
+    for (const auto& s : shorts) {
+      const auto limit = static_cast<size_t>(output_limit(o, static_cast<int64_t>(s.size())));
+      const auto alone = decode_batch(model, {s}, o);
+      const auto beside = decode_batch(model, {s, long_source}, o);
+      EXPECT_LE(beside[0].tokens.size(), limit) << "beam " << beam;
+      EXPECT_EQ(beside[0].tokens, alone[0].tokens) << "beam " << beam;
+      cut += alone[0].tokens.size() == limit ? 1 : 0;
+    }
+  }
+  EXPECT_GT(cut, 0) << "no output reached its limit: the test checks nothing";
+}
+
 TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
   SmallSeq2Seq small(GetParam(), 22);
   const Seq2SeqModel& model = *small.model;
   auto src = random_sources(small.rng, 4);
-  size_t longest = 0;
-  for (auto& x : src) longest = std::max(longest, x.size());
-  const size_t max_len = 2 * longest + 10;  // the default --max-len-ratio 2
   for (int k : {2, 5}) {
     auto hyps = beam_search(model, src, {.beam = k, .length_penalty = 0.6});
     for (size_t i = 0; i < src.size(); ++i) {
+      const size_t max_len = 2 * src[i].size() + 10;  // the default --max-len-ratio 2
       // one row per output token and one for EOS; a hypothesis cut at the length limit
       // has no EOS row
       const size_t n = hyps[i].tokens.size();

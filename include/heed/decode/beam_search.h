@@ -24,8 +24,9 @@ struct BeamOptions {
   const CtcLm* ctc_lm = nullptr;  // CTC models: an n-gram LM in the prefix search (K > 1)
 };
 
-// The most output tokens for a batch whose longest source has `longest_source` units.
-int64_t output_limit(const BeamOptions& o, int64_t longest_source);
+// The most output tokens for a source of `source_length` units. Each sentence of a batch has its
+// own limit, so its output does not depend on the sentences decoded beside it.
+int64_t output_limit(const BeamOptions& o, int64_t source_length);
 
 // The rank of a finished hypothesis: log p / (len + 1)^alpha, EOS counted (alpha = 0: log p).
 double normalised_score(const Hypothesis& h, double alpha);
@@ -44,8 +45,8 @@ std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,
                                     const AttentionChoice& attention = {});
 
 // What `heed translate` and validation run on a batch of sources: beam search, or for K = 1
-// greedy decoding (the same result, without beam bookkeeping) up to max_len_ratio x the longest
-// source + 10 tokens. An empty source is read as one <unk>, so every line gets an output.
+// greedy decoding (the same result, without beam bookkeeping), each sentence up to its
+// output_limit. An empty source is read as one <unk>, so every line gets an output.
 std::vector<Hypothesis> decode_batch(const Seq2SeqModel& model,
                                      std::vector<std::vector<int32_t>> src,
                                      const BeamOptions& options,

@@ -1,5 +1,5 @@
 // Greedy decoding of a batch with any encoder-decoder (models/seq2seq.h): at every step each
-// unfinished sequence takes its most probable token, until EOS or max_len tokens.
+// unfinished sequence takes its most probable token, until EOS or its limit of tokens.
 // Leaves out: beam search (decode/beam_search.h).
 #pragma once
 
@@ -14,6 +14,11 @@ namespace heed {
 
 // Returns per sequence the tokens before EOS with their attention rows over that sequence's
 // source in its original order (the EOS row included last; none unless attention.wanted).
+// limits: the most tokens of each sequence ([batch.B]; a sequence cut there has no EOS row).
+std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
+                                      std::span<const int64_t> limits,
+                                      const AttentionChoice& attention = {});
+// The same with one limit for every sequence.
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       int64_t max_len, const AttentionChoice& attention = {});
 
