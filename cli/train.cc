@@ -275,10 +275,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "trading quality for latency as Ma et al. 2020's L_avg does; 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
-  add_enum_option(*app, "--latency-gather", latency_gather,
-                  "transformer, with --latency-weight: a sentence's delay from its heads' (every "
-                  "layer's) mean delays: mean | weighted, their softmax-weighted average, a soft "
-                  "maximum that follows the heads online decoding waits for (Ma et al. 2020)");
+  add_enum_option(
+      *app, "--latency-gather", latency_gather,
+      "transformer, with --latency-weight: a sentence's delay from its heads' (every "
+      "layer's) mean delays: mean | weighted, their softmax-weighted average, a soft "
+      "maximum that follows the heads online decoding waits for (Ma et al. 2020); mean is "
+      "the default: weighted puts the gradient on the slowest heads, and a head that has "
+      "run off the source (stopping probabilities near 0) gets almost none, so it stays there");
   app->add_option("--latency-var-weight", latency_var_weight,
                   "transformer, --attention monotonic|mocha: training adds this weight times the "
                   "variance of the heads' expected delays at each output (Ma et al. 2020's L_var: "
