@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "heed/util/error.h"
@@ -18,8 +19,18 @@ Tensor Tensor::empty(const Shape& shape) {
   return Tensor(p, shape, std::shared_ptr<float>(p, [](float* q) { std::free(q); }));
 }
 
+// From calloc, which knows when its memory comes fresh from the system (zero already) and then
+// leaves the pages untouched: a gradient or an optimiser moment takes no resident memory until
+// it is first written, and a model loaded for decoding never writes its gradients.
 Tensor Tensor::zeros(const Shape& shape) {
-  return full(shape, 0.f);
+  const size_t bytes = static_cast<size_t>(shape.numel()) * sizeof(float);
+  void* raw = std::calloc(bytes + 64, 1);  // 64 spare bytes to align the start
+  if (!raw) throw std::bad_alloc();
+  void* start = raw;
+  size_t space = bytes + 64;
+  std::align(64, bytes, start, space);  // always fits: 64 spare bytes
+  auto* p = static_cast<float*>(start);
+  return Tensor(p, shape, std::shared_ptr<float>(p, [raw](float*) { std::free(raw); }));
 }
 
 Tensor Tensor::full(const Shape& shape, float value) {
