@@ -58,10 +58,9 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
   m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
   check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
         ": the vocabularies do not match config.json");
-  Rng rng(1);
   const Seq2SeqConfig config = family.config_from_json(j);
   try {  // a size no machine holds, or none at all, names the file it came from
-    m->model = family.make(config, Scope(m->params, rng));
+    m->model = family.make(config, Scope::for_loading(m->params));
   } catch (const Error& e) {
     fail(dir, "/config.json: ", e.what());
   }
@@ -117,9 +116,8 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   }
   m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
   check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
-  Rng rng(1);
   try {
-    m->model = std::make_unique<SentenceClassifier>(c, Scope(m->params, rng));
+    m->model = std::make_unique<SentenceClassifier>(c, Scope::for_loading(m->params));
   } catch (const Error& e) {
     fail(dir, "/config.json: ", e.what());
   }

@@ -84,7 +84,7 @@ std::string Scope::path(std::string_view name) const {
 Parameter& Scope::param(std::string_view name, const Shape& shape, const Init& init,
                         bool row_sparse) const {
   Parameter& p = store_->add(path(name), shape, row_sparse);
-  initialize(p.value, init, *rng_);
+  if (rng_) initialize(p.value, init, *rng_);
   return p;
 }
 

@@ -32,6 +32,33 @@ void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
 using testing::error_of;
 using testing::TempDir;
 
+// A model about to be loaded: the same parameters by name and shape, created zero, untouched by
+// the initialisers, and after loading bit for bit the saved ones.
+TEST(ModelFiles, ScopeForLoadingCreatesWithoutInitialising) {
+  TempDir dir;
+  Rng rng(1);
+  ParameterStore saved, loading;
+  build(saved, rng);
+  {
+    const Scope root = Scope::for_loading(loading) / "model";
+    root.param("encoder/embed", {3, 4}, Init::normal(1.f), true);
+    root.param("encoder/gru/U", {6, 2}, Init::orthogonal(3));
+    root.param("out/b", {5}, Init::uniform(0.1f));
+    root.param("scale", {}, Init::constant(2.f));
+  }
+  ASSERT_EQ(loading.size(), saved.size());
+  for (const Parameter* p : loading.all()) {
+    EXPECT_EQ(p->value.shape(), saved.get(p->name).value.shape()) << p->name;
+    for (float x : p->value.span()) EXPECT_EQ(x, 0.f) << p->name;
+  }
+  save_model(dir.str(), {{"model", "toy"}}, saved);
+  load_weights(dir / "model.safetensors", loading);
+  for (const Parameter* p : loading.all())
+    EXPECT_EQ(std::memcmp(p->value.data(), saved.get(p->name).value.data(), p->value.numel() * 4),
+              0)
+        << p->name;
+}
+
 TEST(ModelFiles, SaveLoadIsBitExact) {
   TempDir dir;
   Rng rng(1);

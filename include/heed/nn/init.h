@@ -36,15 +36,21 @@ class Scope {
  public:
   Scope(ParameterStore& store, Rng& rng, std::string prefix = "")
       : store_(&store), rng_(&rng), prefix_(std::move(prefix)) {}
-  Scope operator/(std::string_view child) const { return Scope(*store_, *rng_, path(child)); }
+  // A scope whose parameters are created zero and not initialised: their values are about to be
+  // read from a model file, every one (load_weights refuses a file that lacks one). Random
+  // initialisation took most of the time of loading a model for decoding.
+  static Scope for_loading(ParameterStore& store) { return {&store, nullptr, ""}; }
+  Scope operator/(std::string_view child) const { return {store_, rng_, path(child)}; }
   std::string path(std::string_view name) const;
-  // Creates and initialises a parameter named path(name).
+  // Creates and initialises (unless for_loading) a parameter named path(name).
   Parameter& param(std::string_view name, const Shape& shape, const Init& init,
                    bool row_sparse = false) const;
 
  private:
+  Scope(ParameterStore* store, Rng* rng, std::string prefix)
+      : store_(store), rng_(rng), prefix_(std::move(prefix)) {}
   ParameterStore* store_;
-  Rng* rng_;
+  Rng* rng_;  // nullptr: for_loading
   std::string prefix_;
 };
 
