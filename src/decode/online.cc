@@ -33,7 +33,7 @@ OnlineOutput online_decode(const Seq2SeqModel& model, std::span<const int32_t> s
     decoder = model.start_decoding(*g, prefix, max_len, {});
     int32_t prev = Vocab::kBos;
     for (int32_t token : out.tokens) {  // the tokens written, fed back as before
-      decoder->step({&prev, 1}, Scores::LogitsOnly);
+      decoder->step({&prev, 1}, Scores::None);
       prev = token;
     }
   };

@@ -221,6 +221,7 @@ ConvSeq2Seq::Step ConvSeq2Seq::step(Graph& g, std::span<const int32_t> prev, Dec
     decoder_->residual_step(st.queues, st.h.data(), a.value().data(), st.h.data());
   }
   decoder_->advance(st.queues);
+  if (scores == Scores::None) return out;  // the queues alone: no output layer
   Tensor last = g.alloc({B, C});
   std::copy_n(st.h.data(), B * C, last.data());
   out.logits = output(g, g.constant(last));  // [B, V]
@@ -250,7 +251,7 @@ class ConvDecoder final : public IncrementalDecoder {
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.queues.t > 0) g_.rewind(encoded_, {});
     ConvSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
-    Step out{(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(), nullptr};
+    Step out{step_scores(scores, s.logits, s.log_probs), nullptr};
     if (layer_ >= 0) out.weights = s.weights.data();  // [B, 1, 1, S] = [B, S]
     return out;
   }

@@ -322,7 +322,8 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
   Attended a;
   Var o = advance(g, dec_cell_.project(g, y), y, out.next, a);
   out.weights = a.weights;
-  if (config_.hard_exact())  // W_s s_i + W_y E y_{i-1} + b + W_c h_j
+  if (scores == Scores::None) return out;  // the state alone: no read-out
+  if (config_.hard_exact())                // W_s s_i + W_y E y_{i-1} + b + W_c h_j
     out.logits = hard_scores(
         linear(o, g.param(*out_W_), g.param(*out_b_)) + linear(y, g.param(*out_Wy_)), out.next, a);
   else
@@ -423,7 +424,7 @@ class RnnDecoder final : public IncrementalDecoder {
         ran_off =
             std::all_of(w.data() + b * S, w.data() + (b + 1) * S, [](float x) { return x == 0.f; });
     }
-    return {(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(),
+    return {step_scores(scores, s.logits, s.log_probs),
             weights_ ? s.weights.value().data() : nullptr, ran_off};
   }
 

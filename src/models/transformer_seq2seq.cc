@@ -182,10 +182,11 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
     out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
   }
+  ++st.t;
+  if (scores == Scores::None) return out;  // the caches alone: no output layer
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   out.logits = output(y);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
-  ++st.t;
   return out;
 }
 
@@ -218,8 +219,7 @@ class TransformerDecoder final : public IncrementalDecoder {
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) g_.rewind(encoded_, {});
     TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
-    Step out{(scores == Scores::LogProbs ? s.log_probs : s.logits).value().data(), nullptr,
-             s.ran_off};
+    Step out{step_scores(scores, s.logits, s.log_probs), nullptr, s.ran_off};
     if (layer_ >= 0) {  // [B, h, 1, S] -> one head, or the mean over heads: [B, S]
       const int64_t h = s.weights.shape().dim(1);
       const float* w = s.weights.data();

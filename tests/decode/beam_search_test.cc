@@ -137,6 +137,33 @@ TEST_P(EveryDecoder, EachSentenceHasItsOwnLengthLimit) {
   EXPECT_GT(cut, 0) << "no output reached its limit: the test checks nothing";
 }
 
+// A step asked for no scores (online decoding's replay) advances the decoder's state exactly as
+// a scored step: the steps after it score as in a decoder scored all along.
+TEST_P(EveryDecoder, StepWithoutScoresAdvancesTheStateAlone) {
+  SmallSeq2Seq small(GetParam(), 29);
+  const Seq2SeqModel& model = *small.model;
+  const auto src = random_sources(small.rng, 3);
+  const Seq2SeqBatch b = make_batch(src, std::vector<std::vector<int32_t>>(3), false);
+  Graph g1(Mode::Inference), g2(Mode::Inference);
+  auto scored = model.start_decoding(g1, b, 8, {});
+  auto replayed = model.start_decoding(g2, b, 8, {});
+  const int64_t V = model.tgt_vocab();
+  std::vector<int32_t> prev(3, Vocab::kBos);
+  for (int64_t t = 0; t < 6; ++t) {
+    const IncrementalDecoder::Step a = scored->step(prev, Scores::LogProbs);
+    const bool replay = t < 3;  // the first three steps unscored
+    const IncrementalDecoder::Step r =
+        replayed->step(prev, replay ? Scores::None : Scores::LogProbs);
+    if (replay) {
+      EXPECT_EQ(r.scores, nullptr);
+    } else {
+      for (int64_t i = 0; i < 3 * V; ++i)
+        ASSERT_NEAR(r.scores[i], a.scores[i], 1e-5f) << "step " << t;
+    }
+    for (int64_t k = 0; k < 3; ++k) prev[k] = static_cast<int32_t>(4 + (k * 5 + t) % (V - 4));
+  }
+}
+
 TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
   SmallSeq2Seq small(GetParam(), 22);
   const Seq2SeqModel& model = *small.model;

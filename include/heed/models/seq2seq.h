@@ -59,7 +59,9 @@ std::vector<float> source_attention(const float* weights, int64_t row, const Seq
 Var repeat_rows(Var x, int64_t k);
 std::span<const int32_t> repeat_rows(Graph& g, std::span<const int32_t> lengths, int64_t k);
 
-enum class Scores { LogProbs, LogitsOnly };  // an argmax needs no softmax
+// What a step scores: log-probabilities; logits (an argmax needs no softmax); or nothing, the state
+// advanced alone (online decoding replaying the tokens written over a longer source prefix).
+enum class Scores { LogProbs, LogitsOnly, None };
 
 // Which attention weights decoding reports (--attention-out): the Transformer's cross-attention
 // of one decoder layer (-1: the last), one head or the mean over heads (-1); the RNN has one.
@@ -77,7 +79,7 @@ class IncrementalDecoder {
  public:
   virtual ~IncrementalDecoder() = default;
   struct Step {
-    const float* scores = nullptr;   // [B, V]: log-probabilities, or logits (Scores::LogitsOnly)
+    const float* scores = nullptr;   // [B, V]: log-probabilities, logits, or none (Scores)
     const float* weights = nullptr;  // [B, S] attention over the padded source, or nullptr
     bool ran_off = false;  // hard monotonic attention: some row's attention (some head's) has run
                            // off the end of the source without stopping (online decoding READs)
@@ -90,6 +92,12 @@ class IncrementalDecoder {
   // every row (the search goes on computing the finished ones, and ignores them).
   virtual bool drop_rows(std::span<const int32_t> /*keep*/) { return false; }
 };
+
+// A step's Step::scores: the log-probabilities or the logits, as asked; nullptr for Scores::None.
+inline const float* step_scores(Scores scores, const Var& logits, const Var& log_probs) {
+  if (scores == Scores::None) return nullptr;
+  return (scores == Scores::LogProbs ? log_probs : logits).value().data();
+}
 
 // The decoder layers and heads whose cross-attention decoding can report (AttentionChoice):
 // {0, 0} for a model with one attention (the RNN).
