@@ -37,12 +37,12 @@ class EnsembleDecoder : public IncrementalDecoder {
         want_weights_(weights) {}
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
-    const auto rows = static_cast<int64_t>(prev.size());
-    const auto M = static_cast<int64_t>(members_.size());
     if (scores == Scores::None) {  // every member's state advanced alone
       for (auto& member : members_) member->step(prev, Scores::None);
       return {};
     }
+    const auto rows = static_cast<int64_t>(prev.size());
+    const auto M = static_cast<int64_t>(members_.size());
     std::vector<Step> s(members_.size());
     // every member gives log-probabilities: their mean in probability is not a mean of logits
     for (size_t m = 0; m < members_.size(); ++m) s[m] = members_[m]->step(prev, Scores::LogProbs);

@@ -21,12 +21,15 @@ namespace fs = std::filesystem;
 namespace heed {
 namespace {
 
-void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
-  Scope root(s, rng, "model");
+// A toy model's parameters under `root`.
+void build(const Scope& root, int64_t rows = 3) {
   root.param("encoder/embed", {rows, 4}, Init::normal(1.f), true);
   root.param("encoder/gru/U", {6, 2}, Init::orthogonal(3));
   root.param("out/b", {5}, Init::uniform(0.1f));
   root.param("scale", {}, Init::constant(2.f));
+}
+void build(ParameterStore& s, Rng& rng, int64_t rows = 3) {
+  build(Scope(s, rng, "model"), rows);
 }
 
 using testing::error_of;
@@ -39,13 +42,7 @@ TEST(ModelFiles, ScopeForLoadingCreatesWithoutInitialising) {
   Rng rng(1);
   ParameterStore saved, loading;
   build(saved, rng);
-  {
-    const Scope root = Scope::for_loading(loading) / "model";
-    root.param("encoder/embed", {3, 4}, Init::normal(1.f), true);
-    root.param("encoder/gru/U", {6, 2}, Init::orthogonal(3));
-    root.param("out/b", {5}, Init::uniform(0.1f));
-    root.param("scale", {}, Init::constant(2.f));
-  }
+  build(Scope::for_loading(loading) / "model");
   ASSERT_EQ(loading.size(), saved.size());
   for (const Parameter* p : loading.all()) {
     EXPECT_EQ(p->value.shape(), saved.get(p->name).value.shape()) << p->name;
