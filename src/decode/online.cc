@@ -19,7 +19,7 @@ OnlineOutput online_decode(const Seq2SeqModel& model, std::span<const int32_t> s
   max_len = std::min(max_len, model.max_output_len());
   const int64_t V = model.tgt_vocab();
   OnlineOutput out;
-  // the decoder over the prefix read so far, replayed up to the tokens written
+  // the decoder over the prefix read so far, at the tokens written
   int64_t read = policy.kind == OnlinePolicy::Kind::ReadAll ? n
                  : policy.kind == OnlinePolicy::Kind::WaitK ? std::min(policy.k, n)
                                                             : 1;
@@ -27,8 +27,6 @@ OnlineOutput online_decode(const Seq2SeqModel& model, std::span<const int32_t> s
   std::unique_ptr<IncrementalDecoder> decoder;
   Seq2SeqBatch prefix;
   auto restart = [&] {
-    prefix = make_batch({std::vector<int32_t>(src.begin(), src.begin() + read)}, {{}},
-                        model.reverse_source());
     g = std::make_unique<Graph>(Mode::Inference);
     decoder = model.start_decoding(*g, prefix, max_len, {});
     int32_t prev = Vocab::kBos;
@@ -37,21 +35,31 @@ OnlineOutput online_decode(const Seq2SeqModel& model, std::span<const int32_t> s
       prev = token;
     }
   };
+  auto make_prefix = [&] {
+    prefix = make_batch({std::vector<int32_t>(src.begin(), src.begin() + read)}, {{}},
+                        model.reverse_source());
+  };
+  // READ one more token: the decoder goes on over the longer prefix (taking its last step back
+  // first when that step ran off the prefix), or, when it cannot, a new one replays the tokens
+  auto read_one = [&](bool retake) {
+    ++read;
+    make_prefix();
+    if (!decoder->extend_source(prefix, retake)) restart();
+  };
+  make_prefix();
   restart();
   while (true) {
     const auto i = static_cast<int64_t>(out.tokens.size());
     if (i >= max_len) break;  // cut at the length limit, as greedy decoding
     if (policy.kind == OnlinePolicy::Kind::WaitK && read < std::min(i + policy.k, n)) {
-      ++read;  // wait-k: READ until i + k tokens
-      restart();
+      read_one(false);  // wait-k: READ until i + k tokens
       continue;
     }
     const int32_t prev = i == 0 ? Vocab::kBos : out.tokens.back();
     const IncrementalDecoder::Step s = decoder->step({&prev, 1}, Scores::LogProbs);
     check(s.weights != nullptr, "online decoding: the model reports no attention");
     if (policy.kind == OnlinePolicy::Kind::Monotonic && read < n && s.ran_off) {
-      ++read;  // the decoder ran off the prefix: READ, and take this step again
-      restart();
+      read_one(true);  // the decoder ran off the prefix: READ, and take this step again
       continue;
     }
     const auto best =

@@ -83,6 +83,19 @@ class EnsembleDecoder : public IncrementalDecoder {
     for (auto& d : members_) d->reorder(from);
   }
 
+  // Online decoding: every member goes on over the longer source (none reads it reversed: no
+  // online policy does).
+  bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+    if (std::find(flipped_.begin(), flipped_.end(), true) != flipped_.end()) return false;
+    if (!members_.front()->extend_source(longer, retake)) return false;
+    for (size_t m = 1; m < members_.size(); ++m)
+      check(members_[m]->extend_source(longer, retake), "ensemble: model ", m + 1,
+            " cannot go on over a longer source, as model 1 does");
+    lengths_.assign(longer.src_lengths.begin(), longer.src_lengths.end());
+    S_ = longer.S;
+    return true;
+  }
+
  private:
   // a graph per member: each decoder rewinds its graph to its encoded state every step
   std::vector<std::unique_ptr<Graph>> graphs_;

@@ -405,14 +405,19 @@ class RnnDecoder final : public IncrementalDecoder {
              int64_t rows_per_source)
       : model_(model),
         g_(g),
+        start_(g.mark()),
         state_(model.start(g, b.src, b.S, b.src_lengths, rows_per_source)),
         encoded_(g.mark()),
-        weights_(a.wanted) {
-    state_.attention.distribution = a.distribution;
+        rows_per_source_(rows_per_source),
+        weights_(a.wanted),
+        distribution_(a.distribution) {
+    state_.attention.distribution = distribution_;
   }
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
+    // monotonic attention: online decoding may take this step back (it ran off the prefix)
+    if (model_.config().monotonic()) before_ = Saved(state_);
     RnnSeq2Seq::Step s = model_.step(g_, prev, state_, scores);
     state_ = s.next;
     // monotonic attention: a row attending to nothing has run off the end of its memory
@@ -430,12 +435,59 @@ class RnnDecoder final : public IncrementalDecoder {
 
   void reorder(std::span<const int32_t> from) override { state_.reorder(from); }
 
+  // The state (s, the LSTM cell, the fed-back vector, the last alignment, the step) outlives a new
+  // encoding of the longer source; the alignment gets 0 at the positions added.
+  bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+    check(!retake || before_.step >= 0, "extend_source: no step to take back");
+    const Saved saved = retake ? std::move(before_) : Saved(state_);
+    before_ = {};
+    g_.rewind(start_, {});  // the old encoding and everything since
+    state_ = model_.start(g_, longer.src, longer.S, longer.src_lengths, rows_per_source_);
+    state_.attention.distribution = distribution_;
+    if (saved.step > 0) saved.restore(g_, state_);  // else: the new start is the state
+    encoded_ = g_.mark();
+    return true;
+  }
+
  private:
+  // A decoder state's values, copied out of the graph.
+  struct Saved {
+    int64_t step = -1;
+    Tensor h, c, feed, previous;
+    Saved() = default;
+    explicit Saved(const RnnSeq2Seq::DecoderState& st) : step(st.t()) {
+      auto copy = [](const Var& v) { return v.valid() ? v.value().clone() : Tensor(); };
+      h = copy(st.rnn.h);
+      c = copy(st.rnn.c);
+      feed = copy(st.feed);
+      previous = copy(st.attention.previous);
+    }
+    // Into `st`, a state started on a longer source: previous [B, S] -> [B, S'] with 0 at the
+    // positions added.
+    void restore(Graph& g, RnnSeq2Seq::DecoderState& st) const {
+      auto var = [&g](const Tensor& t) { return t.data() != nullptr ? g.constant(t) : Var(); };
+      st.rnn.h = var(h);
+      st.rnn.c = var(c);
+      st.feed = var(feed);
+      st.attention.step = step;
+      if (previous.data() == nullptr) return;
+      const int64_t B = previous.shape().dim(0), S = previous.shape().dim(1);
+      const int64_t S2 = st.attention.memory.mask.shape().dim(1);
+      Tensor wider = g.zeros(Shape{B, S2});
+      for (int64_t b = 0; b < B; ++b)
+        std::copy(previous.data() + b * S, previous.data() + (b + 1) * S, wider.data() + b * S2);
+      st.attention.previous = g.constant(wider);
+    }
+  };
+
   const RnnSeq2Seq& model_;
   Graph& g_;
+  Graph::Mark start_;  // before the encoding: extend_source() frees it all and encodes again
   RnnSeq2Seq::DecoderState state_;
   Graph::Mark encoded_;
-  bool weights_;
+  int64_t rows_per_source_;
+  bool weights_, distribution_;
+  Saved before_;  // monotonic attention: the state before the last step
 };
 
 }  // namespace

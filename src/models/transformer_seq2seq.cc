@@ -201,8 +201,11 @@ class TransformerDecoder final : public IncrementalDecoder {
                      int64_t max_len, const AttentionChoice& a, int64_t rows_per_source)
       : model_(model),
         g_(g),
+        start_(g.mark()),
         state_(model.start(g, b.src, b.S, b.src_lengths, max_len, rows_per_source)),
         encoded_(g.mark()),
+        max_len_(max_len),
+        rows_per_source_(rows_per_source),
         B_(b.B * rows_per_source),
         S_(b.S),
         head_(a.head) {
@@ -218,6 +221,7 @@ class TransformerDecoder final : public IncrementalDecoder {
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) g_.rewind(encoded_, {});
+    before_ = state_.heads;  // monotonic heads: online decoding may take this step back
     TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
     Step out{step_scores(scores, s.logits, s.log_probs), nullptr, s.ran_off};
     if (layer_ >= 0) {  // [B, h, 1, S] -> one head, or the mean over heads: [B, S]
@@ -238,6 +242,35 @@ class TransformerDecoder final : public IncrementalDecoder {
   void reorder(std::span<const int32_t> from) override {
     for (KvCache& c : state_.caches) c.reorder(from, g_);
     for (MonotonicHeadsState& h : state_.heads) h.reorder(from);
+    caches_on_heap_ = false;  // new caches, in the graph
+  }
+
+  // The self-attention caches and the heads' stops do not depend on the source: they outlive a
+  // new encoding of the longer source (the caches moved out of the graph's arena once).
+  bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+    check(longer.B * rows_per_source_ == B_, "extend_source: ", longer.B, " sources for ", B_,
+          " rows");
+    if (retake) {
+      check(state_.t > 0, "extend_source: no step to take back");
+      for (KvCache& c : state_.caches) --c.t;
+      state_.heads = before_;
+      --state_.t;
+    }
+    std::vector<KvCache> caches = std::move(state_.caches);
+    if (!caches_on_heap_)
+      for (KvCache& c : caches) c = {c.k.clone(), c.v.clone(), c.t};
+    caches_on_heap_ = true;
+    std::vector<MonotonicHeadsState> heads = std::move(state_.heads);
+    const int64_t t = state_.t;
+    g_.rewind(start_, {});  // the old encoding and everything since
+    state_ = model_.start(g_, longer.src, longer.S, longer.src_lengths, max_len_, rows_per_source_);
+    state_.caches = std::move(caches);
+    state_.heads = std::move(heads);
+    state_.t = t;
+    S_ = longer.S;
+    if (layer_ >= 0) weights_.resize(static_cast<size_t>(B_ * S_));
+    encoded_ = g_.mark();
+    return true;
   }
 
   // The kept rows move to the front of the caches, the memory and the source lengths (in place:
@@ -260,8 +293,12 @@ class TransformerDecoder final : public IncrementalDecoder {
  private:
   const TransformerSeq2Seq& model_;
   Graph& g_;
+  Graph::Mark start_;  // before the encoding: extend_source() frees it all and encodes again
   TransformerSeq2Seq::DecoderState state_;
   Graph::Mark encoded_;
+  int64_t max_len_, rows_per_source_;
+  std::vector<MonotonicHeadsState> before_;  // the heads' stops before the last step
+  bool caches_on_heap_ = false;
   int64_t B_, S_;
   int layer_ = -1, head_ = -1;
   std::vector<float> weights_;    // [B, S]

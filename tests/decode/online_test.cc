@@ -4,6 +4,7 @@
 // i + k do not depend on the source from i + k on; monotonic attention reads up to its stops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -45,8 +46,80 @@ struct Trained {
   }
 };
 
-// Online and offline decoding of 40 new sources agree; `online` gets the online outputs.
-void expect_online_equals_offline(const Seq2SeqModel& model, std::vector<OnlineOutput>& online) {
+// A model whose decoders count the longer sources online decoding hands them
+// (IncrementalDecoder::extend_source), or refuse them, so that online decoding restarts a
+// decoder on the longer prefix and replays the tokens written.
+class Watched final : public Seq2SeqModel {
+ public:
+  Watched(const Seq2SeqModel& m, bool extend) : m_(m), extend_(extend) {}
+  mutable int extended = 0, retaken = 0;
+
+  int64_t tgt_vocab() const override { return m_.tgt_vocab(); }
+  bool reverse_source() const override { return m_.reverse_source(); }
+  int64_t max_output_len() const override { return m_.max_output_len(); }
+  DecoderHeads decoder_heads() const override { return m_.decoder_heads(); }
+  OnlinePolicy online_policy() const override { return m_.online_policy(); }
+  bool hard_monotonic_attention() const override { return m_.hard_monotonic_attention(); }
+  Var loss(Graph& g, const Seq2SeqBatch& b, float smoothing) const override {
+    return m_.loss(g, b, smoothing);
+  }
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& b,
+                                                     int64_t max_len, const AttentionChoice& a,
+                                                     int64_t rows_per_source) const override {
+    return std::make_unique<Decoder>(m_.start_decoding(g, b, max_len, a, rows_per_source), *this);
+  }
+
+ private:
+  struct Decoder final : IncrementalDecoder {
+    Decoder(std::unique_ptr<IncrementalDecoder> inner, const Watched& w)
+        : inner(std::move(inner)), watched(w) {}
+    Step step(std::span<const int32_t> prev, Scores s) override { return inner->step(prev, s); }
+    void reorder(std::span<const int32_t> from) override { inner->reorder(from); }
+    bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+      if (!watched.extend_) return false;
+      ++watched.extended;
+      watched.retaken += retake ? 1 : 0;
+      return inner->extend_source(longer, retake);
+    }
+    std::unique_ptr<IncrementalDecoder> inner;
+    const Watched& watched;
+  };
+  const Seq2SeqModel& m_;
+  bool extend_;
+};
+
+struct Extensions {
+  int extended = 0, retaken = 0;
+};
+
+// Online decoding that goes on over each longer prefix writes what restarting and replaying
+// writes (tokens, delays, attention, log-probability); returns how often the decoders extended
+// their source, and took a step back.
+Extensions expect_extending_equals_replaying(const Seq2SeqModel& model,
+                                             const std::vector<std::vector<int32_t>>& sources,
+                                             int64_t max_len) {
+  const Watched extending(model, true), replaying(model, false);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "source " << i);
+    const OnlineOutput a = online_decode(extending, sources[i], max_len);
+    const OnlineOutput b = online_decode(replaying, sources[i], max_len);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.delays, b.delays);
+    EXPECT_NEAR(a.log_prob, b.log_prob, 1e-4);
+    EXPECT_EQ(a.attention.size(), b.attention.size());
+    for (size_t t = 0; t < std::min(a.attention.size(), b.attention.size()); ++t)
+      for (size_t j = 0; j < a.attention[t].size(); ++j)
+        EXPECT_NEAR(a.attention[t][j], b.attention[t][j], 1e-6) << "step " << t << " j " << j;
+  }
+  EXPECT_EQ(replaying.extended, 0);
+  return {extending.extended, extending.retaken};
+}
+
+// Online and offline decoding of 40 new sources agree, and online decoding going on over each
+// longer prefix agrees with restarting and replaying; `online` gets the online outputs, and
+// `extensions` how often the decoders extended their source.
+void expect_online_equals_offline(const Seq2SeqModel& model, std::vector<OnlineOutput>& online,
+                                  Extensions* extensions = nullptr) {
   Rng rng(77);
   auto [src, tgt] = testing::reversal(rng, 40, 2, 8, 12, true);
   const std::vector<Hypothesis> offline = greedy_decode(model, make_batch(src, tgt, false), 12);
@@ -71,6 +144,8 @@ void expect_online_equals_offline(const Seq2SeqModel& model, std::vector<OnlineO
     }
     online.push_back(std::move(o));
   }
+  const Extensions e = expect_extending_equals_replaying(model, src, 12);
+  if (extensions != nullptr) *extensions = e;
 }
 
 TEST(OnlineDecoding, WaitKWritesTheOfflineOutputsAfterIPlusKTokens) {
@@ -78,7 +153,10 @@ TEST(OnlineDecoding, WaitKWritesTheOfflineOutputsAfterIPlusKTokens) {
   ASSERT_EQ(m.model->online_policy().kind, OnlinePolicy::Kind::WaitK);
   EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.9);
   std::vector<OnlineOutput> out;
-  expect_online_equals_offline(*m.model, out);
+  Extensions e;
+  expect_online_equals_offline(*m.model, out, &e);
+  EXPECT_GT(e.extended, 40);  // every READ after the first k went on over the longer prefix
+  EXPECT_EQ(e.retaken, 0);
   Rng rng(77);
   auto [src, tgt] = testing::reversal(rng, 40, 2, 8, 12, true);
   std::vector<Delays> right_length;
@@ -142,7 +220,14 @@ TEST(OnlineDecoding, MonotonicAttentionReadsUpToItsStops) {
     ASSERT_EQ(m.model->online_policy().kind, OnlinePolicy::Kind::Monotonic);
     EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.9);
     std::vector<OnlineOutput> out;
-    expect_online_equals_offline(*m.model, out);
+    Extensions e;
+    expect_online_equals_offline(*m.model, out, &e);
+    EXPECT_GT(e.retaken, 40);
+    // sources that repeat their tokens: a decoder that took up its scan from the first entry
+    // after a READ, not from its last stop, would stop on an earlier copy
+    const std::vector<std::vector<int32_t>> repeats = {
+        {4, 4, 4, 4, 4, 4, 4}, {5, 6, 5, 6, 5, 6, 5, 6}, {7, 7, 8, 8, 7, 7, 8, 8}};
+    EXPECT_GT(expect_extending_equals_replaying(*m.model, repeats, 12).retaken, 6);
     // a token is written once its stop is read: delay = stop + 1 (the whole source when the
     // decoder ran off the end)
     EXPECT_GT(expect_delays_cover_the_stops(out, /*exact=*/true), 0)
@@ -206,7 +291,9 @@ TEST(OnlineDecoding, TransformerMonotonicHeadsWriteTheOfflineOutputs) {
     ASSERT_TRUE(m.model->hard_monotonic_attention());
     EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.8);
     std::vector<OnlineOutput> out;
-    expect_online_equals_offline(*m.model, out);
+    Extensions e;
+    expect_online_equals_offline(*m.model, out, &e);
+    EXPECT_GT(e.retaken, 40);
     // the reported row is the last layer's mean over heads: its furthest head had stopped on a
     // token read; copying, most tokens are written before the source ends
     EXPECT_GT(expect_delays_cover_the_stops(out, /*exact=*/false), 0);
@@ -269,6 +356,54 @@ TEST(OnlineDecoding, ABatchWaitKTrainsTheModelAtThatK) {
   t.max_positions = 32;
   expect_batch_wait_k_is_the_models<TransformerSeq2Seq>(
       t, +[](TransformerSeq2SeqConfig& c, int64_t k) { c.layer.wait_k = k; });
+}
+
+// Models that do not copy (untrained, or trained a little to reverse, which monotonic stops
+// cannot follow: reads and stops unlike a copying model's; an LSTM decoder's cell, MoChA's
+// chunks): going on over each longer prefix writes what restarting and replaying writes.
+TEST(OnlineDecoding, ExtendingTheSourceEqualsReplaying) {
+  Rng rng(41);
+  auto [src, tgt] = testing::reversal(rng, 30, 2, 12, 12, true);
+  for (AttentionKind kind : {AttentionKind::Monotonic, AttentionKind::Mocha,
+                             AttentionKind::Bahdanau, AttentionKind::LuongGeneral}) {
+    SCOPED_TRACE(attention_name(kind));
+    ParameterStore store;
+    Rng init(8);
+    RnnSeq2SeqConfig c = online_config(
+        kind, kind == AttentionKind::Bahdanau || kind == AttentionKind::LuongGeneral ? 2 : 0);
+    c.dec_cell = CellKind::Lstm;
+    c.monotonic_bias = 0.f;  // stops near 0.5: some steps run off the prefix, some do not
+    RnnSeq2Seq model(c, Scope(store, init, "m"));
+    // a little training to reverse (which a monotonic alignment cannot follow): stops that move
+    // on and energies that point back at entries already passed
+    if (kind == AttentionKind::Monotonic || kind == AttentionKind::Mocha)
+      testing::train_reversal(model, store, init, 300, 5.f, [](int) { return 5e-3f; });
+    const Extensions e = expect_extending_equals_replaying(model, src, 14);
+    EXPECT_GT(e.extended, 30);
+    if (model.online_policy().kind == OnlinePolicy::Kind::Monotonic) {
+      EXPECT_GT(e.retaken, 0);
+    }
+  }
+  for (int64_t chunk : {int64_t{-1}, int64_t{0}, int64_t{2}}) {  // -1: wait-2 cross-attention
+    SCOPED_TRACE(::testing::Message() << "transformer, chunk " << chunk);
+    TransformerSeq2SeqConfig c;
+    c.src_vocab = c.tgt_vocab = 12;
+    c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .causal_encoder = true};
+    if (chunk < 0)
+      c.layer.wait_k = 2;
+    else
+      c.layer.monotonic = MonotonicHeadsConfig{.chunk = chunk, .bias = 0.f, .noise = 1.f};
+    c.enc_layers = c.dec_layers = 2;
+    c.max_positions = 32;
+    ParameterStore store;
+    Rng init(9);
+    TransformerSeq2Seq model(c, Scope(store, init, "m"));
+    const Extensions e = expect_extending_equals_replaying(model, src, 14);
+    EXPECT_GT(e.extended, 30);
+    if (chunk >= 0) {
+      EXPECT_GT(e.retaken, 0);
+    }
+  }
 }
 
 TEST(OnlineDecoding, OfflineModelsReadEverythingFirst) {

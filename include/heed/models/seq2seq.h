@@ -91,6 +91,13 @@ class IncrementalDecoder {
   // after a sentence has ended cost what the unfinished ones need. False: this decoder keeps
   // every row (the search goes on computing the finished ones, and ignores them).
   virtual bool drop_rows(std::span<const int32_t> /*keep*/) { return false; }
+  // Online decoding (decode/online.h): each row's source has grown to the longer prefix in
+  // `longer` (the same rows), and under the model's online policy nothing the decoder computed
+  // so far depends on the units added (a unidirectional encoder). It encodes `longer` and goes
+  // on from its state, stepping as a decoder started on `longer` and fed the same tokens would;
+  // `retake`: the last step is taken back first (it ran off the shorter prefix, and is taken
+  // again). False: this decoder cannot (the caller starts another and replays what it wrote).
+  virtual bool extend_source(const Seq2SeqBatch& /*longer*/, bool /*retake*/) { return false; }
 };
 
 // A step's Step::scores: the log-probabilities or the logits, as asked; nullptr for Scores::None.
