@@ -163,6 +163,22 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<c
   return st;
 }
 
+std::vector<Var> TransformerSeq2Seq::encode_position(Graph& g, std::span<const int32_t> ids,
+                                                     int64_t position,
+                                                     std::span<KvCache> encoder_caches) const {
+  const auto B = static_cast<int64_t>(ids.size());
+  int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(pos, pos + B, static_cast<int32_t>(position));
+  int32_t* ones = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(ones, ones + B, 1);
+  Var x = positions_->forward(g, *src_embed_, ids, {pos, static_cast<size_t>(B)});  // [B, d]
+  x = encoder_.step(x, encoder_caches);  // the memory at `position`  [B, d]
+  const Packing one{.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
+  std::vector<Var> rows;
+  for (const auto& layer : decoder_) rows.push_back(layer.project_memory(x, one));  // [B, 1, w]
+  return rows;
+}
+
 TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
                                                   DecoderState& st, Scores scores,
                                                   int attention_layer) const {
@@ -263,7 +279,12 @@ class TransformerDecoder final : public IncrementalDecoder {
     std::vector<MonotonicHeadsState> heads = std::move(state_.heads);
     const int64_t t = state_.t;
     g_.rewind(start_, {});  // the old encoding and everything since
-    state_ = model_.start(g_, longer.src, longer.S, longer.src_lengths, max_len_, rows_per_source_);
+    if (B_ == 1 && model_.config().layer.causal_encoder) {
+      encode_positions(longer);  // one sequence: its new positions alone
+    } else {
+      state_ =
+          model_.start(g_, longer.src, longer.S, longer.src_lengths, max_len_, rows_per_source_);
+    }
     state_.caches = std::move(caches);
     state_.heads = std::move(heads);
     state_.t = t;
@@ -291,6 +312,54 @@ class TransformerDecoder final : public IncrementalDecoder {
   }
 
  private:
+  // One sequence, a causal encoder: the positions of `longer` not encoded yet go through the
+  // encoder one at a time (its per-layer caches and the decoder layers' projected memory kept on
+  // the heap, grown by doubling), so a READ costs one position, not the prefix again; the state
+  // gets the memory over all of them. (The first time, every position from 0: the memory start()
+  // made in the graph is not extended.)
+  void encode_positions(const Seq2SeqBatch& longer) {
+    const int64_t d = model_.config().layer.d_model;
+    if (encoder_caches_.empty())
+      encoder_caches_.assign(static_cast<size_t>(model_.encoder_layers()), KvCache{});
+    for (int64_t j = positions_encoded_; j < longer.S; ++j) {
+      for (KvCache& c : encoder_caches_) {
+        if (c.k.data() != nullptr && c.t < c.k.shape().dim(1)) continue;
+        const int64_t capacity = std::max<int64_t>(16, 2 * c.t);
+        KvCache wider{Tensor::zeros(Shape{1, capacity, d}), Tensor::zeros(Shape{1, capacity, d}),
+                      c.t};
+        if (c.t > 0) {
+          std::copy(c.k.data(), c.k.data() + c.t * d, wider.k.data());
+          std::copy(c.v.data(), c.v.data() + c.t * d, wider.v.data());
+        }
+        c = std::move(wider);
+      }
+      const std::vector<Var> rows = model_.encode_position(
+          g_, std::span<const int32_t>(longer.src).subspan(static_cast<size_t>(j), 1), j,
+          encoder_caches_);
+      if (memory_.empty()) memory_.resize(rows.size());
+      for (size_t l = 0; l < rows.size(); ++l) {
+        const Tensor& row = rows[l].value();  // [1, 1, w]
+        const int64_t w = row.shape().dim(2);
+        Tensor& m = memory_[l];
+        if (m.data() == nullptr || m.shape().dim(1) == j) {
+          Tensor wider = Tensor::zeros(Shape{1, std::max<int64_t>(16, 2 * j), w});
+          if (j > 0) std::copy(m.data(), m.data() + j * w, wider.data());
+          m = std::move(wider);
+        }
+        std::copy(row.data(), row.data() + w, m.data() + j * w);
+      }
+      g_.rewind(start_, {});  // this position's nodes: its values are in the caches and memory_
+    }
+    positions_encoded_ = longer.S;
+    state_.memory_kv.clear();
+    for (Tensor& m : memory_)
+      state_.memory_kv.push_back(
+          g_.constant(Tensor::view(m.data(), Shape{1, longer.S, m.shape().dim(2)})));
+    auto* length = g_.arena().array<int32_t>(1);
+    length[0] = static_cast<int32_t>(longer.S);
+    state_.src_lengths = std::span<const int32_t>(length, 1);
+  }
+
   const TransformerSeq2Seq& model_;
   Graph& g_;
   Graph::Mark start_;  // before the encoding: extend_source() frees it all and encodes again
@@ -299,6 +368,9 @@ class TransformerDecoder final : public IncrementalDecoder {
   int64_t max_len_, rows_per_source_;
   std::vector<MonotonicHeadsState> before_;  // the heads' stops before the last step
   bool caches_on_heap_ = false;
+  std::vector<KvCache> encoder_caches_;  // encode_positions(): per encoder layer, on the heap
+  std::vector<Tensor> memory_;           // per decoder layer [1, capacity, w], on the heap
+  int64_t positions_encoded_ = 0;        // the positions in memory_
   int64_t B_, S_;
   int layer_ = -1, head_ = -1;
   std::vector<float> weights_;    // [B, S]

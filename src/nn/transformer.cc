@@ -162,6 +162,12 @@ Var TransformerEncoderLayer::forward(Var x, const Packing& p, Tensor* weights) c
   return r_ff_(x, [&](Var h) { return ff_.forward(h); });
 }
 
+Var TransformerEncoderLayer::step(Var x, KvCache& cache) const {
+  check(causal_, "transformer encoder: one position at a time needs a causal encoder");
+  x = r_self_(x, [&](Var h) { return self_.self_step(h, cache); });
+  return r_ff_(x, [&](Var h) { return ff_.forward(h); });
+}
+
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
                                                  const Scope& scope)
     : self_(c.d_model, c.heads, true, scope / "self_attn"),
@@ -232,6 +238,13 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
 Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {
   for (size_t l = 0; l < layers_.size(); ++l)
     x = layers_[l].forward(x, p, l + 1 == layers_.size() ? last_weights : nullptr);
+  return final_.empty() ? x : final_.front().forward(x);
+}
+
+Var TransformerEncoder::step(Var x, std::span<KvCache> caches) const {
+  check(caches.size() == layers_.size(), "transformer encoder: ", caches.size(), " caches for ",
+        layers_.size(), " layers");
+  for (size_t l = 0; l < layers_.size(); ++l) x = layers_[l].step(x, caches[l]);
   return final_.empty() ? x : final_.front().forward(x);
 }
 

@@ -11,8 +11,9 @@
 // step sees what it would offline: online decoding writes exactly the offline outputs, each
 // as early as the policy lets it. After a READ, the decoder encodes the longer prefix and goes
 // on from its state (IncrementalDecoder::extend_source; a step that ran off the prefix is taken
-// back and taken again): one decoder step per output token, plus the retaken ones, and one
-// encoding of the prefix per READ. A decoder that cannot is restarted on the longer prefix and
+// back and taken again): one decoder step per output token, plus the retaken ones; per READ,
+// the Transformer's causal encoder steps one position (its per-layer caches kept), the RNN
+// encodes the prefix again. A decoder that cannot is restarted on the longer prefix and
 // replays the tokens already written (O(|y|) steps per READ; the tokens are fixed).
 // Leaves out: beam search online (a beam's prefixes would have to wait for its slowest).
 #pragma once

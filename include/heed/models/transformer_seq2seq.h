@@ -88,6 +88,13 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, int64_t max_len,
                      int64_t rows_per_source = 1) const;
+  // Online decoding with a causal encoder, the source growing a position at a time: the source
+  // ids [B] at `position`, and one key/value cache per encoder layer (appended to) -> per
+  // decoder layer, that position's projected memory [B, 1, w] (w: 2d, or 3d with MoChA heads'
+  // chunk keys), what start() projects there.
+  std::vector<Var> encode_position(Graph& g, std::span<const int32_t> ids, int64_t position,
+                                   std::span<KvCache> encoder_caches) const;
+  int64_t encoder_layers() const { return static_cast<int64_t>(encoder_.layers()); }
   struct Step {
     Var logits;            // [B, V]
     Var log_probs;         // [B, V] unless only logits were asked for

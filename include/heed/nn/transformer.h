@@ -115,6 +115,11 @@ class TransformerEncoderLayer {
   // x [N, d], packed sequences (packing.h); `weights`: also the self-attention weights
   // [B, h, T, T] (no gradient)
   Var forward(Var x, const Packing& p, Tensor* weights = nullptr) const;
+  // A causal layer, one more position of each of B sequences: x [B, d] attends over itself and
+  // the earlier positions' keys and values in `cache` (and appends its own) -> [B, d], what
+  // forward() gives that position (online decoding: a source that arrives a token at a time).
+  Var step(Var x, KvCache& cache) const;
+  bool causal() const { return causal_; }
 
  private:
   bool causal_;  // online: a prefix's states do not depend on what follows
@@ -161,6 +166,10 @@ class TransformerEncoder {
  public:
   TransformerEncoder(const TransformerLayerConfig& c, int64_t layers, const Scope& scope);
   Var forward(Var x, const Packing& p, Tensor* last_weights = nullptr) const;
+  // Causal layers: one more position, x [B, d] -> [B, d] (TransformerEncoderLayer::step), with
+  // one cache per layer.
+  Var step(Var x, std::span<KvCache> caches) const;
+  size_t layers() const { return layers_.size(); }
 
  private:
   std::vector<TransformerEncoderLayer> layers_;
