@@ -208,6 +208,15 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
 
 namespace {
 
+// t, a heap tensor [1, capacity, w], made to hold at least `need` rows, its first `filled` kept
+// (the capacity at least doubled when it grows).
+void reserve_rows(Tensor& t, int64_t filled, int64_t need, int64_t w) {
+  if (t.data() != nullptr && t.shape().dim(1) >= need) return;
+  Tensor wider = Tensor::zeros(Shape{1, std::max<int64_t>(16, 2 * need), w});
+  if (filled > 0) std::copy(t.data(), t.data() + filled * w, wider.data());
+  t = std::move(wider);
+}
+
 // Incremental decoding of the Transformer: the state is the per-layer key/value caches and the
 // projected memory, all made by start() before the mark; each step frees the previous step's
 // nodes (Graph::rewind) and so runs in the memory of one position.
@@ -323,15 +332,8 @@ class TransformerDecoder final : public IncrementalDecoder {
       encoder_caches_.assign(static_cast<size_t>(model_.encoder_layers()), KvCache{});
     for (int64_t j = positions_encoded_; j < longer.S; ++j) {
       for (KvCache& c : encoder_caches_) {
-        if (c.k.data() != nullptr && c.t < c.k.shape().dim(1)) continue;
-        const int64_t capacity = std::max<int64_t>(16, 2 * c.t);
-        KvCache wider{Tensor::zeros(Shape{1, capacity, d}), Tensor::zeros(Shape{1, capacity, d}),
-                      c.t};
-        if (c.t > 0) {
-          std::copy(c.k.data(), c.k.data() + c.t * d, wider.k.data());
-          std::copy(c.v.data(), c.v.data() + c.t * d, wider.v.data());
-        }
-        c = std::move(wider);
+        reserve_rows(c.k, c.t, c.t + 1, d);
+        reserve_rows(c.v, c.t, c.t + 1, d);
       }
       const std::vector<Var> rows = model_.encode_position(
           g_, std::span<const int32_t>(longer.src).subspan(static_cast<size_t>(j), 1), j,
@@ -340,13 +342,8 @@ class TransformerDecoder final : public IncrementalDecoder {
       for (size_t l = 0; l < rows.size(); ++l) {
         const Tensor& row = rows[l].value();  // [1, 1, w]
         const int64_t w = row.shape().dim(2);
-        Tensor& m = memory_[l];
-        if (m.data() == nullptr || m.shape().dim(1) == j) {
-          Tensor wider = Tensor::zeros(Shape{1, std::max<int64_t>(16, 2 * j), w});
-          if (j > 0) std::copy(m.data(), m.data() + j * w, wider.data());
-          m = std::move(wider);
-        }
-        std::copy(row.data(), row.data() + w, m.data() + j * w);
+        reserve_rows(memory_[l], j, j + 1, w);
+        std::copy(row.data(), row.data() + w, memory_[l].data() + j * w);
       }
       g_.rewind(start_, {});  // this position's nodes: its values are in the caches and memory_
     }
