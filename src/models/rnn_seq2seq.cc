@@ -438,6 +438,8 @@ class RnnDecoder final : public IncrementalDecoder {
   // The state (s, the LSTM cell, the fed-back vector, the last alignment, the step) outlives a new
   // encoding of the longer source; the alignment gets 0 at the positions added.
   bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+    check(longer.B * rows_per_source_ == state_.rnn.h.dim(0), "extend_source: ", longer.B,
+          " sources for ", state_.rnn.h.dim(0), " rows");
     check(!retake || before_.step >= 0, "extend_source: no step to take back");
     const Saved saved = retake ? std::move(before_) : Saved(state_);
     before_ = {};
