@@ -2,7 +2,9 @@
 #include "heed/decode/classifier.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
 
 #include "heed/autograd/graph.h"
 #include "heed/util/error.h"
@@ -17,7 +19,10 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
   std::vector<Prediction> out(lines.size());
   std::vector<std::vector<int32_t>> s;
   for (size_t i = 0; i < lines.size(); ++i) {
-    out[i].tokens = m.seg.split(lines[i]);
+    std::string line = lines[i];
+    if (m.model->config().lowercase)  // as the training data was (read_sst_trees)
+      for (char& c : line) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out[i].tokens = m.seg.split(line);
     check(!out[i].tokens.empty(), name, ":", i + 1, ": an empty line (nothing to classify)");
     s.push_back(m.vocab.encode(out[i].tokens));
   }

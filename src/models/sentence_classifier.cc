@@ -109,6 +109,7 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"penalty", json_number(penalty)},
                       {"word_dropout", json_number(word_dropout)}};
   if (max_norm > 0.f) j["max_norm"] = json_number(max_norm);  // absent: none, as older models
+  if (lowercase) j["lowercase"] = true;                       // absent: as written
   if (kind == SentenceEncoder::Conv || kind == SentenceEncoder::Kim) {
     j["model"] = kind == SentenceEncoder::Conv ? kConvClassifier : kKimCnn;
     j["encoder"] = kind == SentenceEncoder::Conv ? conv.to_json() : kim.to_json();
@@ -163,6 +164,7 @@ ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
     c.penalty = j.at("penalty").get<float>();
     c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
     c.max_norm = j.value("max_norm", 0.f);
+    c.lowercase = j.value("lowercase", false);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed classifier config (", e.what(), ")");
   }

@@ -131,6 +131,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   cfg.model.encoder.vocab = vocab.size();
   cfg.model.encoder.dropout = cfg.model.dropout;
   cfg.model.classes = train.classes;
+  cfg.model.lowercase = cfg.trees > 0;  // read_sst_trees lowercases: so must whoever runs the model
   // 3. the model, then the shared loop
   nlohmann::json config = cfg.model.to_json();
   config["units"] = units_name(cfg.units);

@@ -78,6 +78,11 @@ for line in open(sys.argv[1]):
 print(n)' "$work/train_trees.txt")
 grep -q " $phrases training phrases, 2 classes" "$work/trees.log" || fail "trees: not $phrases phrases: $(head -3 "$work/trees.log")"
 grep -q "^test .* (1821 sentences, best dev model)" "$work/trees.log" || fail "trees: test roots: $(tail -2 "$work/trees.log")"
+# the tree reader lowercases every word: the model says so, and lowercases what it classifies
+grep -q '"lowercase": *true' "$work/trees/config.json" || fail "trees: the model does not say it lowercases"
+printf 'A Good Film .\nThe Worst Movie\n' | "$heed" classify --model "$work/trees" --probs > "$work/cased"
+printf 'a good film .\nthe worst movie\n' | "$heed" classify --model "$work/trees" --probs > "$work/lower"
+cmp -s "$work/cased" "$work/lower" || fail "trees: cased input classified unlike lowercased: $(cat "$work/cased" "$work/lower")"
 # the convolutional classifiers on the same trees: Kim's CNN (Adadelta, as the paper) and the
 # gated dilated stack, each naming its encoder; the Kim model classifies from its directory
 for m in kim-cnn conv; do

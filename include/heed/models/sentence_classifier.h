@@ -64,6 +64,8 @@ struct ClassifierConfig {
   int64_t classes = 2;       // C
   float dropout = 0.5f;      // on the embeddings, between layers and in the classifier
   float word_dropout = 0.f;  // training: each token becomes <unk> with this probability
+  bool lowercase = false;    // the input is lowercased before it is split (a model trained on SST
+                             // trees, whose reader lowercases every word)
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
   float max_norm = 0.f;      // > 0: the output layer's class vectors kept within this L2 norm
 
