@@ -169,11 +169,9 @@ std::vector<Var> TransformerSeq2Seq::encode_position(Graph& g, std::span<const i
   const auto B = static_cast<int64_t>(ids.size());
   int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B));
   std::fill(pos, pos + B, static_cast<int32_t>(position));
-  int32_t* ones = g.arena().array<int32_t>(static_cast<size_t>(B));
-  std::fill(ones, ones + B, 1);
   Var x = positions_->forward(g, *src_embed_, ids, {pos, static_cast<size_t>(B)});  // [B, d]
   x = encoder_.step(x, encoder_caches);  // the memory at `position`  [B, d]
-  const Packing one{.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
+  const Packing one = single_positions(g, B);
   std::vector<Var> rows;
   for (const auto& layer : decoder_) rows.push_back(layer.project_memory(x, one));  // [B, 1, w]
   return rows;

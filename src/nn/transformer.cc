@@ -208,10 +208,7 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
                                   KvCache& cache, MonotonicHeadsState* heads, int64_t wait_k,
                                   Tensor* weights) const {
   // one position per sequence: packed and padded [B, 1, d] coincide
-  const auto B = static_cast<int64_t>(src_lengths.size());
-  int32_t* ones = y.graph().arena().array<int32_t>(B);
-  std::fill(ones, ones + B, 1);
-  const Packing one{.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
+  const Packing one = single_positions(y.graph(), static_cast<int64_t>(src_lengths.size()));
   // wait-k: this output, at position t = cache.t, sees source positions j <= t + k - 1
   const std::optional<int64_t> prefix =
       wait_k > 0 ? std::optional<int64_t>(cache.t + wait_k - 1) : std::nullopt;

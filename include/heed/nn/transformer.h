@@ -119,7 +119,6 @@ class TransformerEncoderLayer {
   // the earlier positions' keys and values in `cache` (and appends its own) -> [B, d], what
   // forward() gives that position (online decoding: a source that arrives a token at a time).
   Var step(Var x, KvCache& cache) const;
-  bool causal() const { return causal_; }
 
  private:
   bool causal_;  // online: a prefix's states do not depend on what follows

@@ -23,6 +23,12 @@ Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T) {
   return p;
 }
 
+Packing single_positions(Graph& g, int64_t B) {
+  int32_t* ones = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(ones, ones + B, 1);
+  return {.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
+}
+
 PackedIds pack_ids(Graph& g, std::span<const int32_t> time_major, const Packing& p, int32_t first) {
   const int64_t B = p.B(), skip = first >= 0 ? 1 : 0;
   int32_t* ids = g.arena().array<int32_t>(static_cast<size_t>(p.N));
