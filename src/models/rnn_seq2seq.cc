@@ -416,8 +416,10 @@ class RnnDecoder final : public IncrementalDecoder {
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
-    // monotonic attention: online decoding may take this step back (it ran off the prefix)
-    if (model_.config().monotonic()) before_ = Saved(state_);
+    // monotonic attention: online decoding may take this step back (it ran off the prefix); the
+    // state's nodes live until the next step's recycle, so handles suffice
+    retakable_ = model_.config().monotonic();
+    if (retakable_) before_ = state_;
     RnnSeq2Seq::Step s = model_.step(g_, prev, state_, scores);
     state_ = s.next;
     // monotonic attention: a row attending to nothing has run off the end of its memory
@@ -440,9 +442,9 @@ class RnnDecoder final : public IncrementalDecoder {
   bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
     check(longer.B * rows_per_source_ == state_.rnn.h.dim(0), "extend_source: ", longer.B,
           " sources for ", state_.rnn.h.dim(0), " rows");
-    check(!retake || before_.step >= 0, "extend_source: no step to take back");
-    const Saved saved = retake ? std::move(before_) : Saved(state_);
-    before_ = {};
+    check(!retake || retakable_, "extend_source: no step to take back");
+    const Saved saved(retake ? before_ : state_);
+    retakable_ = false;
     g_.rewind(start_, {});  // the old encoding and everything since
     state_ = model_.start(g_, longer.src, longer.S, longer.src_lengths, rows_per_source_);
     state_.attention.distribution = distribution_;
@@ -454,9 +456,8 @@ class RnnDecoder final : public IncrementalDecoder {
  private:
   // A decoder state's values, copied out of the graph.
   struct Saved {
-    int64_t step = -1;
+    int64_t step = 0;
     Tensor h, c, feed, previous;
-    Saved() = default;
     explicit Saved(const RnnSeq2Seq::DecoderState& st) : step(st.t()) {
       auto copy = [](const Var& v) { return v.valid() ? v.value().clone() : Tensor(); };
       h = copy(st.rnn.h);
@@ -489,7 +490,8 @@ class RnnDecoder final : public IncrementalDecoder {
   Graph::Mark encoded_;
   int64_t rows_per_source_;
   bool weights_, distribution_;
-  Saved before_;  // monotonic attention: the state before the last step
+  RnnSeq2Seq::DecoderState before_;  // monotonic attention: the state before the last step,
+  bool retakable_ = false;           // valid until the next step or extension
 };
 
 }  // namespace
