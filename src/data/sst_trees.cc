@@ -1,8 +1,6 @@
 // The SST tree reader (see the header): a recursive descent over each line's brackets.
 #include "heed/data/sst_trees.h"
 
-#include <cctype>
-
 #include "heed/data/text.h"
 #include "heed/util/error.h"
 
@@ -43,7 +41,7 @@ class TreeParser {
       const size_t word_at = i_;
       std::string w = token();
       if (w.empty()) fail_at(word_at, "a node with neither a word nor children");
-      for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      lowercase_ascii(w);
       t.words.push_back(std::move(w));
       skip_spaces();
     }

@@ -2,6 +2,7 @@
 // Leaves out: any encoding but UTF-8 (the shared datasets are all UTF-8 or ASCII).
 #include "heed/data/text.h"
 
+#include <cctype>
 #include <istream>
 #include <sstream>
 
@@ -77,6 +78,10 @@ std::vector<std::string> read_lines(std::istream& in, const std::string& name) {
   text << in.rdbuf();
   check(!in.bad(), name, ": read error");
   return checked_lines(text.str(), name);
+}
+
+void lowercase_ascii(std::string& s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
 std::vector<std::string> split_words(std::string_view line) {

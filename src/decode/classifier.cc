@@ -2,11 +2,11 @@
 #include "heed/decode/classifier.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <string>
 
 #include "heed/autograd/graph.h"
+#include "heed/data/text.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -20,8 +20,7 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
   std::vector<std::vector<int32_t>> s;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string line = lines[i];
-    if (m.model->config().lowercase)  // as the training data was (read_sst_trees)
-      for (char& c : line) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (m.model->config().lowercase) lowercase_ascii(line);  // as read_sst_trees did in training
     out[i].tokens = m.seg.split(line);
     check(!out[i].tokens.empty(), name, ":", i + 1, ": an empty line (nothing to classify)");
     s.push_back(m.vocab.encode(out[i].tokens));

@@ -27,6 +27,10 @@ std::vector<std::string> read_lines(const std::string& path);
 // empty stream gives no lines.
 std::vector<std::string> read_lines(std::istream& in, const std::string& name);
 
+// A-Z to a-z in place; every other byte (UTF-8 beyond ASCII included) as it is. What the SST
+// tree reader does to its words, and so what a model trained on them does to its input.
+void lowercase_ascii(std::string& s);
+
 // Whitespace-separated words (runs of space/tab collapse; no empty words).
 std::vector<std::string> split_words(std::string_view line);
 // Unicode code points, each as its UTF-8 bytes; a space becomes kSpaceUnit so that character
