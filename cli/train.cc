@@ -224,9 +224,12 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
   add_enum_option(*app, "--hard-baseline", m.hard.baseline,
-                  "rnn, --hard-train reinforce: REINFORCE's baseline, a moving average of the "
+                  "rnn, --hard-train reinforce: REINFORCE's baseline: a moving average of the "
                   "log-likelihood per token: global (one for all, Xu et al. 2015) or word (one "
-                  "per target word, which takes each word's difficulty out of the advantage)");
+                  "per target word, which takes each word's difficulty out of the advantage); or "
+                  "expected: each token's log-likelihood with the expected context sum_j "
+                  "alpha_ij h_j in place of the sample (a soft-attention baseline, Deng et al. "
+                  "2018; one more read-out per step; needs --hard-discount 0)");
   app->add_option("--hard-discount", m.hard.discount,
                   "rnn, --hard-train reinforce: discount gamma of the return R_t = sum over t' >= "
                   "t of gamma^(t'-t) log p(y_t') (1: the whole reward to go; 0: the step's own "

@@ -251,7 +251,8 @@ void RnnSeq2Seq::recycle(Graph& g, const Graph::Mark& encoded, DecoderState& sta
   g.rewind(encoded, state.carried());
 }
 
-Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a) const {
+Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a,
+                        Var* expected) const {
   const Attention& attention = *attention_;
   if (config_.hard_exact()) {
     st.rnn = dec_cell_.step(g, gy, st.rnn);           // s_i = RNN(E y_{i-1}, s_{i-1})
@@ -260,6 +261,10 @@ Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a) 
   }
   if (!config_.luong_style()) {
     a = attention.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
+    if (expected && a.expected.valid()) {  // the same step from s_{i-1} with sum_j alpha_ij h_j
+      const RnnState s = dec_cell_.step(g, gy + linear(a.expected, g.param(*feed_W_)), st.rnn);
+      *expected = concat({s.h, a.expected, y}, 1);
+    }
     st.rnn = dec_cell_.step(g, gy + linear(a.context, g.param(*feed_W_)), st.rnn);
     st.feed = a.context;
     return concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
@@ -283,20 +288,37 @@ Var RnnSeq2Seq::hard_scores(Var base, const DecoderState& st, const Attended& a)
          embedding(reshape(st.mix_keys, Shape{B * S, V}), {rows, static_cast<size_t>(B)}, Shape{B});
 }
 
-Var RnnSeq2Seq::reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
+namespace {
+
+// log softmax(logits)[y] of each target token, 0 on padding  [T, B]; values only, no graph node
+std::vector<float> target_log_probs(Graph& g, Var logits, std::span<const int32_t> tokens) {
+  const int64_t N = logits.dim(0) * logits.dim(1), V = logits.dim(2);
+  Tensor lp = g.alloc(logits.shape());
+  kernels::softmax_forward(logits.value().data(), {}, lp.data(), logits.shape(), /*log=*/true);
+  std::vector<float> out(static_cast<size_t>(N), 0.f);
+  for (int64_t i = 0; i < N; ++i)
+    if (tokens[i] != Vocab::kPad) out[i] = lp.data()[i * V + tokens[i]];
+  return out;
+}
+
+}  // namespace
+
+Var RnnSeq2Seq::reinforce_term(Graph& g, Var logits, Var expected_logits, const Seq2SeqBatch& b,
                                const std::vector<Attended>& steps) const {
   // the rewards: log p(y_t) of each target token under the sampled contexts  [T, B]
-  const int64_t T = b.T, B = b.B, V = logits.dim(2);
-  Tensor lp = g.alloc(logits.shape());  // log-softmax values only: no graph node
-  kernels::softmax_forward(logits.value().data(), {}, lp.data(), logits.shape(), /*log=*/true);
-  std::vector<float> rewards(static_cast<size_t>(T * B), 0.f);
-  for (int64_t i = 0; i < T * B; ++i)
-    if (b.tgt_out[i] != Vocab::kPad) rewards[i] = lp.data()[i * V + b.tgt_out[i]];
+  const int64_t T = b.T, B = b.B;
+  const std::vector<float> rewards = target_log_probs(g, logits, b.tgt_out);
   const auto N = static_cast<float>(b.target_tokens);
-  if (std::isnan(baseline_.per_token())) baseline_.update(rewards, b.tgt_out, Vocab::kPad);
-  const Tensor advantage = reinforce_advantage(g, rewards, baseline_.of(b.tgt_out, Vocab::kPad),
-                                               b.tgt_out, Vocab::kPad, T, B, config_.hard.discount);
-  baseline_.update(rewards, b.tgt_out, Vocab::kPad);
+  std::vector<float> baselines;
+  if (expected_logits.valid()) {  // b_t = log p(y_t | s_{t-1}, sum_j alpha_tj h_j)
+    baselines = target_log_probs(g, expected_logits, b.tgt_out);
+  } else {  // the moving averages of earlier batches' rewards
+    if (std::isnan(baseline_.per_token())) baseline_.update(rewards, b.tgt_out, Vocab::kPad);
+    baselines = baseline_.of(b.tgt_out, Vocab::kPad);
+    baseline_.update(rewards, b.tgt_out, Vocab::kPad);
+  }
+  const Tensor advantage = reinforce_advantage(g, rewards, baselines, b.tgt_out, Vocab::kPad, T, B,
+                                               config_.hard.discount);
   std::vector<Var> log_probs, entropies;
   for (const Attended& a : steps) {
     log_probs.push_back(reshape(a.log_prob, Shape{1, B}));
@@ -332,8 +354,17 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
   return out;
 }
 
-Var RnnSeq2Seq::read_out_input(Var o) const {
-  o = dropout(o, config_.dropout);
+RnnSeq2Seq::ReadoutStreams RnnSeq2Seq::readout_streams(Graph& g) const {
+  // in the order the read-out's dropouts would draw them
+  ReadoutStreams s;
+  if (!g.training() || config_.dropout == 0.f) return s;
+  s.input = g.next_stream();
+  if (config_.readout == Readout::Maxout) s.maxout = g.next_stream();
+  return s;
+}
+
+Var RnnSeq2Seq::read_out_input(Var o, const ReadoutStreams& streams) const {
+  o = dropout(o, config_.dropout, streams.input);
   if (config_.readout == Readout::Concat) return o;  // W o_i + b follows
   // Bahdanau et al. 2015, A.2.2: t~ = W_t o_i + b_t [..., 2l]; t_j = max(t~_2j-1, t~_2j) [..., l]
   Graph& g = o.graph();
@@ -342,12 +373,16 @@ Var RnnSeq2Seq::read_out_input(Var o) const {
   pairs.back() = config_.readout_dim;
   pairs.push_back(2);  // [..., l, 2]: the adjacent pairs
   t = max(reshape(t, Shape(pairs)), static_cast<int>(pairs.size()) - 1);
-  return dropout(t, config_.dropout);  // W_o t_i + b follows
+  return dropout(t, config_.dropout, streams.maxout);  // W_o t_i + b follows
+}
+
+Var RnnSeq2Seq::read_out(Var o, const ReadoutStreams& streams) const {
+  Graph& g = o.graph();
+  return linear(read_out_input(o, streams), g.param(*out_W_), g.param(*out_b_));
 }
 
 Var RnnSeq2Seq::read_out(Var o) const {
-  Graph& g = o.graph();
-  return linear(read_out_input(o), g.param(*out_W_), g.param(*out_b_));
+  return read_out(o, readout_streams(o.graph()));
 }
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
@@ -361,20 +396,22 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   // Teacher forcing: every target-side input projection in one GEMM, [T, B, G H]
   Var y = dropout(embedding(g.param(*tgt_embed_), b.tgt_in, Shape{b.T, b.B}), config_.dropout);
   Var gy = dec_cell_.project(g, y);
-  std::vector<Var> outs;
+  std::vector<Var> outs, expected_outs;  // [1, B, *] each
   std::vector<Attended> steps(static_cast<size_t>(b.T));
   outs.reserve(b.T);
   for (int64_t t = 0; t < b.T; ++t) {
-    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, steps[t]);  // [B, *]
+    Var expected;  // REINFORCE's expected baseline: the step with sum_j alpha_tj h_j
+    Var o = advance(g, select(gy, 0, t), select(y, 0, t), st, steps[t], &expected);  // [B, *]
     outs.push_back(reshape(o, Shape{1, o.dim(0), o.dim(1)}));
+    if (expected.valid()) expected_outs.push_back(reshape(expected, outs.back().shape()));
   }
   // The read-out's GEMMs over all target positions at once: [T, B, *] -> [T, B, V]
   const CrossEntropyOptions ce{.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing};
   const bool sampled = !steps.empty() && steps.front().log_prob.valid();  // REINFORCE's
   if (!config_.hard_exact() && !sampled)  // the output layer fused with its loss, by chunks
-    return linear_cross_entropy(read_out_input(concat(outs, 0)), g.param(*out_W_), g.param(*out_b_),
-                                b.tgt_out, ce);
-  Var logits;
+    return linear_cross_entropy(read_out_input(concat(outs, 0), readout_streams(g)),
+                                g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
+  Var logits, expected_logits;
   if (config_.hard_exact()) {
     // W_s s_i + b + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p
     // [T, B, V], which cross_entropy's log-softmax leaves as it is
@@ -386,10 +423,15 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
                              Shape{1, b.B, config_.tgt_vocab}));
     logits = concat(rows, 0);
   } else {
-    logits = read_out(concat(outs, 0));
+    // sampled contexts; the expected baseline's read-out under the same dropout masks, so that
+    // a sample whose context equals the expected one has no advantage
+    const ReadoutStreams streams = readout_streams(g);
+    logits = read_out(concat(outs, 0), streams);
+    if (!expected_outs.empty()) expected_logits = read_out(concat(expected_outs, 0), streams);
   }
   Var loss = cross_entropy(logits, b.tgt_out, ce);
-  if (sampled) loss = loss + reinforce_term(g, logits, b, steps);  // hard attention, sampled
+  if (sampled)  // hard attention, sampled
+    loss = loss + reinforce_term(g, logits, expected_logits, b, steps);
   return loss;
 }
 

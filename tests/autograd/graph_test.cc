@@ -167,6 +167,20 @@ TEST(Graph, EmbeddingGradientIsRowSparse) {
   for (float v : table.grad.span()) EXPECT_EQ(v, 0.f);
 }
 
+// Two tensors of one shape dropped with one stream lose the same entries; a fresh stream, others.
+TEST(Graph, DropoutWithOneStreamSharesTheMask) {
+  Graph g(Mode::Train, 3);
+  Var a = g.variable(Tensor::full({1000}, 1.f)), b = g.variable(Tensor::full({1000}, 2.f));
+  const uint64_t s = g.next_stream();
+  Var da = dropout(a, 0.3f, s), db = dropout(b, 0.3f, s), dc = dropout(b, 0.3f);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(da.value().data()[i] == 0.f, db.value().data()[i] == 0.f) << i;
+    differ += (db.value().data()[i] == 0.f) != (dc.value().data()[i] == 0.f);
+  }
+  EXPECT_GT(differ, 100);
+}
+
 TEST(Graph, DropoutIsReproducibleAndScaled) {
   auto run = [](uint64_t seed) {
     Graph g(Mode::Train, seed);

@@ -5,6 +5,9 @@
 // of the logits alone, or with the marginal it was trained on (--hard-marginal).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "heed/decode/forced.h"
 #include "heed/decode/greedy.h"
 #include "heed/models/rnn_seq2seq.h"
@@ -85,6 +88,63 @@ TEST(HardAttentionModel, ReinforceWithWordBaselinesAndNoDiscountLearnsReversal) 
   nlohmann::json old = hard_config(HardTraining::Reinforce).to_json();
   EXPECT_FALSE(old.contains("hard_baseline") || old.contains("hard_discount"));
   EXPECT_EQ(RnnSeq2SeqConfig::from_json(old).hard.baseline, HardBaseline::Global);
+}
+
+// REINFORCE with the expected baseline (each token's log-likelihood with sum_j alpha_ij h_j in
+// place of the sample) learns it as well.
+TEST(HardAttentionModel, ReinforceWithTheExpectedBaselineLearnsReversal) {
+  ParameterStore store;
+  Rng rng(10);
+  RnnSeq2SeqConfig c = hard_config(HardTraining::Reinforce);
+  c.hard.baseline = HardBaseline::Expected;
+  c.hard.discount = 0.f;
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  testing::train_reversal(model, store, rng, 800, 5.f, [](int) { return 5e-3f; });
+  EXPECT_GE(testing::reversal_accuracy(model), 0.9);
+  EXPECT_GE(on_reversed_position(model), 0.9);
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(c.to_json()).hard.baseline, HardBaseline::Expected);
+  c.hard.discount = 1.f;  // later baselines depend on this step's sample: refused
+  EXPECT_THROW(RnnSeq2Seq(c, Scope(store, rng, "refused")), Error);
+}
+
+// The expected baseline is the reward the step would have had with the expected context: when
+// the decoder ignores its context (the context's weights in the gates and the read-out zeroed),
+// every sample earns exactly that, so REINFORCE gives the score function no gradient — with
+// dropout on, as the reward's and the baseline's read-outs share their masks. A moving-average
+// baseline leaves an advantage, and a gradient.
+TEST(HardAttentionModel, TheExpectedBaselineLeavesNoAdvantageWhenTheContextIsIgnored) {
+  auto score_gradient = [](HardBaseline baseline) {
+    ParameterStore store;
+    Rng rng(10);
+    RnnSeq2SeqConfig c = hard_config(HardTraining::Reinforce);
+    c.hard.baseline = baseline;
+    c.hard.discount = 0.f;
+    c.hard.mix = 0.f;  // every row sampled
+    c.dropout = 0.3f;
+    RnnSeq2Seq model(c, Scope(store, rng, "m"));
+    const int64_t H = c.dec_hidden, Dm = 64;  // [s_i ; c_i ; E y_{i-1}]: c_i is [H, H + Dm)
+    for (Parameter* p : store.all()) {
+      if (p->name == "m/decoder/rnn/W_context") p->value.fill(0.f);
+      if (p->name != "m/decoder/out/W") continue;
+      EXPECT_EQ(p->value.dim(1), H + Dm + c.tgt_embed);
+      for (int64_t v = 0; v < p->value.dim(0); ++v)
+        std::fill_n(p->value.data() + v * p->value.dim(1) + H, Dm, 0.f);
+    }
+    auto [src, tgt] = testing::reversal(rng, 16, 3, 6, 12);
+    Graph g(Mode::Train, 7);
+    g.backward(model.loss(g, make_batch(src, tgt, false)));
+    double largest = 0;
+    int scorer = 0;
+    for (const Parameter* p : store.all()) {
+      if (p->name.find("/attention/") == std::string::npos) continue;
+      ++scorer;
+      for (float x : p->grad.span()) largest = std::max(largest, std::fabs(double{x}));
+    }
+    EXPECT_GT(scorer, 0);
+    return largest;
+  };
+  EXPECT_EQ(score_gradient(HardBaseline::Expected), 0.0);
+  EXPECT_GT(score_gradient(HardBaseline::Global), 1e-4);
 }
 
 TEST(HardAttentionModel, ExactMarginalGradients) {

@@ -147,19 +147,31 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
   // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style), h~_t (Luong style) or s_i
-  // (exact hard attention); `attended` gets the attention's step (alpha [B, S], ...).
-  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& attended) const;
+  // (exact hard attention); `attended` gets the attention's step (alpha [B, S], ...). With
+  // REINFORCE's expected baseline (hard attention: Bahdanau style), `expected` gets the read-out
+  // input the same step would have made with the expected context in place of the sampled one
+  // (st advances with the sample).
+  Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& attended,
+              Var* expected = nullptr) const;
   // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
   // log p(y_i) summed over j in training (and in decoding with --hard-marginal), the chosen
   // j's logits in argmax decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
   // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact),
   // and the input of their last product W . + b (o itself, or the maxout layer's t).
+  // The dropout streams of a read-out (its input's, the maxout layer's): two read-outs given
+  // the same streams drop the same entries of same-shaped inputs.
+  struct ReadoutStreams {
+    uint64_t input = 0, maxout = 0;
+  };
+  ReadoutStreams readout_streams(Graph& g) const;
   Var read_out(Var o) const;
-  Var read_out_input(Var o) const;
+  Var read_out(Var o, const ReadoutStreams& streams) const;
+  Var read_out_input(Var o, const ReadoutStreams& streams) const;
   // REINFORCE's term for hard attention trained by sampling (nn/reinforce.h), its rewards the
-  // log-likelihoods of the target tokens under `logits` [T, B, V].
-  Var reinforce_term(Graph& g, Var logits, const Seq2SeqBatch& b,
+  // log-likelihoods of the target tokens under `logits` [T, B, V]; its baselines theirs under
+  // `expected_logits` [T, B, V] (the expected baseline) or the moving averages.
+  Var reinforce_term(Graph& g, Var logits, Var expected_logits, const Seq2SeqBatch& b,
                      const std::vector<Attended>& steps) const;
   RnnSeq2SeqConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary

@@ -8,10 +8,14 @@
 namespace heed {
 
 Var dropout(Var x, float p) {
+  Graph& G = x.graph();
+  return dropout(x, p, G.training() && p > 0.f ? G.next_stream() : 0);
+}
+
+Var dropout(Var x, float p, uint64_t stream) {
   check(p >= 0.f && p < 1.f, "dropout: p must be in [0, 1), got ", p);
   Graph& G = x.graph();
   if (!G.training() || p == 0.f) return x;
-  uint64_t stream = G.next_stream();
   Tensor y = G.alloc(x.shape());
   int64_t n = y.numel();
   kernels::dropout(x.value().data(), y.data(), n, stream, p, false);

@@ -39,7 +39,8 @@ std::span<const Named<HardTraining>> names(HardTraining) {
 
 std::span<const Named<HardBaseline>> names(HardBaseline) {
   static constexpr Named<HardBaseline> kNames[] = {{HardBaseline::Global, "global"},
-                                                   {HardBaseline::Word, "word"}};
+                                                   {HardBaseline::Word, "word"},
+                                                   {HardBaseline::Expected, "expected"}};
   return kNames;
 }
 

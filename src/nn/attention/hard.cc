@@ -5,7 +5,8 @@
 // default, luong-*), trained one of three ways:
 //   reinforce  j ~ alpha_i, c_i = h_j; with probability `mix` the expected context sum_j alpha_ij
 //              h_j instead (Xu et al.: 0.5). The score function's gradient is REINFORCE's,
-//              (R - b) d log alpha_ij, which the decoder forms from log_prob (nn/reinforce.h)
+//              (R - b) d log alpha_ij, which the decoder forms from log_prob (nn/reinforce.h);
+//              b a moving average, or log p(y_i) with the expected context in place of h_j
 //   gumbel     w_i = one_hot(argmax_j y_ij) forward, dy_i backward (straight-through), with
 //              y_i = softmax((e_i + g_i) / tau), g_ij ~ Gumbel(0, 1), tau annealed as
 //              max(tau_min, tau_0 exp(-r step)) (Jang, Gu & Poole 2017)
@@ -52,6 +53,12 @@ class HardAttention final : public Attention {
           " is not a probability");
     check(c.hard.discount >= 0.f && c.hard.discount <= 1.f, "hard attention: --hard-discount ",
           c.hard.discount, " is not in [0, 1]");
+    // b_t' (t' > t) comes from a state that step t's sample made: in a return it would bias
+    // the estimate of step t's gradient
+    check(c.hard.baseline != HardBaseline::Expected || c.hard.discount == 0.f,
+          "hard attention: --hard-baseline expected needs --hard-discount 0 (the later steps' "
+          "baselines depend on this step's sample), got ",
+          c.hard.discount);
     check(c.hard.tau > 0.f && c.hard.tau_min > 0.f,
           "hard attention: Gumbel temperatures must be "
           "positive, got ",
@@ -153,6 +160,9 @@ class HardAttention final : public Attention {
     out.log_prob = reshape(lp, Shape{B}) * g.constant(sampled);
     // H(alpha_i) = -sum_j alpha_ij log alpha_ij, the padding's 0 log 0 as 0  [B]
     out.entropy = -sum(alpha * masked_fill(log_alpha, st.memory.mask, 0.f), 1);
+    // the baseline's context, sum_j alpha_ij h_j: the decoder scores y_i with it as well
+    if (hard_.baseline == HardBaseline::Expected)
+      out.expected = weighted_sum(alpha, st.memory.annotations);  // [B, Dm]
     return out;
   }
 

@@ -10,5 +10,9 @@ namespace heed {
 // graph's seed, so the mask is the same for any thread count and is regenerated in backward
 // instead of stored. Inference, or p = 0: y = x (the same node).
 Var dropout(Var x, float p);
+// The same with the mask's stream given (from Graph::next_stream()): two tensors of one shape
+// dropped with one stream share their mask (REINFORCE's reward and its baseline, computed from
+// two read-out inputs, see models/rnn_seq2seq).
+Var dropout(Var x, float p, uint64_t stream);
 
 }  // namespace heed

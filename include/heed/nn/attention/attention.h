@@ -57,10 +57,12 @@ enum class HardTraining {
 };
 std::span<const Named<HardTraining>> names(HardTraining);  // "reinforce", "gumbel", "exact"
 
-// REINFORCE's baseline: one moving average of the log-likelihood per token (Xu et al. 2015), or
-// one per target word.
-enum class HardBaseline { Global, Word };
-std::span<const Named<HardBaseline>> names(HardBaseline);  // "global", "word"
+// REINFORCE's baseline: one moving average of the log-likelihood per token (Xu et al. 2015),
+// one per target word, or each token's own log-likelihood under the expected context
+// sum_j alpha_ij h_j in place of the sampled h_j (a soft-attention baseline, as Deng et al. 2018
+// use for hard attention): it depends on the decoder's state, not on the sample.
+enum class HardBaseline { Global, Word, Expected };
+std::span<const Named<HardBaseline>> names(HardBaseline);  // "global", "word", "expected"
 
 struct HardAttentionConfig {
   AttentionKind score = AttentionKind::Bahdanau;  // the score function: bahdanau or luong-*
@@ -101,6 +103,7 @@ struct Attended {
   Var log_prob{};  // reinforce training: log alpha_ij of the sampled j [B] (0 for a row that took
                    // the expected context)
   Var entropy{};   // reinforce training: H(alpha_i) [B]
+  Var expected{};  // reinforce training with the expected baseline: sum_j alpha_ij h_j [B, Dm]
 };
 
 // The source side of one batch, given to start().
