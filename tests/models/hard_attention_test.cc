@@ -70,41 +70,42 @@ INSTANTIATE_TEST_SUITE_P(All, EachHardTraining,
                                            HardTraining::Gumbel),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 
-// REINFORCE with a baseline per target word and the step's own reward (gamma 0) learns it too.
-TEST(HardAttentionModel, ReinforceWithWordBaselinesAndNoDiscountLearnsReversal) {
+// REINFORCE with the step's own reward (gamma 0) and a baseline per target word, or each token's
+// log-likelihood with sum_j alpha_ij h_j in place of the sample, learns it too; the options
+// survive config.json.
+class EachReinforceBaseline : public ::testing::TestWithParam<HardBaseline> {};
+
+TEST_P(EachReinforceBaseline, WithoutDiscountLearnsReversal) {
   ParameterStore store;
   Rng rng(10);
   RnnSeq2SeqConfig c = hard_config(HardTraining::Reinforce);
-  c.hard.baseline = HardBaseline::Word;
+  c.hard.baseline = GetParam();
   c.hard.discount = 0.f;
   RnnSeq2Seq model(c, Scope(store, rng, "m"));
   testing::train_reversal(model, store, rng, 800, 5.f, [](int) { return 5e-3f; });
   EXPECT_GE(testing::reversal_accuracy(model), 0.9);
   EXPECT_GE(on_reversed_position(model), 0.9);
-  // the options survive config.json; an older model's config (without them) loads as before
   const RnnSeq2SeqConfig back = RnnSeq2SeqConfig::from_json(c.to_json());
-  EXPECT_EQ(back.hard.baseline, HardBaseline::Word);
+  EXPECT_EQ(back.hard.baseline, GetParam());
   EXPECT_EQ(back.hard.discount, 0.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EachReinforceBaseline,
+                         ::testing::Values(HardBaseline::Word, HardBaseline::Expected),
+                         [](const auto& info) { return std::string(name_of(info.param)); });
+
+TEST(HardAttentionModel, ReinforceOptionsOfAnOlderModelAndRefusedOnes) {
+  // an older model's config (without the options) loads as before
   nlohmann::json old = hard_config(HardTraining::Reinforce).to_json();
   EXPECT_FALSE(old.contains("hard_baseline") || old.contains("hard_discount"));
   EXPECT_EQ(RnnSeq2SeqConfig::from_json(old).hard.baseline, HardBaseline::Global);
-}
-
-// REINFORCE with the expected baseline (each token's log-likelihood with sum_j alpha_ij h_j in
-// place of the sample) learns it as well.
-TEST(HardAttentionModel, ReinforceWithTheExpectedBaselineLearnsReversal) {
-  ParameterStore store;
-  Rng rng(10);
+  // the expected baseline in a return: later baselines depend on this step's sample
   RnnSeq2SeqConfig c = hard_config(HardTraining::Reinforce);
   c.hard.baseline = HardBaseline::Expected;
-  c.hard.discount = 0.f;
-  RnnSeq2Seq model(c, Scope(store, rng, "m"));
-  testing::train_reversal(model, store, rng, 800, 5.f, [](int) { return 5e-3f; });
-  EXPECT_GE(testing::reversal_accuracy(model), 0.9);
-  EXPECT_GE(on_reversed_position(model), 0.9);
-  EXPECT_EQ(RnnSeq2SeqConfig::from_json(c.to_json()).hard.baseline, HardBaseline::Expected);
-  c.hard.discount = 1.f;  // later baselines depend on this step's sample: refused
-  EXPECT_THROW(RnnSeq2Seq(c, Scope(store, rng, "refused")), Error);
+  c.hard.discount = 1.f;
+  ParameterStore store;
+  Rng rng(10);
+  EXPECT_THROW(RnnSeq2Seq(c, Scope(store, rng, "m")), Error);
 }
 
 // The expected baseline is the reward the step would have had with the expected context: when
