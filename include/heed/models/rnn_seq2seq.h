@@ -157,14 +157,14 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // log p(y_i) summed over j in training (and in decoding with --hard-marginal), the chosen
   // j's logits in argmax decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
-  // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact),
-  // and the input of their last product W . + b (o itself, or the maxout layer's t).
   // The dropout streams of a read-out (its input's, the maxout layer's): two read-outs given
   // the same streams drop the same entries of same-shaped inputs.
   struct ReadoutStreams {
     uint64_t input = 0, maxout = 0;
   };
   ReadoutStreams readout_streams(Graph& g) const;
+  // The logits [..., V] of read-out inputs o [..., *] (step and loss alike; not hard-exact),
+  // and the input of their last product W . + b (o itself, or the maxout layer's t).
   Var read_out(Var o) const;
   Var read_out(Var o, const ReadoutStreams& streams) const;
   Var read_out_input(Var o, const ReadoutStreams& streams) const;
