@@ -357,9 +357,8 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
 RnnSeq2Seq::ReadoutStreams RnnSeq2Seq::readout_streams(Graph& g) const {
   // in the order the read-out's dropouts would draw them
   ReadoutStreams s;
-  if (!g.training() || config_.dropout == 0.f) return s;
-  s.input = g.next_stream();
-  if (config_.readout == Readout::Maxout) s.maxout = g.next_stream();
+  s.input = dropout_stream(g, config_.dropout);
+  if (config_.readout == Readout::Maxout) s.maxout = dropout_stream(g, config_.dropout);
   return s;
 }
 

@@ -7,9 +7,12 @@
 
 namespace heed {
 
+uint64_t dropout_stream(Graph& g, float p) {
+  return g.training() && p > 0.f ? g.next_stream() : 0;
+}
+
 Var dropout(Var x, float p) {
-  Graph& G = x.graph();
-  return dropout(x, p, G.training() && p > 0.f ? G.next_stream() : 0);
+  return dropout(x, p, dropout_stream(x.graph(), p));
 }
 
 Var dropout(Var x, float p, uint64_t stream) {
