@@ -1,5 +1,6 @@
 // `heed classify`: a trained classifier on sentences from stdin, one label per line (and the
 // class probabilities with --probs); --attention-out writes the self-attention of each line.
+// Several --model directories classify as one ensemble (decode/classifier.h).
 // Leaves out: the model (models/sentence_classifier) and running it (train/classifier_trainer).
 #include <cstdio>
 #include <iostream>
@@ -18,7 +19,12 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("classify",
                               "Classify sentences from stdin with a model of `heed train "
                               "--task classify`: one label per line on stdout");
-  app->add_option("--model", model_dir, "Model directory")->required();
+  app->add_option("--model", model_dirs,
+                  "Model directory (from heed train --task classify); several (--model A B, or "
+                  "--model repeated): an ensemble averaging their class probabilities (the label "
+                  "is the argmax of the mean; each member reads the text with its own vocabulary; "
+                  "--attention-out writes the first member's attention)")
+      ->required();
   app->add_flag("--probs", probs, "After each label, a tab and the probability of every class");
   app->add_option("--attention-out", attention_out,
                   "Write one JSON object per line: {\"tokens\": [...], \"label\": k, "
@@ -29,7 +35,7 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
 }
 
 int ClassifyCommand::run() const {
-  const Classifier classifier(model_dir);
+  const Classifier classifier(model_dirs);
   std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
   std::vector<Prediction> out = classifier.classify(
       lines, {.batch = batch, .attention = !attention_out.empty(), .name = "<stdin>"});

@@ -175,8 +175,8 @@ struct TrainCommand {
 
 // `heed classify`: labels (and probabilities, attention) for sentences on stdin.
 struct ClassifyCommand {
-  std::string model_dir;
-  bool probs = false;         // also print the class probabilities
+  std::vector<std::string> model_dirs;  // one model, or an ensemble of several
+  bool probs = false;                   // also print the class probabilities
   std::string attention_out;  // JSONL: tokens, label, the r hops' attention over the tokens
   int64_t batch = 64;
   CLI::App* app = nullptr;

@@ -202,12 +202,12 @@ class PyTranslator {
 
 class PyClassifier {
  public:
-  PyClassifier(const std::string& dir, int threads) {
-    require_directories({dir});
+  PyClassifier(const std::vector<std::string>& dirs, int threads) {
+    require_directories(dirs);
     check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
     if (threads > 0) set_threads(threads);
     py::gil_scoped_release release;
-    classifier_ = std::make_unique<Classifier>(dir);
+    classifier_ = std::make_unique<Classifier>(dirs);
   }
 
   std::vector<PyPrediction> classify(const std::vector<std::string>& sentences, bool attention,
@@ -420,7 +420,7 @@ PYBIND11_MODULE(_heed, m) {
           "Returns {'sentences', 'tokens', 'seconds'}.");
 
   py::class_<PyClassifier>(m, "Classifier")
-      .def(py::init<const std::string&, int>(), py::arg("model_dir"), py::kw_only(),
+      .def(py::init<const std::vector<std::string>&, int>(), py::arg("model_dirs"), py::kw_only(),
            py::arg("threads") = 0)
       .def("classify", &PyClassifier::classify, py::arg("sentences"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 64,

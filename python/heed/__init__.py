@@ -70,14 +70,19 @@ class Translator(_heed.Translator):
 
 
 class Classifier(_heed.Classifier):
-    """A sentence classifier (`heed train --task classify`).
+    """A sentence classifier (`heed train --task classify`), or an ensemble of several.
 
+    model_dirs: a model directory or a list of them (an ensemble: the mean of their class
+        probabilities, the label its argmax; tokens and attention are the first model's).
     classify(sentences, *, return_attention=False, batch_size=64) -> list[Prediction]:
     labels, class probabilities and, for self-attentive models, the hops' attention.
     """
 
-    def __init__(self, model_dir: Union[str, os.PathLike], *, threads: int = 0) -> None:
-        super().__init__(os.fspath(model_dir), threads=threads)
+    def __init__(self, model_dirs: Union[str, os.PathLike, Sequence[str]], *,
+                 threads: int = 0) -> None:
+        if isinstance(model_dirs, (str, os.PathLike)):
+            model_dirs = [model_dirs]
+        super().__init__([os.fspath(d) for d in model_dirs], threads=threads)
 
 
 def _toml_value(key: str, v) -> str:

@@ -12,10 +12,10 @@
 namespace heed {
 
 std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
-                                 const ClassifyOptions& o) {
-  const std::string& name = o.name;
-  const int64_t batch = o.batch;
-  const bool attention = o.attention;
+                                 const ClassifyOptions& options) {
+  const std::string& name = options.name;
+  const int64_t batch = options.batch;
+  const bool attention = options.attention;
   std::vector<Prediction> out(lines.size());
   std::vector<std::vector<int32_t>> s;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -58,6 +58,40 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
       p.redundancy = std::sqrt(f);
     }
     g.clear();
+  }
+  return out;
+}
+
+Classifier::Classifier(const std::vector<std::string>& model_dirs) {
+  check(!model_dirs.empty(), "a classifier needs a model directory");
+  for (const std::string& dir : model_dirs) {
+    members_.push_back(load_classifier(dir));
+    const int64_t C = members_.back()->model->config().classes, C0 = config().classes;
+    check(C == C0, "an ensemble of classifiers: ", dir, " has ", C, " classes and ",
+          model_dirs.front(), " has ", C0);
+  }
+}
+
+std::vector<Prediction> Classifier::classify(const std::vector<std::string>& lines,
+                                             const ClassifyOptions& options) const {
+  std::vector<Prediction> out = heed::classify(*members_.front(), lines, options);
+  if (members_.size() == 1) return out;
+  // p_c = (1/M) sum_m p_mc: the members' probabilities averaged, the label their argmax
+  ClassifyOptions probs_only = options;
+  probs_only.attention = false;
+  const auto M = static_cast<double>(members_.size());
+  std::vector<std::vector<double>> total(out.size());
+  for (size_t i = 0; i < out.size(); ++i) total[i].assign(out[i].probs.begin(), out[i].probs.end());
+  for (size_t m = 1; m < members_.size(); ++m) {
+    const std::vector<Prediction> more = heed::classify(*members_[m], lines, probs_only);
+    for (size_t i = 0; i < out.size(); ++i)
+      for (size_t c = 0; c < total[i].size(); ++c) total[i][c] += more[i].probs[c];
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t c = 0; c < total[i].size(); ++c)
+      out[i].probs[c] = static_cast<float>(total[i][c] / M);
+    out[i].label =
+        static_cast<int32_t>(std::max_element(total[i].begin(), total[i].end()) - total[i].begin());
   }
   return out;
 }

@@ -2,8 +2,8 @@
 # The classifier's command line end to end on the shared SST-2 files: a tiny `heed train --task
 # classify` (self-attention, 2 hops, penalty) with a test report, `heed classify` with --probs
 # and --attention-out, `heed score --metric acc` agreeing with the trainer, `--resume`, the
-# Transformer-encoder classifier ([CLS] pooling) trained, saved and run the same way, and clear
-# errors for bad labelled lines. Run by ctest: classify.sh HEED DATA_DIR
+# Transformer-encoder classifier ([CLS] pooling) trained, saved and run the same way, the two as
+# an ensemble, and clear errors for bad labelled lines. Run by ctest: classify.sh HEED DATA_DIR
 set -euo pipefail
 heed=$1 sst=$2/sst
 work=$(mktemp -d)
@@ -59,6 +59,18 @@ for r in rows:  # one row: what [CLS] attends to in the last layer, the rest on 
   "$work/tf_att.jsonl" || fail "Transformer [CLS] attention-out"
 "$heed" --threads 1 attention --model "$work/tf" --out "$work/tf.svg" < "$work/three.txt" > /dev/null
 grep -q "\[CLS\], last layer" "$work/tf.svg" || fail "the [CLS] heatmap's row name"
+# the two as an ensemble: the mean of their class probabilities, the label its argmax
+"$heed" --threads 1 classify --model "$work/m" --probs < "$work/three.txt" > "$work/p_m.txt"
+"$heed" --threads 1 classify --model "$work/tf" --probs < "$work/three.txt" > "$work/p_tf.txt"
+"$heed" --threads 1 classify --model "$work/m" "$work/tf" --probs < "$work/three.txt" > "$work/p_mt.txt"
+python3 -c 'import sys
+rows = [[l.split("\t") for l in open(f)] for f in sys.argv[1:]]
+assert all(len(r) == 3 for r in rows), rows
+for m, t, e in zip(*rows):
+    pm, pt, pe = ([float(x) for x in r[1].split()] for r in (m, t, e))
+    assert all(abs(x - (a + b) / 2) <= 1.5e-4 for x, a, b in zip(pe, pm, pt)), (pm, pt, pe)
+    assert int(e[0]) == max(range(len(pe)), key=pe.__getitem__), e' \
+  "$work/p_m.txt" "$work/p_tf.txt" "$work/p_mt.txt" || fail "an ensemble of two classifiers"
 if "$heed" train --task classify --model transformer --pooling last --train "$sst/stsa.binary.train" \
   --valid "$sst/stsa.binary.dev" --save "$work/y" 2> "$work/err" > /dev/null; then
   fail "--pooling last accepted for a Transformer"; fi

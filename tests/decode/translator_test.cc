@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
@@ -161,6 +164,68 @@ TEST(Classifier, GivesTheGoldenLabels) {
     EXPECT_EQ(std::to_string(preds[i].label), golden[i].substr(0, golden[i].find('\t')));
     EXPECT_EQ(preds[i].attention.size(), 2U);  // two hops
   }
+}
+
+// A copy of a model directory with some of its weights replaced.
+void copy_replacing(const std::string& from, const std::string& to,
+                    const std::map<std::string, Tensor>& replaced) {
+  std::filesystem::copy(from, to);
+  Safetensors w = read_safetensors(from + "/model.safetensors");
+  NamedTensors out;
+  for (auto& [name, t] : w.tensors)
+    out.emplace_back(name, replaced.count(name) ? replaced.at(name) : t);
+  write_safetensors(to + "/model.safetensors", out);
+}
+
+// An ensemble of classifiers: the mean of its members' class probabilities, the label its argmax,
+// the tokens and attention the first member's; members with different classes are refused.
+TEST(Classifier, AnEnsembleAveragesItsMembersProbabilities) {
+  const auto lines = read_lines((kGolden / "inputs" / "sst.txt").string());
+  testing::TempDir dir;
+  const std::string a = model("classifier-attention"), b = model("classifier-transformer");
+  // a third member leaning to class 0 (the first says 1 for every line), so that the ensemble's
+  // label is not always the first's
+  const std::string c = dir / "leaning";
+  const Tensor b2 = read_safetensors(a + "/model.safetensors").tensors.at("mlp/b2");
+  const std::vector<float> leaning = {b2.data()[0] + 1.5F, b2.data()[1] - 1.5F};
+  copy_replacing(a, c, {{"mlp/b2", Tensor::from(b2.shape(), leaning)}});
+  const auto pa = Classifier(a).classify(lines), pb = Classifier(b).classify(lines),
+             pc = Classifier(c).classify(lines);
+  const Classifier abc({a, b, c});
+  EXPECT_EQ(abc.size(), 3U);
+  const auto p = abc.classify(lines);
+  ASSERT_EQ(p.size(), lines.size());
+  int differs = 0;  // lines where the ensemble's label is not the first member's
+  for (size_t i = 0; i < p.size(); ++i) {
+    ASSERT_EQ(p[i].probs.size(), 2U);
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_NEAR(p[i].probs[k], (pa[i].probs[k] + pb[i].probs[k] + pc[i].probs[k]) / 3, 1e-6)
+          << "line " << i;
+    EXPECT_EQ(p[i].label, p[i].probs[1] > p[i].probs[0] ? 1 : 0) << "line " << i;
+    EXPECT_EQ(p[i].tokens, pa[i].tokens);
+    EXPECT_EQ(p[i].attention, pa[i].attention);
+    differs += p[i].label != pa[i].label;
+  }
+  EXPECT_GT(differs, 0) << "the members should disagree somewhere for this test to bite";
+  // one directory: the model itself
+  const auto single = Classifier(std::vector<std::string>{a}).classify(lines);
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(single[i].probs, pa[i].probs);
+
+  // a member with three classes
+  const std::string c3 = dir / "c3";
+  Shape W2 = read_safetensors(a + "/model.safetensors").tensors.at("mlp/W2").shape();
+  W2[0] = 3;
+  copy_replacing(a, c3, {{"mlp/W2", Tensor::full(W2, 0.1F)}, {"mlp/b2", Tensor::zeros(Shape{3})}});
+  {
+    std::ifstream in(c3 + "/config.json");
+    nlohmann::json config = nlohmann::json::parse(in);
+    config["classes"] = 3;
+    std::ofstream(c3 + "/config.json") << config.dump();
+  }
+  EXPECT_EQ(Classifier(c3).classify(lines).front().probs.size(), 3U);
+  const std::string error = testing::error_of([&] { Classifier({a, c3}); });
+  EXPECT_NE(error.find("has 3 classes and"), std::string::npos) << error;
+  EXPECT_NE(error.find("c3"), std::string::npos) << error;
 }
 
 }  // namespace

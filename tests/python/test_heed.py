@@ -146,6 +146,19 @@ def test_classifier_equals_cli(tmp_path):
     assert c.classify(lines(SST)[:2])[0].attention is None
 
 
+def test_an_ensemble_of_classifiers_equals_cli():
+    ms = [os.path.join(MODELS, n) for n in ("classifier-attention", "classifier-transformer")]
+    expected = cli(["classify", "--model", *ms, "--probs"], SST)
+    c = heed.Classifier(ms, threads=1)
+    singles = [heed.Classifier(m, threads=1).classify(lines(SST)) for m in ms]
+    for p, e, a, b in zip(c.classify(lines(SST)), expected, *singles):
+        label, probs = e.split("\t")
+        assert p.label == int(label)
+        assert probs.split() == [f"{x:.4f}" for x in p.probabilities]
+        np.testing.assert_allclose(p.probabilities, (a.probabilities + b.probabilities) / 2,
+                                   rtol=0, atol=1e-6)
+
+
 def test_missing_model_and_bad_options(tmp_path):
     with pytest.raises(FileNotFoundError):
         heed.Translator(str(tmp_path / "no-such-model"))

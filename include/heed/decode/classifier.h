@@ -32,19 +32,24 @@ struct ClassifyOptions {
 std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std::string>& lines,
                                  const ClassifyOptions& options = {});
 
-// A classifier loaded from its directory, as the inference API's one object.
+// A classifier loaded from its directory, as the inference API's one object; or an ensemble of
+// several (heed classify --model A B): each member reads the text its own way (its vocabulary,
+// its lowercasing), the class probabilities are the mean of the members' and the label their
+// argmax; tokens, attention and redundancy are the first member's. The members must have the
+// same number of classes (checked, naming both directories).
 class Classifier {
  public:
-  explicit Classifier(const std::string& model_dir) : files_(load_classifier(model_dir)) {}
+  explicit Classifier(const std::string& model_dir)
+      : Classifier(std::vector<std::string>{model_dir}) {}
+  explicit Classifier(const std::vector<std::string>& model_dirs);
   std::vector<Prediction> classify(const std::vector<std::string>& lines,
-                                   const ClassifyOptions& options = {}) const {
-    return heed::classify(*files_, lines, options);
-  }
-  const ClassifierFiles& files() const { return *files_; }
-  const ClassifierConfig& config() const { return files_->model->config(); }
+                                   const ClassifyOptions& options = {}) const;
+  const ClassifierFiles& files() const { return *members_.front(); }
+  const ClassifierConfig& config() const { return members_.front()->model->config(); }
+  size_t size() const { return members_.size(); }
 
  private:
-  std::unique_ptr<ClassifierFiles> files_;
+  std::vector<std::unique_ptr<ClassifierFiles>> members_;
 };
 
 }  // namespace heed
