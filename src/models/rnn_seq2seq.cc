@@ -7,6 +7,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/kernels/layout.h"
 #include "heed/kernels/softmax.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
@@ -253,14 +254,14 @@ void RnnSeq2Seq::recycle(Graph& g, const Graph::Mark& encoded, DecoderState& sta
 
 Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a,
                         Var* expected) const {
-  const Attention& attention = *attention_;
+  const Attention& mechanism = *attention_;
   if (config_.hard_exact()) {
     st.rnn = dec_cell_.step(g, gy, st.rnn);           // s_i = RNN(E y_{i-1}, s_{i-1})
-    a = attention.attend(g, st.rnn.h, st.attention);  // alpha_i from s_i
+    a = mechanism.attend(g, st.rnn.h, st.attention);  // alpha_i from s_i
     return st.rnn.h;
   }
   if (!config_.luong_style()) {
-    a = attention.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
+    a = mechanism.attend(g, st.rnn.h, st.attention);  // c_i from s_{i-1}
     if (expected && a.expected.valid()) {  // the same step from s_{i-1} with sum_j alpha_ij h_j
       const RnnState s = dec_cell_.step(g, gy + linear(a.expected, g.param(*feed_W_)), st.rnn);
       *expected = concat({s.h, a.expected, y}, 1);
@@ -270,7 +271,7 @@ Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a,
     return concat({st.rnn.h, a.context, y}, 1);  // [s_i ; c_i ; E y_{i-1}]  [B, H + Dm + E]
   }
   st.rnn = dec_cell_.step(g, gy + linear(st.feed, g.param(*feed_W_)), st.rnn);  // input feeding
-  a = attention.attend(g, st.rnn.h, st.attention);                              // c_t from h_t
+  a = mechanism.attend(g, st.rnn.h, st.attention);                              // c_t from h_t
   st.feed = tanh(linear(concat({a.context, st.rnn.h}, 1), g.param(*comb_W_)));  // h~_t [B, H]
   return st.feed;
 }
@@ -478,6 +479,44 @@ class RnnDecoder final : public IncrementalDecoder {
 
   void reorder(std::span<const int32_t> from) override { state_.reorder(from); }
 
+  // Greedy and beam search drop finished sentences: every row-indexed tensor of the state (the
+  // memory, its mask and projections, s, the LSTM cell, the fed-back vector, the last alignment)
+  // keeps rows `keep`, moved to the front in place (`keep` ascends, so no row is overwritten
+  // before it is read), and goes on as a view of n rows; the views are the new encoding, taken
+  // before the mark the steps rewind to. No copy of the memory and no new encoding.
+  bool drop_rows(std::span<const int32_t> keep) override {
+    if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);  // the last step's nodes
+    const auto n = static_cast<int64_t>(keep.size());
+    std::vector<const float*> moved;  // storage already compacted (a projection may be the memory)
+    auto keep_rows = [&](Tensor& t) {
+      if (t.data() == nullptr) return;
+      Shape shape = t.shape();
+      const int64_t width = shape.inner(0);
+      if (std::find(moved.begin(), moved.end(), t.data()) == moved.end()) {
+        kernels::keep_rows(t.data(), width, width, keep);
+        moved.push_back(t.data());
+      }
+      shape[0] = n;
+      t = Tensor::view(t.data(), shape);
+    };
+    AttentionState& a = state_.attention;
+    for (Var* v : {&a.memory.annotations, &a.keys, &a.chunk_keys, &a.previous, &state_.mix_keys,
+                   &state_.rnn.h, &state_.rnn.c, &state_.feed}) {
+      if (!v->valid()) continue;
+      Tensor t = v->value();
+      keep_rows(t);
+      *v = g_.constant(t);
+    }
+    keep_rows(a.memory.mask);
+    const std::vector<int32_t> lengths(a.memory.lengths.begin(), a.memory.lengths.end());
+    lengths_.resize(static_cast<size_t>(n));  // (a.memory.lengths may be lengths_ itself)
+    for (int64_t r = 0; r < n; ++r) lengths_[r] = lengths[keep[r]];
+    a.memory.lengths = lengths_;
+    retakable_ = false;
+    encoded_ = g_.mark();
+    return true;
+  }
+
   // The state (s, the LSTM cell, the fed-back vector, the last alignment, the step) outlives a new
   // encoding of the longer source; the alignment gets 0 at the positions added.
   bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
@@ -533,6 +572,7 @@ class RnnDecoder final : public IncrementalDecoder {
   bool weights_, distribution_;
   RnnSeq2Seq::DecoderState before_;  // monotonic attention: the state before the last step,
   bool retakable_ = false;           // valid until the next step or extension
+  std::vector<int32_t> lengths_;     // the source lengths of the rows kept by drop_rows()
 };
 
 }  // namespace

@@ -257,43 +257,103 @@ TEST_P(EveryDecoder, NBestListsAreDistinctRankedAndScored) {
 }
 
 // Greedy search drops the rows of finished sentences (IncrementalDecoder::drop_rows): the rows
-// kept step on exactly as in a decoder started on their sources alone and fed the same outputs.
-TEST_P(EveryDecoder, DroppedRowsStepOnAsTheirSourcesAlone) {
-  SmallSeq2Seq small(GetParam(), 27);
-  const Seq2SeqModel& model = *small.model;
+// kept step on exactly as in a decoder started on their sources alone and fed the same outputs
+// (scores and attention), over two drops. False: the decoder keeps every row.
+bool expect_dropped_rows_step_on_alone(const Seq2SeqModel& model, Rng& rng) {
   const bool rev = model.reverse_source();
-  const auto src = random_sources(small.rng, 5);
-  const std::vector<int32_t> keep = {1, 3, 4};
+  const auto src = random_sources(rng, 6);
+  const std::vector<int32_t> first = {1, 3, 4, 5}, then = {0, 2, 3};  // rows, after each drop
+  const std::vector<int32_t> keep = {1, 4, 5};  // the sentences left after both
   std::vector<std::vector<int32_t>> kept_src;
   for (int32_t r : keep) kept_src.push_back(src[r]);
   Graph g(Mode::Inference), h(Mode::Inference);
-  auto all = model.start_decoding(
-      g, make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev), 8, {});
-  auto few = model.start_decoding(
-      h, make_batch(kept_src, std::vector<std::vector<int32_t>>(keep.size()), rev), 8, {});
+  const Seq2SeqBatch b_all = make_batch(src, std::vector<std::vector<int32_t>>(src.size()), rev);
+  const Seq2SeqBatch b_few =
+      make_batch(kept_src, std::vector<std::vector<int32_t>>(keep.size()), rev);
+  auto all = model.start_decoding(g, b_all, 8, {.wanted = true});
+  auto few = model.start_decoding(h, b_few, 8, {.wanted = true});
   const int64_t V = model.tgt_vocab();
   auto output = [&](int32_t sentence, int t) {  // what sentence `sentence` wrote at step t
     return static_cast<int32_t>(4 + (sentence * 7 + t) % (V - 4));
   };
-  std::vector<int32_t> sentence = {0, 1, 2, 3, 4}, prev_all(5, Vocab::kBos),
+  std::vector<int32_t> sentence = {0, 1, 2, 3, 4, 5}, prev_all(6, Vocab::kBos),
                        prev_few(3, Vocab::kBos);
+  auto drop = [&](const std::vector<int32_t>& rows) {
+    if (!all->drop_rows(rows)) return false;
+    std::vector<int32_t> s, p;
+    for (int32_t r : rows) {
+      s.push_back(sentence[r]);
+      p.push_back(prev_all[r]);
+    }
+    sentence = s;
+    prev_all = p;
+    return true;
+  };
   for (int t = 0; t < 5; ++t) {
-    if (t == 2) {  // sentences 0 and 2 have ended
-      if (!all->drop_rows(keep)) GTEST_SKIP() << "this decoder keeps every row";
-      sentence = keep;
-      prev_all = {prev_all[1], prev_all[3], prev_all[4]};
+    if (t == 2 && !drop(first)) return false;  // sentences 0 and 2 have ended
+    if (t == 3) {
+      EXPECT_TRUE(drop(then));  // and sentence 3
     }
     const IncrementalDecoder::Step a = all->step(prev_all, Scores::LogProbs);
     const std::vector<float> scores_all(a.scores, a.scores + sentence.size() * V);
+    std::vector<float> weights_all;  // [rows, S of all]
+    if (a.weights != nullptr)
+      weights_all.assign(a.weights, a.weights + sentence.size() * static_cast<size_t>(b_all.S));
     const IncrementalDecoder::Step f = few->step(prev_few, Scores::LogProbs);
+    EXPECT_EQ(a.weights == nullptr, f.weights == nullptr);
     for (size_t k = 0; k < keep.size(); ++k) {
-      const size_t row = t < 2 ? static_cast<size_t>(keep[k]) : k;  // its row in `all`
+      const auto row = static_cast<size_t>(std::find(sentence.begin(), sentence.end(), keep[k]) -
+                                           sentence.begin());
       for (int64_t v = 0; v < V; ++v)
-        ASSERT_NEAR(scores_all[row * V + v], f.scores[k * V + v], 1e-5f)
-            << "step " << t << ", sentence " << keep[k];
+        EXPECT_NEAR(scores_all[row * V + v], f.scores[k * V + v], 1e-5f)
+            << "step " << t << ", sentence " << keep[k] << ", token " << v;
+      if (weights_all.empty() || f.weights == nullptr) continue;
+      for (size_t j = 0; j < src[keep[k]].size(); ++j)
+        EXPECT_NEAR(weights_all[row * b_all.S + j], f.weights[k * b_few.S + j], 1e-6f)
+            << "step " << t << ", sentence " << keep[k] << ", position " << j;
     }
     for (size_t r = 0; r < sentence.size(); ++r) prev_all[r] = output(sentence[r], t);
     for (size_t k = 0; k < keep.size(); ++k) prev_few[k] = output(keep[k], t);
+  }
+  return true;
+}
+
+TEST_P(EveryDecoder, DroppedRowsStepOnAsTheirSourcesAlone) {
+  SmallSeq2Seq small(GetParam(), 27);
+  if (!expect_dropped_rows_step_on_alone(*small.model, small.rng))
+    GTEST_SKIP() << "this decoder keeps every row";
+}
+
+// The RNN decoder drops rows with every attention mechanism: each keeps its own per-row state
+// (the memory's projections, Luong-dot's the memory itself, MoChA's chunk keys, the last
+// alignment, exact hard attention's W_c h_j) and an LSTM decoder its cell.
+TEST(RnnDecoder, DropsRowsWithEveryAttention) {
+  for (AttentionKind kind : {AttentionKind::None, AttentionKind::Bahdanau, AttentionKind::LuongDot,
+                             AttentionKind::LuongGeneral, AttentionKind::LuongConcat,
+                             AttentionKind::LocalM, AttentionKind::LocalP, AttentionKind::Monotonic,
+                             AttentionKind::Mocha, AttentionKind::Hard}) {
+    for (HardTraining training : {HardTraining::Exact, HardTraining::Reinforce}) {
+      if (kind != AttentionKind::Hard && training != HardTraining::Exact) continue;
+      SCOPED_TRACE(attention_name(kind) + (kind == AttentionKind::Hard
+                                               ? std::string(" ") + name_of(training)
+                                               : std::string()));
+      RnnSeq2SeqConfig c;
+      c.encoder = RnnEncoderConfig{.vocab = testing::kSmallVocab, .embed = 8, .hidden = 8};
+      c.tgt_vocab = testing::kSmallVocab;
+      c.tgt_embed = 8;
+      c.dec_hidden = 16;
+      c.dec_cell = CellKind::Lstm;
+      c.attention = kind;
+      c.attn_dim = 8;
+      c.window = 2;
+      c.chunk = 2;
+      c.monotonic_bias = 0.f;  // stops that move on, and some that run off the end
+      c.hard.training = training;
+      ParameterStore store;
+      Rng rng(31);
+      const RnnSeq2Seq model(c, Scope(store, rng));
+      EXPECT_TRUE(expect_dropped_rows_step_on_alone(model, rng));
+    }
   }
 }
 
@@ -302,10 +362,12 @@ TEST_P(EveryDecoder, DroppedRowsStepOnAsTheirSourcesAlone) {
 TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
   SmallSeq2Seq small(GetParam(), 29);
   const Seq2SeqModel& model = *small.model;
-  // EOS made likelier by the output layer's bias, so that sentences end at different steps
+  // EOS made likelier by the output layer's bias, so that sentences end at different steps (the
+  // small RNNs do by themselves; with the boost, each ends at once)
+  const float boost = GetParam().starts_with("transformer") ? 1.5f : 0.f;
   for (Parameter* p : small.store.all())
     if (p->name.ends_with("out/b") && p->value.numel() == model.tgt_vocab())
-      p->value.data()[Vocab::kEos] += 1.5f;
+      p->value.data()[Vocab::kEos] += boost;
   const auto src = random_sources(small.rng, 6);
   const BeamOptions o{.beam = 3, .max_length = 8, .n_best = 3};  // the same limit alone
   const auto together = beam_search_n_best(model, src, o);
@@ -322,7 +384,7 @@ TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
     if (std::find(ends.begin(), ends.end(), end) == ends.end()) ends.push_back(end);
   }
   const size_t lengths = ends.size();
-  if (GetParam().starts_with("transformer")) {  // the decoders that drop rows: some were dropped
+  if (GetParam() != "conv") {  // the decoders that drop rows: some were dropped
     EXPECT_GE(lengths, 2U) << "every sentence ended at the same step: no row was dropped";
   }
 }
