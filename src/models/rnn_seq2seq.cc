@@ -499,14 +499,16 @@ class RnnDecoder final : public IncrementalDecoder {
       shape[0] = n;
       t = Tensor::view(t.data(), shape);
     };
-    AttentionState& a = state_.attention;
-    for (Var* v : {&a.memory.annotations, &a.keys, &a.chunk_keys, &a.previous, &state_.mix_keys,
-                   &state_.rnn.h, &state_.rnn.c, &state_.feed}) {
-      if (!v->valid()) continue;
+    auto keep_var_rows = [&](Var* v) {
+      if (!v->valid()) return;
       Tensor t = v->value();
       keep_rows(t);
       *v = g_.constant(t);
-    }
+    };
+    AttentionState& a = state_.attention;
+    for (Var* v : {&a.memory.annotations, &a.keys, &a.chunk_keys, &state_.mix_keys})
+      keep_var_rows(v);                                // made once per batch
+    for (Var* v : state_.carried()) keep_var_rows(v);  // what each step makes
     keep_rows(a.memory.mask);
     const std::vector<int32_t> lengths(a.memory.lengths.begin(), a.memory.lengths.end());
     lengths_.resize(static_cast<size_t>(n));  // (a.memory.lengths may be lengths_ itself)

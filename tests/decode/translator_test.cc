@@ -114,17 +114,24 @@ TEST(Translator, BadRequestsAreErrors) {
   EXPECT_THROW(Translator({model("rnn-bahdanau")}, {.threads = -1}), Error);
 }
 
+// A copy of a model directory with some of its weights replaced (by name).
+void copy_replacing(const std::string& from, const std::string& to,
+                    const std::map<std::string, Tensor>& replaced) {
+  std::filesystem::copy(from, to);
+  Safetensors w = read_safetensors(from + "/model.safetensors");
+  NamedTensors out;
+  for (auto& [name, t] : w.tensors)
+    out.emplace_back(name, replaced.count(name) ? replaced.at(name) : t);
+  write_safetensors(to + "/model.safetensors", out);
+}
+
 // A copy of a golden model with its weights changed by f(tensor name, value).
 void copy_changed(const std::string& from, const std::string& to,
                   const std::function<float(const std::string&, float)>& f) {
-  std::filesystem::copy(from, to);
-  Safetensors w = read_safetensors(from + "/model.safetensors");
-  NamedTensors changed;
-  for (auto& [name, t] : w.tensors) {
+  std::map<std::string, Tensor> changed = read_safetensors(from + "/model.safetensors").tensors;
+  for (auto& [name, t] : changed)
     for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = f(name, t.data()[i]);
-    changed.emplace_back(name, t);
-  }
-  write_safetensors(to + "/model.safetensors", changed);
+  copy_replacing(from, to, changed);
 }
 
 // Finite weights whose arithmetic overflows (a corrupt or diverged model; the fuzzer's find)
@@ -164,17 +171,6 @@ TEST(Classifier, GivesTheGoldenLabels) {
     EXPECT_EQ(std::to_string(preds[i].label), golden[i].substr(0, golden[i].find('\t')));
     EXPECT_EQ(preds[i].attention.size(), 2U);  // two hops
   }
-}
-
-// A copy of a model directory with some of its weights replaced.
-void copy_replacing(const std::string& from, const std::string& to,
-                    const std::map<std::string, Tensor>& replaced) {
-  std::filesystem::copy(from, to);
-  Safetensors w = read_safetensors(from + "/model.safetensors");
-  NamedTensors out;
-  for (auto& [name, t] : w.tensors)
-    out.emplace_back(name, replaced.count(name) ? replaced.at(name) : t);
-  write_safetensors(to + "/model.safetensors", out);
 }
 
 // An ensemble of classifiers: the mean of its members' class probabilities, the label its argmax,
