@@ -66,7 +66,14 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     std::fill(xb + M * K, xb + Mp * K, bf16{0});
     wb = G->arena().array<bf16>(static_cast<size_t>(V * K));
     kernels::to_bf16(W, V, K, K, wb);
-    if (train) zb = G->arena().array<bf16>(static_cast<size_t>(R * V));  // bf16(dz) [R, V]
+    // bf16(dz) of every chunk [Mp, V] (the padded rows 0): dx and dW are then one product each
+    // after the chunks, instead of one per chunk — per chunk, dW's rank-R update re-read and
+    // re-wrote the whole [V, K] fp32 gradient (a memory-bound product: on a Xeon with AMX,
+    // 40 % of the bf16 Transformer's products at V = 18.7k); the chunked logits stay fp32.
+    if (train && (dx_needed || dw_needed)) {
+      zb = G->arena().array<bf16>(static_cast<size_t>(Mp * V));
+      std::fill(zb + M * V, zb + Mp * V, bf16{0});
+    }
   }
   float* z = G->arena().array<float>(static_cast<size_t>(R * V));  // logits, then dz [R, V]
   float* p = G->arena().array<float>(static_cast<size_t>(R * V));  // softmax [R, V]
@@ -96,16 +103,10 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     std::fill(z, z + r * V, 0.f);
     kernels::cross_entropy_backward(p, r, V, t.data() + i, o.ignore_index, o.label_smoothing, 1.f,
                                     z);
-    const float beta = i == 0 ? 0.f : 1.f;
     if (bf16_products) {
-      const int64_t rp = kernels::bf16_padded_rows(r);  // <= R: the chunk's padded rows
-      kernels::to_bf16(z, r, V, V, zb);
-      std::fill(zb + r * V, zb + rp * V, bf16{0});
-      if (dx)  // dx_r [r, K] = dz W
-        kernels::gemm_bf16(false, false, r, K, V, zb, V, wb, K, 0.f, dx + i * K, K);
-      if (dw)  // dW [V, K] += dz^T [V, rp] x_r [rp, K] (the padded rows are 0)
-        kernels::gemm_bf16(true, false, V, K, rp, zb, V, xb + i * K, K, beta, dw, K);
+      if (zb) kernels::to_bf16(z, r, V, V, zb + i * V);  // the products follow the loop
     } else {
+      const float beta = i == 0 ? 0.f : 1.f;
       if (dx) kernels::gemm(false, false, r, K, V, 1.f, z, V, W, K, 0.f, dx + i * K, K);
       if (dw) kernels::gemm(true, false, V, K, r, 1.f, z, V, X + i * K, K, beta, dw, K);
     }
@@ -115,6 +116,12 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
 #pragma omp simd
         for (int64_t v = 0; v < V; ++v) db[v] += row[v];
       }
+  }
+  if (train && bf16_products) {
+    if (dx)  // dx [M, K] = dz W
+      kernels::gemm_bf16(false, false, M, K, V, zb, V, wb, K, 0.f, dx, K);
+    if (dw)  // dW [V, K] = dz^T [V, Mp] x [Mp, K] (the padded rows are 0 in both)
+      kernels::gemm_bf16(true, false, V, K, Mp, zb, V, xb, K, 0.f, dw, K);
   }
   const float scale =
       o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;

@@ -4,7 +4,9 @@
 // gradients (dz = p - q, dx_r = dz W, dW += dz^T x_r, db += sum_r dz), kept unscaled [N, K] and
 // [V, K] until the backward multiplies them by dloss / count. Memory: O(R V + N K + V K) in
 // place of the unfused pair's three [N, V] tensors (logits, softmax, their gradient); the same
-// three products. Mixed precision (Precision::bf16) as linear(): bf16 operands, fp32 sums.
+// three products. Mixed precision (Precision::bf16) as linear(): bf16 operands, fp32 sums; there
+// every chunk's dz is kept in bf16 ([N, V], half of one fp32 tensor) and dx, dW are one product
+// each after the chunks (per chunk, dW's update re-read the whole [V, K] gradient).
 // Leaves out: reduction none (one loss per row).
 #pragma once
 
