@@ -8,6 +8,20 @@
 #include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
+namespace {
+
+// sum_a v_a tanh(k_a + q_a). Its own function so that the loop sees its pointers as arguments:
+// written inside the lambda below, GCC 12 reloaded v through the closure at every element (the
+// simd reduction's scratch clobbers memory) and left the loop scalar (28 % of the RNN's batched
+// greedy decoding on a Xeon).
+float tanh_dot(const float* k, const float* q, const float* v, int64_t A) {
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t a = 0; a < A; ++a) sum += v[a] * vmath::tanh(k[a] + q[a]);
+  return sum;
+}
+
+}  // namespace
 
 void additive_energy_forward(int64_t B, int64_t S, int64_t A, const float* K, const float* q,
                              const float* v, float* e) {
@@ -15,11 +29,7 @@ void additive_energy_forward(int64_t B, int64_t S, int64_t A, const float* K, co
     for (int64_t b = b0; b < b1; ++b) {
       const float* qb = q + b * A;
       for (int64_t j = 0; j < S; ++j) {
-        const float* k = K + (b * S + j) * A;
-        float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t a = 0; a < A; ++a) sum += v[a] * vmath::tanh(k[a] + qb[a]);
-        e[b * S + j] = sum;
+        e[b * S + j] = tanh_dot(K + (b * S + j) * A, qb, v, A);
       }
     }
   });
