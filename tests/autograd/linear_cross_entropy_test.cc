@@ -1,7 +1,8 @@
 // The fused output layer and loss against the unfused pair cross_entropy(linear(x, W, b)):
 // over several chunks (a tail included), with padding targets and label smoothing, the loss and
 // all three gradients (accumulated onto gradients already there) equal to float rounding; in
-// mixed precision, within bf16's rounding; in an inference graph the loss alone.
+// mixed precision, within bf16's rounding, whether dx and dW are products over every row at once
+// or flushed every one or two chunks; in an inference graph the loss alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,14 +22,15 @@ struct Outcome {
 };
 
 // loss (used twice, so that every gradient accumulates a second time) of one form
+// `flush`: the fused op's rows of dz per dx/dW product (0: its default, all 150 rows at once)
 Outcome run(bool fused, Precision p, const std::vector<Tensor>& in,
-            const std::vector<int32_t>& targets) {
+            const std::vector<int32_t>& targets, int64_t flush = 0) {
   Graph g(Mode::Train);
   g.set_precision(p);
   Var x = g.variable(in[0]), w = g.variable(in[1]), b = g.variable(in[2]);
   const CrossEntropyOptions o{.ignore_index = -1, .label_smoothing = 0.1f};
   auto loss = [&](Var xi) {
-    return fused ? linear_cross_entropy(xi, w, b, targets, o, 64)
+    return fused ? linear_cross_entropy(xi, w, b, targets, o, 64, flush)
                  : cross_entropy(linear(xi, w, b), targets, o);
   };
   Var l = loss(x) + loss(x * 0.5f);
@@ -71,14 +73,22 @@ TEST(LinearCrossEntropy, EqualsTheUnfusedPair) {
 
 TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
   const Data d = data();
-  const Outcome f = run(true, Precision::bf16, d.in, d.targets);
   const Outcome u = run(false, Precision::bf16, d.in, d.targets);
   const Outcome exact = run(false, Precision::fp32, d.in, d.targets);
-  EXPECT_NEAR(f.loss, u.loss, 1e-5 * std::abs(u.loss));  // the same bf16 logits
-  expect_close(f.dx, u.dx, 2e-2f, "dx");  // dz rounded before or after its 1/count scale
-  expect_close(f.dw, u.dw, 2e-2f, "dW");
-  expect_close(f.db, u.db, 1e-5f, "db");          // fp32 in both
-  EXPECT_GT(std::abs(f.loss - exact.loss), 0.f);  // bf16 did round
+  const Outcome once = run(true, Precision::bf16, d.in, d.targets);
+  // flushes after every chunk (64, 64, the tail 22) and every two (128, then the tail alone)
+  for (int64_t flush : {0, 64, 128}) {
+    SCOPED_TRACE(flush);
+    const Outcome f = run(true, Precision::bf16, d.in, d.targets, flush);
+    EXPECT_NEAR(f.loss, u.loss, 1e-5 * std::abs(u.loss));  // the same bf16 logits
+    expect_close(f.dx, u.dx, 2e-2f, "dx");  // dz rounded before or after its 1/count scale
+    expect_close(f.dw, u.dw, 2e-2f, "dW");
+    expect_close(f.db, u.db, 1e-5f, "db");  // fp32 in both
+    // the same bf16 products, split by rows: equal up to the order of fp32 sums
+    expect_close(f.dx, once.dx, 1e-6f, "dx against one flush");
+    expect_close(f.dw, once.dw, 1e-5f, "dW against one flush");
+  }
+  EXPECT_GT(std::abs(once.loss - exact.loss), 0.f);  // bf16 did round
 }
 
 TEST(LinearCrossEntropy, InferenceGraphsGiveTheLossAlone) {
@@ -89,7 +99,8 @@ TEST(LinearCrossEntropy, InferenceGraphsGiveTheLossAlone) {
   const float fused = linear_cross_entropy(x, w, b, d.targets, o, 64).value().data()[0];
   const float plain = cross_entropy(linear(x, w, b), d.targets, o).value().data()[0];
   EXPECT_NEAR(fused, plain, 1e-5 * std::abs(plain));
-  EXPECT_THROW(linear_cross_entropy(x, w, b, d.targets, o, 50), Error);  // not a multiple of 64
+  EXPECT_THROW(linear_cross_entropy(x, w, b, d.targets, o, 50), Error);      // not a multiple of 64
+  EXPECT_THROW(linear_cross_entropy(x, w, b, d.targets, o, 64, 96), Error);  // nor of the chunk
 }
 
 }  // namespace

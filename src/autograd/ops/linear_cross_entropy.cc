@@ -20,6 +20,12 @@ int64_t chunk_rows(int64_t V) {
   return std::max(kernels::kBf16Rows, rows / kernels::kBf16Rows * kernels::kBf16Rows);
 }
 
+// Rows of bf16 dz held between two dx/dW flushes: about 2^24 entries (32 MB), whole chunks.
+int64_t flush_rows_for(int64_t V, int64_t R) {
+  const int64_t rows = (int64_t{1} << 24) / std::max<int64_t>(V, 1);
+  return std::max(R, rows / R * R);
+}
+
 // dst (= when beta is 0, += otherwise) scale * src, n floats
 void scaled_into(float* dst, float beta, const float* src, float scale, int64_t n) {
   if (beta == 0.f) std::fill(dst, dst + n, 0.f);  // a fresh gradient: nothing to add to
@@ -30,7 +36,7 @@ void scaled_into(float* dst, float beta, const float* src, float scale, int64_t 
 }  // namespace
 
 Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
-                         CrossEntropyOptions o, int64_t rows_per_chunk) {
+                         CrossEntropyOptions o, int64_t rows_per_chunk, int64_t rows_per_flush) {
   using kernels::bf16;
   const Shape &sx = x.shape(), &sw = w.shape();
   check(sw.rank() == 2 && sx.rank() >= 1 && sx.last() == sw[1], "linear_cross_entropy: x ", sx,
@@ -59,6 +65,10 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
         kernels::kBf16Rows, ")");
   const int64_t R = rows_per_chunk > 0 ? rows_per_chunk : chunk_rows(V);
   const int64_t Mp = (M + R - 1) / R * R;
+  check(rows_per_flush >= 0 && rows_per_flush % R == 0, "linear_cross_entropy: flushes every ",
+        rows_per_flush, " rows (a multiple of the chunks' ", R, ")");
+  // rows of dz per flush, whole chunks: F [<= Mp]
+  const int64_t F = std::min(Mp, rows_per_flush > 0 ? rows_per_flush : flush_rows_for(V, R));
   bf16 *xb = nullptr, *wb = nullptr, *zb = nullptr;
   if (bf16_products) {
     xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));
@@ -66,14 +76,12 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     std::fill(xb + M * K, xb + Mp * K, bf16{0});
     wb = G->arena().array<bf16>(static_cast<size_t>(V * K));
     kernels::to_bf16(W, V, K, K, wb);
-    // bf16(dz) of every chunk [Mp, V] (the padded rows 0): dx and dW are then one product each
-    // after the chunks, instead of one per chunk — per chunk, dW's rank-R update re-read and
-    // re-wrote the whole [V, K] fp32 gradient (a memory-bound product: on a Xeon with AMX,
-    // 40 % of the bf16 Transformer's products at V = 18.7k); the chunked logits stay fp32.
-    if (train && (dx_needed || dw_needed)) {
-      zb = G->arena().array<bf16>(static_cast<size_t>(Mp * V));
-      std::fill(zb + M * V, zb + Mp * V, bf16{0});
-    }
+    // bf16(dz) of F rows [F, V]: dx and dW are one product each per F rows, instead of one per
+    // chunk — per chunk, dW's rank-R update re-read and re-wrote the whole [V, K] fp32 gradient
+    // (a memory-bound product: on a Xeon with AMX, 40 % of the bf16 Transformer's products at
+    // V = 18.7k); the chunked logits stay fp32. Bounded by F, not by the batch: one buffer for
+    // all of [Mp, V] lifted the RNN's peak memory by 0.4 GB on long batches.
+    if (train && (dx_needed || dw_needed)) zb = G->arena().array<bf16>(static_cast<size_t>(F * V));
   }
   float* z = G->arena().array<float>(static_cast<size_t>(R * V));  // logits, then dz [R, V]
   float* p = G->arena().array<float>(static_cast<size_t>(R * V));  // softmax [R, V]
@@ -104,7 +112,21 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     kernels::cross_entropy_backward(p, r, V, t.data() + i, o.ignore_index, o.label_smoothing, 1.f,
                                     z);
     if (bf16_products) {
-      if (zb) kernels::to_bf16(z, r, V, V, zb + i * V);  // the products follow the loop
+      if (zb) {
+        // this chunk's dz into its place in the flush buffer, its padded rows 0
+        const int64_t b0 = i / F * F;  // the flush block's first row
+        bf16* zc = zb + (i - b0) * V;
+        kernels::to_bf16(z, r, V, V, zc);
+        std::fill(zc + r * V, zc + R * V, bf16{0});
+        if (i + R >= b0 + F || i + r == M) {  // the block's last chunk: its products
+          const int64_t rows = i + r - b0, padded = i + R - b0;
+          if (dx)  // dx [rows, K] = dz W
+            kernels::gemm_bf16(false, false, rows, K, V, zb, V, wb, K, 0.f, dx + b0 * K, K);
+          if (dw)  // dW [V, K] (+)= dz^T [V, padded] x [padded, K] (padded rows 0 in both)
+            kernels::gemm_bf16(true, false, V, K, padded, zb, V, xb + b0 * K, K,
+                               b0 == 0 ? 0.f : 1.f, dw, K);
+        }
+      }
     } else {
       const float beta = i == 0 ? 0.f : 1.f;
       if (dx) kernels::gemm(false, false, r, K, V, 1.f, z, V, W, K, 0.f, dx + i * K, K);
@@ -116,12 +138,6 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
 #pragma omp simd
         for (int64_t v = 0; v < V; ++v) db[v] += row[v];
       }
-  }
-  if (train && bf16_products) {
-    if (dx)  // dx [M, K] = dz W
-      kernels::gemm_bf16(false, false, M, K, V, zb, V, wb, K, 0.f, dx, K);
-    if (dw)  // dW [V, K] = dz^T [V, Mp] x [Mp, K] (the padded rows are 0 in both)
-      kernels::gemm_bf16(true, false, V, K, Mp, zb, V, xb, K, 0.f, dw, K);
   }
   const float scale =
       o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;

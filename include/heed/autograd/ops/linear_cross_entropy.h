@@ -5,8 +5,8 @@
 // [V, K] until the backward multiplies them by dloss / count. Memory: O(R V + N K + V K) in
 // place of the unfused pair's three [N, V] tensors (logits, softmax, their gradient); the same
 // three products. Mixed precision (Precision::bf16) as linear(): bf16 operands, fp32 sums; there
-// every chunk's dz is kept in bf16 ([N, V], half of one fp32 tensor) and dx, dW are one product
-// each after the chunks (per chunk, dW's update re-read the whole [V, K] gradient).
+// the chunks' dz are kept in bf16 up to F rows ([F, V], F about 2^24 / V) and dx, dW are one
+// product each per F rows (per chunk, dW's update re-read the whole [V, K] gradient).
 // Leaves out: reduction none (one loss per row).
 #pragma once
 
@@ -19,8 +19,11 @@ namespace heed {
 
 // x [..., K], W [V, K], b [V] (optional: an invalid Var), one target per row of x -> the
 // scalar loss cross_entropy(linear(x, W, b), targets, opts) (reduction Mean or Sum).
-// `chunk_rows`: rows per chunk, a multiple of kernels::kBf16Rows (0: about 2^21 logits a chunk).
+// `chunk_rows`: rows per chunk, a multiple of kernels::kBf16Rows (0: about 2^21 logits a chunk);
+// `flush_rows`: in bf16, rows of dz per dx/dW product, a multiple of the chunk (0: about 2^24
+// entries).
 Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
-                         CrossEntropyOptions opts = {}, int64_t chunk_rows = 0);
+                         CrossEntropyOptions opts = {}, int64_t chunk_rows = 0,
+                         int64_t flush_rows = 0);
 
 }  // namespace heed
