@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "heed/kernels/denormals.h"
+
 namespace heed {
 namespace {
 
@@ -15,11 +17,13 @@ void set_threads(int n) {
   const int count = n > 0 ? n : omp_get_num_procs();
   configured.store(count, std::memory_order_relaxed);
   omp_set_num_threads(count);
+  kernels::flush_denormals();
 }
 
 void adopt_threads() {
   const int n = configured.load(std::memory_order_relaxed);
   if (n > 0 && !omp_in_parallel() && omp_get_max_threads() != n) omp_set_num_threads(n);
+  kernels::flush_denormals();
 }
 
 int threads() {

@@ -16,7 +16,7 @@ int threads();
 // thread started after set_threads (a server's decoding worker, a Python thread calling in)
 // begins with the runtime's default, every core, and its matrix products would wake a second
 // OpenMP thread that spins beside them. Graph's constructor calls it, so every thread that
-// builds a graph computes with --threads.
+// builds a graph computes with --threads. Both also flush denormals (kernels/denormals.h).
 void adopt_threads();
 
 // Work below this many multiply-adds (or element operations) runs on the calling thread: waking
