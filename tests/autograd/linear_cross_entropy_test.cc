@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "heed/autograd/ops.h"
@@ -22,15 +23,16 @@ struct Outcome {
 };
 
 // loss (used twice, so that every gradient accumulates a second time) of one form
-// `flush`: the fused op's rows of dz per dx/dW product (0: its default, all 150 rows at once)
+// the fused op's rows per chunk and of dz per dx/dW product (0: its defaults, here one chunk
+// and one product over all 150 rows)
 Outcome run(bool fused, Precision p, const std::vector<Tensor>& in,
-            const std::vector<int32_t>& targets, int64_t flush = 0) {
+            const std::vector<int32_t>& targets, int64_t chunk = 64, int64_t flush = 0) {
   Graph g(Mode::Train);
   g.set_precision(p);
   Var x = g.variable(in[0]), w = g.variable(in[1]), b = g.variable(in[2]);
   const CrossEntropyOptions o{.ignore_index = -1, .label_smoothing = 0.1f};
   auto loss = [&](Var xi) {
-    return fused ? linear_cross_entropy(xi, w, b, targets, o, 64, flush)
+    return fused ? linear_cross_entropy(xi, w, b, targets, o, chunk, flush)
                  : cross_entropy(linear(xi, w, b), targets, o);
   };
   Var l = loss(x) + loss(x * 0.5f);
@@ -76,10 +78,11 @@ TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
   const Outcome u = run(false, Precision::bf16, d.in, d.targets);
   const Outcome exact = run(false, Precision::fp32, d.in, d.targets);
   const Outcome once = run(true, Precision::bf16, d.in, d.targets);
-  // flushes after every chunk (64, 64, the tail 22) and every two (128, then the tail alone)
-  for (int64_t flush : {0, 64, 128}) {
-    SCOPED_TRACE(flush);
-    const Outcome f = run(true, Precision::bf16, d.in, d.targets, flush);
+  // flushes after every chunk (64, 64, the tail 22) and every two (128, then the tail alone);
+  // the defaults: one chunk of 150 rows (for 37 words a chunk holds 56,640)
+  for (auto [chunk, flush] : {std::pair<int64_t, int64_t>{64, 0}, {64, 64}, {64, 128}, {0, 0}}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk << ", flush " << flush);
+    const Outcome f = run(true, Precision::bf16, d.in, d.targets, chunk, flush);
     EXPECT_NEAR(f.loss, u.loss, 1e-5 * std::abs(u.loss));  // the same bf16 logits
     expect_close(f.dx, u.dx, 2e-2f, "dx");  // dz rounded before or after its 1/count scale
     expect_close(f.dw, u.dw, 2e-2f, "dW");

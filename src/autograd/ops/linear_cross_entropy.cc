@@ -59,16 +59,18 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
   const float* X = x.value().data();
   const float* W = w.value().data();
   const float* bias = has_bias ? b.value().data() : nullptr;
-  // bf16 copies of x (rows padded with zeros to the chunks' multiple) and W, made once
   check(rows_per_chunk >= 0 && rows_per_chunk % kernels::kBf16Rows == 0,
         "linear_cross_entropy: chunks of ", rows_per_chunk, " rows (a multiple of ",
         kernels::kBf16Rows, ")");
   const int64_t R = rows_per_chunk > 0 ? rows_per_chunk : chunk_rows(V);
-  const int64_t Mp = (M + R - 1) / R * R;
   check(rows_per_flush >= 0 && rows_per_flush % R == 0, "linear_cross_entropy: flushes every ",
         rows_per_flush, " rows (a multiple of the chunks' ", R, ")");
-  // rows of dz per flush, whole chunks: F [<= Mp]
-  const int64_t F = std::min(Mp, rows_per_flush > 0 ? rows_per_flush : flush_rows_for(V, R));
+  // rows of dz per flush, whole chunks: F
+  const int64_t F = rows_per_flush > 0 ? rows_per_flush : flush_rows_for(V, R);
+  // bf16 copies of x [Mp, K] and W [V, K], made once; x's rows padded with zeros to a multiple
+  // of kBf16Rows — not of R, which for a small vocabulary is tens of thousands of rows (padded
+  // to R, a G2P batch's dW summed over 23x its rows of zeros)
+  const int64_t Mp = kernels::bf16_padded_rows(M);
   bf16 *xb = nullptr, *wb = nullptr, *zb = nullptr;
   if (bf16_products) {
     xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));
@@ -76,15 +78,17 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     std::fill(xb + M * K, xb + Mp * K, bf16{0});
     wb = G->arena().array<bf16>(static_cast<size_t>(V * K));
     kernels::to_bf16(W, V, K, K, wb);
-    // bf16(dz) of F rows [F, V]: dx and dW are one product each per F rows, instead of one per
-    // chunk — per chunk, dW's rank-R update re-read and re-wrote the whole [V, K] fp32 gradient
-    // (a memory-bound product: on a Xeon with AMX, 40 % of the bf16 Transformer's products at
-    // V = 18.7k); the chunked logits stay fp32. Bounded by F, not by the batch: one buffer for
-    // all of [Mp, V] lifted the RNN's peak memory by 0.4 GB on long batches.
-    if (train && (dx_needed || dw_needed)) zb = G->arena().array<bf16>(static_cast<size_t>(F * V));
+    // bf16(dz) of up to F rows [min(F, Mp), V]: dx and dW are one product each per F rows,
+    // instead of one per chunk — per chunk, dW's rank-R update re-read and re-wrote the whole
+    // [V, K] fp32 gradient (a memory-bound product: on a Xeon with AMX, 40 % of the bf16
+    // Transformer's products at V = 18.7k); the chunked logits stay fp32. Bounded by F, not by
+    // the batch: one buffer for all of [Mp, V] lifted the RNN's peak memory by 0.4 GB.
+    if (train && (dx_needed || dw_needed))
+      zb = G->arena().array<bf16>(static_cast<size_t>(std::min(F, Mp) * V));
   }
-  float* z = G->arena().array<float>(static_cast<size_t>(R * V));  // logits, then dz [R, V]
-  float* p = G->arena().array<float>(static_cast<size_t>(R * V));  // softmax [R, V]
+  const int64_t Rz = std::min(R, M);                                // rows of a chunk at most
+  float* z = G->arena().array<float>(static_cast<size_t>(Rz * V));  // logits, then dz [Rz, V]
+  float* p = G->arena().array<float>(static_cast<size_t>(Rz * V));  // softmax [Rz, V]
   // unscaled gradients: sum over the chunks of dz-products
   float* dx = train && dx_needed ? G->arena().array<float>(static_cast<size_t>(M * K)) : nullptr;
   float* dw = train && dw_needed ? G->arena().array<float>(static_cast<size_t>(V * K)) : nullptr;
@@ -113,13 +117,13 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
                                     z);
     if (bf16_products) {
       if (zb) {
-        // this chunk's dz into its place in the flush buffer, its padded rows 0
+        // this chunk's dz into its place in the flush buffer
         const int64_t b0 = i / F * F;  // the flush block's first row
-        bf16* zc = zb + (i - b0) * V;
-        kernels::to_bf16(z, r, V, V, zc);
-        std::fill(zc + r * V, zc + R * V, bf16{0});
+        kernels::to_bf16(z, r, V, V, zb + (i - b0) * V);
         if (i + R >= b0 + F || i + r == M) {  // the block's last chunk: its products
-          const int64_t rows = i + r - b0, padded = i + R - b0;
+          // rows past the batch's last are 0 (only the last block has any)
+          const int64_t rows = i + r - b0, padded = kernels::bf16_padded_rows(rows);
+          std::fill(zb + rows * V, zb + padded * V, bf16{0});
           if (dx)  // dx [rows, K] = dz W
             kernels::gemm_bf16(false, false, rows, K, V, zb, V, wb, K, 0.f, dx + b0 * K, K);
           if (dw)  // dW [V, K] (+)= dz^T [V, padded] x [padded, K] (padded rows 0 in both)
