@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "heed/bench/machine.h"
 #include "heed/bench/measure.h"
+#include "heed/kernels/quantize.h"
 
 namespace heed::cli {
 
@@ -133,6 +134,8 @@ void stamp_lines_with_machine() {
 }  // namespace
 
 int BenchCommand::run() const {
+  // int8 decoding's GEMMs off AMX: before the machine probes run oneDNN's first kernels
+  if (seq2seq.compute == ComputeType::Int8) kernels::keep_int8_off_amx();
   stamp_lines_with_machine();
   for (const auto& [w, family] : kWorkloadFamilies)
     if (w == workload) {

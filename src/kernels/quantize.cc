@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "heed/kernels/flops.h"
 #include "heed/kernels/gemm.h"
@@ -42,6 +43,14 @@ bool int8_exact() {
     return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
   }();
   return exact;
+}
+
+bool keep_int8_off_amx() {
+  static const bool capped = [] {
+    if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
+    return dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16) == dnnl_success;
+  }();
+  return capped;
 }
 
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include <cmath>
+#include <cstdlib>
 
 #include "heed/autograd/ops.h"
 #include "heed/nn/init.h"
@@ -58,6 +61,37 @@ TEST(Quantize, Int8GemmEqualsItsFormulaOnTheQuantizedValues) {
         ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want))) << M << "x" << N << "x" << K;
       }
   }
+}
+
+// keep_int8_off_amx in a fresh process (the "threadsafe" style re-executes the test binary for
+// this test alone, so no oneDNN kernel ran before): oneDNN's ISA no longer includes AMX, and the
+// int8 product of a decoding shape is still exact. Exit codes: 1 AMX still on, 2 a wrong sum.
+[[noreturn]] void cap_then_multiply() {
+  const bool capped = kernels::keep_int8_off_amx();
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+  if (capped && (isa & amx) == amx) std::exit(1);
+  Rng rng(6);
+  const int64_t N = 768, K = 256;
+  Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
+  kernels::Int8Matrix qw = kernels::quantize_matrix(w.data(), N, K);
+  std::vector<int8_t> qx(K);
+  for (int64_t k = 0; k < K; ++k) qx[k] = static_cast<int8_t>(k % 255 - 127);
+  const float sx = 1.f;
+  std::vector<float> y(N);
+  std::vector<int32_t> acc(N);
+  kernels::gemm_int8(1, qx.data(), &sx, qw, nullptr, acc.data(), y.data());
+  for (int64_t n = 0; n < N; ++n) {
+    int64_t dot = 0;
+    for (int64_t k = 0; k < K; ++k) dot += int64_t{qx[k]} * qw.q[n * K + k];
+    if (acc[n] != dot) std::exit(2);
+  }
+  std::exit(0);
+}
+
+TEST(QuantizeDeathTest, KeepsOneDnnOffAmxInAFreshProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(cap_then_multiply(), ::testing::ExitedWithCode(0), "");
 }
 
 // Both paths of gemm_int8 on any CPU: oneDNN's s8s8s32 GEMM (exact with VNNI) and the fp32 GEMM
