@@ -189,7 +189,6 @@ int TranslateCommand::run() const {
         o.beam_size, "), got ", o.num_hypotheses);
   check(!word_scores || !score_target.empty(), "--word-scores goes with --score-target");
   check(latency_out.empty() || online, "--latency-out goes with --online");
-  if (translator.compute_type == ComputeType::Int8) kernels::keep_int8_off_amx();
   if (translator.compute_type == ComputeType::Int8 && !kernels::int8_exact())
     std::cerr << "heed translate: warning: this CPU has no VNNI: --compute-type int8 runs its "
                  "products as fp32 GEMMs on the quantized values (the same outputs, no faster "

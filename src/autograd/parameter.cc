@@ -86,7 +86,6 @@ int64_t ParameterStore::numel() const {
 }
 
 void ParameterStore::quantize_for_inference() {
-  kernels::keep_int8_off_amx();  // before int8_exact() fixes oneDNN's ISA
   for (Parameter* p : ptrs_)
     if (p->value.shape().rank() == 2 && !p->row_sparse)
       p->int8 = std::make_shared<const kernels::Int8Matrix>(

@@ -33,8 +33,17 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
   });
 }
 
+bool keep_int8_off_amx() {
+  static const bool capped = [] {
+    if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
+    return dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16) == dnnl_success;
+  }();
+  return capped;
+}
+
 bool int8_exact() {
   static const bool exact = [] {
+    keep_int8_off_amx();  // the query below fixes oneDNN's ISA: the cap must come first
     // cpu_isa values are sets of feature bits: VNNI in its AVX512 or its AVX2 (VEX) form
     const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
     const auto has = [isa](dnnl_cpu_isa_t f) {
@@ -43,14 +52,6 @@ bool int8_exact() {
     return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
   }();
   return exact;
-}
-
-bool keep_int8_off_amx() {
-  static const bool capped = [] {
-    if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
-    return dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16) == dnnl_success;
-  }();
-  return capped;
 }
 
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {

@@ -23,18 +23,19 @@ struct Int8Matrix {
   std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
 };
 
-// Whether oneDNN's s8s8s32 GEMM is exact here (VNNI); otherwise gemm_int8 uses q_float.
-bool int8_exact();
-
 // Keeps oneDNN off its AMX kernels in a process that decodes in int8: on a Xeon with AMX,
 // oneDNN 2.6 runs s8s8s32 GEMMs of decoding's shapes through them 3-4x slower than through its
 // AVX512-VNNI ones (1 x 768 x 256: 17.6 us against 4.5-5.8; 64 rows: 198 against 54-65),
 // which made int8 decoding slower than fp32 there. The cap (AVX512_BF16: bf16 products keep
 // their non-AMX kernels) is process-wide and takes effect only before oneDNN's first kernel
-// or ISA query, so it is called first: by quantize_for_inference and where a command starts
-// int8 work. A no-op on CPUs without AMX and when ONEDNN_MAX_CPU_ISA is set. Returns whether
-// the cap is in force.
+// or ISA query: int8_exact() applies it before its own query, and every int8 path (quantizing
+// weights, heed translate's check) asks int8_exact() first; heed bench, whose machine probes
+// run kernels before any int8 work, calls it itself. A no-op on CPUs without AMX and when
+// ONEDNN_MAX_CPU_ISA is set. Returns whether the cap is in force.
 bool keep_int8_off_amx();
+
+// Whether oneDNN's s8s8s32 GEMM is exact here (VNNI); otherwise gemm_int8 uses q_float.
+bool int8_exact();
 
 // linear() takes the int8 path for weights with at least this many output rows.
 inline constexpr int64_t kInt8MinOutputs = 64;
