@@ -22,6 +22,7 @@ namespace {
 
 constexpr int64_t kTileQ = 64;   // query rows per tile
 constexpr int64_t kTileK = 128;  // key rows per tile
+static_assert(kTileK % kTileLanes == 0, "score rows are processed in whole vectors");
 constexpr int kMaxThreads = 64;  // backward: private dQ accumulators are kept for at most these
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -114,15 +115,17 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
           const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
-          const float m_new = std::max(m[r], vmath::max(s, n, kNegInf));
-          float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-          for (int64_t c = 0; c < n; ++c) {
-            s[c] = vmath::exp(s[c] - m_new);
-            sum += s[c];
+          if (n == 0) {
+            std::fill(s, s + bk, 0.f);
+            continue;
           }
-          std::fill(s + n, s + bk, 0.f);
-          if (n == 0) continue;
+          const float m_new = std::max(m[r], vmath::max(s, n, kNegInf));
+          // whole vectors (a sentence's 10-40 keys would run mostly in the loop's scalar tail);
+          // the columns from n on become 0
+          const int64_t w = round_up_lanes(bk);
+#pragma omp simd
+          for (int64_t c = 0; c < w; ++c) s[c] = c < n ? vmath::exp(s[c] - m_new) : 0.f;
+          const float sum = vmath::sum(s, n);
           const float alpha = vmath::exp(m[r] - m_new);  // 0 while m was -inf
           l[r] = l[r] * alpha + sum;
           m[r] = m_new;
@@ -205,8 +208,9 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
             float* p = S + r * kTileK;
             const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
             const float lse_r = lse[bh * Tq + i0 + r];
-            for (int64_t c = 0; c < n; ++c) p[c] = vmath::exp(p[c] - lse_r);
-            std::fill(p + n, p + bk, 0.f);
+            const int64_t w = round_up_lanes(bk);  // whole vectors, as in the forward
+#pragma omp simd
+            for (int64_t c = 0; c < w; ++c) p[c] = c < n ? vmath::exp(p[c] - lse_r) : 0.f;
           }
           // dV_j += P^T dO_i   [bk, D]
           tile_pb(small, true, bk, D, bq, 1.f, S, dOi, dout.row, dVj, dv.row);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "heed/kernels/flops.h"
+#include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
 namespace {
@@ -98,29 +99,12 @@ void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
     return;
   }
   count_product(M, N, K);
-  // Few rows: dot products, 4 keys at a time, each summed in 16 lanes over k and reduced once.
-  constexpr int64_t kKeys = 4;
-  const int64_t k_vec = K / kTileLanes * kTileLanes;
+  // Few rows (a decoding step's one query): one dot product per key; the keys' chains are
+  // independent, so they overlap.
   for (int64_t i = 0; i < M; ++i) {
     const float* a = A + i * lda;
     float* c = C + i * ldc;
-    for (int64_t j = 0; j < N; j += kKeys) {
-      const int64_t nj = std::min(kKeys, N - j);
-      float acc[kKeys][kTileLanes] = {};
-      for (int64_t k0 = 0; k0 < k_vec; k0 += kTileLanes)
-        for (int64_t r = 0; r < nj; ++r) {
-          const float* b = B + (j + r) * ldb + k0;
-#pragma omp simd
-          for (int64_t l = 0; l < kTileLanes; ++l) acc[r][l] += a[k0 + l] * b[l];
-        }
-      for (int64_t r = 0; r < nj; ++r) {
-        const float* b = B + (j + r) * ldb;
-        float s = 0.f;
-        for (int64_t l = 0; l < kTileLanes; ++l) s += acc[r][l];
-        for (int64_t k = k_vec; k < K; ++k) s += a[k] * b[k];
-        c[j + r] = alpha * s;
-      }
-    }
+    for (int64_t j = 0; j < N; ++j) c[j] = alpha * vmath::dot(a, B + j * ldb, K);
     std::fill(c + N, c + padded, 0.f);
   }
 }

@@ -89,6 +89,25 @@ TEST(VMath, AgreesWithStd) {
                 2e-3f);
 }
 
+// dot and sum against double sums, on lengths around every vector width; the entries past n are
+// NaN, so a tail that read them (an unmasked last vector) would fail.
+TEST(VMath, DotAndSumReadOnlyTheirEntries) {
+  Rng rng(5);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n = 0; n <= 50; ++n) {
+    std::vector<float> a(n + 16, nan), b(n + 16, nan);
+    double dot = 0, sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      a[k] = rng.uniform(-1, 1);
+      b[k] = rng.uniform(-1, 1);
+      dot += static_cast<double>(a[k]) * b[k];
+      sum += a[k];
+    }
+    EXPECT_NEAR(vmath::dot(a.data(), b.data(), n), dot, 1e-6 * (n + 1)) << n;
+    EXPECT_NEAR(vmath::sum(a.data(), n), sum, 1e-6 * (n + 1)) << n;
+  }
+}
+
 // The vectorised maxima and argmax against std::max_element, on lengths around every vector width,
 // with the maximum at each position in turn, all-negative rows and -inf (softmax masks).
 TEST(VMath, MaxMaxAbsAndArgmaxAgreeWithStd) {

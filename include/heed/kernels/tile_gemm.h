@@ -37,8 +37,8 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 // C[M, N] = alpha * A B^T with A row-major [M, K] (row stride lda) and B row-major [N, K] (row
 // stride ldb), the score product of attention; C's columns N .. round_up_lanes(N) are written
 // too, with zeros. For M >= 4 B^T is first written to `scratch` (K * round_up_lanes(N) floats)
-// and multiplied as above; fewer rows (a decoding step's one query) take dot products, four
-// keys at a time.
+// and multiplied as above; fewer rows (a decoding step's one query) take one vectorised dot
+// product per key.
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch);
 
