@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "heed/kernels/elementwise.h"
+#include "heed/kernels/layout.h"
 #include "heed/util/error.h"
 #include "heed/util/memory.h"
 
@@ -83,6 +84,23 @@ int64_t ParameterStore::numel() const {
   int64_t n = 0;
   for (auto& p : params_) n += p->value.numel();
   return n;
+}
+
+void ParameterStore::prepare_for_inference(bool int8) {
+  if (int8)
+    quantize_for_inference();
+  else
+    transpose_for_inference();
+}
+
+void ParameterStore::transpose_for_inference() {
+  for (Parameter* p : ptrs_)
+    if (p->value.shape().rank() == 2 && !p->row_sparse) {
+      const int64_t N = p->value.dim(0), K = p->value.dim(1);
+      auto t = std::make_shared<Tensor>(Tensor::zeros(Shape{K, N}));  // [in, out]
+      kernels::permute(p->value.data(), p->value.shape(), {1, 0, 2, 3}, t->data(), false);
+      p->transposed = std::move(t);
+    }
 }
 
 void ParameterStore::quantize_for_inference() {

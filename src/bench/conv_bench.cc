@@ -162,7 +162,7 @@ void tcn_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
     g.clear();
   }
   const double train = static_cast<double>(o.batch * o.len * o.steps) / since(t0);
-  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
+  params.prepare_for_inference(o.compute == ComputeType::Int8);
   t0 = Clock::now();
   const std::vector<int32_t> generated = model.generate(o.gen_len);
   const double gen = static_cast<double>(o.gen_len) / since(t0);

@@ -134,7 +134,7 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
                           {"tgt_labels_per_s", round_to(static_cast<double>(labels) / train_s, 1)},
                           {"steps", o.steps},
                           {"threads", threads()}});
-  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
+  params.prepare_for_inference(o.compute == ComputeType::Int8);
   int64_t words = 0;
   t0 = Clock::now();
   for (int i = 0; i < o.steps; ++i) {

@@ -96,7 +96,7 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
     }
     const double tok_per_s = static_cast<double>(o.batch * S * o.steps) / since(t0);
     // batch-1 greedy decoding of S steps (int8: on copies of the weights quantized now)
-    if (o.compute == ComputeType::Int8) params.quantize_for_inference();
+    params.prepare_for_inference(o.compute == ComputeType::Int8);
     const std::vector<int32_t> src = random_ids(rng, S, kSrcVocab);
     auto decode = [&](int64_t steps) {
       Graph dg(Mode::Inference);

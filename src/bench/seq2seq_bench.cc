@@ -208,7 +208,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
           {"last_loss", round_to(loss, 4)},
           {"maxrss_mb", maxrss_mb()}});
   }
-  if (o.compute == ComputeType::Int8) params.quantize_for_inference();
+  params.prepare_for_inference(o.compute == ComputeType::Int8);
   // greedy decoding of exactly max_len steps (no early stop, as the peer)
   auto greedy = [&](const Seq2SeqBatch& b) {
     Graph g(Mode::Inference);

@@ -66,6 +66,7 @@ Classifier::Classifier(const std::vector<std::string>& model_dirs) {
   check(!model_dirs.empty(), "a classifier needs a model directory");
   for (const std::string& dir : model_dirs) {
     members_.push_back(load_classifier(dir));
+    members_.back()->params.prepare_for_inference(/*int8=*/false);
     const int64_t C = members_.back()->model->config().classes, C0 = config().classes;
     check(C == C0, "an ensemble of classifiers: ", dir, " has ", C, " classes and ",
           model_dirs.front(), " has ", C0);

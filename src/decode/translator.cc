@@ -43,7 +43,7 @@ Translator::Translator(const std::vector<std::string>& model_dirs, const Transla
   if (o.threads > 0) set_threads(o.threads);
   std::vector<const Seq2SeqModel*> members;
   for (const auto& files : files_) {
-    if (o.compute_type == ComputeType::Int8) files->params.quantize_for_inference();
+    files->params.prepare_for_inference(o.compute_type == ComputeType::Int8);
     members.push_back(files->model.get());
   }
   if (members.size() > 1) ensemble_ = std::make_unique<Ensemble>(members);

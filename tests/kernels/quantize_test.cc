@@ -1,5 +1,6 @@
-// int8 inference GEMM: quantization error bounds, the int8 product against its formula on the
-// quantized values, and linear() in an inference graph against fp32.
+// int8 inference GEMM: quantization error bounds and the int8 product against its formula on the
+// quantized values (linear() and the RNN cells on the int8 copy against fp32:
+// tests/autograd/inference_weights_test.cc).
 #include "heed/kernels/quantize.h"
 
 #include <gtest/gtest.h>
@@ -123,74 +124,6 @@ TEST(Quantize, BothInt8PathsEqualTheExactIntegerProduct) {
             << (widened ? "fp32 path" : "oneDNN path") << " at " << m << "," << n;
       }
   }
-}
-
-TEST(Quantize, InferenceLinearUsesInt8AndStaysCloseToFp32TrainingDoesNot) {
-  ParameterStore store;
-  Rng rng(5);
-  Parameter& w = store.add("w", {200, 96});
-  Parameter& b = store.add("b", {200});
-  initialize(w.value, Init::glorot_uniform(), rng);
-  Tensor x = testing::random_tensor({9, 96}, rng);
-  auto run = [&](Mode mode) {
-    Graph g(mode);
-    Var y = linear(g.input({9, 96}, x.span()), g.param(w), g.param(b));
-    return std::vector<float>(y.value().span().begin(), y.value().span().end());
-  };
-  auto fp32 = run(Mode::Inference);
-  store.quantize_for_inference();
-  ASSERT_TRUE(w.int8);
-  EXPECT_FALSE(b.int8);  // vectors stay fp32
-  auto int8 = run(Mode::Inference);
-  EXPECT_EQ(run(Mode::Train), fp32);  // training never reads the int8 copy
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < fp32.size(); ++i) {
-    err += (int8[i] - fp32[i]) * (int8[i] - fp32[i]);
-    norm += fp32[i] * fp32[i];
-  }
-  EXPECT_NE(int8, fp32);                   // the int8 path ran
-  EXPECT_LT(std::sqrt(err / norm), 0.02);  // and is within 2 % (relative L2)
-}
-
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
-  }
-  return std::sqrt(err / norm);
-}
-
-TEST(Quantize, FusedCellsUseTheInt8RecurrentProduct) {
-  // GRU: bias added by the int8 epilogue; LSTM: accumulated onto the preloaded input gates
-  ParameterStore store;
-  Rng rng(6);
-  const int64_t B = 5, H = 32;
-  Parameter& Ug = store.add("Ug", {3 * H, H});
-  Parameter& bg = store.add("bg", {3 * H});
-  Parameter& Ul = store.add("Ul", {4 * H, H});
-  initialize(Ug.value, Init::glorot_uniform(), rng);
-  initialize(Ul.value, Init::glorot_uniform(), rng);
-  initialize(bg.value, Init::uniform(0.1f), rng);
-  Tensor gx3 = testing::random_tensor({B, 3 * H}, rng),
-         gx4 = testing::random_tensor({B, 4 * H}, rng);
-  Tensor h = testing::random_tensor({B, H}, rng), c = testing::random_tensor({B, H}, rng);
-  auto run = [&] {
-    Graph g(Mode::Inference);
-    Var hv = g.input({B, H}, h.span());
-    Var gru = gru_cell(g.input({B, 3 * H}, gx3.span()), hv, g.param(Ug), g.param(bg));
-    LstmState l =
-        lstm_cell(g.input({B, 4 * H}, gx4.span()), hv, g.input({B, H}, c.span()), g.param(Ul));
-    std::vector<float> out(gru.value().span().begin(), gru.value().span().end());
-    out.insert(out.end(), l.h.value().span().begin(), l.h.value().span().end());
-    out.insert(out.end(), l.c.value().span().begin(), l.c.value().span().end());
-    return out;
-  };
-  auto fp32 = run();
-  store.quantize_for_inference();
-  auto int8 = run();
-  EXPECT_NE(int8, fp32);
-  EXPECT_LT(relative_l2(int8, fp32), 0.02);
 }
 
 }  // namespace

@@ -30,9 +30,10 @@ struct Parameter {
   // max-norm constraint of Hinton et al. 2012 and Kim 2014 on the output layer's weight vectors).
   float max_row_norm = 0.f;
 
-  // int8 copy for inference (ParameterStore::quantize_for_inference); when set, inference
-  // graphs multiply by it in linear(). Training never reads it.
-  std::shared_ptr<const kernels::Int8Matrix> int8;
+  // Copies for decoding (ParameterStore::prepare_for_inference); when one is set, inference
+  // graphs multiply by it in linear() and the fused RNN cells. Training never reads them.
+  std::shared_ptr<const kernels::Int8Matrix> int8;  // int8, quantised per row
+  std::shared_ptr<const Tensor> transposed;         // fp32: W^T [in, out]
   void mark_rows(std::span<const int32_t> rows);
   void zero_grad();
   double grad_sum_squares() const;
@@ -53,9 +54,15 @@ class ParameterStore {
   size_t size() const { return params_.size(); }
   int64_t numel() const;
   void zero_grad();
-  // int8 decoding: gives every weight matrix (rank 2, not an embedding table) an int8 copy
-  // that inference-mode linear() uses instead of fp32. Call once the weights are final.
+  // Decoding: gives every weight matrix (rank 2, not an embedding table) a copy that
+  // inference-mode products use instead of it. Call once the weights are final.
+  //   int8: quantised per row (kernels/quantize.h);
+  //   fp32: its transpose W^T [in, out]. oneDNN's sgemm repacks a transposed B at every call,
+  //   which costs as much as the product at a decoding step's 8-32 rows (x W^T for W [7859, 128]:
+  //   2x the time of x W^T with W^T stored, on a Xeon and a Zen 5).
+  void prepare_for_inference(bool int8);
   void quantize_for_inference();
+  void transpose_for_inference();
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;

@@ -154,7 +154,7 @@ Var linear(Var x, Var w, Var b) {
   const int64_t M = sx.rows(), N = sw[0], K = sw[1];
   Graph& G = x.graph();
   Tensor y = G.alloc(sx.with(-1, N));  // [..., N]
-  if (int8_product(x, w, has_bias ? b.value().data() : nullptr, false, y.data())) {
+  if (inference_product(x, w, has_bias ? b.value().data() : nullptr, false, y.data())) {
     const Var inputs[3] = {x, w, b};  // inference: no backward is recorded
     return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [](const Tensor&) {});
   }
@@ -186,17 +186,33 @@ Var linear(Var x, Var w) {
   return linear(x, w, Var());
 }
 
-bool int8_product(Var x, Var w, const float* bias, bool accumulate, float* y) {
+bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y) {
   Graph& G = x.graph();
   const Parameter* p = w.param();
+  if (G.training() || !p) return false;
+  const int64_t M = x.shape().rows();
   // a narrow W (the attention's v, N = 1) costs more to quantize x for than it saves
-  if (G.training() || !p || !p->int8 || p->int8->rows < kernels::kInt8MinOutputs) return false;
-  const int64_t M = x.shape().rows(), N = p->int8->rows, K = p->int8->cols;
-  auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
-  auto* sx = G.arena().array<float>(static_cast<size_t>(M));         // s_x [M]
-  auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
-  kernels::quantize_rows(x.value().data(), M, K, qx, sx);
-  kernels::gemm_int8(M, qx, sx, *p->int8, bias, acc, y, accumulate);
+  if (p->int8 && p->int8->rows >= kernels::kInt8MinOutputs) {
+    const int64_t N = p->int8->rows, K = p->int8->cols;
+    auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
+    auto* sx = G.arena().array<float>(static_cast<size_t>(M));         // s_x [M]
+    auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
+    kernels::quantize_rows(x.value().data(), M, K, qx, sx);
+    kernels::gemm_int8(M, qx, sx, *p->int8, bias, acc, y, accumulate);
+    return true;
+  }
+  if (!p->transposed) return false;
+  const int64_t K = p->transposed->dim(0), N = p->transposed->dim(1);  // W^T [K, N]
+  if (bias)  // preload (or add) the bias, then y = x W^T + y
+    for (int64_t i = 0; i < M; ++i) {
+      float* row = y + i * N;
+      if (accumulate)
+        kernels::axpy(1.f, bias, row, N);
+      else
+        std::copy(bias, bias + N, row);
+    }
+  kernels::gemm(false, false, M, N, K, 1.f, x.value().data(), K, p->transposed->data(), N,
+                bias || accumulate ? 1.f : 0.f, y, N);
   return true;
 }
 

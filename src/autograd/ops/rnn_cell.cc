@@ -30,7 +30,7 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
   Graph& G = h.graph();
   // gh [B, 3H] = h U^T + b_h: the one GEMM of the step, bias preloaded
   Tensor gh = G.alloc(Shape{B, G3});
-  if (!int8_product(h, U, b_h.value().data(), false, gh.data())) {
+  if (!inference_product(h, U, b_h.value().data(), false, gh.data())) {
     for (int64_t b = 0; b < B; ++b)
       std::memcpy(gh.data() + b * G3, b_h.value().data(), G3 * sizeof(float));
     kernels::gemm(false, true, B, G3, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
@@ -64,7 +64,7 @@ LstmState lstm_cell(Var gx, Var h, Var c, Var U) {
   // pre [B, 4H] = gx + h U^T: the one GEMM of the step, gx preloaded; activated in place
   Tensor gates = G.alloc(Shape{B, G4});
   gates.copy_from(gx.value());
-  if (!int8_product(h, U, nullptr, true, gates.data()))
+  if (!inference_product(h, U, nullptr, true, gates.data()))
     kernels::gemm(false, true, B, G4, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
                   gates.data(), G4);
   Tensor out = G.alloc(Shape{2, B, H});  // [h' ; c']

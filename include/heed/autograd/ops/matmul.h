@@ -1,5 +1,6 @@
 // Matrix products on the graph: matmul (batched, with transposes) and linear (x W^T + b).
-// Every product goes to kernels::gemm (oneDNN), or kernels::gemm_int8 for int8 decoding, or
+// Every product goes to kernels::gemm (oneDNN; with W^T stored for fp32 decoding), or
+// kernels::gemm_int8 for int8 decoding, or
 // kernels::gemm_bf16 for linear() in a graph of Precision::bf16 (mixed-precision training).
 // Leaves out: sparse products, int8 training.
 #pragma once
@@ -25,9 +26,10 @@ Var linear(Var x, Var w, Var b);
 Var linear(Var x, Var w);
 
 // For ops with a product inside (linear, the fused RNN cells): y [M, N] = x [M, K] W^T
-// (+ bias) (+ y when `accumulate`) on W's int8 copy, when x's graph is an inference graph, W is
-// a parameter quantized for inference (ParameterStore::quantize_for_inference) and wide enough
-// to pay for quantizing x (kernels::kInt8MinOutputs). Returns false, touching nothing, if not.
-bool int8_product(Var x, Var w, const float* bias, bool accumulate, float* y);
+// (+ bias) (+ y when `accumulate`) on W's copy for decoding, when x's graph is an inference graph
+// and W a parameter prepared for inference (ParameterStore::prepare_for_inference): its int8 copy
+// when W is wide enough to pay for quantizing x (kernels::kInt8MinOutputs), else its fp32
+// transpose. Returns false, touching nothing, if neither applies.
+bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y);
 
 }  // namespace heed
