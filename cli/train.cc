@@ -471,7 +471,8 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::NonNegativeNumber);
   app->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   add_enum_option(*app, "--precision", precision,
-                  "Products of the training step's linear layers: bfloat16 rounds the operands "
+                  "Products of the training step's linear layers and recurrent cells: bfloat16 "
+                  "rounds the operands "
                   "to bf16 (sums, weights and the rest in fp32: mixed precision; about twice the "
                   "GEMM speed on CPUs with AVX512_BF16)");
   app->add_option("--save", c.save_dir, "Model directory (required, except with --bench)");

@@ -121,6 +121,17 @@ void Graph::clear() {
     if (it->backward.destroy) it->backward.destroy(it->backward.fn);
   nodes_.clear();
   arena_.reset();
+  bf16_values_.clear();
+}
+
+const kernels::bf16* Graph::bf16_value(const Parameter& p) {
+  for (const auto& [q, b] : bf16_values_)  // a few dozen weights: a scan
+    if (q == &p) return b;
+  const Tensor& v = p.value;
+  auto* b = arena_.array<kernels::bf16>(static_cast<size_t>(v.numel()));
+  kernels::to_bf16(v.data(), v.shape().rows(), v.shape().last(), v.shape().last(), b);
+  bf16_values_.emplace_back(&p, b);
+  return b;
 }
 
 void Graph::rewind(const Mark& m, std::span<Var* const> keep) {
@@ -140,6 +151,7 @@ void Graph::rewind(const Mark& m, std::span<Var* const> keep) {
     }
   nodes_.resize(m.nodes);  // inference nodes hold no closures
   arena_.rewind(m.arena);
+  bf16_values_.clear();  // some may lie in the memory just freed
   const float* p = kept_.data();
   size_t i = 0;
   for (Var* v : keep)

@@ -254,8 +254,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                                : std::to_string(batching.sentences) + " examples")
         << " split across them\n";
   if (o.precision == Precision::bf16)
-    log << "mixed precision: the linear layers' products in bfloat16, sums and weights in "
-           "float32\n";
+    log << "mixed precision: the products of the linear layers and recurrent cells in bfloat16, "
+           "sums and weights in float32\n";
   // The share of the training budget spent, whichever of --max-minutes, --max-steps and --epochs
   // runs out first: the clock of the cooldown (schedule.h). `done` batches of epoch `epoch`.
   double spent = 0;

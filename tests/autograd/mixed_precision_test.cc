@@ -1,7 +1,7 @@
-// linear() in a graph of Precision::bf16 against the same graph in fp32. On operands that bf16
-// holds exactly the two must agree to fp32 summation order (values and all three gradients,
-// accumulated gradients included); on arbitrary operands they must differ, by bf16's rounding
-// and no more.
+// linear() and the fused RNN cells in a graph of Precision::bf16 against the same graph in fp32.
+// On operands that bf16 holds exactly the two must agree to fp32 summation order (values and all
+// gradients, accumulated gradients included); on arbitrary operands they must differ, by bf16's
+// rounding and no more. And a parameter is rounded once per graph.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,6 +72,74 @@ TEST(MixedPrecision, LinearDiffersFromFp32ByBf16RoundingOnly) {
     EXPECT_LT(d, bound[i] / 8) << "product " << i;  // far inside the worst case
   }
   EXPECT_LT(max_abs_diff(a.db, b.db), 1e-4f);  // the bias gradient stays fp32
+}
+
+// gru_cell and lstm_cell, each run for `steps` time steps with the same parameter U (the second
+// step reads Graph::bf16_value's copy), the loss the sum of the last states. Returns the states
+// and the gradients of h0, the inputs and U.
+std::vector<Tensor> cells(Precision p, bool bf16_exact, int steps) {
+  Rng rng(9);
+  const int64_t B = 5, H = 32;
+  ParameterStore store;
+  Parameter& Ug = store.add("Ug", {3 * H, H});
+  Parameter& bg = store.add("bg", {3 * H});
+  Parameter& Ul = store.add("Ul", {4 * H, H});
+  std::vector<Tensor> in = {
+      testing::random_tensor({B, 3 * H}, rng), testing::random_tensor({B, 4 * H}, rng),
+      testing::random_tensor({B, H}, rng), testing::random_tensor({B, H}, rng)};
+  for (Parameter* q : {&Ug, &bg, &Ul})
+    q->value.copy_from(testing::random_tensor(q->value.shape(), rng, -0.3f, 0.3f));
+  if (bf16_exact)
+    for (Tensor* x : {&in[0], &in[1], &in[2], &in[3], &Ug.value, &Ul.value})
+      for (float& v : x->span()) v = kernels::from_bf16(kernels::to_bf16(v));
+  Graph g(Mode::Train);
+  g.set_precision(p);
+  Var gx3 = g.variable(in[0]), gx4 = g.variable(in[1]), h0 = g.variable(in[2]),
+      c0 = g.variable(in[3]);
+  Var h = h0;
+  LstmState l{h0, c0};
+  for (int t = 0; t < steps; ++t) {
+    h = gru_cell(gx3, h, g.param(Ug), g.param(bg));
+    l = lstm_cell(gx4, l.h, l.c, g.param(Ul));
+  }
+  g.backward(sum_all(h) + sum_all(l.h) + sum_all(l.c));
+  return {h.value().clone(),  l.h.value().clone(), l.c.value().clone(), h0.grad().clone(),
+          gx3.grad().clone(), gx4.grad().clone(),  Ug.grad.clone(),     Ul.grad.clone()};
+}
+
+TEST(MixedPrecision, CellsRunTheirRecurrentProductInBf16) {
+  // one step on exact operands: the forward agrees to summation order; the backward rounds dy
+  // (the gates' derivatives) to bf16, a relative 2^-9, in sums of <= 4H = 128 terms
+  auto a = cells(Precision::fp32, true, 1), b = cells(Precision::bf16, true, 1);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(a[i], b[i]), 1e-5f) << "state " << i;
+  for (size_t i = 3; i < a.size(); ++i) {
+    EXPECT_GT(max_abs_diff(a[i], b[i]), 0.f) << "gradient " << i << " was not computed in bf16";
+    EXPECT_LT(max_abs_diff(a[i], b[i]), 128 * 0x1p-9f / 8) << "gradient " << i;
+  }
+  // two steps: the second multiplies a state bf16 does not hold (h U^T: 32 terms < 0.3 each)
+  auto c = cells(Precision::fp32, true, 2), d = cells(Precision::bf16, true, 2);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(max_abs_diff(c[i], d[i]), 0.f) << "state " << i << " was not computed in bf16";
+    EXPECT_LT(max_abs_diff(c[i], d[i]), 32 * 0.3f * 0x1p-7f / 8) << "state " << i;
+  }
+  for (size_t i = 3; i < c.size(); ++i)
+    EXPECT_LT(max_abs_diff(c[i], d[i]), 2 * 128 * 0x1p-9f / 8) << "gradient " << i;
+}
+
+TEST(MixedPrecision, AParameterIsRoundedOncePerGraph) {
+  ParameterStore store;
+  Parameter& w = store.add("w", {3, 4});
+  w.value.fill(1.5f);
+  Graph g(Mode::Train);
+  g.set_precision(Precision::bf16);
+  const kernels::bf16* first = g.bf16_value(w);
+  EXPECT_EQ(g.bf16_value(w), first);  // the same copy, not a second conversion
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(kernels::from_bf16(first[i]), 1.5f);
+  // the optimizer changes w between steps; the next step's graph (after clear()) sees it
+  w.value.fill(-2.f);
+  g.clear();
+  const kernels::bf16* next = g.bf16_value(w);
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(kernels::from_bf16(next[i]), -2.f);
 }
 
 }  // namespace

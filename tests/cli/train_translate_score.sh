@@ -144,7 +144,7 @@ done
 grep -q "heed train: transformer 2+1 layers, d 16, 2 heads, ff 32" "$work/tf.log" \
   || fail "transformer: no model line"
 grep -q "resuming from .*step 6" "$work/tf.log" || fail "transformer run did not resume at step 6"
-grep -q "mixed precision: the linear layers' products in bfloat16" "$work/tf.log" \
+grep -q "mixed precision: the products of the linear layers and recurrent cells in bfloat16" "$work/tf.log" \
   || fail "transformer: --precision bfloat16 not reported"
 "$heed" train --model transformer --train-src x --train-tgt y --save z --precision fp16 \
   > /dev/null 2> "$work/prec.err" && fail "--precision fp16 accepted"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heed/autograd/parameter.h"
+#include "heed/kernels/bf16.h"
 #include "heed/tensor/arena.h"
 #include "heed/util/names.h"
 
@@ -127,6 +128,12 @@ class Graph {
   size_t size() const { return nodes_.size(); }
   Arena& arena() { return arena_; }
 
+  // Mixed precision: p's value rounded to bf16 [rows, last], made at the first request in this
+  // graph and kept until clear() or rewind(), so that a weight read at every time step of an RNN
+  // is converted once a training step instead of once a use. p must not change meanwhile (the
+  // optimizer updates it after the backward, before the next step's clear()).
+  const kernels::bf16* bf16_value(const Parameter& p);
+
  private:
   friend class Var;
   struct Backward {
@@ -151,6 +158,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<float> kept_;         // rewind(): the kept values while their memory is freed
   std::vector<Shape> kept_shapes_;  // and their shapes
+  std::vector<std::pair<const Parameter*, const kernels::bf16*>> bf16_values_;  // in the arena
 };
 
 template <class F>

@@ -75,43 +75,56 @@ void gemm_acc(bool ta, bool tb, const Geometry& g, int64_t M, int64_t N, int64_t
                         sc);
 }
 
-// linear() in mixed precision (Precision::bf16): x and W are rounded to bf16 once, in the
-// forward, and kept for the backward; dy is rounded once for both gradient products. Copies of
-// x and dy have their token rows padded with zeros to kBf16Rows, so that dW's sum over tokens
-// (its K) takes few distinct sizes. The bias and its gradient stay fp32.
+// linear() in mixed precision (Precision::bf16): the bias and its gradient stay fp32.
 Var linear_bf16(Var x, Var w, Var b, Tensor y) {
-  using kernels::bf16;
-  const int64_t M = x.shape().rows(), N = w.shape()[0], K = w.shape()[1];
-  const int64_t Mp = kernels::bf16_padded_rows(M);
-  Graph* G = &x.graph();
-  bf16* xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));  // bf16(x) [Mp, K]
-  kernels::to_bf16(x.value().data(), M, K, K, xb);
-  std::fill(xb + M * K, xb + Mp * K, bf16{0});
-  bf16* wb = G->arena().array<bf16>(static_cast<size_t>(N * K));  // bf16(W) [N, K]
-  kernels::to_bf16(w.value().data(), N, K, K, wb);
+  const Bf16Product p(x, w);
   const bool has_bias = b.valid();
-  // y [M, N] = x W^T + b
-  kernels::gemm_bf16(false, true, M, N, K, xb, K, wb, K, 0.f, y.data(), N,
-                     has_bias ? b.value().data() : nullptr);
+  p.forward(0.f, y.data(), has_bias ? b.value().data() : nullptr);  // y [M, N] = x W^T + b
   const Var inputs[3] = {x, w, b};
-  return G->make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
-    bf16* dyb = G->arena().array<bf16>(static_cast<size_t>(Mp * N));  // bf16(dy) [Mp, N]
-    kernels::to_bf16(dy.data(), M, N, N, dyb);
-    std::fill(dyb + M * N, dyb + Mp * N, bf16{0});
-    if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
-      Var::GemmTarget dx = x.gemm_target();
-      kernels::gemm_bf16(false, false, M, K, N, dyb, N, wb, K, dx.beta, dx.data, K);
-    }
-    if (w.requires_grad()) {  // dW [N, K] += dy^T [N, Mp] x [Mp, K] (the padded rows are 0)
-      Var::GemmTarget dw = w.gemm_target();
-      kernels::gemm_bf16(true, false, N, K, Mp, dyb, N, xb, K, dw.beta, dw.data, K);
-    }
+  return x.graph().make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
+    p.backward(dy.data(), x, w);
     if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
-      kernels::reduce_to(dy.data(), Shape{M, N}, b.grad().data(), Shape{N});
+      kernels::reduce_to(dy.data(), Shape{p.M, p.N}, b.grad().data(), Shape{p.N});
   });
 }
 
 }  // namespace
+
+Bf16Product::Bf16Product(Var x, Var w)
+    : M(x.shape().rows()),
+      Mp(kernels::bf16_padded_rows(M)),
+      N(w.shape()[0]),
+      K(w.shape()[1]),
+      xb(x.graph().arena().array<kernels::bf16>(static_cast<size_t>(Mp * K))) {
+  kernels::to_bf16(x.value().data(), M, K, K, xb);
+  std::fill(xb + M * K, xb + Mp * K, kernels::bf16{0});
+  if (const Parameter* p = w.param()) {
+    wb = x.graph().bf16_value(*p);  // once per graph
+  } else {
+    auto* copy = x.graph().arena().array<kernels::bf16>(static_cast<size_t>(N * K));
+    kernels::to_bf16(w.value().data(), N, K, K, copy);
+    wb = copy;
+  }
+}
+
+void Bf16Product::forward(float beta, float* y, const float* bias) const {
+  kernels::gemm_bf16(false, true, M, N, K, xb, K, wb, K, beta, y, N, bias);
+}
+
+void Bf16Product::backward(const float* dy, Var x, Var w) const {
+  Graph& G = x.graph();
+  kernels::bf16* dyb = G.arena().array<kernels::bf16>(static_cast<size_t>(Mp * N));  // [Mp, N]
+  kernels::to_bf16(dy, M, N, N, dyb);
+  std::fill(dyb + M * N, dyb + Mp * N, kernels::bf16{0});
+  if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
+    Var::GemmTarget dx = x.gemm_target();
+    kernels::gemm_bf16(false, false, M, K, N, dyb, N, wb, K, dx.beta, dx.data, K);
+  }
+  if (w.requires_grad()) {  // dW [N, K] += dy^T [N, Mp] x [Mp, K] (the padded rows are 0)
+    Var::GemmTarget dw = w.gemm_target();
+    kernels::gemm_bf16(true, false, N, K, Mp, dyb, N, xb, K, dw.beta, dw.data, K);
+  }
+}
 
 Var matmul(Var a, Var b, MatmulOptions o) {
   Geometry g = geometry(a.shape(), b.shape(), o);

@@ -1,9 +1,10 @@
-// Fused GRU and LSTM cells: the recurrent GEMM (oneDNN) plus one fused gate pass, forward and
-// backward side by side. Equations in the header and in kernels/rnn_cells.h.
+// Fused GRU and LSTM cells: the recurrent GEMM (oneDNN; bf16 in mixed precision) plus one fused
+// gate pass, forward and backward side by side. Equations in the header and in kernels/rnn_cells.h.
 // Leaves out: the input projection (one linear() over the whole sequence, outside the loop).
 #include "heed/autograd/ops/rnn_cell.h"
 
 #include <cstring>
+#include <optional>
 
 #include "heed/autograd/ops/matmul.h"
 #include "heed/autograd/ops/shape.h"
@@ -21,6 +22,45 @@ void check_cell(const char* name, int gates, Var gx, Var h, Var U) {
   check(ok, name, ": gx ", sx, ", h ", sh, ", U ", su, " (expected gx [B, ", gates,
         "H], h [B, H], U [", gates, "H, H])");
 }
+
+// The recurrent product of a step, y [B, G] = h U^T (+ bias) (+ y when `accumulate`), and its
+// backward, dU += dy^T h and dh += dy U: in bf16 in a mixed-precision graph (U rounded once per
+// graph), on U's copy for decoding in an inference graph prepared for it, else in fp32.
+class Recurrent {
+ public:
+  Recurrent(Var h, Var U, const float* bias, bool accumulate, float* y) {
+    const Graph& G = h.graph();
+    const int64_t B = h.dim(0), H = h.dim(1), Gn = U.dim(0);
+    if (G.precision() == Precision::bf16 && B > 0) {
+      bf16_.emplace(h, U);
+      bf16_->forward(accumulate ? 1.f : 0.f, y, bias);
+      return;
+    }
+    if (inference_product(h, U, bias, accumulate, y)) return;
+    if (bias && !accumulate)  // preload the bias, then y = h U^T + y
+      for (int64_t b = 0; b < B; ++b) std::memcpy(y + b * Gn, bias, Gn * sizeof(float));
+    else if (bias)
+      for (int64_t b = 0; b < B; ++b) kernels::axpy(1.f, bias, y + b * Gn, Gn);
+    kernels::gemm(false, true, B, Gn, H, 1.f, h.value().data(), H, U.value().data(), H,
+                  bias || accumulate ? 1.f : 0.f, y, Gn);
+  }
+  void backward(const float* dy, Var h, Var U) const {
+    if (bf16_) {
+      bf16_->backward(dy, h, U);
+      return;
+    }
+    const int64_t B = h.dim(0), H = h.dim(1), Gn = U.dim(0);
+    if (U.requires_grad())  // dU [G, H] += dy^T h
+      kernels::gemm(true, false, Gn, H, B, 1.f, dy, Gn, h.value().data(), H, 1.f, U.grad().data(),
+                    H);
+    if (h.requires_grad())  // dh [B, H] += dy U
+      kernels::gemm(false, false, B, H, Gn, 1.f, dy, Gn, U.value().data(), H, 1.f, h.grad().data(),
+                    H);
+  }
+
+ private:
+  std::optional<Bf16Product> bf16_;
+};
 }  // namespace
 
 Var gru_cell(Var gx, Var h, Var U, Var b_h) {
@@ -30,12 +70,7 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
   Graph& G = h.graph();
   // gh [B, 3H] = h U^T + b_h: the one GEMM of the step, bias preloaded
   Tensor gh = G.alloc(Shape{B, G3});
-  if (!inference_product(h, U, b_h.value().data(), false, gh.data())) {
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(gh.data() + b * G3, b_h.value().data(), G3 * sizeof(float));
-    kernels::gemm(false, true, B, G3, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
-                  gh.data(), G3);
-  }
+  const Recurrent product(h, U, b_h.value().data(), false, gh.data());
   Tensor gates = G.alloc(Shape{B, G3});  // [r | z | n], saved
   Tensor out = G.alloc(Shape{B, H});
   kernels::gru_forward(gx.value().data(), gh.data(), h.value().data(), out.data(), gates.data(), B,
@@ -45,14 +80,9 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
     kernels::gru_backward(dout.data(), h.value().data(), gates.data(), gh.data(), dgh.data(),
                           gx.requires_grad() ? gx.grad().data() : nullptr,
                           h.requires_grad() ? h.grad().data() : nullptr, B, H);
-    if (U.requires_grad())  // dU [3H, H] += dgh^T h
-      kernels::gemm(true, false, G3, H, B, 1.f, dgh.data(), G3, h.value().data(), H, 1.f,
-                    U.grad().data(), H);
+    product.backward(dgh.data(), h, U);  // dU += dgh^T h, dh += dgh U
     if (b_h.requires_grad())
       kernels::reduce_to(dgh.data(), Shape{B, G3}, b_h.grad().data(), Shape{G3});
-    if (h.requires_grad())  // dh [B, H] += dgh U
-      kernels::gemm(false, false, B, H, G3, 1.f, dgh.data(), G3, U.value().data(), H, 1.f,
-                    h.grad().data(), H);
   });
 }
 
@@ -64,9 +94,7 @@ LstmState lstm_cell(Var gx, Var h, Var c, Var U) {
   // pre [B, 4H] = gx + h U^T: the one GEMM of the step, gx preloaded; activated in place
   Tensor gates = G.alloc(Shape{B, G4});
   gates.copy_from(gx.value());
-  if (!inference_product(h, U, nullptr, true, gates.data()))
-    kernels::gemm(false, true, B, G4, H, 1.f, h.value().data(), H, U.value().data(), H, 1.f,
-                  gates.data(), G4);
+  const Recurrent product(h, U, nullptr, true, gates.data());
   Tensor out = G.alloc(Shape{2, B, H});  // [h' ; c']
   Tensor tanh_c = G.alloc(Shape{B, H});
   kernels::lstm_forward(gates.data(), c.value().data(), out.data(), out.data() + B * H,
@@ -77,12 +105,7 @@ LstmState lstm_cell(Var gx, Var h, Var c, Var U) {
                            tanh_c.data(), dpre.data(),
                            c.requires_grad() ? c.grad().data() : nullptr, B, H);
     if (gx.requires_grad()) kernels::axpy(1.f, dpre.data(), gx.grad().data(), B * G4);
-    if (U.requires_grad())  // dU [4H, H] += dpre^T h
-      kernels::gemm(true, false, G4, H, B, 1.f, dpre.data(), G4, h.value().data(), H, 1.f,
-                    U.grad().data(), H);
-    if (h.requires_grad())  // dh [B, H] += dpre U
-      kernels::gemm(false, false, B, H, G4, 1.f, dpre.data(), G4, U.value().data(), H, 1.f,
-                    h.grad().data(), H);
+    product.backward(dpre.data(), h, U);  // dU += dpre^T h, dh += dpre U
   });
   return {select(both, 0, 0), select(both, 0, 1)};
 }

@@ -32,4 +32,22 @@ Var linear(Var x, Var w);
 // transpose. Returns false, touching nothing, if neither applies.
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y);
 
+// The products of y [M, N] = x [M, K] W^T in mixed precision (Precision::bf16), for ops with a
+// product inside (linear, the fused RNN cells): x is rounded to bf16 once, in the forward, with
+// its rows padded with zeros to kernels::kBf16Rows (so that dW's sum over rows, its K, takes few
+// distinct sizes) and kept for the backward; a parameter W is rounded once per graph
+// (Graph::bf16_value: an RNN's weights are read at every time step), any other W at each call;
+// dy is rounded once for both gradient products.
+struct Bf16Product {
+  Bf16Product(Var x, Var w);
+  // y = x W^T (+ bias [N]) + beta y
+  void forward(float beta, float* y, const float* bias) const;
+  // dx += dy W and dW += dy^T x, each when required; dy [M, N]
+  void backward(const float* dy, Var x, Var w) const;
+
+  int64_t M, Mp, N, K;
+  kernels::bf16* xb;                  // bf16(x) [Mp, K]
+  const kernels::bf16* wb = nullptr;  // bf16(W) [N, K]
+};
+
 }  // namespace heed
