@@ -2,6 +2,7 @@
 // Leaves out: fusion across ops; fused chains live in their own kernels (rnn_cells.cc).
 #include "heed/kernels/elementwise.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -242,6 +243,18 @@ void copy(const float* x, float* y, int64_t n) {
 
 void axpy(float alpha, const float* x, float* y, int64_t n) {
   map(n, [=](int64_t i) { y[i] += alpha * x[i]; });
+}
+
+void preload_rows(const float* b, int64_t M, int64_t N, float* y, bool accumulate) {
+  for (int64_t i = 0; i < M; ++i) {
+    float* row = y + i * N;
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t j = 0; j < N; ++j) row[j] += b[j];
+    } else {
+      std::copy(b, b + N, row);
+    }
+  }
 }
 
 void affine(const float* x, float alpha, float beta, float* y, int64_t n) {

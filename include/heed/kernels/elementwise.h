@@ -47,5 +47,8 @@ void axpy(float alpha, const float* x, float* y, int64_t n);
 void affine(const float* x, float alpha, float beta, float* y, int64_t n);
 void scale(float* x, float alpha, int64_t n);
 double sum_squares(const float* x, int64_t n);
+// y [M, N]: every row set to b [N] (or b added to it, when `accumulate`) — a bias preloaded into C
+// for a GEMM with beta 1
+void preload_rows(const float* b, int64_t M, int64_t N, float* y, bool accumulate);
 
 }  // namespace heed::kernels

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "heed/kernels/bf16.h"
+#include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/softmax.h"
 #include "heed/util/error.h"
@@ -102,8 +103,7 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     if (bf16_products) {
       kernels::gemm_bf16(false, true, r, V, K, xb + i * K, K, wb, K, 0.f, z, V, bias);
     } else {
-      if (bias)
-        for (int64_t k = 0; k < r; ++k) std::copy(bias, bias + V, z + k * V);
+      if (bias) kernels::preload_rows(bias, r, V, z, false);
       kernels::gemm(false, true, r, V, K, 1.f, X + i * K, K, W, K, bias ? 1.f : 0.f, z, V);
     }
     int64_t n = 0;

@@ -172,10 +172,8 @@ Var linear(Var x, Var w, Var b) {
     return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [](const Tensor&) {});
   }
   if (G.precision() == Precision::bf16 && M > 0) return linear_bf16(x, w, b, y);
-  if (has_bias) {  // preload C with the bias, then C = x W^T + C
-    const float* pb = b.value().data();
-    for (int64_t i = 0; i < M; ++i) std::copy(pb, pb + N, y.data() + i * N);
-  }
+  if (has_bias)  // preload C with the bias, then C = x W^T + C
+    kernels::preload_rows(b.value().data(), M, N, y.data(), false);
   kernels::gemm(false, true, M, N, K, 1.f, x.value().data(), K, w.value().data(), K,
                 has_bias ? 1.f : 0.f, y.data(), N);
   const Var inputs[3] = {x, w, b};
@@ -216,14 +214,7 @@ bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* 
   }
   if (!p->transposed) return false;
   const int64_t K = p->transposed->dim(0), N = p->transposed->dim(1);  // W^T [K, N]
-  if (bias)  // preload (or add) the bias, then y = x W^T + y
-    for (int64_t i = 0; i < M; ++i) {
-      float* row = y + i * N;
-      if (accumulate)
-        kernels::axpy(1.f, bias, row, N);
-      else
-        std::copy(bias, bias + N, row);
-    }
+  if (bias) kernels::preload_rows(bias, M, N, y, accumulate);          // then y = x W^T + y
   kernels::gemm(false, false, M, N, K, 1.f, x.value().data(), K, p->transposed->data(), N,
                 bias || accumulate ? 1.f : 0.f, y, N);
   return true;

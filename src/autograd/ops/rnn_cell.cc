@@ -3,7 +3,6 @@
 // Leaves out: the input projection (one linear() over the whole sequence, outside the loop).
 #include "heed/autograd/ops/rnn_cell.h"
 
-#include <cstring>
 #include <optional>
 
 #include "heed/autograd/ops/matmul.h"
@@ -37,10 +36,7 @@ class Recurrent {
       return;
     }
     if (inference_product(h, U, bias, accumulate, y)) return;
-    if (bias && !accumulate)  // preload the bias, then y = h U^T + y
-      for (int64_t b = 0; b < B; ++b) std::memcpy(y + b * Gn, bias, Gn * sizeof(float));
-    else if (bias)
-      for (int64_t b = 0; b < B; ++b) kernels::axpy(1.f, bias, y + b * Gn, Gn);
+    if (bias) kernels::preload_rows(bias, B, Gn, y, accumulate);  // then y = h U^T + y
     kernels::gemm(false, true, B, Gn, H, 1.f, h.value().data(), H, U.value().data(), H,
                   bias || accumulate ? 1.f : 0.f, y, Gn);
   }
