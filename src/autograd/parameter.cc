@@ -97,7 +97,7 @@ void ParameterStore::transpose_for_inference() {
   for (Parameter* p : ptrs_)
     if (p->value.shape().rank() == 2 && !p->row_sparse) {
       const int64_t N = p->value.dim(0), K = p->value.dim(1);
-      auto t = std::make_shared<Tensor>(Tensor::zeros(Shape{K, N}));  // [in, out]
+      auto t = std::make_shared<Tensor>(Tensor::empty(Shape{K, N}));  // [in, out], all written
       kernels::permute(p->value.data(), p->value.shape(), {1, 0, 2, 3}, t->data(), false);
       p->transposed = std::move(t);
     }

@@ -59,7 +59,7 @@ class ParameterStore {
   //   int8: quantised per row (kernels/quantize.h);
   //   fp32: its transpose W^T [in, out]. oneDNN's sgemm repacks a transposed B at every call,
   //   which costs as much as the product at a decoding step's 8-32 rows (x W^T for W [7859, 128]:
-  //   2x the time of x W^T with W^T stored, on a Xeon and a Zen 5).
+  //   2x the time of x W^T with W^T stored, measured on a Xeon, family 6 model 207).
   void prepare_for_inference(bool int8);
   void quantize_for_inference();
   void transpose_for_inference();

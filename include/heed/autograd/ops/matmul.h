@@ -1,7 +1,7 @@
 // Matrix products on the graph: matmul (batched, with transposes) and linear (x W^T + b).
 // Every product goes to kernels::gemm (oneDNN; with W^T stored for fp32 decoding), or
-// kernels::gemm_int8 for int8 decoding, or
-// kernels::gemm_bf16 for linear() in a graph of Precision::bf16 (mixed-precision training).
+// kernels::gemm_int8 for int8 decoding, or kernels::gemm_bf16 for linear() and the RNN cells'
+// recurrent product in a graph of Precision::bf16 (mixed-precision training).
 // Leaves out: sparse products, int8 training.
 #pragma once
 
