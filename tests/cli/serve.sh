@@ -15,6 +15,8 @@ m=$golden/models words=$golden/inputs/cmudict.txt sst=$golden/inputs/sst.txt
 
 # starts the server with the given flags; sets pid and port
 start() {
+  # the file exists before the server's shell opens it, so the first sed below cannot race it
+  : > "$work/serve.err"
   "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
     --model sst="$m/classifier-attention" --port 0 "$@" 2> "$work/serve.err" &
   pid=$!
