@@ -5,11 +5,13 @@
 // or flushed every one or two chunks; in an inference graph the loss alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/bf16.h"
 #include "support/gradcheck.h"
 
 namespace heed {
@@ -79,7 +81,7 @@ TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
   const Outcome exact = run(false, Precision::fp32, d.in, d.targets);
   const Outcome once = run(true, Precision::bf16, d.in, d.targets);
   // flushes after every chunk (64, 64, the tail 22) and every two (128, then the tail alone);
-  // the defaults: one chunk of 150 rows (for 37 words a chunk holds 56,640)
+  // the defaults: one chunk of 192 rows (150 padded to a multiple of 64)
   for (auto [chunk, flush] : {std::pair<int64_t, int64_t>{64, 0}, {64, 64}, {64, 128}, {0, 0}}) {
     SCOPED_TRACE(::testing::Message() << "chunk " << chunk << ", flush " << flush);
     const Outcome f = run(true, Precision::bf16, d.in, d.targets, chunk, flush);
@@ -92,6 +94,26 @@ TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
     expect_close(f.dw, once.dw, 1e-5f, "dW against one flush");
   }
   EXPECT_GT(std::abs(once.loss - exact.loss), 0.f);  // bf16 did round
+}
+
+TEST(LinearCrossEntropy, DefaultChunksAreEvenAndBounded) {
+  const int64_t B = kernels::kBf16Rows;
+  for (int64_t V : {37, 8000, 18726, 1 << 20})
+    for (int64_t M : {1, 63, 64, 65, 150, 447, 448, 449, 900, 1795, 20000}) {
+      SCOPED_TRACE(::testing::Message() << "V " << V << ", M " << M);
+      const int64_t R = linear_cross_entropy_chunk_rows(V, M);
+      const int64_t most = std::max(B, (int64_t{1} << 23) / V / B * B);  // logits' bound
+      const int64_t chunks = (M + R - 1) / R;
+      EXPECT_EQ(R % B, 0);
+      EXPECT_LE(R, most);
+      EXPECT_EQ(chunks, (M + most - 1) / most);  // no more chunks than the bound needs
+      // even: the last chunk is short by less than one block per chunk
+      EXPECT_GT(M - (chunks - 1) * R, R - chunks * B);
+    }
+  // V = 18.7k (Multi30k's German words): 384 rows at most; 900 rows in chunks of 320
+  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 384), 384);
+  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 385), 256);
+  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 900), 320);
 }
 
 TEST(LinearCrossEntropy, InferenceGraphsGiveTheLossAlone) {
