@@ -15,24 +15,6 @@
 
 namespace heed::kernels {
 
-namespace {
-
-inline bf16 round_to_bf16(float x) {
-  const auto u = std::bit_cast<uint32_t>(x);
-  // ties to even: add 0x7fff, plus 1 when the kept part is odd
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  // NaN: keep sign and exponent, force a quiet mantissa bit (rounding could make it inf).
-  // A select, not a branch, so that the loops below vectorise.
-  const uint32_t nan = (u >> 16) | 0x40u;
-  return static_cast<bf16>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-}
-
-}  // namespace
-
-bf16 to_bf16(float x) {
-  return round_to_bf16(x);
-}
-
 float from_bf16(bf16 x) {
   return std::bit_cast<float>(static_cast<uint32_t>(x) << 16);
 }
@@ -43,7 +25,7 @@ void to_bf16(const float* x, int64_t rows, int64_t cols, int64_t ldx, bf16* y) {
       const float* xr = x + r * ldx;
       bf16* yr = y + r * cols;
 #pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) yr[c] = round_to_bf16(xr[c]);
+      for (int64_t c = 0; c < cols; ++c) yr[c] = to_bf16(xr[c]);
     }
   });
 }

@@ -2,8 +2,12 @@
 // Leaves out: tiling over the vocabulary axis; rows fit in cache at NMT vocabulary sizes.
 #include "heed/kernels/softmax.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "heed/kernels/broadcast.h"
 #include "heed/kernels/parallel.h"
@@ -137,6 +141,76 @@ void cross_entropy_backward(const float* probs, int64_t N, int64_t V, const int3
       d[t] -= scale * (1.f - eps);
     }
   });
+}
+
+double cross_entropy_with_grad(float* z, int64_t N, int64_t V, const int32_t* targets,
+                               int32_t ignore, float eps, bf16* dz_bf16, float* db,
+                               int64_t* count) {
+  check(V > 0, "cross_entropy: empty vocabulary axis");
+  const float off = eps / static_cast<float>(V), hit = 1.f - eps;
+  double total = 0;
+  int64_t kept = 0;
+  bool bad = false;
+#pragma omp parallel reduction(+ : total, kept) reduction(|| : bad) if (N * V > 32768)
+  {
+    // db's sums: into db itself on one thread, else a row of this thread's own, added at the end
+    std::vector<float> own;
+    float* acc = db;
+    if (db && omp_get_num_threads() > 1) {
+      own.assign(static_cast<size_t>(V), 0.f);
+      acc = own.data();
+    }
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < N; ++r) {
+      float* x = z + r * V;
+      bf16* d = dz_bf16 ? dz_bf16 + r * V : nullptr;
+      const int32_t t = targets[r];
+      if (t == ignore || t < 0 || t >= V) {
+        bad = bad || t != ignore;
+        if (d)
+          std::fill(d, d + V, bf16{0});
+        else
+          std::fill(x, x + V, 0.f);
+        continue;
+      }
+      // e = exp(x - max) over the row, in place (it stays in cache for the passes below)
+      float* e = x;
+      const float m = vmath::max(x, V, x[0]), x_t = x[t];
+      float s = 0.f, sum_x = 0.f;
+#pragma omp simd reduction(+ : s, sum_x)
+      for (int64_t j = 0; j < V; ++j) {
+        sum_x += x[j];
+        e[j] = vmath::exp(x[j] - m);
+        s += e[j];
+      }
+      // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
+      const float inv = 1.f / s, lse = m + std::log(s);
+      // as cross_entropy_forward
+      total += (1.0 - eps) * -(x_t - lse) + eps * -(sum_x / static_cast<double>(V) - lse);
+      ++kept;
+      // dz_j = p_j - q_j = e_j / s - eps / V - [j = t] (1 - eps): cross_entropy_backward's values.
+      // Passes over the row (in cache) that each vectorise: one loop doing all, or selecting j = t
+      // inside, did not.
+#pragma omp simd
+      for (int64_t j = 0; j < V; ++j) e[j] = e[j] * inv - off;
+      e[t] -= hit;
+      if (d) {
+#pragma omp simd
+        for (int64_t j = 0; j < V; ++j) d[j] = to_bf16(e[j]);
+      }
+      if (acc) {
+#pragma omp simd
+        for (int64_t j = 0; j < V; ++j) acc[j] += e[j];
+      }
+    }
+    if (acc && acc != db) {
+#pragma omp critical(heed_cross_entropy_db)
+      for (int64_t j = 0; j < V; ++j) db[j] += acc[j];
+    }
+  }
+  check(!bad, "cross_entropy: a target id is outside [0, ", V, ")");
+  *count = kept;
+  return total;
 }
 
 }  // namespace heed::kernels

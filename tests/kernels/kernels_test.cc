@@ -13,6 +13,7 @@
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/kernels/reduce.h"
+#include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 #include "support/gradcheck.h"
@@ -207,6 +208,57 @@ TEST(Elementwise, LargeTensorsGiveTheSameResultThreaded) {
   kernels::unary_forward(kernels::Unary::Tanh, x.data(), y2.data(), x.numel());
   set_threads(1);
   for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(y1.data()[i], y2.data()[i]);
+}
+
+// The fused loss-and-gradient kernel of the output layer against the forward then the backward
+// kernel: in place in fp32, rounded into bf16, with an ignored row, db's sums, on 1 and 2 threads.
+TEST(CrossEntropy, WithGradEqualsForwardThenBackward) {
+  Rng rng(9);
+  const int64_t N = 41, V = 1000;  // N V > 32768: the threaded path when 2 threads are allowed
+  const float eps = 0.1f;
+  const int32_t ignore = -1;
+  Tensor logits = testing::random_tensor(Shape{N, V}, rng, -6, 6);
+  std::vector<int32_t> targets(N);
+  for (int64_t r = 0; r < N; ++r) targets[r] = static_cast<int32_t>((r * 7919) % V);
+  targets[5] = ignore;
+  // the two-kernel reference: p, then dz = 0 + (p - q), and db by rows
+  std::vector<float> p(N * V), want(N * V, 0.f), want_db(V, 0.f);
+  int64_t want_n = 0;
+  const double want_loss = kernels::cross_entropy_forward(logits.data(), N, V, targets.data(),
+                                                          ignore, eps, p.data(), &want_n);
+  kernels::cross_entropy_backward(p.data(), N, V, targets.data(), ignore, eps, 1.f, want.data());
+  for (int64_t r = 0; r < N; ++r)
+    for (int64_t j = 0; j < V; ++j) want_db[j] += want[r * V + j];
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    set_threads(threads);
+    // fp32: dz over the logits in place
+    std::vector<float> z(logits.data(), logits.data() + N * V), db(V, 0.5f);
+    int64_t n = 0;
+    const double loss = kernels::cross_entropy_with_grad(z.data(), N, V, targets.data(), ignore,
+                                                         eps, nullptr, db.data(), &n);
+    EXPECT_EQ(n, want_n);
+    EXPECT_NEAR(loss, want_loss, 1e-9 * std::abs(want_loss));
+    for (int64_t i = 0; i < N * V; ++i) ASSERT_NEAR(z[i], want[i], 1e-7f) << i;
+    for (int64_t j = 0; j < V; ++j) ASSERT_NEAR(db[j], 0.5f + want_db[j], 1e-5f) << j;
+    for (int64_t j = 0; j < V; ++j) ASSERT_EQ(z[5 * V + j], 0.f);  // the ignored row
+    // bf16: dz rounded into its own buffer, no db
+    std::vector<float> z2(logits.data(), logits.data() + N * V);
+    std::vector<kernels::bf16> d(N * V, kernels::bf16{0x7fc0});  // NaN where nothing is written
+    EXPECT_NEAR(kernels::cross_entropy_with_grad(z2.data(), N, V, targets.data(), ignore, eps,
+                                                 d.data(), nullptr, &n),
+                want_loss, 1e-9 * std::abs(want_loss));
+    for (int64_t i = 0; i < N * V; ++i)  // one bf16 rounding of (nearly) the same value
+      ASSERT_NEAR(kernels::from_bf16(d[i]), want[i], std::abs(want[i]) / 128 + 1e-30f) << i;
+  }
+  set_threads(1);
+  std::vector<int32_t> bad = targets;
+  bad[3] = static_cast<int32_t>(V);
+  std::vector<float> z(logits.data(), logits.data() + N * V);
+  int64_t n = 0;
+  EXPECT_THROW(kernels::cross_entropy_with_grad(z.data(), N, V, bad.data(), ignore, eps, nullptr,
+                                                nullptr, &n),
+               Error);
 }
 
 TEST(Layout, PermuteMatchesIndexArithmetic) {

@@ -11,16 +11,25 @@
 // and loss scaling (bf16 has fp32's exponent range, so gradients do not underflow).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace heed::kernels {
 
 using bf16 = uint16_t;  // the upper half of an IEEE fp32, as stored
 
-// Round to nearest, ties to even (NaN stays NaN); parallel over large arrays.
-bf16 to_bf16(float x);
+// Round to nearest, ties to even (NaN stays NaN). Inline, so that loops over it vectorise.
+inline bf16 to_bf16(float x) {
+  const auto u = std::bit_cast<uint32_t>(x);
+  // ties to even: add 0x7fff, plus 1 when the kept part is odd
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  // NaN: keep sign and exponent, force a quiet mantissa bit (rounding could make it inf).
+  // A select, not a branch, so that loops over it vectorise.
+  const uint32_t nan = (u >> 16) | 0x40u;
+  return static_cast<bf16>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
 float from_bf16(bf16 x);
-// y [rows, cols] (packed) = bf16(x [rows, cols] with row stride ldx)
+// y [rows, cols] (packed) = bf16(x [rows, cols] with row stride ldx); parallel over large arrays
 void to_bf16(const float* x, int64_t rows, int64_t cols, int64_t ldx, bf16* y);
 
 // Token counts vary from batch to batch; operands padded with zero rows to a multiple of this

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "heed/kernels/bf16.h"
 #include "heed/tensor/shape.h"
 
 namespace heed::kernels {
@@ -30,5 +31,11 @@ double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const in
 // dlogits += scale * (p - q)
 void cross_entropy_backward(const float* probs, int64_t N, int64_t V, const int32_t* targets,
                             int32_t ignore, float eps, float scale, float* dlogits);
+// Both at once for a training step's chunk of logits, with no probabilities held: returns the
+// loss summed over rows (and sets *count) as cross_entropy_forward, and writes dz = p - q,
+// unscaled, over the logits in place (dz_bf16 null) or rounded into dz_bf16 [N, V] (z is then
+// scratch); rows of ignored targets get 0. With db, also db [V] += sum over rows of dz.
+double cross_entropy_with_grad(float* z, int64_t N, int64_t V, const int32_t* targets,
+                               int32_t ignore, float eps, bf16* dz_bf16, float* db, int64_t* count);
 
 }  // namespace heed::kernels

@@ -95,7 +95,8 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
   }
   const int64_t Rz = std::min(R, M);                                // rows of a chunk at most
   float* z = G->arena().array<float>(static_cast<size_t>(Rz * V));  // logits, then dz [Rz, V]
-  float* p = G->arena().array<float>(static_cast<size_t>(Rz * V));  // softmax [Rz, V]
+  // softmax [Rz, V], for the loss alone (training computes dz in place of the logits)
+  float* p = train ? nullptr : G->arena().array<float>(static_cast<size_t>(Rz * V));
   // unscaled gradients: sum over the chunks of dz-products
   float* dx = train && dx_needed ? G->arena().array<float>(static_cast<size_t>(M * K)) : nullptr;
   float* dw = train && dw_needed ? G->arena().array<float>(static_cast<size_t>(V * K)) : nullptr;
@@ -113,41 +114,35 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
       kernels::gemm(false, true, r, V, K, 1.f, X + i * K, K, W, K, bias ? 1.f : 0.f, z, V);
     }
     int64_t n = 0;
-    total += kernels::cross_entropy_forward(z, r, V, t.data() + i, o.ignore_index,
-                                            o.label_smoothing, p, &n);
+    if (!train) {
+      total += kernels::cross_entropy_forward(z, r, V, t.data() + i, o.ignore_index,
+                                              o.label_smoothing, p, &n);
+      count += n;
+      continue;
+    }
+    // the loss and dz [r, V] = p - q (the rows of ignored targets 0) in one pass over the
+    // logits: in bf16, rounded straight into this chunk's place in the flush buffer
+    const int64_t b0 = i / F * F;  // the flush block's first row
+    bf16* zrow = zb ? zb + (i - b0) * V : nullptr;
+    total += kernels::cross_entropy_with_grad(z, r, V, t.data() + i, o.ignore_index,
+                                              o.label_smoothing, zrow, db, &n);
     count += n;
-    if (!train) continue;
-    // dz [r, V] = p - q (the rows of ignored targets 0)
-    std::fill(z, z + r * V, 0.f);
-    kernels::cross_entropy_backward(p, r, V, t.data() + i, o.ignore_index, o.label_smoothing, 1.f,
-                                    z);
-    if (bf16_products) {
-      if (zb) {
-        // this chunk's dz into its place in the flush buffer
-        const int64_t b0 = i / F * F;  // the flush block's first row
-        kernels::to_bf16(z, r, V, V, zb + (i - b0) * V);
-        if (i + R >= b0 + F || i + r == M) {  // the block's last chunk: its products
-          // rows past the batch's last are 0 (only the last block has any)
-          const int64_t rows = i + r - b0, padded = kernels::bf16_padded_rows(rows);
-          std::fill(zb + rows * V, zb + padded * V, bf16{0});
-          if (dx)  // dx [rows, K] = dz W
-            kernels::gemm_bf16(false, false, rows, K, V, zb, V, wb, K, 0.f, dx + b0 * K, K);
-          if (dw)  // dW [V, K] (+)= dz^T [V, padded] x [padded, K] (padded rows 0 in both)
-            kernels::gemm_bf16(true, false, V, K, padded, zb, V, xb + b0 * K, K,
-                               b0 == 0 ? 0.f : 1.f, dw, K);
-        }
+    if (zb) {
+      if (i + R >= b0 + F || i + r == M) {  // the block's last chunk: its products
+        // rows past the batch's last are 0 (only the last block has any)
+        const int64_t rows = i + r - b0, padded = kernels::bf16_padded_rows(rows);
+        std::fill(zb + rows * V, zb + padded * V, bf16{0});
+        if (dx)  // dx [rows, K] = dz W
+          kernels::gemm_bf16(false, false, rows, K, V, zb, V, wb, K, 0.f, dx + b0 * K, K);
+        if (dw)  // dW [V, K] (+)= dz^T [V, padded] x [padded, K] (padded rows 0 in both)
+          kernels::gemm_bf16(true, false, V, K, padded, zb, V, xb + b0 * K, K, b0 == 0 ? 0.f : 1.f,
+                             dw, K);
       }
-    } else {
+    } else if (!bf16_products) {
       const float beta = i == 0 ? 0.f : 1.f;
       if (dx) kernels::gemm(false, false, r, K, V, 1.f, z, V, W, K, 0.f, dx + i * K, K);
       if (dw) kernels::gemm(true, false, V, K, r, 1.f, z, V, X + i * K, K, beta, dw, K);
     }
-    if (db)
-      for (int64_t k = 0; k < r; ++k) {
-        const float* row = z + k * V;
-#pragma omp simd
-        for (int64_t v = 0; v < V; ++v) db[v] += row[v];
-      }
   }
   const float scale =
       o.reduction == Reduction::Mean ? 1.f / static_cast<float>(std::max<int64_t>(count, 1)) : 1.f;
