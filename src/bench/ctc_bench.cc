@@ -120,8 +120,7 @@ void model_bench(const CtcBenchOptions& o, Rng& rng, std::ostream& out) {
     if (i == 3) t0 = Clock::now();
     Var l = model.loss(g, data[i]);
     g.backward(l);
-    clip_grad_norm(params, 1.0);
-    opt.step(1e-3f);
+    opt.step(1e-3f, clip_scale(grad_norm(params), 1.0));
     g.clear();
     if (i >= 3) labels += data[i].target_tokens - data[i].B;  // the labels, not the EOS
   }

@@ -90,8 +90,7 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
       if (i == 1) t0 = Clock::now();
       Var l = model.loss(g, data[i]);
       g.backward(l);
-      clip_grad_norm(params, 1.0);
-      opt.step(1e-3f);
+      opt.step(1e-3f, clip_scale(grad_norm(params), 1.0));
       g.clear();
     }
     const double tok_per_s = static_cast<double>(o.batch * S * o.steps) / since(t0);

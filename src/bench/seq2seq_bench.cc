@@ -171,8 +171,7 @@ void run_seq2seq_bench(const Seq2SeqBenchOptions& o, std::ostream& out) {
       Var l = model.loss(g, b);
       loss = l.value().data()[0];
       g.backward(l);
-      clip_grad_norm(params, 1.0);
-      opt.step(lr);
+      opt.step(lr, clip_scale(grad_norm(params), 1.0));
       g.clear();
     };
     for (int i = 0; i < o.warmup; ++i) step(data[i]);

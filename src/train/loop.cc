@@ -386,9 +386,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
             " (a learning rate too high?); nothing of this step was saved: the checkpoint in ",
             ckpt, " and the best model are as they were");
       if (!mine.empty()) g.backward(b.loss);
-      sync.reduce(params, static_cast<float>(share_of_loss));  // the global batch's gradient
-      clip_grad_norm(params, o.clip);
-      opt.step(rate());
+      sync.reduce(params, static_cast<float>(share_of_loss));   // the global batch's gradient
+      opt.step(rate(), clip_scale(grad_norm(params), o.clip));  // clipped inside the update
       g.clear();
       ++state.step;
       result.run_steps += 1;

@@ -7,6 +7,7 @@
 // Leaves out: lazy Adam (not the same numbers: its step moves rows without a gradient).
 #include "heed/train/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "heed/kernels/elementwise.h"
@@ -31,11 +32,12 @@ namespace {
 //   E[g^2] = rho E[g^2] + (1 - rho) g^2                      (m)
 //   dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) g
 //   E[dx^2] = rho E[dx^2] + (1 - rho) dx^2                   (v);  w += lr dx (lr 1: Zeiler's)
-void adadelta(const OptimizerConfig& c, float lr, float* w, const float* g, float* m, float* v,
-              int64_t b, int64_t e) {
+// g scaled by gs (gradient clipping's factor)
+void adadelta(const OptimizerConfig& c, float lr, float gs, float* w, const float* g, float* m,
+              float* v, int64_t b, int64_t e) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) {
-    const float gi = g[i] + c.weight_decay * w[i];
+    const float gi = gs * g[i] + c.weight_decay * w[i];
     m[i] = c.rho * m[i] + (1.f - c.rho) * gi * gi;
     const float dx = -std::sqrt(v[i] + c.adadelta_eps) / std::sqrt(m[i] + c.adadelta_eps) * gi;
     v[i] = c.rho * v[i] + (1.f - c.rho) * dx * dx;
@@ -57,14 +59,19 @@ void limit_row_norms(Parameter& p) {
 
 }  // namespace
 
-void Optimizer::step(float lr) {
+void Optimizer::step(float lr, float grad_scale) {
   ++steps_;
   const OptimizerConfig& c = config_;
+  const float gs = grad_scale;
   const auto& all = params_->all();
   check(all.size() == m_.size(), "optimizer: the parameter store changed after construction");
-  // Adam bias corrections: mhat = m / (1 - beta1^t), vhat = v / (1 - beta2^t)
+  // Adam's bias corrections mhat = m / (1 - beta1^t), vhat = v / (1 - beta2^t) folded into the
+  // step size and epsilon (Kingma & Ba 2015, end of section 2): lr mhat / (sqrt(vhat) + eps)
+  //   = a m / (sqrt(v) + e),  a = lr sqrt(1 - beta2^t) / (1 - beta1^t),  e = eps sqrt(1 - beta2^t)
+  // -- one division and one square root an entry (they bound this loop, not its memory traffic).
   const float bc1 = 1.f - std::pow(c.beta1, static_cast<float>(steps_));
-  const float bc2 = 1.f - std::pow(c.beta2, static_cast<float>(steps_));
+  const float sbc2 = std::sqrt(1.f - std::pow(c.beta2, static_cast<float>(steps_)));
+  const float a = lr * sbc2 / bc1, e_hat = c.eps * sbc2;
   for (size_t k = 0; k < all.size(); ++k) {
     Parameter& p = *all[k];
     float *w = p.value.data(), *g = p.grad.data(), *m = m_[k].data();
@@ -83,19 +90,21 @@ void Optimizer::step(float lr) {
           kernels::scale(m + r * row, decay, row);
           kernels::scale(v + r * row, decay, row);
         }
-        adadelta(c, lr, w + r * row, g + r * row, m + r * row, v + r * row, 0, row);
+        adadelta(c, lr, gs, w + r * row, g + r * row, m + r * row, v + r * row, 0, row);
         last[r] = steps_;
       }
       limit_row_norms(p);
       p.zero_grad();
       continue;
     }
+    // a dense gradient is cleared as it is read (a row-sparse one by zero_grad, its rows only)
+    const bool clear = !p.row_sparse;
     parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
       switch (c.kind) {
         case OptimizerConfig::Kind::Sgd:
 #pragma omp simd
           for (int64_t i = b; i < e; ++i) {
-            float gi = g[i] + c.weight_decay * w[i];
+            float gi = gs * g[i] + c.weight_decay * w[i];
             m[i] = c.momentum * m[i] + gi;  // v = mu v + g
             w[i] -= lr * m[i];
           }
@@ -107,22 +116,33 @@ void Optimizer::step(float lr) {
           const float wd = decoupled ? lr * c.weight_decay : 0.f;
 #pragma omp simd
           for (int64_t i = b; i < e; ++i) {
-            float gi = g[i] + l2 * w[i];
+            float gi = gs * g[i] + l2 * w[i];
             m[i] = c.beta1 * m[i] + (1.f - c.beta1) * gi;       // m = b1 m + (1 - b1) g
             v[i] = c.beta2 * v[i] + (1.f - c.beta2) * gi * gi;  // v = b2 v + (1 - b2) g^2
-            // p -= lr mhat / (sqrt(vhat) + eps)  [- lr wd p for AdamW]
-            w[i] -= lr * (m[i] / bc1) / (std::sqrt(v[i] / bc2) + c.eps) + wd * w[i];
+            // p -= lr mhat / (sqrt(vhat) + eps)  [- lr wd p for AdamW], as above
+            w[i] -= a * m[i] / (std::sqrt(v[i]) + e_hat) + wd * w[i];
           }
           break;
         }
         case OptimizerConfig::Kind::Adadelta:
-          adadelta(c, lr, w, g, m, v, b, e);
+          adadelta(c, lr, gs, w, g, m, v, b, e);
           break;
       }
+      if (clear) std::fill(g + b, g + e, 0.f);  // this block, while it is in cache
     });
     limit_row_norms(p);
-    p.zero_grad();
+    if (!clear) p.zero_grad();
   }
+}
+
+float clip_scale(double norm, double max_norm) {
+  return max_norm > 0 && norm > max_norm ? static_cast<float>(max_norm / (norm + 1e-6)) : 1.f;
+}
+
+double grad_norm(ParameterStore& params) {
+  double ss = 0;
+  for (const Parameter* p : params.all()) ss += p->grad_sum_squares();  // the cached view
+  return std::sqrt(ss);
 }
 
 bool Optimizer::lazy(const Parameter& p) const {
@@ -170,19 +190,16 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t
 }
 
 double clip_grad_norm(ParameterStore& params, double max_norm) {
-  double ss = 0;
-  for (Parameter* p : params.all()) ss += p->grad_sum_squares();
-  double norm = std::sqrt(ss);
-  if (max_norm > 0 && norm > max_norm) {
-    auto scale = static_cast<float>(max_norm / (norm + 1e-6));
-    for (Parameter* p : params.all()) {
-      if (!p->row_sparse) {
-        kernels::scale(p->grad.data(), scale, p->grad.numel());
-        continue;
-      }
-      int64_t row = p->value.shape().inner(0);
-      for (int32_t r : p->touched) kernels::scale(p->grad.data() + r * row, scale, row);
+  const double norm = grad_norm(params);
+  const float scale = clip_scale(norm, max_norm);
+  if (scale == 1.f) return norm;
+  for (Parameter* p : params.all()) {
+    if (!p->row_sparse) {
+      kernels::scale(p->grad.data(), scale, p->grad.numel());
+      continue;
     }
+    int64_t row = p->value.shape().inner(0);
+    for (int32_t r : p->touched) kernels::scale(p->grad.data() + r * row, scale, row);
   }
   return norm;
 }

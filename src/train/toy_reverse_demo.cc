@@ -40,8 +40,7 @@ ReverseDemoResult run_reverse_demo(const ReverseDemoOptions& o, std::ostream* lo
     Var loss = model.loss(g, b);
     double l = loss.value().data()[0];
     g.backward(loss);
-    clip_grad_norm(params, o.clip);
-    opt.step(o.lr);
+    opt.step(o.lr, clip_scale(grad_norm(params), o.clip));
     g.clear();
     avg = step == 1 ? l : 0.98 * avg + 0.02 * l;
     if (log && (step % 100 == 0 || step == o.steps)) {

@@ -28,8 +28,9 @@ class Optimizer {
  public:
   Optimizer(const OptimizerConfig& config, ParameterStore& params);
 
-  // One update of every parameter with learning rate lr, then clears the gradients.
-  void step(float lr);
+  // One update of every parameter with learning rate lr on the gradients times grad_scale
+  // (clip_scale's factor: clipping without a pass of its own), then clears the gradients.
+  void step(float lr, float grad_scale = 1.f);
   int64_t steps() const { return steps_; }
   const OptimizerConfig& config() const { return config_; }
 
@@ -48,8 +49,12 @@ class Optimizer {
   bool lazy(const Parameter& p) const;
 };
 
-// Scales all gradients so that their global L2 norm is at most max_norm (Pascanu et al. 2013).
-// Returns the norm before clipping. max_norm <= 0 only measures.
+// Gradient clipping (Pascanu et al. 2013): the global L2 norm of all gradients, and the factor
+// that brings it down to max_norm (1 when it is at most max_norm, or max_norm <= 0), for
+// Optimizer::step's grad_scale.
+double grad_norm(ParameterStore& params);  // non-const: walks the store's cached view
+float clip_scale(double norm, double max_norm);
+// Scales all gradients by clip_scale(grad_norm(params), max_norm); returns the norm before.
 double clip_grad_norm(ParameterStore& params, double max_norm);
 
 }  // namespace heed
