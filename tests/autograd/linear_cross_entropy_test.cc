@@ -96,24 +96,35 @@ TEST(LinearCrossEntropy, MixedPrecisionWithinBf16Rounding) {
   EXPECT_GT(std::abs(once.loss - exact.loss), 0.f);  // bf16 did round
 }
 
-TEST(LinearCrossEntropy, DefaultChunksAreEvenAndBounded) {
+TEST(LinearCrossEntropy, DefaultSplitIsEvenAndBounded) {
   const int64_t B = kernels::kBf16Rows;
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   for (int64_t V : {37, 8000, 18726, 1 << 20})
-    for (int64_t M : {1, 63, 64, 65, 150, 447, 448, 449, 900, 1795, 20000}) {
+    for (int64_t M : {1, 63, 64, 65, 150, 447, 448, 449, 830, 900, 1795, 20000}) {
       SCOPED_TRACE(::testing::Message() << "V " << V << ", M " << M);
-      const int64_t R = linear_cross_entropy_chunk_rows(V, M);
-      const int64_t most = std::max(B, (int64_t{1} << 23) / V / B * B);  // logits' bound
-      const int64_t chunks = (M + R - 1) / R;
+      const auto [R, F] = linear_cross_entropy_split(V, M);
+      const int64_t most_chunk = std::max(B, (int64_t{1} << 21) / V / B * B);  // the bounds
+      const int64_t most_flush = std::max(most_chunk, (int64_t{1} << 25) / V / B * B);
       EXPECT_EQ(R % B, 0);
-      EXPECT_LE(R, most);
-      EXPECT_EQ(chunks, (M + most - 1) / most);  // no more chunks than the bound needs
-      // even: the last chunk is short by less than one block per chunk
-      EXPECT_GT(M - (chunks - 1) * R, R - chunks * B);
+      EXPECT_EQ(F % R, 0);
+      EXPECT_LE(R, most_chunk);
+      // no more flushes than the bound needs (rounding chunks up may make them a little larger than
+      // it: by less than a block a chunk), nor chunks in one
+      EXPECT_LE(ceil_div(M, F), ceil_div(M, most_flush));
+      EXPECT_LT(F, most_flush + B * (F / R));
+      EXPECT_EQ(F / R, ceil_div(std::min(F, (M + B - 1) / B * B), most_chunk));
+      // even: the last flush is short by less than a block per flush
+      const int64_t flushes = ceil_div(M, F);
+      EXPECT_GT(M - (flushes - 1) * F, F - flushes * B * (F / R));
     }
-  // V = 18.7k (Multi30k's German words): 384 rows at most; 900 rows in chunks of 320
-  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 384), 384);
-  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 385), 256);
-  EXPECT_EQ(linear_cross_entropy_chunk_rows(18726, 900), 320);
+  // V = 18.7k (Multi30k's German words): 64 rows a chunk and 1,792 a flush at most; 900 rows are
+  // one flush (two re-read the whole dW twice), 2,000 two even ones
+  EXPECT_EQ(linear_cross_entropy_split(18726, 900).chunk_rows, 64);
+  EXPECT_EQ(linear_cross_entropy_split(18726, 900).flush_rows, 960);
+  EXPECT_EQ(linear_cross_entropy_split(18726, 2000).flush_rows, 1024);
+  // V = 8,000: 256 rows a chunk at most; 600 rows in three (256, 256, 88: whole blocks of 64)
+  EXPECT_EQ(linear_cross_entropy_split(8000, 600).chunk_rows, 256);
+  EXPECT_EQ(linear_cross_entropy_split(8000, 600).flush_rows, 768);
 }
 
 TEST(LinearCrossEntropy, InferenceGraphsGiveTheLossAlone) {

@@ -29,17 +29,25 @@ void scaled_into(float* dst, float beta, const float* src, float scale, int64_t 
 
 }  // namespace
 
-// Rows per chunk: M's rows split evenly into as few chunks as hold at most about 2^23 logits
-// (32 MB) each, every chunk a multiple of kBf16Rows (bf16 padding stays inside the padded copies).
-// Large chunks because x W^T re-reads all of W [V, K] per chunk: on a Xeon with AMX, the RNN's
-// bf16 logits at V = 18.7k ran at 219 GFLOP/s in 64-row chunks against 323 in 384-row ones; even
-// ones so that no tail of a few rows pays a whole pass over W.
-int64_t linear_cross_entropy_chunk_rows(int64_t V, int64_t M) {
+// The default split of M rows: into as few flushes of at most about 2^25 entries of dz (64 MB of
+// bf16) as hold them, each into as few chunks of at most about 2^21 logits (8 MB) as hold it, all
+// even and multiples of kBf16Rows (bf16 padding stays inside the padded copies). Measured on a
+// Xeon with AMX, one core, V = 18.7k (the op alone, alternated, noisy): each flush re-reads and
+// re-writes all of dW [V, K], and one flush of 900 rows ran 0-11 % faster than two; larger chunks
+// make the logits' product faster (219 -> 323 GFLOP/s from 64 to 384 rows, x W^T re-reads W per
+// chunk) but the loss kernel then reads the logits from beyond L2: 384-row chunks were ~8 %
+// faster at K = 500 and 10-15 % slower at K = 256, so chunks stay at the smaller bound.
+LinearCrossEntropySplit linear_cross_entropy_split(int64_t V, int64_t M) {
   const int64_t B = kernels::kBf16Rows;
-  const int64_t most = std::max(B, (int64_t{1} << 23) / std::max<int64_t>(V, 1) / B * B);
-  const int64_t chunks = (std::max<int64_t>(M, 1) + most - 1) / most;
-  const int64_t rows = (M + chunks - 1) / chunks;
-  return std::max(B, (rows + B - 1) / B * B);
+  const auto blocks = [B](int64_t rows) { return std::max(B, (rows + B - 1) / B * B); };
+  const auto ceil_div = [](int64_t a, int64_t b) { return (std::max<int64_t>(a, 1) + b - 1) / b; };
+  V = std::max<int64_t>(V, 1);
+  const int64_t most_chunk = std::max(B, (int64_t{1} << 21) / V / B * B);
+  const int64_t most_flush = std::max(most_chunk, (int64_t{1} << 25) / V / B * B);
+  const int64_t per_flush = blocks(ceil_div(M, ceil_div(M, most_flush)));
+  const int64_t chunks = ceil_div(per_flush, most_chunk);
+  const int64_t R = blocks(ceil_div(per_flush, chunks));
+  return {R, chunks * R};
 }
 
 Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
@@ -69,11 +77,14 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
   check(rows_per_chunk >= 0 && rows_per_chunk % kernels::kBf16Rows == 0,
         "linear_cross_entropy: chunks of ", rows_per_chunk, " rows (a multiple of ",
         kernels::kBf16Rows, ")");
-  const int64_t R = rows_per_chunk > 0 ? rows_per_chunk : linear_cross_entropy_chunk_rows(V, M);
+  const LinearCrossEntropySplit split = linear_cross_entropy_split(V, M);
+  const int64_t R = rows_per_chunk > 0 ? rows_per_chunk : split.chunk_rows;
   check(rows_per_flush >= 0 && rows_per_flush % R == 0, "linear_cross_entropy: flushes every ",
         rows_per_flush, " rows (a multiple of the chunks' ", R, ")");
   // rows of dz per flush, whole chunks: F
-  const int64_t F = rows_per_flush > 0 ? rows_per_flush : flush_rows_for(V, R);
+  const int64_t F = rows_per_flush > 0   ? rows_per_flush
+                    : rows_per_chunk > 0 ? flush_rows_for(V, R)
+                                         : split.flush_rows;
   // bf16 copies of x [Mp, K] and W [V, K], made once; x's rows padded with zeros to a multiple
   // of kBf16Rows — not of R, which for a small vocabulary is tens of thousands of rows (padded
   // to R, a G2P batch's dW summed over 23x its rows of zeros)

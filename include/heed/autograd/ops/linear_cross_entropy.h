@@ -19,15 +19,19 @@ namespace heed {
 
 // x [..., K], W [V, K], b [V] (optional: an invalid Var), one target per row of x -> the
 // scalar loss cross_entropy(linear(x, W, b), targets, opts) (reduction Mean or Sum).
-// `chunk_rows`: rows per chunk, a multiple of kernels::kBf16Rows (0: x's rows in even chunks of at
-// most about 2^23 logits); `flush_rows`: in bf16, rows of dz per dx/dW product, a multiple of the
-// chunk (0: about 2^24 entries).
+// `chunk_rows`: rows per chunk, a multiple of kernels::kBf16Rows; `flush_rows`: in bf16, rows of dz
+// per dx/dW product, a multiple of the chunk (0, 0: linear_cross_entropy_split's; a chunk given
+// alone gets flushes of about 2^24 entries).
 Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
                          CrossEntropyOptions opts = {}, int64_t chunk_rows = 0,
                          int64_t flush_rows = 0);
 
-// The default rows per chunk for M rows of a V-word output layer: M split evenly into as few
-// chunks of at most about 2^23 logits as hold it, each a multiple of kernels::kBf16Rows.
-int64_t linear_cross_entropy_chunk_rows(int64_t V, int64_t M);
+// The default split of M rows of a V-word output layer: rows per chunk (at most about 2^21
+// logits) and, in bf16, rows of dz per dx/dW product (about 2^25 entries at most, whole chunks);
+// as few of each as fit, even, multiples of kernels::kBf16Rows.
+struct LinearCrossEntropySplit {
+  int64_t chunk_rows, flush_rows;
+};
+LinearCrossEntropySplit linear_cross_entropy_split(int64_t V, int64_t M);
 
 }  // namespace heed
