@@ -29,21 +29,23 @@ void scaled_into(float* dst, float beta, const float* src, float scale, int64_t 
 
 }  // namespace
 
-// The default split of M rows: into as few flushes of at most about 2^25 entries of dz (64 MB of
+// The default split of M rows: into as few flushes of at most about 2^24 entries of dz (32 MB of
 // bf16) as hold them, each into as few chunks of at most about 2^21 logits (8 MB) as hold it, all
-// even and multiples of kBf16Rows (bf16 padding stays inside the padded copies). Measured on a
-// Xeon with AMX, one core, V = 18.7k (the op alone, alternated, noisy): each flush re-reads and
-// re-writes all of dW [V, K], and one flush of 900 rows ran 0-11 % faster than two; larger chunks
-// make the logits' product faster (219 -> 323 GFLOP/s from 64 to 384 rows, x W^T re-reads W per
-// chunk) but the loss kernel then reads the logits from beyond L2: 384-row chunks were ~8 %
-// faster at K = 500 and 10-15 % slower at K = 256, so chunks stay at the smaller bound.
+// even and multiples of kBf16Rows (bf16 padding stays inside the padded copies). Measured on a Xeon
+// with AMX, one core, V = 18.7k (the op alone, alternated, noisy): each flush re-reads and re-
+// writes all of dW [V, K], and one flush of 900 rows ran 0-11 % faster than two, but a 2^25 bound
+// holds 32 MB more at the RNN's largest batches, where its peak RSS already reaches Marian's 1.6 GB
+// (161 steps of issue 29's bf16 run: 1,591 MB); larger chunks make the logits' product faster (219
+// -> 323 GFLOP/s from 64 to 384 rows: x W^T re-reads W per chunk) but the loss kernel then reads
+// the logits from beyond L2: 384-row chunks were ~8 % faster at K = 500 and 10-15 % slower at K =
+// 256, so chunks stay at the smaller bound.
 LinearCrossEntropySplit linear_cross_entropy_split(int64_t V, int64_t M) {
   const int64_t B = kernels::kBf16Rows;
   const auto blocks = [B](int64_t rows) { return std::max(B, (rows + B - 1) / B * B); };
   const auto ceil_div = [](int64_t a, int64_t b) { return (std::max<int64_t>(a, 1) + b - 1) / b; };
   V = std::max<int64_t>(V, 1);
   const int64_t most_chunk = std::max(B, (int64_t{1} << 21) / V / B * B);
-  const int64_t most_flush = std::max(most_chunk, (int64_t{1} << 25) / V / B * B);
+  const int64_t most_flush = std::max(most_chunk, (int64_t{1} << 24) / V / B * B);
   const int64_t per_flush = blocks(ceil_div(M, ceil_div(M, most_flush)));
   const int64_t chunks = ceil_div(per_flush, most_chunk);
   const int64_t R = blocks(ceil_div(per_flush, chunks));

@@ -27,7 +27,7 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
                          int64_t flush_rows = 0);
 
 // The default split of M rows of a V-word output layer: rows per chunk (at most about 2^21
-// logits) and, in bf16, rows of dz per dx/dW product (about 2^25 entries at most, whole chunks);
+// logits) and, in bf16, rows of dz per dx/dW product (about 2^24 entries at most, whole chunks);
 // as few of each as fit, even, multiples of kernels::kBf16Rows.
 struct LinearCrossEntropySplit {
   int64_t chunk_rows, flush_rows;
