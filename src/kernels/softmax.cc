@@ -17,7 +17,25 @@
 namespace heed::kernels {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// One row's smoothed cross-entropy, with t a valid target: e [V] = exp(x - max(x)) (e may be x
+// itself), *inv = 1 / sum(e) so that p = e * inv; returns
+//   -sum_v q_v log p_v = -(1 - eps)(x_t - lse) - eps/V * (sum_v x_v - V lse)
+double smoothed_row_loss(const float* x, float* e, int64_t V, int32_t t, float eps, float* inv) {
+  const float m = vmath::max(x, V, x[0]), x_t = x[t];
+  float s = 0.f, sum_x = 0.f;
+#pragma omp simd reduction(+ : s, sum_x)
+  for (int64_t j = 0; j < V; ++j) {
+    sum_x += x[j];
+    e[j] = vmath::exp(x[j] - m);
+    s += e[j];
+  }
+  // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
+  const float lse = m + std::log(s);
+  *inv = 1.f / s;
+  return (1.0 - eps) * -(x_t - lse) + eps * -(sum_x / static_cast<double>(V) - lse);
 }
+}  // namespace
 
 void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log) {
   int64_t n = shape.last(), rows = shape.rows();
@@ -104,22 +122,10 @@ double cross_entropy_forward(const float* logits, int64_t N, int64_t V, const in
       bad = true;
       continue;
     }
-    const float m = vmath::max(x, V, x[0]);
-    float s = 0.f, sum_x = 0.f;
-#pragma omp simd reduction(+ : s, sum_x)
-    for (int64_t j = 0; j < V; ++j) {
-      p[j] = vmath::exp(x[j] - m);
-      s += p[j];
-      sum_x += x[j];
-    }
-    // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-    float inv = 1.f / s, lse = m + std::log(s);
+    float inv = 0.f;
+    total += smoothed_row_loss(x, p, V, t, eps, &inv);
 #pragma omp simd
     for (int64_t j = 0; j < V; ++j) p[j] *= inv;
-    // -sum_v q_v log p_v = -(1 - eps)(x_t - lse) - eps/V * (sum_v x_v - V lse)
-    double nll = -(x[t] - lse);
-    double smooth = -(sum_x / static_cast<double>(V) - lse);
-    total += (1.0 - eps) * nll + eps * smooth;
     ++kept;
   }
   check(!bad, "cross_entropy: a target id is outside [0, ", V, ")");
@@ -175,18 +181,8 @@ double cross_entropy_with_grad(float* z, int64_t N, int64_t V, const int32_t* ta
       }
       // e = exp(x - max) over the row, in place (it stays in cache for the passes below)
       float* e = x;
-      const float m = vmath::max(x, V, x[0]), x_t = x[t];
-      float s = 0.f, sum_x = 0.f;
-#pragma omp simd reduction(+ : s, sum_x)
-      for (int64_t j = 0; j < V; ++j) {
-        sum_x += x[j];
-        e[j] = vmath::exp(x[j] - m);
-        s += e[j];
-      }
-      // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-      const float inv = 1.f / s, lse = m + std::log(s);
-      // as cross_entropy_forward
-      total += (1.0 - eps) * -(x_t - lse) + eps * -(sum_x / static_cast<double>(V) - lse);
+      float inv = 0.f;
+      total += smoothed_row_loss(x, e, V, t, eps, &inv);
       ++kept;
       // dz_j = p_j - q_j = e_j / s - eps / V - [j = t] (1 - eps): cross_entropy_backward's values.
       // Passes over the row (in cache) that each vectorise: one loop doing all, or selecting j = t

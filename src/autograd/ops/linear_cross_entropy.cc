@@ -3,8 +3,10 @@
 #include "heed/autograd/ops/linear_cross_entropy.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
+#include "heed/autograd/ops/matmul.h"
 #include "heed/kernels/bf16.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
@@ -87,17 +89,17 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
   const int64_t F = rows_per_flush > 0   ? rows_per_flush
                     : rows_per_chunk > 0 ? flush_rows_for(V, R)
                                          : split.flush_rows;
-  // bf16 copies of x [Mp, K] and W [V, K], made once; x's rows padded with zeros to a multiple
-  // of kBf16Rows — not of R, which for a small vocabulary is tens of thousands of rows (padded
-  // to R, a G2P batch's dW summed over 23x its rows of zeros)
+  // bf16 copies of x [Mp, K] and W [V, K], made once, as for linear(): x's rows padded with zeros
+  // to a multiple of kBf16Rows — not of R, which for a small vocabulary is tens of thousands of
+  // rows (padded to R, a G2P batch's dW summed over 23x its rows of zeros)
   const int64_t Mp = kernels::bf16_padded_rows(M);
-  bf16 *xb = nullptr, *wb = nullptr, *zb = nullptr;
+  std::optional<Bf16Product> prod;
+  const bf16 *xb = nullptr, *wb = nullptr;
+  bf16* zb = nullptr;
   if (bf16_products) {
-    xb = G->arena().array<bf16>(static_cast<size_t>(Mp * K));
-    kernels::to_bf16(X, M, K, K, xb);
-    std::fill(xb + M * K, xb + Mp * K, bf16{0});
-    wb = G->arena().array<bf16>(static_cast<size_t>(V * K));
-    kernels::to_bf16(W, V, K, K, wb);
+    prod.emplace(x, w);
+    xb = prod->xb;
+    wb = prod->wb;
     // bf16(dz) of up to F rows [min(F, Mp), V]: dx and dW are one product each per F rows,
     // instead of one per chunk — per chunk, dW's rank-R update re-read and re-wrote the whole
     // [V, K] fp32 gradient (a memory-bound product: on a Xeon with AMX, 40 % of the bf16
