@@ -4,6 +4,11 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define HEED_INT8_PACKED 1
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -16,20 +21,26 @@
 
 namespace heed::kernels {
 
+namespace {
+
+// One row: s = max|x| / 127, q = round(x / s), half away from zero (|y| <= 127.5 - ulp). Its own
+// function, the sizes passed by value: inside parallel_for's lambda the int8 stores may alias
+// the captured K and GCC leaves the loop scalar ("number of iterations cannot be computed").
+float quantize_row(const float* r, int64_t K, int8_t* q) {
+  const float amax = vmath::max_abs(r, K);
+  const float s = amax > 0.f ? amax / 127.f : 1.f, inv = 1.f / s;
+  for (int64_t k = 0; k < K; ++k) {
+    const float y = r[k] * inv;
+    q[k] = static_cast<int8_t>(static_cast<int32_t>(y + std::copysign(0.5f, y)));
+  }
+  return s;
+}
+
+}  // namespace
+
 void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale) {
-  parallel_for(M, 16, [&](int64_t b, int64_t e) {
-    for (int64_t m = b; m < e; ++m) {
-      const float* r = x + m * K;
-      const float amax = vmath::max_abs(r, K);
-      // s = max|x| / 127; q = round(x / s)
-      const float s = amax > 0.f ? amax / 127.f : 1.f, inv = 1.f / s;
-      int8_t* qr = q + m * K;
-      for (int64_t k = 0; k < K; ++k) {  // round half away from zero; |y| <= 127.5 - ulp
-        float y = r[k] * inv;
-        qr[k] = static_cast<int8_t>(static_cast<int32_t>(y + std::copysign(0.5f, y)));
-      }
-      scale[m] = s;
-    }
+  parallel_for(M, grain_for(kSerialWork, K), [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) scale[m] = quantize_row(x + m * K, K, q + m * K);
   });
 }
 
@@ -54,14 +65,143 @@ bool int8_exact() {
   return exact;
 }
 
+bool int8_packed_kernel() {
+#ifdef HEED_INT8_PACKED
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+constexpr int64_t kGroupRows = 64;  // rows of one group of `packed`: four zmm of int32 sums
+
+// packed[(g K4 + k4) 256 + 4 r + j] = q[(64 g + r) K + 4 k4 + j], zero beyond N and K
+void pack_for_vnni(Int8Matrix& m) {
+  const int64_t N = m.rows, K = m.cols, K4 = (K + 3) / 4, G = (N + kGroupRows - 1) / kGroupRows;
+  m.packed.assign(static_cast<size_t>(G * K4 * kGroupRows * 4), 0);
+  m.row_sums.assign(static_cast<size_t>(N), 0);
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t g = n / kGroupRows, r = n % kGroupRows;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const int8_t v = m.q[n * K + k];
+      m.packed[((g * K4 + k / 4) * kGroupRows + r) * 4 + k % 4] = v;
+      sum += v;
+    }
+    m.row_sums[n] = sum;
+  }
+}
+
+#ifdef HEED_INT8_PACKED
+// One group of 64 rows of W against R rows of x (u, four bytes a word, K4 words a row):
+// sums[r][j] holds the 16 int32 dot products of rows 16 j .. 16 j + 15. Each load of W serves
+// all R rows; with one row, two chains of accumulators (even and odd k4) hide vpdpbusd's latency.
+constexpr int64_t kPrefetchBytes = 8 * kGroupRows * 4;  // W eight k4 steps ahead, into L1
+
+template <int R>
+void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, __m512i (&sums)[R][4]) {
+  constexpr int C = R == 1 ? 2 : 1;
+  __m512i a[C][R][4] = {};  // zeros
+  const auto step = [&](int c, int64_t k4) {
+    const int8_t* wk = wg + k4 * kGroupRows * 4;
+    __m512i wv[4];
+    for (int j = 0; j < 4; ++j) {
+      _mm_prefetch(reinterpret_cast<const char*>(wk + kPrefetchBytes + 64 * j), _MM_HINT_T0);
+      wv[j] = _mm512_loadu_si512(wk + 64 * j);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m512i x4 = _mm512_set1_epi32(static_cast<int>(u[r * K4 + k4]));
+      for (int j = 0; j < 4; ++j) a[c][r][j] = _mm512_dpbusd_epi32(a[c][r][j], x4, wv[j]);
+    }
+  };
+  int64_t k4 = 0;
+  for (; k4 + C <= K4; k4 += C)
+    for (int c = 0; c < C; ++c) step(c, k4 + c);
+  for (; k4 < K4; ++k4) step(0, k4);
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < 4; ++j) {
+      sums[r][j] = a[0][r][j];
+      for (int c = 1; c < C; ++c) sums[r][j] = _mm512_add_epi32(sums[r][j], a[c][r][j]);
+    }
+}
+
+// The few-row product. vpdpbusd multiplies unsigned bytes by signed ones, four to a 32-bit lane,
+// summing in int32 without saturation, so x goes in shifted, u = q(x) + 128 in [1, 255], and the
+// shift comes back out per row of W:
+//   sum_k q(x)_k q(w)_nk = sum_k u_k q(w)_nk - 128 sum_k q(w)_nk      (exact: |sum| < 2^31)
+// then y[m, n] = s_x[m] s_w[n] acc[m, n] (+ b[n]) (+ y[m, n]). One group of 64 rows of W
+// (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it, two at a time.
+void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
+                      const float* bias, int32_t* acc, float* y, bool accumulate) {
+  const int64_t N = w.rows, K = w.cols, K4 = (K + 3) / 4, G = (N + kGroupRows - 1) / kGroupRows;
+  thread_local std::vector<uint32_t> shifted;  // u [M, K4]: four bytes of u a word, 128 beyond K
+  shifted.assign(static_cast<size_t>(M * K4), 0x80808080u);
+  auto* u8 = reinterpret_cast<uint8_t*>(shifted.data());
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128 = q ^ 0x80
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; k += 64) {
+      const __mmask64 in = K - k >= 64 ? ~__mmask64{0} : (__mmask64{1} << (K - k)) - 1;
+      _mm512_mask_storeu_epi8(u8 + m * K4 * 4 + k, in,
+                              _mm512_xor_si512(_mm512_maskz_loadu_epi8(in, qx + m * K + k), flip));
+    }
+  const uint32_t* u = shifted.data();
+  const int8_t* packed = w.packed.data();
+  const int32_t* row_sums = w.row_sums.data();
+  const float* sw = w.scale.data();
+  // row m of the output for rows 64 g .. 64 g + 63, from its 64 integer sums
+  const auto finish = [&](int64_t g, int64_t m, const __m512i(&dots)[4]) {
+    const __m512 s = _mm512_set1_ps(sx[m]);
+    for (int j = 0; j < 4; ++j) {
+      const int64_t n0 = g * kGroupRows + 16 * j, left = N - n0;
+      if (left <= 0) break;
+      const __mmask16 k = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+      // (the maskz forms: GCC 12 warns that the plain ones' undefined register may be used)
+      const __m512i sums = _mm512_sub_epi32(
+          dots[j], _mm512_maskz_slli_epi32(k, _mm512_maskz_loadu_epi32(k, row_sums + n0), 7));
+      _mm512_mask_storeu_epi32(acc + m * N + n0, k, sums);
+      __m512 v = _mm512_mul_ps(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, sw + n0)),
+                               _mm512_maskz_cvtepi32_ps(k, sums));
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias + n0));
+      float* out = y + m * N + n0;
+      if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, out));
+      _mm512_mask_storeu_ps(out, k, v);
+    }
+  };
+  parallel_for(G, grain_for(4 * kSerialWork, M * kGroupRows * K), [&](int64_t gb, int64_t ge) {
+    for (int64_t g = gb; g < ge; ++g) {
+      const int8_t* wg = packed + g * K4 * kGroupRows * 4;
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2) {
+        __m512i dots[2][4];
+        group_dots<2>(wg, u + m * K4, K4, dots);
+        finish(g, m, dots[0]);
+        finish(g, m + 1, dots[1]);
+      }
+      if (m < M) {
+        __m512i dots[1][4];
+        group_dots<1>(wg, u + m * K4, K4, dots);
+        finish(g, m, dots[0]);
+      }
+    }
+  });
+}
+#endif
+
+}  // namespace
+
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
   Int8Matrix m{N,
                K,
                std::vector<int8_t>(static_cast<size_t>(N * K)),
                std::vector<float>(static_cast<size_t>(N)),
+               {},
+               {},
                {}};
   quantize_rows(w, N, K, m.q.data(), m.scale.data());
   if (!int8_exact()) m.q_float.assign(m.q.begin(), m.q.end());
+  if (int8_packed_kernel()) pack_for_vnni(m);
   return m;
 }
 
@@ -69,6 +209,13 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
                int32_t* acc, float* y, bool accumulate) {
   const int64_t N = w.rows, K = w.cols;
   if (M == 0 || N == 0) return;
+#ifdef HEED_INT8_PACKED
+  if (M <= kInt8PackedMaxRows && !w.packed.empty()) {
+    count_product(M, N, K);
+    gemm_int8_packed(M, qx, sx, w, bias, acc, y, accumulate);
+    return;
+  }
+#endif
   const SerialScope small(M * N * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
   if (!w.q_float.empty()) {
     // no VNNI: q(x) q(w)^T as an fp32 GEMM on the integer values, every product exact and every

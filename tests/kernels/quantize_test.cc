@@ -95,34 +95,57 @@ TEST(QuantizeDeathTest, KeepsOneDnnOffAmxInAFreshProcess) {
   EXPECT_EXIT(cap_then_multiply(), ::testing::ExitedWithCode(0), "");
 }
 
-// Both paths of gemm_int8 on any CPU: oneDNN's s8s8s32 GEMM (exact with VNNI) and the fp32 GEMM
-// on the quantized values that CPUs without VNNI take (q_float filled), against exact sums.
-TEST(Quantize, BothInt8PathsEqualTheExactIntegerProduct) {
+// Every path of gemm_int8 on any CPU: heed's few-row VNNI kernel (when built for it; rows of x
+// at most kInt8PackedMaxRows), oneDNN's s8s8s32 GEMM (exact with VNNI) and the fp32 GEMM on the
+// quantized values that CPUs without VNNI take (q_float filled), against exact sums — the integer
+// paths bit for bit in `acc` — with bias and accumulation, at sizes off every block (64 rows of
+// W, four bytes of k, 64 bytes of x).
+TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
+  enum class Path { Packed, OneDnn, Fp32 };
   Rng rng(6);
-  const int64_t M = 7, N = 96, K = 1200;  // K beyond 1040: fp32 sums may round, within 1e-6
-  Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
-  Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
-  kernels::Int8Matrix qw = kernels::quantize_matrix(w.data(), N, K);
-  std::vector<int8_t> qx(M * K);
-  std::vector<float> sx(M), y(M * N);
-  std::vector<int32_t> acc(M * N);
-  kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
-  for (bool widened : {false, true}) {
-    if (widened)
-      qw.q_float.assign(qw.q.begin(), qw.q.end());
-    else if (!kernels::int8_exact())
-      continue;  // oneDNN's path saturates without VNNI
-    else
-      qw.q_float.clear();
-    kernels::gemm_int8(M, qx.data(), sx.data(), qw, nullptr, acc.data(), y.data());
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        int64_t dot = 0;
-        for (int64_t k = 0; k < K; ++k) dot += int64_t{qx[m * K + k]} * qw.q[n * K + k];
-        const double want = double(sx[m]) * qw.scale[n] * double(dot);
-        ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want)))
-            << (widened ? "fp32 path" : "oneDNN path") << " at " << m << "," << n;
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{7, 96, 1200},  // fp32 sums round
+                         {1, 70, 19},
+                         {2, 1, 1},
+                         {3, 129, 257},
+                         {8, 64, 4},
+                         {5, 200, 65},
+                         {kernels::kInt8PackedMaxRows + 1, 65, 33}}) {
+    Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
+    Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
+    Tensor b = testing::random_tensor({N}, rng);
+    Tensor y0 = testing::random_tensor({M, N}, rng);
+    const kernels::Int8Matrix full = kernels::quantize_matrix(w.data(), N, K);
+    std::vector<int8_t> qx(M * K);
+    std::vector<float> sx(M);
+    kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
+    for (Path path : {Path::Packed, Path::OneDnn, Path::Fp32}) {
+      kernels::Int8Matrix qw = full;
+      if (path == Path::Packed &&
+          (!kernels::int8_packed_kernel() || M > kernels::kInt8PackedMaxRows))
+        continue;
+      if (path != Path::Packed) qw.packed.clear();
+      if (path == Path::OneDnn && !kernels::int8_exact()) continue;  // it saturates without VNNI
+      if (path == Path::OneDnn) qw.q_float.clear();
+      if (path == Path::Fp32) qw.q_float.assign(qw.q.begin(), qw.q.end());
+      const char* name = path == Path::Packed ? "packed" : path == Path::OneDnn ? "oneDNN" : "fp32";
+      for (bool accumulate : {false, true}) {
+        std::vector<float> y(y0.data(), y0.data() + M * N);
+        std::vector<int32_t> acc(M * N, -1);
+        kernels::gemm_int8(M, qx.data(), sx.data(), qw, b.data(), acc.data(), y.data(), accumulate);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            int64_t dot = 0;
+            for (int64_t k = 0; k < K; ++k) dot += int64_t{qx[m * K + k]} * qw.q[n * K + k];
+            if (path != Path::Fp32 || K <= 1040) {
+              ASSERT_EQ(acc[m * N + n], dot) << name << " " << M << "x" << N << "x" << K;
+            }
+            const double want = double(sx[m]) * qw.scale[n] * double(dot) + b.data()[n] +
+                                (accumulate ? y0.data()[m * N + n] : 0.);
+            ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want)))
+                << name << " " << M << "x" << N << "x" << K << " at " << m << "," << n;
+          }
       }
+    }
   }
 }
 

@@ -21,7 +21,21 @@ struct Int8Matrix {
   std::vector<int8_t> q;       // [N, K]
   std::vector<float> scale;    // [N]
   std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
+  // For the few-row product (kInt8PackedMaxRows), when heed is built for AVX512-VNNI: q in
+  // groups of 64 rows, each group's k in fours, [ceil(N/64)][ceil(K/4)][64][4], zero-padded; and
+  // each row's sum of q [N] (see gemm_int8).
+  std::vector<int8_t> packed;
+  std::vector<int32_t> row_sums;
 };
+
+// gemm_int8 with at most this many rows of x (batch-1 and small-beam decoding steps) runs on
+// heed's own VNNI kernel over `packed` instead of oneDNN's s8s8s32 GEMM, whose per-call cost at
+// these shapes (1 x 768 x 256: 5.6 us on a Xeon of 2023, where the weights fit in L2) is
+// several times the arithmetic's.
+inline constexpr int64_t kInt8PackedMaxRows = 8;
+
+// Whether this build has the few-row kernel (compiled for AVX512-VNNI and AVX512BW).
+bool int8_packed_kernel();
 
 // Keeps oneDNN off its AMX kernels in a process that decodes in int8: on a Xeon with AMX,
 // oneDNN 2.6 runs s8s8s32 GEMMs of decoding's shapes through them 3-4x slower than through its
@@ -46,7 +60,8 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
 
 // y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given; added to y's
-// contents when `accumulate`). `acc` is scratch of M*N int32.
+// contents when `accumulate`). `acc` is scratch of M*N int32 (holding the exact integer sums
+// afterwards, whichever path ran).
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
                int32_t* acc, float* y, bool accumulate = false);
 
