@@ -161,9 +161,11 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
       const __m512i sums = _mm512_sub_epi32(
           dots[j], _mm512_maskz_slli_epi32(k, _mm512_maskz_loadu_epi32(k, row_sums + n0), 7));
       _mm512_mask_storeu_epi32(acc + m * N + n0, k, sums);
-      __m512 v = _mm512_mul_ps(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, sw + n0)),
-                               _mm512_maskz_cvtepi32_ps(k, sums));
-      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias + n0));
+      // fma(s_x s_w, acc, b), rounded as gemm_int8's other paths round it, so that a row's
+      // output does not depend on how many rows came with it (the batch)
+      const __m512 b = bias ? _mm512_maskz_loadu_ps(k, bias + n0) : _mm512_setzero_ps();
+      __m512 v = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, sw + n0)),
+                                 _mm512_maskz_cvtepi32_ps(k, sums), b);
       float* out = y + m * N + n0;
       if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, out));
       _mm512_mask_storeu_ps(out, k, v);
@@ -242,9 +244,8 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
       const int32_t* a = acc + m * N;
       float* out = y + m * N;
       const float s = sx[m];
-      for (int64_t n = 0; n < N; ++n) {
-        float v = s * sw[n] * static_cast<float>(a[n]);
-        if (bias) v += bias[n];
+      for (int64_t n = 0; n < N; ++n) {  // the few-row kernel's rounding exactly (see there)
+        const float v = std::fma(s * sw[n], static_cast<float>(a[n]), bias ? bias[n] : 0.f);
         out[n] = accumulate ? out[n] + v : v;
       }
     }

@@ -138,6 +138,22 @@ TEST(VMath, MaxMaxAbsAndArgmaxAgreeWithStd) {
   EXPECT_EQ(vmath::max_abs(masked.data(), 0), 0.f);
 }
 
+// first_at_least against a plain scan: one-hot rows (a monotonic attention's stop) of lengths
+// around its 64-entry blocks, the hit in every block and nowhere, and a threshold met exactly.
+TEST(VMath, FirstAtLeastIsTheFirstIndexAScanFinds) {
+  for (int64_t n : {0, 1, 63, 64, 65, 200, 2000}) {
+    for (int64_t at = -1; at < n; at += (n > 100 ? 37 : 1)) {
+      std::vector<float> x(static_cast<size_t>(n), 0.f);
+      if (at >= 0) x[at] = 1.f;
+      if (at >= 1) x[at - 1] = 0.5f;  // met exactly: the first index is at - 1
+      const int64_t want = std::find_if(x.begin(), x.end(), [](float v) { return v >= 0.5f; }) -
+                           x.begin();
+      EXPECT_EQ(vmath::first_at_least(x.data(), n, 0.5f), want) << n << " " << at;
+      EXPECT_EQ(vmath::first_at_least(x.data(), n, 2.f), n);
+    }
+  }
+}
+
 // top_k is a stable sort by descending value, cut at k: random rows (the k-th often far into
 // the row), many ties, rising rows (every entry enters), -inf entries, k = n.
 TEST(TopK, IsAStableDescendingSortCutAtK) {

@@ -98,8 +98,8 @@ TEST(QuantizeDeathTest, KeepsOneDnnOffAmxInAFreshProcess) {
 // Every path of gemm_int8 on any CPU: heed's few-row VNNI kernel (when built for it; rows of x
 // at most kInt8PackedMaxRows), oneDNN's s8s8s32 GEMM (exact with VNNI) and the fp32 GEMM on the
 // quantized values that CPUs without VNNI take (q_float filled), against exact sums — the integer
-// paths bit for bit in `acc` — with bias and accumulation, at sizes off every block (64 rows of
-// W, four bytes of k, 64 bytes of x).
+// paths bit for bit in `acc`, and the same floats from the same sums — with bias and accumulation,
+// at sizes off every block (64 rows of W, four bytes of k, 64 bytes of x).
 TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
   enum class Path { Packed, OneDnn, Fp32 };
   Rng rng(6);
@@ -118,6 +118,7 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
     std::vector<int8_t> qx(M * K);
     std::vector<float> sx(M);
     kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
+    std::vector<float> first[2];  // y of the first path to run, without and with accumulation
     for (Path path : {Path::Packed, Path::OneDnn, Path::Fp32}) {
       kernels::Int8Matrix qw = full;
       if (path == Path::Packed &&
@@ -144,6 +145,13 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
             ASSERT_NEAR(y[m * N + n], want, 1e-5 * (1 + std::fabs(want)))
                 << name << " " << M << "x" << N << "x" << K << " at " << m << "," << n;
           }
+        // the same integer sums give the same floats on every path, bit for bit (a row's output
+        // must not depend on the batch beside it, which picks the path)
+        if (first[accumulate].empty()) {
+          first[accumulate] = y;
+        } else if (path != Path::Fp32 || K <= 1040) {
+          ASSERT_EQ(y, first[accumulate]) << name << " " << M << "x" << N << "x" << K;
+        }
       }
     }
   }

@@ -47,6 +47,16 @@ inline int64_t argmax(const float* x, int64_t n) {
   return j;
 }
 
+// The first j with x_j >= threshold, or n when there is none: blocks of 64 whose (vectorised)
+// maximum is below the threshold are passed over whole, so a search over the 2,000 entries of a
+// long source costs ~125 vector compares, not 2,000 branches.
+inline int64_t first_at_least(const float* x, int64_t n, float threshold) {
+  int64_t j = 0;
+  while (j + 64 <= n && max(x + j, 64, x[j]) < threshold) j += 64;
+  while (j < n && !(x[j] >= threshold)) ++j;
+  return j;
+}
+
 #if defined(__AVX512F__)
 // The sum of the 16 lanes of v as a tree, through memory: GCC 12's 512-to-256-bit extracts (and
 // so _mm512_reduce_add_ps) warn of an undefined register they never read.

@@ -20,6 +20,7 @@
 #include "heed/kernels/additive.h"
 #include "heed/kernels/random.h"
 #include "heed/kernels/softmax.h"
+#include "heed/kernels/vmath.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
 
@@ -114,13 +115,8 @@ class MonotonicAttention final : public Attention {
       const int64_t len = st.memory.lengths[b];
       int64_t t = 0;  // where step i - 1 stopped (S: ran off the end)
       if (st.previous.valid()) {
-        const float* prev = st.previous.value().data() + b * S;
-        t = S;
-        for (int64_t j = 0; j < len; ++j)
-          if (prev[j] >= 0.5f) {
-            t = j;
-            break;
-          }
+        const int64_t j = vmath::first_at_least(st.previous.value().data() + b * S, len, 0.5f);
+        t = j < len ? j : S;
       }
       // from t on, the first j with e_ij >= 0, i.e. p_ij >= 0.5 (no noise in decoding)
       const float* ws = Ws.data() + b * A;
