@@ -1,5 +1,5 @@
 // GEMM through oneDNN's dnnl_sgemm (row-major, OpenMP-threaded).
-// Leaves out: any hand-written GEMM (the fused attention's small tiles have theirs: tile_gemm.h).
+// Leaves out: any hand-written GEMM beyond the tiny products sent to tile_gemm.h.
 #include "heed/kernels/gemm.h"
 
 #include <omp.h>
@@ -7,6 +7,7 @@
 
 #include "heed/kernels/flops.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/tile_gemm.h"
 #include "heed/util/error.h"
 
 namespace heed::kernels {
@@ -18,6 +19,19 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
     return;
+  }
+  // Tiny products — an RNN attention's context and its gradients, one sentence at a time (1 x S x
+  // D, S x 1 x D): thousands a training step, each a few thousand multiply-adds, where entering
+  // oneDNN costs more than the product — run on the register-blocked tile loops.
+  if ((beta == 0.f || beta == 1.f) && M * N * K <= kTileGemmMaxWork) {
+    if (!trans_b && N % kTileLanes == 0) {  // A(i, k) = A[i a_row + k a_col]
+      tile_gemm(M, N, K, alpha, A, trans_a ? 1 : lda, trans_a ? lda : 1, B, ldb, beta, C, ldc);
+      return;
+    }
+    if (trans_b && !trans_a && M <= 2 && N <= 32) {  // (wider: oneDNN is faster)
+      tile_gemm_dots(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
   }
   count_product(M, N, K);
   const SerialScope small(M * N * K < kSerialWork);  // oneDNN would split even a 1 x 256 x 256

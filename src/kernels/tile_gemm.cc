@@ -98,14 +98,23 @@ void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
     tile_gemm(M, padded, K, alpha, A, lda, 1, scratch, padded, 0.f, C, ldc);
     return;
   }
+  // Few rows (a decoding step's one query): one dot product per key
+  tile_gemm_dots(M, N, K, alpha, A, lda, B, ldb, 0.f, C, ldc);
+  for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc + N, C + i * ldc + padded, 0.f);
+}
+
+void tile_gemm_dots(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   count_product(M, N, K);
-  // Few rows (a decoding step's one query): one dot product per key; the keys' chains are
-  // independent, so they overlap.
+  // the dot products' chains are independent, so they overlap
   for (int64_t i = 0; i < M; ++i) {
     const float* a = A + i * lda;
     float* c = C + i * ldc;
-    for (int64_t j = 0; j < N; ++j) c[j] = alpha * vmath::dot(a, B + j * ldb, K);
-    std::fill(c + N, c + padded, 0.f);
+    if (beta == 0.f) {
+      for (int64_t j = 0; j < N; ++j) c[j] = alpha * vmath::dot(a, B + j * ldb, K);
+    } else {
+      for (int64_t j = 0; j < N; ++j) c[j] += alpha * vmath::dot(a, B + j * ldb, K);
+    }
   }
 }
 

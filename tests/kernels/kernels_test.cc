@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -50,6 +51,44 @@ TEST(Gemm, MatchesNaiveForAllTransposesAndStrides) {
         for (size_t i = 0; i < C.size(); ++i)
           ASSERT_NEAR(C[i], R[i], 1e-4f) << "ta=" << ta << " tb=" << tb << " M=" << M;
       }
+}
+
+// The tiny products gemm() sends to the tile loops (an RNN attention's context and its gradients
+// per sentence: 1 x S x D, 1 x S x D with B transposed, S x D x 1 with A transposed), beta 0
+// (C never read: it holds NaN) and 1, padded strides; and sizes just off those paths.
+TEST(Gemm, TinyProductsMatchNaive) {
+  Rng rng(3);
+  struct Case {
+    bool ta, tb;
+    int64_t M, N, K;
+  };
+  for (const Case c :
+       {Case{false, false, 1, 256, 20}, Case{false, true, 1, 20, 256},
+        Case{true, false, 20, 256, 1}, Case{false, true, 2, 32, 7}, Case{true, false, 3, 32, 5},
+        Case{false, false, 5, 48, 9}, Case{false, true, 3, 20, 8}, Case{false, true, 1, 33, 4},
+        Case{false, false, 1, 20, 4}}) {
+    for (float beta : {0.f, 1.f}) {
+      const int64_t lda = (c.ta ? c.M : c.K) + 3, ldb = (c.tb ? c.K : c.N) + 2, ldc = c.N + 1;
+      std::vector<float> A((c.ta ? c.K : c.M) * lda), B((c.tb ? c.N : c.K) * ldb), C(c.M * ldc);
+      for (auto& v : A) v = rng.uniform(-1, 1);
+      for (auto& v : B) v = rng.uniform(-1, 1);
+      for (auto& v : C) v = beta == 0.f ? std::nanf("") : rng.uniform(-1, 1);
+      const std::vector<float> before = C;
+      std::vector<float> R = C;
+      if (beta == 0.f) std::fill(R.begin(), R.end(), 0.f);  // (the naive loop reads C)
+      kernels::gemm(c.ta, c.tb, c.M, c.N, c.K, 0.7f, A.data(), lda, B.data(), ldb, beta, C.data(),
+                    ldc);
+      naive_gemm(c.ta, c.tb, c.M, c.N, c.K, 0.7f, A.data(), lda, B.data(), ldb, beta, R.data(),
+                 ldc);
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j)
+          ASSERT_NEAR(C[i * ldc + j], R[i * ldc + j], 1e-5f)
+              << c.ta << c.tb << " " << c.M << "x" << c.N << "x" << c.K << " beta " << beta;
+      for (int64_t i = 0; i < c.M; ++i)  // the column past N is the row padding: untouched
+        ASSERT_EQ(std::bit_cast<uint32_t>(C[i * ldc + c.N]),
+                  std::bit_cast<uint32_t>(before[i * ldc + c.N]));
+    }
+  }
 }
 
 TEST(Gemm, BatchedMatchesLoopOnBothThreadPaths) {
@@ -146,8 +185,8 @@ TEST(VMath, FirstAtLeastIsTheFirstIndexAScanFinds) {
       std::vector<float> x(static_cast<size_t>(n), 0.f);
       if (at >= 0) x[at] = 1.f;
       if (at >= 1) x[at - 1] = 0.5f;  // met exactly: the first index is at - 1
-      const int64_t want = std::find_if(x.begin(), x.end(), [](float v) { return v >= 0.5f; }) -
-                           x.begin();
+      const int64_t want =
+          std::find_if(x.begin(), x.end(), [](float v) { return v >= 0.5f; }) - x.begin();
       EXPECT_EQ(vmath::first_at_least(x.data(), n, 0.5f), want) << n << " " << at;
       EXPECT_EQ(vmath::first_at_least(x.data(), n, 2.f), n);
     }

@@ -1,6 +1,8 @@
 // GEMM: the only door to oneDNN's sgemm in heed. Every matrix product of every model comes here,
 // except the small tiles inside the fused attention kernel (tile_gemm.h, where oneDNN's call
-// overhead outweighs the product).
+// overhead outweighs the product). Tiny products that come here (at most kTileGemmMaxWork
+// multiply-adds, beta 0 or 1, and N a multiple of 16, or B transposed, N <= 32 and at most 2
+// rows of A) go on to tile_gemm.h's loops for the same reason.
 // Leaves out: GEMV special cases (oneDNN picks its own kernels by shape); the int8 and bf16
 // products have their own doors beside it (quantize.h, bf16.h).
 #pragma once

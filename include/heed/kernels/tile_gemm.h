@@ -42,6 +42,11 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch);
 
+// C[M, N] = alpha * A B^T + beta * C, beta 0 or 1, as one dot product of K per entry (A row-major
+// [M, K], B row-major [N, K]): for few rows of A, any N.
+void tile_gemm_dots(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
 // Bt[d, j] = B[j, d] for j < n, d < D (B row-major with row stride ldb; Bt with row stride ldt),
 // and Bt[d, j] = 0 for n <= j < round_up_lanes(n).
 void transpose_tile(const float* B, int64_t ldb, int64_t n, int64_t D, float* Bt, int64_t ldt);
