@@ -46,6 +46,7 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
 
 bool keep_int8_off_amx() {
   static const bool capped = [] {
+    if (int8_packed_kernel()) return false;  // oneDNN's int8 GEMM is not called
     if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
     return dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16) == dnnl_success;
   }();
@@ -98,6 +99,8 @@ void pack_for_vnni(Int8Matrix& m) {
 // One group of 64 rows of W against R rows of x (u, four bytes a word, K4 words a row):
 // sums[r][j] holds the 16 int32 dot products of rows 16 j .. 16 j + 15. Each load of W serves
 // all R rows; with one row, two chains of accumulators (even and odd k4) hide vpdpbusd's latency.
+// The four-row form keeps two vpdpbusd a cycle busy for large M (on a par with oneDNN's
+// AVX512-VNNI GEMM at 64-320 rows).
 constexpr int64_t kPrefetchBytes = 8 * kGroupRows * 4;  // W eight k4 steps ahead, into L1
 
 template <int R>
@@ -127,14 +130,16 @@ void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, __m512i (&sums)
     }
 }
 
-// The few-row product. vpdpbusd multiplies unsigned bytes by signed ones, four to a 32-bit lane,
-// summing in int32 without saturation, so x goes in shifted, u = q(x) + 128 in [1, 255], and the
-// shift comes back out per row of W:
+// heed's int8 product (see int8_packed_kernel). vpdpbusd multiplies unsigned bytes by signed ones,
+// four to a 32-bit lane, summing in int32 without saturation, so x goes in shifted, u = q(x) + 128
+// in [1, 255], and the shift comes back out per row of W:
 //   sum_k q(x)_k q(w)_nk = sum_k u_k q(w)_nk - 128 sum_k q(w)_nk      (exact: |sum| < 2^31)
 // then y[m, n] = s_x[m] s_w[n] acc[m, n] (+ b[n]) (+ y[m, n]). One group of 64 rows of W
-// (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it, two at a time.
+// (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it, four at a
+// time (16 accumulators), then two, then one; the int32 sums never leave the registers (storing
+// them as well cost 25-45 % at 32-160 rows of K = 128).
 void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
-                      const float* bias, int32_t* acc, float* y, bool accumulate) {
+                      const float* bias, float* y, bool accumulate) {
   const int64_t N = w.rows, K = w.cols, K4 = (K + 3) / 4, G = (N + kGroupRows - 1) / kGroupRows;
   thread_local std::vector<uint32_t> shifted;  // u [M, K4]: four bytes of u a word, 128 beyond K
   shifted.assign(static_cast<size_t>(M * K4), 0x80808080u);
@@ -160,7 +165,6 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
       // (the maskz forms: GCC 12 warns that the plain ones' undefined register may be used)
       const __m512i sums = _mm512_sub_epi32(
           dots[j], _mm512_maskz_slli_epi32(k, _mm512_maskz_loadu_epi32(k, row_sums + n0), 7));
-      _mm512_mask_storeu_epi32(acc + m * N + n0, k, sums);
       // fma(s_x s_w, acc, b), rounded as gemm_int8's other paths round it, so that a row's
       // output does not depend on how many rows came with it (the batch)
       const __m512 b = bias ? _mm512_maskz_loadu_ps(k, bias + n0) : _mm512_setzero_ps();
@@ -175,6 +179,11 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
     for (int64_t g = gb; g < ge; ++g) {
       const int8_t* wg = packed + g * K4 * kGroupRows * 4;
       int64_t m = 0;
+      for (; m + 4 <= M; m += 4) {
+        __m512i dots[4][4];
+        group_dots<4>(wg, u + m * K4, K4, dots);
+        for (int r = 0; r < 4; ++r) finish(g, m + r, dots[r]);
+      }
       for (; m + 2 <= M; m += 2) {
         __m512i dots[2][4];
         group_dots<2>(wg, u + m * K4, K4, dots);
@@ -212,9 +221,9 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
   const int64_t N = w.rows, K = w.cols;
   if (M == 0 || N == 0) return;
 #ifdef HEED_INT8_PACKED
-  if (M <= kInt8PackedMaxRows && !w.packed.empty()) {
+  if (!w.packed.empty()) {
     count_product(M, N, K);
-    gemm_int8_packed(M, qx, sx, w, bias, acc, y, accumulate);
+    gemm_int8_packed(M, qx, sx, w, bias, y, accumulate);  // (no int32 sums in memory)
     return;
   }
 #endif
@@ -244,7 +253,7 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
       const int32_t* a = acc + m * N;
       float* out = y + m * N;
       const float s = sx[m];
-      for (int64_t n = 0; n < N; ++n) {  // the few-row kernel's rounding exactly (see there)
+      for (int64_t n = 0; n < N; ++n) {  // heed's kernel's rounding exactly (see there)
         const float v = std::fma(s * sw[n], static_cast<float>(a[n]), bias ? bias[n] : 0.f);
         out[n] = accumulate ? out[n] + v : v;
       }

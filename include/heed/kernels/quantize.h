@@ -21,31 +21,32 @@ struct Int8Matrix {
   std::vector<int8_t> q;       // [N, K]
   std::vector<float> scale;    // [N]
   std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
-  // For the few-row product (kInt8PackedMaxRows), when heed is built for AVX512-VNNI: q in
-  // groups of 64 rows, each group's k in fours, [ceil(N/64)][ceil(K/4)][64][4], zero-padded; and
-  // each row's sum of q [N] (see gemm_int8).
+  // For heed's own kernel, when heed is built for AVX512-VNNI: q in groups of 64 rows, each
+  // group's k in fours, [ceil(N/64)][ceil(K/4)][64][4], zero-padded; and each row's sum of q [N]
+  // (see gemm_int8).
   std::vector<int8_t> packed;
   std::vector<int32_t> row_sums;
 };
 
-// gemm_int8 with at most this many rows of x (batch-1 and small-beam decoding steps) runs on
-// heed's own VNNI kernel over `packed` instead of oneDNN's s8s8s32 GEMM, whose per-call cost at
-// these shapes (1 x 768 x 256: 5.6 us on a Xeon of 2023, where the weights fit in L2) is
-// several times the arithmetic's.
-inline constexpr int64_t kInt8PackedMaxRows = 8;
-
-// Whether this build has the few-row kernel (compiled for AVX512-VNNI and AVX512BW).
+// Whether this build has heed's own int8 kernel (compiled for AVX512-VNNI and AVX512BW). Then
+// every gemm_int8 runs on it, whatever the rows of x: against oneDNN 2.6's s8s8s32 GEMM on
+// AVX512-VNNI it is 1.5-3.8x faster at 1-8 rows (1 x 768 x 256: 3.0 against 4.5 us; the
+// library's per-call cost is several times the arithmetic's there), 1.1-1.7x at 12-32 and
+// 0.87-1.10x beyond (measured on an Emerald Rapids Xeon); and oneDNN's AMX kernels, which it
+// picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. Otherwise
+// gemm_int8 calls oneDNN.
 bool int8_packed_kernel();
 
-// Keeps oneDNN off its AMX kernels in a process that decodes in int8: on a Xeon with AMX,
-// oneDNN 2.6 runs s8s8s32 GEMMs of decoding's shapes through them 3-4x slower than through its
-// AVX512-VNNI ones (1 x 768 x 256: 17.6 us against 4.5-5.8; 64 rows: 198 against 54-65),
-// which made int8 decoding slower than fp32 there. The cap (AVX512_BF16: bf16 products keep
-// their non-AMX kernels) is process-wide and takes effect only before oneDNN's first kernel
-// or ISA query: int8_exact() applies it before its own query, and every int8 path (quantizing
-// weights, heed translate's check) asks int8_exact() first; heed bench, whose machine probes
-// run kernels before any int8 work, calls it itself. A no-op on CPUs without AMX and when
-// ONEDNN_MAX_CPU_ISA is set. Returns whether the cap is in force.
+// Keeps oneDNN off its AMX kernels in a process that decodes in int8 through oneDNN (a build
+// without heed's own kernel, see above): on a Xeon with AMX, oneDNN 2.6 runs s8s8s32 GEMMs of
+// decoding's shapes through them 3-4x slower than through its AVX512-VNNI ones (1 x 768 x 256:
+// 17.6 us against 4.5-5.8; 64 rows: 198 against 54-65). The cap (AVX512_BF16: bf16 products
+// keep their non-AMX kernels) is process-wide and takes effect only before oneDNN's first
+// kernel or ISA query: int8_exact() applies it before its own query, and every int8 path
+// (quantizing weights, heed translate's check) asks int8_exact() first; heed bench, whose
+// machine probes run kernels before any int8 work, calls it itself. A no-op with heed's own
+// kernel (so a process that decodes in int8 keeps AMX for bf16 training), on CPUs without AMX
+// and when ONEDNN_MAX_CPU_ISA is set. Returns whether the cap is in force.
 bool keep_int8_off_amx();
 
 // Whether oneDNN's s8s8s32 GEMM is exact here (VNNI); otherwise gemm_int8 uses q_float.
@@ -60,8 +61,8 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* scale
 Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
 
 // y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given; added to y's
-// contents when `accumulate`). `acc` is scratch of M*N int32 (holding the exact integer sums
-// afterwards, whichever path ran).
+// contents when `accumulate`). `acc` is scratch of M*N int32 for the oneDNN and fp32 paths
+// (holding the exact integer sums afterwards; heed's own kernel keeps them in registers).
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
                int32_t* acc, float* y, bool accumulate = false);
 
