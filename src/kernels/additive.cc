@@ -2,7 +2,6 @@
 #include "heed/kernels/additive.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
@@ -20,6 +19,32 @@ float tanh_dot(const float* k, const float* q, const float* v, int64_t A) {
   for (int64_t a = 0; a < A; ++a) sum += v[a] * vmath::tanh(k[a] + q[a]);
   return sum;
 }
+
+// One entry's backward in one pass over a (its rows as arguments, as in tanh_dot):
+//   t = tanh(k + q),  dv += g t,  d = g v (1 - t^2),  dk += d,  dq += d
+// each output there or not by template, so that the loop has no branch and vectorises.
+template <bool kDv, bool kDk, bool kDq>
+void entry_backward(const float* k, const float* q, const float* v, float g, int64_t A, float* dv,
+                    float* dk, float* dq) {
+#pragma omp simd
+  for (int64_t a = 0; a < A; ++a) {
+    const float t = vmath::tanh(k[a] + q[a]);
+    if constexpr (kDv) dv[a] += g * t;
+    const float d = g * v[a] * (1.f - t * t);
+    if constexpr (kDk) dk[a] += d;
+    if constexpr (kDq) dq[a] += d;
+  }
+}
+
+using EntryBackward = void (*)(const float*, const float*, const float*, float, int64_t, float*,
+                               float*, float*);
+
+// entry_backward for the outputs wanted: index 4 dv + 2 dk + dq
+constexpr EntryBackward kEntryBackward[8] = {
+    entry_backward<false, false, false>, entry_backward<false, false, true>,
+    entry_backward<false, true, false>,  entry_backward<false, true, true>,
+    entry_backward<true, false, false>,  entry_backward<true, false, true>,
+    entry_backward<true, true, false>,   entry_backward<true, true, true>};
 
 }  // namespace
 
@@ -39,8 +64,9 @@ void additive_energy_backward(int64_t B, int64_t S, int64_t A, const float* K, c
                               const float* v, const float* de, float* dK, float* dq, float* dv,
                               float* scratch) {
   if (dv) std::fill(scratch, scratch + B * A, 0.f);
+  const EntryBackward entry =
+      kEntryBackward[4 * (dv != nullptr) + 2 * (dK != nullptr) + (dq != nullptr)];
   parallel_for(B, grain_for(kSerialWork, 12 * S * A), [&](int64_t b0, int64_t b1) {
-    std::vector<float> t(static_cast<size_t>(A));
     for (int64_t b = b0; b < b1; ++b) {
       const float* qb = q + b * A;
       float* dqb = dq ? dq + b * A : nullptr;
@@ -48,17 +74,7 @@ void additive_energy_backward(int64_t B, int64_t S, int64_t A, const float* K, c
       for (int64_t j = 0; j < S; ++j) {
         const float g = de[b * S + j];
         if (g == 0.f) continue;  // padding, or entries outside a window
-        const float* k = K + (b * S + j) * A;
-        float* dk = dK ? dK + (b * S + j) * A : nullptr;
-#pragma omp simd
-        for (int64_t a = 0; a < A; ++a) t[a] = vmath::tanh(k[a] + qb[a]);
-        if (dvb)
-          for (int64_t a = 0; a < A; ++a) dvb[a] += g * t[a];
-        for (int64_t a = 0; a < A; ++a) t[a] = g * v[a] * (1.f - t[a] * t[a]);  // d e / d (K + q)
-        if (dk)
-          for (int64_t a = 0; a < A; ++a) dk[a] += t[a];
-        if (dqb)
-          for (int64_t a = 0; a < A; ++a) dqb[a] += t[a];
+        entry(K + (b * S + j) * A, qb, v, g, A, dvb, dK ? dK + (b * S + j) * A : nullptr, dqb);
       }
     }
   });
