@@ -134,7 +134,8 @@ void stamp_lines_with_machine() {
 }  // namespace
 
 int BenchCommand::run() const {
-  // int8 decoding's GEMMs off AMX: before the machine probes run oneDNN's first kernels
+  // int8 decoding's GEMMs off AMX where they go through oneDNN (a build without heed's int8
+  // kernel): before the machine probes run oneDNN's first kernels
   if (seq2seq.compute == ComputeType::Int8) kernels::keep_int8_off_amx();
   stamp_lines_with_machine();
   for (const auto& [w, family] : kWorkloadFamilies)
