@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/parallel.h"
 #include "heed/nn/init.h"
 #include "support/gradcheck.h"
 
@@ -104,7 +105,7 @@ TEST(QuantizeDeathTest, CapsOneDnnOffAmxOnlyWhenItsInt8GemmIsUsed) {
 // quantized values that CPUs without VNNI take (q_float filled), against exact sums — the integer
 // paths bit for bit in `acc` (heed's kernel keeps them in registers), and the same floats from
 // the same sums — with bias and accumulation, at sizes off every block (64 rows of W, four bytes
-// of k, 64 bytes of x).
+// of k, 64 bytes of x); heed's kernel on one thread and on two.
 TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
   enum class Path { Packed, OneDnn, Fp32 };
   Rng rng(6);
@@ -125,7 +126,9 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
     std::vector<float> sx(M);
     kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
     std::vector<float> first[2];  // y of the first path to run, without and with accumulation
-    for (Path path : {Path::Packed, Path::OneDnn, Path::Fp32}) {
+    for (const auto& [threads, path] : {std::pair{1, Path::Packed}, std::pair{2, Path::Packed},
+                                        std::pair{1, Path::OneDnn}, std::pair{1, Path::Fp32}}) {
+      set_threads(threads);  // (70 x 130 x 256 splits its groups of W between two threads)
       kernels::Int8Matrix qw = full;
       if (path == Path::Packed && !kernels::int8_packed_kernel()) continue;
       if (path != Path::Packed) qw.packed.clear();
@@ -154,11 +157,13 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
         if (first[accumulate].empty()) {
           first[accumulate] = y;
         } else if (path != Path::Fp32 || K <= 1040) {
-          ASSERT_EQ(y, first[accumulate]) << name << " " << M << "x" << N << "x" << K;
+          ASSERT_EQ(y, first[accumulate])
+              << name << " " << M << "x" << N << "x" << K << ", threads " << threads;
         }
       }
     }
   }
+  set_threads(1);
 }
 
 }  // namespace
