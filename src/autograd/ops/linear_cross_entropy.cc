@@ -16,9 +16,14 @@
 namespace heed {
 namespace {
 
-// Rows of bf16 dz held between two dx/dW flushes: about 2^24 entries (32 MB), whole chunks.
+// The bounds of the default split (see linear_cross_entropy_split): logits a chunk holds, and
+// entries of bf16 dz held between two dx/dW flushes (32 MB)
+constexpr int64_t kChunkLogits = int64_t{1} << 21, kFlushEntries = int64_t{1} << 24;
+
+// Rows of bf16 dz held between two dx/dW flushes for chunks of R rows given by the caller:
+// about kFlushEntries entries, whole chunks.
 int64_t flush_rows_for(int64_t V, int64_t R) {
-  const int64_t rows = (int64_t{1} << 24) / std::max<int64_t>(V, 1);
+  const int64_t rows = kFlushEntries / std::max<int64_t>(V, 1);
   return std::max(R, rows / R * R);
 }
 
@@ -46,8 +51,8 @@ LinearCrossEntropySplit linear_cross_entropy_split(int64_t V, int64_t M) {
   const auto blocks = [B](int64_t rows) { return std::max(B, (rows + B - 1) / B * B); };
   const auto ceil_div = [](int64_t a, int64_t b) { return (std::max<int64_t>(a, 1) + b - 1) / b; };
   V = std::max<int64_t>(V, 1);
-  const int64_t most_chunk = std::max(B, (int64_t{1} << 21) / V / B * B);
-  const int64_t most_flush = std::max(most_chunk, (int64_t{1} << 24) / V / B * B);
+  const int64_t most_chunk = std::max(B, kChunkLogits / V / B * B);
+  const int64_t most_flush = std::max(most_chunk, kFlushEntries / V / B * B);
   const int64_t per_flush = blocks(ceil_div(M, ceil_div(M, most_flush)));
   const int64_t chunks = ceil_div(per_flush, most_chunk);
   const int64_t R = blocks(ceil_div(per_flush, chunks));
