@@ -20,11 +20,18 @@ bool Var::requires_grad() const {
   return graph_->nodes_[id_].requires_grad;
 }
 
-Var::GemmTarget Var::gemm_target() const {
+Var::GradTarget Var::grad_target() const {
   auto& n = graph_->nodes_[id_];
   if (n.grad.data() || n.param) return {grad().data(), 1.f};
   n.grad = graph_->arena_.tensor(n.value.shape());
   return {n.grad.data(), 0.f};
+}
+
+bool Var::adopt_grad(const Tensor& dy) const {
+  auto& n = graph_->nodes_[id_];
+  if (n.grad.data() || n.param) return false;
+  n.grad = dy.reshape(n.value.shape());  // a view of dy's memory
+  return true;
 }
 
 Parameter* Var::param() const {

@@ -26,6 +26,16 @@ void map(int64_t n, F f) {
   });
 }
 
+// dst = f(i), or dst += f(i) with accumulate: a backward's first contribution writes its
+// gradient instead of adding to a zero-filled one
+template <class F>
+void map_into(int64_t n, float* dst, bool accumulate, F f) {
+  if (accumulate)
+    map(n, [=](int64_t i) { dst[i] += f(i); });
+  else
+    map(n, [=](int64_t i) { dst[i] = f(i); });
+}
+
 template <Binary op>
 inline float apply(float a, float b) {
   if constexpr (op == Binary::Add) return a + b;
@@ -98,27 +108,27 @@ void unary_forward(Unary op, const float* x, float* y, int64_t n) {
   }
 }
 
-void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
-                    int64_t n) {
+void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                    bool accumulate) {
   switch (op) {
     // d tanh = 1 - y^2
     case Unary::Tanh:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] * (1.f - y[i] * y[i]); });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] * (1.f - y[i] * y[i]); });
     // d sigmoid = y (1 - y)
     case Unary::Sigmoid:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i] * (1.f - y[i]); });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] * y[i] * (1.f - y[i]); });
     case Unary::Relu:
-      return map(n, [=](int64_t i) { dx[i] += x[i] > 0.f ? dy[i] : 0.f; });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return x[i] > 0.f ? dy[i] : 0.f; });
     case Unary::Gelu:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] * vmath::gelu_grad(x[i]); });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] * vmath::gelu_grad(x[i]); });
     // d exp = y;  d log = 1 / x
     case Unary::Exp:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] * y[i]; });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] * y[i]; });
     case Unary::Log:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] / x[i]; });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] / x[i]; });
     // d sqrt = 1 / (2 y)
     case Unary::Sqrt:
-      return map(n, [=](int64_t i) { dx[i] += dy[i] * 0.5f / y[i]; });
+      return map_into(n, dx, accumulate, [=](int64_t i) { return dy[i] * 0.5f / y[i]; });
   }
 }
 
@@ -149,7 +159,7 @@ void gate_forward_rows(const float* ab, float* y, int64_t rows, int64_t C) {
   });
 }
 
-template <Gate G>
+template <Gate G, bool acc>
 void gate_backward_rows(const float* ab, const float* dy, float* dab, int64_t rows, int64_t C) {
   parallel_for(rows, grain_for(kSerialWork, 2 * C), [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -161,8 +171,9 @@ void gate_backward_rows(const float* ab, const float* dy, float* dab, int64_t ro
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) {
         const float f = gate_f<G>(a[c]), s = vmath::sigmoid(b[c]);
-        da[c] += g[c] * gate_df<G>(f) * s;
-        db[c] += g[c] * f * s * (1.f - s);
+        const float ga = g[c] * gate_df<G>(f) * s, gb = g[c] * f * s * (1.f - s);
+        da[c] = acc ? da[c] + ga : ga;
+        db[c] = acc ? db[c] + gb : gb;
       }
     }
   });
@@ -177,12 +188,14 @@ void gate_forward(Gate gate, const float* ab, float* y, int64_t rows, int64_t C)
     gate_forward_rows<Gate::Glu>(ab, y, rows, C);
 }
 
-void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows,
-                   int64_t C) {
+void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows, int64_t C,
+                   bool accumulate) {
   if (gate == Gate::Tanh)
-    gate_backward_rows<Gate::Tanh>(ab, dy, dab, rows, C);
+    accumulate ? gate_backward_rows<Gate::Tanh, true>(ab, dy, dab, rows, C)
+               : gate_backward_rows<Gate::Tanh, false>(ab, dy, dab, rows, C);
   else
-    gate_backward_rows<Gate::Glu>(ab, dy, dab, rows, C);
+    accumulate ? gate_backward_rows<Gate::Glu, true>(ab, dy, dab, rows, C)
+               : gate_backward_rows<Gate::Glu, false>(ab, dy, dab, rows, C);
 }
 
 void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
@@ -193,11 +206,16 @@ void binary(Binary op, const float* a, const Shape& sa, const float* b, const Sh
     binary_dispatch<false>(op, a, sa, b, sb, c, out);
 }
 
-void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to) {
+void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to, bool accumulate) {
   if (from == to || from.numel() == to.numel()) {
-    axpy(1.f, g, dst, from.numel());
+    if (accumulate)
+      axpy(1.f, g, dst, from.numel());
+    else
+      copy(g, dst, from.numel());
     return;
   }
+  // the sums below add into dst; `to` is the smaller shape, so zeroing it first costs little
+  if (!accumulate) std::fill(dst, dst + to.numel(), 0.f);
   Shape o = from.padded(4);
   auto td = broadcast_strides(to, from);
   int64_t n = o[3], rows = o[0] * o[1] * o[2];

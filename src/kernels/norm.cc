@@ -31,8 +31,8 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
 }
 
 void layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
-                         const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t N,
-                         int64_t D) {
+                         const float* rstd, float* dx, bool accumulate_dx, float* dgamma,
+                         float* dbeta, int64_t N, int64_t D) {
   if (dx) {
     parallel_for(N, grain_for(8192, D), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -51,7 +51,8 @@ void layer_norm_backward(const float* dy, const float* x, const float* gamma, co
 #pragma omp simd
         for (int64_t j = 0; j < D; ++j) {
           float xhat = (xr[j] - mu) * rs;
-          dr[j] += rs * (gr[j] * gamma[j] - m1 - xhat * m2);
+          float d = rs * (gr[j] * gamma[j] - m1 - xhat * m2);
+          dr[j] = accumulate_dx ? dr[j] + d : d;
         }
       }
     });

@@ -2,6 +2,8 @@
 // errors that print both shapes.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
 #include <thread>
 
 #include "heed/autograd/ops.h"
@@ -168,6 +170,75 @@ TEST(Graph, EmbeddingGradientIsRowSparse) {
 }
 
 // Two tensors of one shape dropped with one stream lose the same entries; a fresh stream, others.
+// A backward's first contribution to a gradient writes it (or takes dy's memory: add, reshape)
+// instead of adding to a zero-filled buffer. Each op here feeds x's gradient twice -- through
+// the op and through a second use of x -- from memory that held NaN in the graph's previous
+// step: an entry the first contribution leaves unwritten turns the gradient NaN, one written
+// where it should have been added turns it wrong. The reference is 2x the op's gradient of x
+// used once, from fresh memory.
+TEST(Graph, FirstGradientContributionsOverwriteStaleMemory) {
+  using Op = std::function<Var(Graph&, Var)>;  // x [2, 3, 4] -> anything
+  static const std::vector<int32_t> lengths = {3, 1};
+  const std::vector<std::pair<std::string, Op>> ops = {
+      {"add", [](Graph&, Var x) { return add(x, tanh(x)); }},
+      {"add_same_input", [](Graph&, Var x) { return add(x, x); }},
+      {"sub_same_input", [](Graph&, Var x) { return sub(mul(x, x), x); }},
+      {"add_broadcast", [](Graph& g, Var x) { return add(tanh(x), slice(x, 0, 0, 1)); }},
+      {"mul", [](Graph&, Var x) { return mul(x, sigmoid(x)); }},
+      {"div", [](Graph&, Var x) { return div(x, add(exp(x), x)); }},
+      {"affine", [](Graph&, Var x) { return affine(x, 2.f, 1.f); }},
+      {"reshape",
+       [](Graph&, Var x) {
+         return tanh(reshape(x, Shape{6, 4}));
+       }},
+      {"permute",
+       [](Graph&, Var x) {
+         return permute(x, {2, 0, 1});
+       }},
+      {"concat",
+       [](Graph&, Var x) {
+         return concat({tanh(x), x}, 1);
+       }},
+      {"dropout", [](Graph&, Var x) { return dropout(x, 0.3f, 42); }},
+      {"relu", [](Graph&, Var x) { return relu(x); }},
+      {"gated", [](Graph&, Var x) { return gated(x, kernels::Gate::Tanh); }},
+      {"layer_norm",
+       [](Graph& g, Var x) {
+         return layer_norm(x, g.variable(Tensor::full({4}, 1.5f)), g.variable(Tensor::zeros({4})));
+       }},
+      {"linear_bias",
+       [](Graph& g, Var x) {
+         return linear(x, g.variable(Tensor::full({5, 4}, 0.25f)), g.variable(Tensor::zeros({5})));
+       }},
+      {"pack", [](Graph& g, Var x) { return pack(x, make_packing(g, lengths)); }},
+      {"unpack",
+       [](Graph& g, Var x) {
+         return unpack(reshape(x, Shape{4, 6}), make_packing(g, lengths, 3));
+       }},
+  };
+  Rng rng(7);
+  const Tensor x0 = testing::random_tensor({2, 3, 4}, rng, 0.2f, 1.f);
+  for (const auto& [name, op] : ops) {
+    SCOPED_TRACE(name);
+    // the gradient of sum(w * op(x)) with x used once, in a fresh graph
+    Graph fresh(Mode::Train, 3);
+    Var xf = fresh.variable(x0);
+    Var yf = op(fresh, xf);
+    const Tensor w = testing::random_tensor(yf.shape(), rng);
+    fresh.backward(sum_all(mul(yf, fresh.constant(w))));
+    // the same with x used twice, op(x) + op(x), in memory that held NaN
+    Graph g(Mode::Train, 3);
+    float* poison = g.arena().array<float>(100000);
+    std::fill(poison, poison + 100000, std::numeric_limits<float>::quiet_NaN());
+    g.clear();
+    Var x = g.variable(x0);
+    Var y = add(op(g, x), op(g, x));
+    g.backward(sum_all(mul(y, g.constant(w))));
+    for (int64_t i = 0; i < x0.numel(); ++i)
+      ASSERT_NEAR(x.grad().data()[i], 2.f * xf.grad().data()[i], 1e-5f) << "entry " << i;
+  }
+}
+
 TEST(Graph, DropoutWithOneStreamSharesTheMask) {
   Graph g(Mode::Train, 3);
   Var a = g.variable(Tensor::full({1000}, 1.f)), b = g.variable(Tensor::full({1000}, 2.f));

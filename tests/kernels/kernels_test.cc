@@ -236,8 +236,8 @@ TEST(Elementwise, BroadcastMatchesIndexArithmetic) {
         EXPECT_EQ(c.data()[(i * 3 + j) * 4 + k], a.data()[i * 4 + k] - b.data()[j]);
   // reduce_to sums the broadcast axes back
   Tensor da = Tensor::zeros(sa), db = Tensor::zeros(sb);
-  kernels::reduce_to(c.data(), out, da.data(), sa);
-  kernels::reduce_to(c.data(), out, db.data(), sb);
+  kernels::reduce_to(c.data(), out, da.data(), sa, true);
+  kernels::reduce_to(c.data(), out, db.data(), sb, true);
   for (int i = 0; i < 2; ++i)
     for (int k = 0; k < 4; ++k) {
       double s = 0;

@@ -35,14 +35,22 @@ class Var {
   bool requires_grad() const;
   // The gradient accumulator, zero-filled on first use (for a parameter: its .grad).
   Tensor& grad() const;
-  // For a backward that writes the *whole* gradient with one GEMM (C = A B + beta C): the
-  // gradient memory and the beta to use. beta is 0 for the first contribution, whose memory is
-  // left uninitialised instead of being zero-filled and then read back; 1 afterwards.
-  struct GemmTarget {
+  // For a backward that writes the *whole* gradient in one pass (a GEMM's C = A B + beta C, an
+  // element-wise kernel's dx = f or dx += f): the gradient memory and the beta to use. beta is
+  // 0 for the first contribution, whose memory is left uninitialised instead of being
+  // zero-filled and then read back; 1 afterwards (and always for a parameter's gradient).
+  struct GradTarget {
     float* data;
     float beta;
+    bool accumulate() const { return beta != 0.f; }
   };
-  GemmTarget gemm_target() const;
+  GradTarget grad_target() const;
+  // For a backward whose gradient for this input is dy itself (add, reshape): takes dy's memory
+  // as the gradient, without a copy, when this is its first contribution and not a parameter's;
+  // returns false (nothing done) otherwise. dy must not be read again once another contribution
+  // may have been added to it: backward visits a node after every node that uses it, so its own
+  // incoming gradient is final and unread once its closure returns.
+  bool adopt_grad(const Tensor& dy) const;
   bool has_grad() const;
   Parameter* param() const;  // the parameter behind a param() leaf, else nullptr
   Graph& graph() const { return *graph_; }

@@ -13,9 +13,9 @@ namespace heed::kernels {
 enum class Unary { Tanh, Sigmoid, Relu, Gelu, Exp, Log, Sqrt };
 // y = f(x)
 void unary_forward(Unary op, const float* x, float* y, int64_t n);
-// dx += dy * f'(x), using y = f(x) where that is cheaper
-void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx,
-                    int64_t n);
+// dx = dy * f'(x), or dx += that with accumulate; using y = f(x) where that is cheaper
+void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                    bool accumulate);
 
 // The gates of gated convolutions, on rows of [a ; b], ab [rows, 2C] (a = ab[:, :C],
 // b = ab[:, C:]):
@@ -23,18 +23,19 @@ void unary_backward(Unary op, const float* x, const float* y, const float* dy, f
 //   Glu   y = a sigmoid(b)         (the gated linear unit, Dauphin et al. 2017; ConvS2S)
 enum class Gate { Tanh, Glu };
 void gate_forward(Gate gate, const float* ab, float* y, int64_t rows, int64_t C);
-// Tanh: dab += [dy (1 - tanh^2(a)) sigmoid(b) ; dy tanh(a) sigmoid(b) (1 - sigmoid(b))]
-// Glu:  dab += [dy sigmoid(b) ; dy a sigmoid(b) (1 - sigmoid(b))]
-void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows,
-                   int64_t C);
+// Tanh: dab (+)= [dy (1 - tanh^2(a)) sigmoid(b) ; dy tanh(a) sigmoid(b) (1 - sigmoid(b))]
+// Glu:  dab (+)= [dy sigmoid(b) ; dy a sigmoid(b) (1 - sigmoid(b))]       (+= with accumulate)
+void gate_backward(Gate gate, const float* ab, const float* dy, float* dab, int64_t rows, int64_t C,
+                   bool accumulate);
 
 enum class Binary { Add, Sub, Mul, Div };
 // c = a (op) b with NumPy broadcasting; c has shape `out`. With accumulate, c += a (op) b.
 void binary(Binary op, const float* a, const Shape& sa, const float* b, const Shape& sb, float* c,
             const Shape& out, bool accumulate = false);
 
-// dst[shape `to`] += g[shape `from`] summed over the axes that `to` broadcasts (size 1 or absent).
-void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to);
+// dst[shape `to`] = g[shape `from`] summed over the axes that `to` broadcasts (size 1 or
+// absent); with accumulate, dst += that.
+void reduce_to(const float* g, const Shape& from, float* dst, const Shape& to, bool accumulate);
 
 // Inverted dropout with a counter-based mask: y = x * keep_i / (1 - p), keep_i = u_i >= p with
 // u_i = hash_bits24(stream, i) / 2^24 (kernels/random.h). With accumulate, y += that (the

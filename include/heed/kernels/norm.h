@@ -11,10 +11,10 @@ namespace heed::kernels {
 void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,
                         float* mean, float* rstd, int64_t N, int64_t D, float eps);
 // With xhat = (x - mu) rstd and dxhat = dy * gamma:
-//   dx     += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+//   dx     += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))   (= unless accumulate_dx)
 //   dgamma += sum_n dy * xhat,   dbeta += sum_n dy        (any of dx/dgamma/dbeta may be null)
 void layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
-                         const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t N,
-                         int64_t D);
+                         const float* rstd, float* dx, bool accumulate_dx, float* dgamma,
+                         float* dbeta, int64_t N, int64_t D);
 
 }  // namespace heed::kernels

@@ -13,7 +13,9 @@ Var unary(kernels::Unary op, Var x) {
   Tensor y = G.alloc(x.shape());
   kernels::unary_forward(op, x.value().data(), y.data(), y.numel());
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::unary_backward(op, x.value().data(), y.data(), dy.data(), x.grad().data(), dy.numel());
+    const Var::GradTarget dx = x.grad_target();
+    kernels::unary_backward(op, x.value().data(), y.data(), dy.data(), dx.data, dy.numel(),
+                            dx.accumulate());
   });
 }
 
@@ -52,7 +54,8 @@ Var gated(Var ab, kernels::Gate gate) {
   Tensor y = G.alloc(out);  // [..., C]
   kernels::gate_forward(gate, ab.value().data(), y.data(), rows, C);
   return G.make(y, {ab}, [=](const Tensor& dy) {
-    kernels::gate_backward(gate, ab.value().data(), dy.data(), ab.grad().data(), rows, C);
+    const Var::GradTarget dab = ab.grad_target();
+    kernels::gate_backward(gate, ab.value().data(), dy.data(), dab.data, rows, C, dab.accumulate());
   });
 }
 

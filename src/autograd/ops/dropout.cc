@@ -23,7 +23,8 @@ Var dropout(Var x, float p, uint64_t stream) {
   int64_t n = y.numel();
   kernels::dropout(x.value().data(), y.data(), n, stream, p, false);
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::dropout(dy.data(), x.grad().data(), n, stream, p, true);
+    const Var::GradTarget dx = x.grad_target();
+    kernels::dropout(dy.data(), dx.data, n, stream, p, dx.accumulate());
   });
 }
 

@@ -19,8 +19,9 @@ Var layer_norm(Var x, Var gamma, Var beta, float eps) {
   kernels::layer_norm_forward(x.value().data(), gamma.value().data(), beta.value().data(), y.data(),
                               mean, rstd, N, D, eps);
   return G.make(y, {x, gamma, beta}, [=](const Tensor& dy) {
+    const Var::GradTarget dx = x.requires_grad() ? x.grad_target() : Var::GradTarget{nullptr, 0.f};
     kernels::layer_norm_backward(dy.data(), x.value().data(), gamma.value().data(), mean, rstd,
-                                 x.requires_grad() ? x.grad().data() : nullptr,
+                                 dx.data, dx.accumulate(),
                                  gamma.requires_grad() ? gamma.grad().data() : nullptr,
                                  beta.requires_grad() ? beta.grad().data() : nullptr, N, D);
   });

@@ -173,15 +173,15 @@ Var linear_cross_entropy(Var x, Var w, Var b, std::span<const int32_t> targets,
     check(train, "linear_cross_entropy: backward through an inference graph");
     const float s = dl.data()[0] * scale;
     if (dx) {
-      Var::GemmTarget g = x.gemm_target();
+      Var::GradTarget g = x.grad_target();
       scaled_into(g.data, g.beta, dx, s, M * K);
     }
     if (dw) {
-      Var::GemmTarget g = w.gemm_target();
+      Var::GradTarget g = w.grad_target();
       scaled_into(g.data, g.beta, dw, s, V * K);
     }
     if (db) {
-      Var::GemmTarget g = b.gemm_target();
+      Var::GradTarget g = b.grad_target();
       scaled_into(g.data, g.beta, db, s, V);
     }
   });

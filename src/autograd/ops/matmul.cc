@@ -64,7 +64,7 @@ Geometry geometry(const Shape& sa, const Shape& sb, const MatmulOptions& o) {
 // the products are summed into it one after the other (no two threads write it at once).
 void gemm_acc(bool ta, bool tb, const Geometry& g, int64_t M, int64_t N, int64_t K, float alpha,
               const float* A, int64_t lda, int64_t sa, const float* B, int64_t ldb, int64_t sb,
-              Var::GemmTarget C, int64_t sc) {
+              Var::GradTarget C, int64_t sc) {
   if (sc == 0 && g.batch > 1) {
     for (int64_t i = 0; i < g.batch; ++i)
       kernels::gemm(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, i ? 1.f : C.beta,
@@ -83,8 +83,10 @@ Var linear_bf16(Var x, Var w, Var b, Tensor y) {
   const Var inputs[3] = {x, w, b};
   return x.graph().make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
     p.backward(dy.data(), x, w);
-    if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
-      kernels::reduce_to(dy.data(), Shape{p.M, p.N}, b.grad().data(), Shape{p.N});
+    if (has_bias && b.requires_grad()) {  // db [N] += sum_rows dy
+      const Var::GradTarget db = b.grad_target();
+      kernels::reduce_to(dy.data(), Shape{p.M, p.N}, db.data, Shape{p.N}, db.accumulate());
+    }
   });
 }
 
@@ -117,11 +119,11 @@ void Bf16Product::backward(const float* dy, Var x, Var w) const {
   kernels::to_bf16(dy, M, N, N, dyb);
   std::fill(dyb + M * N, dyb + Mp * N, kernels::bf16{0});
   if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
-    Var::GemmTarget dx = x.gemm_target();
+    Var::GradTarget dx = x.grad_target();
     kernels::gemm_bf16(false, false, M, K, N, dyb, N, wb, K, dx.beta, dx.data, K);
   }
   if (w.requires_grad()) {  // dW [N, K] += dy^T [N, Mp] x [Mp, K] (the padded rows are 0)
-    Var::GemmTarget dw = w.gemm_target();
+    Var::GradTarget dw = w.grad_target();
     kernels::gemm_bf16(true, false, N, K, Mp, dyb, N, xb, K, dw.beta, dw.data, K);
   }
 }
@@ -137,7 +139,7 @@ Var matmul(Var a, Var b, MatmulOptions o) {
   return G.make(c, {a, b}, [=](const Tensor& dc) {
     const float *A = a.value().data(), *B = b.value().data(), *dC = dc.data();
     if (a.requires_grad()) {
-      Var::GemmTarget dA = a.gemm_target();
+      Var::GradTarget dA = a.grad_target();
       if (!o.trans_a)  // dA [M, K] += dC op(B)^T
         gemm_acc(false, !o.trans_b, g, M, K, N, o.alpha, dC, N, sc, B, ldb, g.stride_b, dA,
                  g.stride_a);
@@ -146,7 +148,7 @@ Var matmul(Var a, Var b, MatmulOptions o) {
                  g.stride_a);
     }
     if (b.requires_grad()) {
-      Var::GemmTarget dB = b.gemm_target();
+      Var::GradTarget dB = b.grad_target();
       if (!o.trans_b)  // dB [K, N] += op(A)^T dC
         gemm_acc(!o.trans_a, false, g, K, N, M, o.alpha, A, lda, g.stride_a, dC, N, sc, dB,
                  g.stride_b);
@@ -179,17 +181,19 @@ Var linear(Var x, Var w, Var b) {
   const Var inputs[3] = {x, w, b};
   return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
     if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
-      Var::GemmTarget dx = x.gemm_target();
+      Var::GradTarget dx = x.grad_target();
       kernels::gemm(false, false, M, K, N, 1.f, dy.data(), N, w.value().data(), K, dx.beta, dx.data,
                     K);
     }
     if (w.requires_grad()) {  // dW [N, K] += dy^T [N, M] x [M, K]
-      Var::GemmTarget dw = w.gemm_target();
+      Var::GradTarget dw = w.grad_target();
       kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, dw.beta, dw.data,
                     K);
     }
-    if (has_bias && b.requires_grad())  // db [N] += sum_rows dy
-      kernels::reduce_to(dy.data(), Shape{M, N}, b.grad().data(), Shape{N});
+    if (has_bias && b.requires_grad()) {  // db [N] += sum_rows dy
+      const Var::GradTarget db = b.grad_target();
+      kernels::reduce_to(dy.data(), Shape{M, N}, db.data, Shape{N}, db.accumulate());
+    }
   });
 }
 

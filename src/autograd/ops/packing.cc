@@ -53,7 +53,8 @@ Var pack(Var x, const Packing& p) {
   kernels::pack_rows(x.value().data(), y.data(), B, T, D, p.lengths.data(), false);
   const int32_t* lengths = p.lengths.data();
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::unpack_rows(dy.data(), x.grad().data(), B, T, D, lengths, true);
+    const Var::GradTarget dx = x.grad_target();  // unpack_rows writes the padding rows too
+    kernels::unpack_rows(dy.data(), dx.data, B, T, D, lengths, dx.accumulate());
   });
 }
 
@@ -67,7 +68,8 @@ Var unpack(Var x, const Packing& p) {
   kernels::unpack_rows(x.value().data(), y.data(), B, T, D, p.lengths.data(), false);
   const int32_t* lengths = p.lengths.data();
   return G.make(y, {x}, [=](const Tensor& dy) {
-    kernels::pack_rows(dy.data(), x.grad().data(), B, T, D, lengths, true);
+    const Var::GradTarget dx = x.grad_target();
+    kernels::pack_rows(dy.data(), dx.data, B, T, D, lengths, dx.accumulate());
   });
 }
 

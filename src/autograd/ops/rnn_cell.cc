@@ -77,8 +77,10 @@ Var gru_cell(Var gx, Var h, Var U, Var b_h) {
                           gx.requires_grad() ? gx.grad().data() : nullptr,
                           h.requires_grad() ? h.grad().data() : nullptr, B, H);
     product.backward(dgh.data(), h, U);  // dU += dgh^T h, dh += dgh U
-    if (b_h.requires_grad())
-      kernels::reduce_to(dgh.data(), Shape{B, G3}, b_h.grad().data(), Shape{G3});
+    if (b_h.requires_grad()) {
+      const Var::GradTarget db = b_h.grad_target();
+      kernels::reduce_to(dgh.data(), Shape{B, G3}, db.data, Shape{G3}, db.accumulate());
+    }
   });
 }
 

@@ -17,7 +17,7 @@ namespace heed {
 Var reshape(Var x, const Shape& shape) {
   check(shape.numel() == x.value().numel(), "reshape: cannot view ", x.shape(), " as ", shape);
   return x.graph().make(x.value().reshape(shape), {x}, [=](const Tensor& dy) {
-    kernels::axpy(1.f, dy.data(), x.grad().data(), dy.numel());
+    if (!x.adopt_grad(dy)) kernels::axpy(1.f, dy.data(), x.grad().data(), dy.numel());
   });
 }
 
@@ -40,7 +40,8 @@ Var permute(Var x, std::span<const int> perm) {
   Tensor y = G.alloc(out);
   kernels::permute(x.value().data(), s, p, y.data(), false);
   return G.make(y, {x}, [=](const Tensor& dy) {  // dx += permute(dy, inverse)
-    kernels::permute(dy.data(), dy.shape(), inv, x.grad().data(), true);
+    const Var::GradTarget dx = x.grad_target();
+    kernels::permute(dy.data(), dy.shape(), inv, dx.data, dx.accumulate());
   });
 }
 
@@ -82,8 +83,10 @@ Var concat(std::span<const Var> xs, int axis) {
     int64_t o = 0;
     for (const Var& v : ins) {
       int64_t n = v.shape()[a];
-      if (v.requires_grad())
-        kernels::copy_slab(dy.data(), total, o, v.grad().data(), n, 0, outer, n, inner, true);
+      if (v.requires_grad()) {  // the slab is the whole of v's gradient
+        const Var::GradTarget dv = v.grad_target();
+        kernels::copy_slab(dy.data(), total, o, dv.data, n, 0, outer, n, inner, dv.accumulate());
+      }
       o += n;
     }
   });
