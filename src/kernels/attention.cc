@@ -76,6 +76,10 @@ int64_t AttentionMask::key_length(int64_t b, int64_t Tk) const {
   return key_lengths ? std::min<int64_t>(key_lengths[b], Tk) : Tk;
 }
 
+int64_t AttentionMask::query_length(int64_t b, int64_t Tq) const {
+  return query_lengths ? std::min<int64_t>(query_lengths[b], Tq) : Tq;
+}
+
 int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
   const int64_t end = key_length(b, Tk);
   return causal ? std::min(end, i + causal_offset + 1) : end;
@@ -101,7 +105,9 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
     float* l = m + kTileQ;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t bh = item / n_qt, b = bh / H, h = bh % H;
-      const int64_t i0 = (item % n_qt) * kTileQ, bq = std::min(kTileQ, Tq - i0);
+      const int64_t i0 = (item % n_qt) * kTileQ, q_len = mask.query_length(b, Tq);
+      if (i0 >= q_len) continue;  // packed: past this entry's queries
+      const int64_t bq = std::min(kTileQ, q_len - i0);
       const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk);  // the last row sees the most
       std::fill(m, m + bq, kNegInf);
       std::fill(l, l + bq, 0.f);
@@ -157,6 +163,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
   parallel_for(B * H * Tq, 256, [&](int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n) {
       const int64_t bh = n / Tq, b = bh / H, h = bh % H, i = n % Tq;
+      if (i >= mask.query_length(b, Tq)) continue;  // no such query: delta unread
       const float *x = dO + dout.at(b, h, i), *y = O + o.at(b, h, i);
       float s = 0.f;
 #pragma omp simd reduction(+ : s)
@@ -199,8 +206,9 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
         const bool small = small_tile(std::min(kTileQ, Tq), bk, D);
         // causal: query i sees key j0 from i = j0 - offset on
         const int64_t i_first = mask.causal ? std::max<int64_t>(0, j0 - mask.causal_offset) : 0;
-        for (int64_t i0 = i_first / kTileQ * kTileQ; i0 < Tq; i0 += kTileQ) {
-          const int64_t bq = std::min(kTileQ, Tq - i0);
+        const int64_t q_len = mask.query_length(b, Tq);
+        for (int64_t i0 = i_first / kTileQ * kTileQ; i0 < q_len; i0 += kTileQ) {
+          const int64_t bq = std::min(kTileQ, q_len - i0);
           const float *Qi = Q + q.at(b, h, i0), *dOi = dO + dout.at(b, h, i0);
           // P = exp(scale Q_i K_j^T - lse)   [bq, bk]
           tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
@@ -235,7 +243,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
     if (!private_dq[t]) continue;
     for (int64_t n = 0; n < n_bh[t]; ++n) {
       const int64_t bh = first_bh[t] + n, b = bh / H, h = bh % H;
-      for (int64_t i = 0; i < Tq; ++i) {
+      for (int64_t i = 0, q_len = mask.query_length(b, Tq); i < q_len; ++i) {
         float* dst = dQ + dq.at(b, h, i);
         const float* src = private_dq[t] + (n * Tq + i) * D;
         for (int64_t d = 0; d < D; ++d) dst[d] += src[d];
@@ -251,11 +259,19 @@ void attention_weights(const float* Q, const HeadsView& q, const float* K, const
   const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
   parallel_for(B * H, grain_for(kSerialWork, Tq * Tk * D), [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t b = bh / H, h = bh % H;
+      const int64_t b = bh / H, h = bh % H, q_len = mask.query_length(b, Tq);
       float* w = W + bh * Tq * Tk;
-      gemm(false, true, Tq, Tk, D, scale, Q + q.at(b, h, 0), q.row, K + k.at(b, h, 0), k.row, 0.f,
-           w, Tk);
-      for (int64_t i = 0; i < Tq; ++i) {
+      // only the rows that exist are read (packed operands end at their last entry's rows);
+      // the other entries are 0
+      const int64_t k_len = mask.key_length(b, Tk);
+      std::fill(w + q_len * Tk, w + Tq * Tk, 0.f);
+      if (q_len == 0 || k_len == 0) {
+        std::fill(w, w + q_len * Tk, 0.f);
+        continue;
+      }
+      gemm(false, true, q_len, k_len, D, scale, Q + q.at(b, h, 0), q.row, K + k.at(b, h, 0), k.row,
+           0.f, w, Tk);
+      for (int64_t i = 0; i < q_len; ++i) {
         float* row = w + i * Tk;
         const int64_t n = visible(mask, b, i, 0, Tk, Tk);
         const float mx = vmath::max(row, n, kNegInf);

@@ -57,17 +57,17 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool self
 Var MultiHeadAttention::self(Var x, const Packing& p, bool causal, Tensor* weights) const {
   Graph& g = x.graph();
   Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [Q | K | V] = x [W^Q; W^K; W^V]^T
-  // [N, 3d] -> [B, T, 3d]; padding keys masked (the causal mask alone hides trailing padding)
-  Var padded = unpack(qkv, p);
-  const SdpaOptions opts{.heads = heads_,
-                         .causal = causal,
-                         .key_lengths = causal ? std::span<const int32_t>() : p.lengths};
-  if (weights)
+  const SdpaOptions opts{.heads = heads_, .causal = causal};
+  if (weights) {  // the heatmaps read the padded view: [N, 3d] -> [B, T, 3d]
+    Var padded = unpack(qkv, p);
+    SdpaOptions w_opts = opts;
+    w_opts.key_lengths = p.lengths;
     *weights =
         attention_weights(slice(padded, 2, 0, d_model_), slice(padded, 2, d_model_, d_model_),
-                          opts);  // [B, h, T, T]
-  Var heads = self_attention(padded, opts);
-  return linear(pack(heads, p), g.param(*W_out_), g.param(*b_out_));  // Concat(head_i) W^O [N, d]
+                          w_opts);  // [B, h, T, T]
+  }
+  Var attended = self_attention(qkv, p, opts);                  // on the packed rows: [N, d]
+  return linear(attended, g.param(*W_out_), g.param(*b_out_));  // Concat(head_i) W^O [N, d]
 }
 
 KvCache MultiHeadAttention::make_cache(Graph& g, int64_t B, int64_t capacity) const {
@@ -90,10 +90,10 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   // positions 0..t are the keys; later rows of the cache are masked as padding
   int32_t* len = g.arena().array<int32_t>(B);
   std::fill(len, len + B, static_cast<int32_t>(cache.t));
-  Var heads = scaled_dot_product_attention(
+  Var attended = scaled_dot_product_attention(
       slice(qkv, 2, 0, d), g.constant(cache.k), g.constant(cache.v),
       {.heads = heads_, .key_lengths = std::span<const int32_t>(len, B)});
-  return linear(reshape(heads, Shape{B, d}), g.param(*W_out_), g.param(*b_out_));  // [B, d]
+  return linear(reshape(attended, Shape{B, d}), g.param(*W_out_), g.param(*b_out_));  // [B, d]
 }
 
 Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {
@@ -106,14 +106,14 @@ Var MultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
                               std::span<const int32_t> key_lengths, Tensor* weights,
                               std::optional<int64_t> prefix_offset) const {
   Graph& g = x.graph();
-  Var q = unpack(linear(x, g.param(*W_in_), g.param(*b_in_)), p);  // Q = x W^Q  [B, Tq, d]
+  Var q = linear(x, g.param(*W_in_), g.param(*b_in_));  // Q = x W^Q  [N_q, d], packed
   const SdpaOptions opts{.heads = heads_,
                          .causal = prefix_offset.has_value(),
                          .causal_offset = prefix_offset,
                          .key_lengths = key_lengths};
-  if (weights) *weights = attention_weights(q, slice(memory_kv, 2, 0, d_model_), opts);
-  Var heads = cross_attention(q, memory_kv, opts);                    // [B, Tq, d]
-  return linear(pack(heads, p), g.param(*W_out_), g.param(*b_out_));  // [N_q, d]
+  if (weights) *weights = attention_weights(unpack(q, p), slice(memory_kv, 2, 0, d_model_), opts);
+  Var attended = cross_attention(q, p, memory_kv, opts);        // [N_q, d]
+  return linear(attended, g.param(*W_out_), g.param(*b_out_));  // [N_q, d]
 }
 
 }  // namespace heed

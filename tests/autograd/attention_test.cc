@@ -129,6 +129,52 @@ TEST(FusedAttention, FusedQkvEqualsSeparateOperands) {
   expect_near(qkv.grad(), whole.grad(), "d qkv");
 }
 
+// The packed forms (rows of the sequences back to back, no padding) against the padded op
+// between unpack and pack: outputs and every gradient, with sequences of length 0 and 1, ones
+// that cross the 64-query and 128-key tiles, causal or not, on one and two threads.
+TEST(FusedAttention, PackedFormsEqualThePaddedOpBetweenUnpackAndPack) {
+  const std::vector<std::vector<int32_t>> batches = {{5, 0, 1, 3}, {70, 131, 12}, {1}, {9, 9}};
+  const int before = heed::threads();
+  for (int threads : {1, 2})
+    for (bool causal : {false, true})
+      for (const auto& lengths : batches) {
+        SCOPED_TRACE(::testing::Message() << "threads " << threads << " causal " << causal
+                                          << " first length " << lengths[0]);
+        set_threads(threads);
+        const int64_t H = 2, D = 8, W = H * D, Tk = 11;
+        Graph probe;
+        const Packing p0 = make_packing(probe, lengths);
+        const auto B = static_cast<int64_t>(lengths.size());
+        const std::vector<int32_t> keys(lengths.size(), 7);  // cross-attention: 7 of 11 real
+        Rng rng(17);
+        const Tensor x = testing::random_tensor({p0.N, 3 * W}, rng, -2.f, 2.f);
+        const Tensor kv = testing::random_tensor({B, Tk, 2 * W}, rng, -2.f, 2.f);
+        const Tensor w = testing::random_tensor({p0.N, W}, rng);
+        // self-attention on qkv [N, 3W], and cross-attention of its first W columns on kv
+        auto run_both = [&](bool packed) {
+          Graph g;
+          const Packing p = make_packing(g, lengths);
+          Var qkv = g.variable(x), mem = g.variable(kv);
+          const SdpaOptions self_opts{.heads = H, .causal = causal, .key_lengths = lengths};
+          const SdpaOptions cross_opts{.heads = H, .key_lengths = keys};
+          Var q = slice(qkv, 1, 0, W);
+          Var self = packed ? self_attention(qkv, p, {.heads = H, .causal = causal})
+                            : pack(self_attention(unpack(qkv, p), self_opts), p);
+          Var cross = packed ? cross_attention(q, p, mem, cross_opts)
+                             : pack(cross_attention(unpack(q, p), mem, cross_opts), p);
+          g.backward(sum_all(mul(add(self, mul(cross, cross)), g.constant(w))));
+          return std::vector<Tensor>{self.value().clone(), cross.value().clone(),
+                                     qkv.grad().clone(), mem.grad().clone()};
+        };
+        const std::vector<Tensor> packed = run_both(true), padded = run_both(false);
+        set_threads(before);
+        expect_near(packed[0], padded[0], "self-attention output");
+        expect_near(packed[1], padded[1], "cross-attention output");
+        expect_near(packed[2], padded[2], "d qkv");
+        expect_near(packed[3], padded[3], "d kv");
+      }
+}
+
 // Causal masking: changing the keys and values at positions > i changes nothing at i, and the
 // gradient reaching a future position from the outputs before it is exactly 0.
 TEST(FusedAttention, CausalMaskLeaksNothingFromTheFuture) {

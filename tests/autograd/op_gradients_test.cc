@@ -208,6 +208,20 @@ std::vector<OpCase> cases() {
   add_case({"attention_same_operand", {{2, 4, 6}}, [](Graph&, auto& x) {
               return scaled_dot_product_attention(x[0], x[0], x[0], {.heads = 2});
             }});
+  // packed rows of sequences of lengths 3, 0, 2 (5 rows)
+  add_case({"self_attention_packed", {{5, 12}}, [](Graph& g, auto& x) {
+              static const std::vector<int32_t> len = {3, 0, 2};
+              return self_attention(x[0] * 2.f, make_packing(g, len), {.heads = 2});
+            }});
+  add_case({"self_attention_packed_causal", {{5, 12}}, [](Graph& g, auto& x) {
+              static const std::vector<int32_t> len = {3, 0, 2};
+              return self_attention(x[0] * 2.f, make_packing(g, len), {.heads = 2, .causal = true});
+            }});
+  add_case({"cross_attention_packed_queries", {{5, 4}, {3, 4, 8}}, [](Graph& g, auto& x) {
+              static const std::vector<int32_t> len = {3, 0, 2}, keys = {4, 2, 1};
+              return cross_attention(x[0] * 2.f, make_packing(g, len), x[1],
+                                     {.heads = 2, .key_lengths = keys});
+            }});
   return c;
 }
 

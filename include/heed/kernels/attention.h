@@ -22,9 +22,15 @@ namespace heed::kernels {
 // data[b * batch + h * head + t * row + d]; d is contiguous. A [B, T, H*D] tensor (heads side
 // by side, as a projection writes them) is {T*H*D, D, H*D}; one third of a fused Q|K|V
 // projection [B, T, 3*H*D] is {3*T*H*D, D, 3*H*D} at offset 0, H*D or 2*H*D.
+// Packed sequences (entry b's T_b rows back to back after entry b-1's, [N, H*D], no padding):
+// `starts` gives each entry's first row, and (b, h, t, d) is at data[starts[b] * row + h * head
+// + t * row + d]; `batch` is then unused, and the mask's lengths say which rows exist.
 struct HeadsView {
   int64_t batch = 0, head = 0, row = 0;
-  int64_t at(int64_t b, int64_t h, int64_t t) const { return b * batch + h * head + t * row; }
+  const int64_t* starts = nullptr;  // [B] when packed
+  int64_t at(int64_t b, int64_t h, int64_t t) const {
+    return (starts ? starts[b] * row : b * batch) + h * head + t * row;
+  }
 };
 
 struct AttentionDims {
@@ -40,8 +46,13 @@ struct AttentionDims {
 // A query that sees no key gets a zero output and no gradient.
 struct AttentionMask {
   const int32_t* key_lengths = nullptr;  // [B]
+  // [B]: queries at or past a length do not exist (packed queries): nothing is computed, read
+  // or written for them (nullptr: all T_q exist)
+  const int32_t* query_lengths = nullptr;
   bool causal = false;
   int64_t causal_offset = 0;
+  // The queries of entry b that exist.
+  int64_t query_length(int64_t b, int64_t Tq) const;
   // The real (non-padding) keys of entry b.
   int64_t key_length(int64_t b, int64_t Tk) const;
   // One past the last key that query i of entry b sees (<= 0: none).

@@ -43,18 +43,43 @@ Prepared prepare(Graph& G, int64_t B, int64_t Tq, int64_t Tk, int64_t width,
   return p;
 }
 
-// One op for both forms: Q, K, V are read from (possibly the same) tensors at column offsets.
+// Where the heads of packed rows [N, C] of the sequences of p live: each entry's first row in
+// the graph's arena (the prefix sums of the lengths).
+HeadsView packed_heads_of(Graph& G, int64_t C, int64_t d, const Packing& p) {
+  auto* starts = G.arena().array<int64_t>(static_cast<size_t>(p.B()));
+  int64_t row = 0;
+  for (int64_t b = 0; b < p.B(); ++b) {
+    starts[b] = row;
+    row += p.lengths[b];
+  }
+  return {0, d, C, starts};
+}
+
+// One op for every form: Q, K, V are read from (possibly the same) tensors at column offsets,
+// each side padded [B, T, C] or, with a packing, packed [N, C] (the output then too).
 Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t v_col,
-         int64_t width, std::initializer_list<Var> inputs, const SdpaOptions& opts) {
+         int64_t width, std::initializer_list<Var> inputs, const SdpaOptions& opts,
+         const Packing* qp = nullptr, const Packing* kp = nullptr) {
   Graph& G = q_src.graph();
-  const int64_t B = q_src.dim(0), Tq = q_src.dim(1), Tk = k_src.dim(1);
-  const Prepared p = prepare(G, B, Tq, Tk, width, opts);
+  const int64_t B = qp ? qp->B() : q_src.dim(0), Tq = qp ? qp->T : q_src.dim(1);
+  const int64_t Tk = kp ? kp->T : k_src.dim(1);
+  check(!kp || kp->B() == B, "attention: ", kp ? kp->B() : 0, " key sequences for ", B,
+        " query sequences");
+  SdpaOptions o_opts = opts;
+  if (kp) o_opts.key_lengths = kp->lengths;  // packed keys past a length do not exist
+  Prepared p = prepare(G, B, Tq, Tk, width, o_opts);
+  if (qp)
+    p.mask.query_lengths =
+        p.mask.key_lengths && qp == kp ? p.mask.key_lengths : G.copy(qp->lengths).data();
   const int64_t D = p.dims.D;
-  const HeadsView q = heads_of(q_src.shape(), D), k = heads_of(k_src.shape(), D),
-                  v = heads_of(v_src.shape(), D);
-  Tensor out = G.alloc(Shape{B, Tq, width});  // [B, Tq, h*d]
+  const HeadsView q = qp ? packed_heads_of(G, q_src.dim(1), D, *qp) : heads_of(q_src.shape(), D);
+  const HeadsView k = !kp        ? heads_of(k_src.shape(), D)
+                      : kp == qp ? HeadsView{0, D, k_src.dim(1), q.starts}
+                                 : packed_heads_of(G, k_src.dim(1), D, *kp);
+  const HeadsView v = kp ? HeadsView{0, D, v_src.dim(1), k.starts} : heads_of(v_src.shape(), D);
+  Tensor out = G.alloc(qp ? Shape{qp->N, width} : Shape{B, Tq, width});  // [N | B, Tq, h*d]
   Tensor lse = G.alloc(Shape{B, opts.heads, Tq});
-  const HeadsView o = heads_of(out.shape(), D);
+  const HeadsView o = qp ? HeadsView{0, D, width, q.starts} : heads_of(out.shape(), D);
   const float *Q = q_src.value().data() + q_col, *K = k_src.value().data() + k_col,
               *V = v_src.value().data() + v_col;
   kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask, p.scale);
@@ -72,11 +97,11 @@ Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t 
                                   dK, k, dV, v, p.dims, p.mask, p.scale);
       return;
     }
-    Tensor dq_own = q_src.graph().zeros(Shape{B, Tq, width});
+    Tensor dq_own = q_src.graph().zeros(out.shape());  // laid out as the output
     kernels::attention_backward(Q, q, K, k, V, v, out.data(), o, dy.data(), o, lse.data(),
                                 dq_own.data(), o, dK, k, dV, v, p.dims, p.mask, p.scale);
     float* dQ = q_src.grad().data() + q_col;
-    for (int64_t r = 0; r < B * Tq; ++r)
+    for (int64_t r = 0; r < out.shape().rows(); ++r)  // rows of q and of out correspond
       for (int64_t c = 0; c < width; ++c) dQ[r * q.row + c] += dq_own.data()[r * width + c];
   });
 }
@@ -105,6 +130,22 @@ Var cross_attention(Var q, Var kv, const SdpaOptions& opts) {
         " (expected [B, Tq, h*d] and [B, Tk, 2*h*d])");
   const int64_t width = q.dim(2);
   return sdpa(q, 0, kv, 0, kv, width, width, {q, kv}, opts);
+}
+
+Var self_attention(Var qkv, const Packing& p, const SdpaOptions& opts) {
+  check(qkv.shape().rank() == 2 && qkv.dim(0) == p.N && qkv.dim(1) % 3 == 0, "self_attention: qkv ",
+        qkv.shape(), " (expected [", p.N, ", 3*h*d]: the packed rows)");
+  const int64_t width = qkv.dim(1) / 3;
+  return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts, &p, &p);
+}
+
+Var cross_attention(Var q, const Packing& p, Var kv, const SdpaOptions& opts) {
+  check(q.shape().rank() == 2 && q.dim(0) == p.N && kv.shape().rank() == 3 && kv.dim(0) == p.B() &&
+            kv.dim(2) == 2 * q.dim(1),
+        "cross_attention: q ", q.shape(), ", kv ", kv.shape(), " (expected [", p.N,
+        ", h*d]: the packed rows of ", p.B(), " sequences, and [", p.B(), ", Tk, 2*h*d])");
+  const int64_t width = q.dim(1);
+  return sdpa(q, 0, kv, 0, kv, width, width, {q, kv}, opts, &p);
 }
 
 Tensor attention_weights(Var q, Var k, const SdpaOptions& opts) {

@@ -13,6 +13,7 @@
 #include <span>
 
 #include "heed/autograd/graph.h"
+#include "heed/autograd/ops/packing.h"
 
 namespace heed {
 
@@ -36,6 +37,13 @@ Var self_attention(Var qkv, const SdpaOptions& opts);
 // Cross-attention with the keys and values of one fused projection of the memory:
 // q [B, Tq, h*d], kv [B, Tk, 2*h*d] holding K | V side by side -> [B, Tq, h*d].
 Var cross_attention(Var q, Var kv, const SdpaOptions& opts);
+
+// The packed forms: the rows of B sequences back to back, without padding (ops/packing.h), so
+// no pack/unpack copies are needed around the op and no padding query is computed.
+// qkv [N, 3*h*d] of the sequences of p -> [N, h*d]; keys past each sequence's end do not exist.
+Var self_attention(Var qkv, const Packing& p, const SdpaOptions& opts);
+// q [N, h*d] packed by p, kv [B, Tk, 2*h*d] padded (opts.key_lengths masks it) -> [N, h*d].
+Var cross_attention(Var q, const Packing& p, Var kv, const SdpaOptions& opts);
 
 // The weights softmax(Q K^T / sqrt(d_k) + M), [B, h, Tq, Tk], as a constant (no gradient):
 // what --attention-out and the heatmaps show.

@@ -1,10 +1,10 @@
 // Packed sequences: a batch of B sequences of different lengths stored back to back without
 // padding, [N, D] with N = the sum of the lengths, instead of padded to the longest, [B, T, D].
 // Every position-wise layer (projections, feed-forward, LayerNorm, the output layer and the
-// loss) then computes on real positions only; only attention needs the [B, T, D] view, and
-// pack/unpack convert around it (a row copy, cheap next to the GEMMs it saves when lengths
-// vary: on random batches of the benchmarks, about half the positions are padding).
-// Leaves out: attention over packed rows directly (the fused kernel takes the padded view).
+// loss) then computes on real positions only (on random batches of the benchmarks, about half
+// the positions are padding), and so does the fused attention's packed form (ops/attention.h);
+// pack/unpack convert for what needs the [B, T, D] view (recurrences, convolutions, the
+// attention heatmaps).
 #pragma once
 
 #include <cstdint>
