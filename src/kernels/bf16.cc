@@ -2,7 +2,6 @@
 // Leaves out: a hand-written bf16 GEMM; oneDNN's brgemm kernels run at ~400 GFLOP/s a core here.
 #include "heed/kernels/bf16.h"
 
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <bit>
@@ -42,77 +41,33 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// One product's shape and form, and the thread count: what a compiled matmul is fixed to
-// (oneDNN plans a primitive's work for the threads it was created with).
-struct MatmulKey {
-  bool trans_a, trans_b, bias;
-  int64_t M, N, K, lda, ldb, ldc;
-  float beta;
-  int threads;
-  bool operator==(const MatmulKey&) const = default;
-};
-
-struct MatmulKeyHash {
-  size_t operator()(const MatmulKey& k) const {
-    size_t h = std::hash<float>()(k.beta) ^ static_cast<size_t>(k.threads);
-    for (int64_t v : {k.M, k.N, k.K, k.lda, k.ldb, k.ldc,
-                      int64_t{k.trans_a} | int64_t{k.trans_b} << 1 | int64_t{k.bias} << 2})
-      h = h * 0x9e3779b97f4a7c15ull + std::hash<int64_t>()(v);
-    return h;
-  }
-};
-
-// A compiled matmul with its operands' memory objects, whose data handles are set per call.
-struct Matmul {
-  dnnl::matmul primitive;
-  dnnl::memory a, b, c, bias;
-  std::unordered_map<int, dnnl::memory> args;
-};
-
-// The primitive descriptor a product needs costs tens of microseconds to create -- as much as
-// a decoding step's or a small layer's whole product -- and oneDNN's own cache is keyed by it,
-// so every call paid it; this per-thread cache keys the compiled matmul by shape instead.
-Matmul& matmul_for(const MatmulKey& k) {
-  thread_local std::unordered_map<MatmulKey, Matmul, MatmulKeyHash> cache;
-  if (auto it = cache.find(k); it != cache.end()) return it->second;
-  if (cache.size() >= 8192) cache.clear();  // the shapes of a run are far fewer (kBf16Rows)
+// One oneDNN matmul: C [M, N] (+)= op(A) op(B) (+ bias), shapes fixed at creation; the primitive
+// comes from oneDNN's cache after its first use.
+void matmul_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
+                  int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                  const float* bias) {
   using dnnl::memory;
   using dt = memory::data_type;
   const dnnl::engine& eng = cpu_engine();
   // strides (row, column) of the logical [M, K] and [K, N] operands as stored
-  const memory::desc a({k.M, k.K}, dt::bf16,
-                       k.trans_a ? memory::dims{1, k.lda} : memory::dims{k.lda, 1});
-  const memory::desc b({k.K, k.N}, dt::bf16,
-                       k.trans_b ? memory::dims{1, k.ldb} : memory::dims{k.ldb, 1});
-  const memory::desc c({k.M, k.N}, dt::f32, memory::dims{k.ldc, 1});
-  const memory::desc bias_md({1, k.N}, dt::f32, memory::dims{k.N, 1});
+  const memory::desc a({M, K}, dt::bf16, trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
+  const memory::desc b({K, N}, dt::bf16, trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c({M, N}, dt::f32, memory::dims{ldc, 1});
+  const memory::desc bias_md({1, N}, dt::f32, memory::dims{N, 1});
   dnnl::primitive_attr attr;
-  if (k.beta != 0.f) {
+  if (beta != 0.f) {
     dnnl::post_ops po;
-    po.append_sum(k.beta);
+    po.append_sum(beta);
     attr.set_post_ops(po);
   }
   const dnnl::matmul::primitive_desc pd(
-      k.bias ? dnnl::matmul::desc(a, b, bias_md, c) : dnnl::matmul::desc(a, b, c), attr, eng);
-  Matmul m{dnnl::matmul(pd),        memory(a, eng, nullptr),       memory(b, eng, nullptr),
-           memory(c, eng, nullptr), memory(bias_md, eng, nullptr), {}};
-  m.args = {{DNNL_ARG_SRC, m.a}, {DNNL_ARG_WEIGHTS, m.b}, {DNNL_ARG_DST, m.c}};
-  if (k.bias) m.args.emplace(DNNL_ARG_BIAS, m.bias);
-  return cache.emplace(k, std::move(m)).first->second;
-}
-
-// One oneDNN matmul: C [M, N] (+)= op(A) op(B) (+ bias), shapes fixed at creation.
-void matmul_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
-                  int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
-                  const float* bias) {
-  Matmul& m = matmul_for(
-      {trans_a, trans_b, bias != nullptr, M, N, K, lda, ldb, ldc, beta, omp_get_max_threads()});
-  m.a.set_data_handle(const_cast<bf16*>(A));
-  m.b.set_data_handle(const_cast<bf16*>(B));
-  m.c.set_data_handle(C);
-  if (bias) m.bias.set_data_handle(const_cast<float*>(bias));
-  thread_local dnnl::stream stream(cpu_engine());
-  m.primitive.execute(stream, m.args);
+      bias ? dnnl::matmul::desc(a, b, bias_md, c) : dnnl::matmul::desc(a, b, c), attr, eng);
+  thread_local dnnl::stream stream(eng);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(a, eng, const_cast<bf16*>(A))},
+                                       {DNNL_ARG_WEIGHTS, memory(b, eng, const_cast<bf16*>(B))},
+                                       {DNNL_ARG_DST, memory(c, eng, C)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_md, eng, const_cast<float*>(bias)));
+  dnnl::matmul(pd).execute(stream, args);
   stream.wait();
 }
 

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "heed/kernels/bf16.h"
-#include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 
 namespace heed {
@@ -65,42 +64,30 @@ void naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int
 
 TEST(Bf16, GemmEqualsTheProductOfTheRoundedOperands) {
   Rng rng(4);
-  const int before = heed::threads();
-  // earlier operands stay allocated, so that later ones are at new addresses
-  std::vector<std::vector<bf16>> kept;
-  std::vector<std::vector<float>> kept_c;
-  // each shape three times, on fresh operands: a compiled product kept for its shape (and
-  // thread count) must read the operands of the call, not those it was created with
-  for (int threads : {1, 2, 1})
-    // M = 5 (one block), 64 (exactly one), 70 and 131 (a multiple of 64 and a tail)
-    for (auto [M, N, K] : {std::tuple{5, 3, 2}, {64, 33, 17}, {70, 9, 64}, {131, 40, 100}})
-      for (int ta = 0; ta < 2; ++ta)
-        for (int tb = 0; tb < 2; ++tb)
-          for (float beta : {0.f, 1.f, 0.5f})
-            for (bool with_bias : {false, true}) {
-              const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
-              std::vector<bf16> A((ta ? K : M) * lda), B((tb ? N : K) * ldb);
-              std::vector<float> C(M * ldc), R, bias(N);
-              for (auto& v : A) v = kernels::to_bf16(rng.uniform(-1, 1));
-              for (auto& v : B) v = kernels::to_bf16(rng.uniform(-1, 1));
-              for (auto& v : C) v = rng.uniform(-1, 1);
-              for (auto& v : bias) v = rng.uniform(-1, 1);
-              R = C;
-              const float* pb = with_bias ? bias.data() : nullptr;
-              set_threads(threads);
-              kernels::gemm_bf16(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C.data(), ldc,
-                                 pb);
-              naive(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, R.data(), ldc, pb);
-              for (int64_t i = 0; i < M; ++i)
-                for (int64_t j = 0; j < ldc; ++j)  // the padding column j = N stays untouched
-                  ASSERT_NEAR(C[i * ldc + j], R[i * ldc + j], 1e-5f * K)
-                      << "M=" << M << " ta=" << ta << " tb=" << tb << " beta=" << beta
-                      << " bias=" << with_bias << " threads=" << threads << " at " << i << "," << j;
-              kept.push_back(std::move(A));
-              kept.push_back(std::move(B));
-              kept_c.push_back(std::move(C));
-            }
-  set_threads(before);
+  // M = 5 (one block), 64 (exactly one), 70 and 131 (a multiple of 64 and a tail)
+  for (auto [M, N, K] : {std::tuple{5, 3, 2}, {64, 33, 17}, {70, 9, 64}, {131, 40, 100}})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (float beta : {0.f, 1.f, 0.5f})
+          for (bool with_bias : {false, true}) {
+            const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
+            std::vector<bf16> A((ta ? K : M) * lda), B((tb ? N : K) * ldb);
+            std::vector<float> C(M * ldc), R, bias(N);
+            for (auto& v : A) v = kernels::to_bf16(rng.uniform(-1, 1));
+            for (auto& v : B) v = kernels::to_bf16(rng.uniform(-1, 1));
+            for (auto& v : C) v = rng.uniform(-1, 1);
+            for (auto& v : bias) v = rng.uniform(-1, 1);
+            R = C;
+            const float* pb = with_bias ? bias.data() : nullptr;
+            kernels::gemm_bf16(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C.data(), ldc,
+                               pb);
+            naive(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, R.data(), ldc, pb);
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < ldc; ++j)  // the padding column j = N stays untouched
+                ASSERT_NEAR(C[i * ldc + j], R[i * ldc + j], 1e-5f * K)
+                    << "M=" << M << " ta=" << ta << " tb=" << tb << " beta=" << beta
+                    << " bias=" << with_bias << " at " << i << "," << j;
+          }
 }
 
 TEST(Bf16, GemmWithNothingToSumLeavesBetaCPlusBias) {
