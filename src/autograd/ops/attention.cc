@@ -56,30 +56,28 @@ HeadsView packed_heads_of(Graph& G, int64_t C, int64_t d, const Packing& p) {
 }
 
 // One op for every form: Q, K, V are read from (possibly the same) tensors at column offsets,
-// each side padded [B, T, C] or, with a packing, packed [N, C] (the output then too).
+// padded [B, T, C]; or, with `packed`, the queries are the packed rows [N, C] of its sequences
+// (the output then too), and with `keys_packed` the keys and values as well (self-attention).
 Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t v_col,
          int64_t width, std::initializer_list<Var> inputs, const SdpaOptions& opts,
-         const Packing* qp = nullptr, const Packing* kp = nullptr) {
+         const Packing* packed = nullptr, bool keys_packed = false) {
   Graph& G = q_src.graph();
-  const int64_t B = qp ? qp->B() : q_src.dim(0), Tq = qp ? qp->T : q_src.dim(1);
-  const int64_t Tk = kp ? kp->T : k_src.dim(1);
-  check(!kp || kp->B() == B, "attention: ", kp ? kp->B() : 0, " key sequences for ", B,
-        " query sequences");
+  const int64_t B = packed ? packed->B() : q_src.dim(0), Tq = packed ? packed->T : q_src.dim(1);
+  const int64_t Tk = keys_packed ? packed->T : k_src.dim(1);
   SdpaOptions o_opts = opts;
-  if (kp) o_opts.key_lengths = kp->lengths;  // packed keys past a length do not exist
+  if (keys_packed) o_opts.key_lengths = packed->lengths;  // keys past a length do not exist
   Prepared p = prepare(G, B, Tq, Tk, width, o_opts);
-  if (qp)
-    p.mask.query_lengths =
-        p.mask.key_lengths && qp == kp ? p.mask.key_lengths : G.copy(qp->lengths).data();
+  if (packed)
+    p.mask.query_lengths = keys_packed ? p.mask.key_lengths : G.copy(packed->lengths).data();
   const int64_t D = p.dims.D;
-  const HeadsView q = qp ? packed_heads_of(G, q_src.dim(1), D, *qp) : heads_of(q_src.shape(), D);
-  const HeadsView k = !kp        ? heads_of(k_src.shape(), D)
-                      : kp == qp ? HeadsView{0, D, k_src.dim(1), q.starts}
-                                 : packed_heads_of(G, k_src.dim(1), D, *kp);
-  const HeadsView v = kp ? HeadsView{0, D, v_src.dim(1), k.starts} : heads_of(v_src.shape(), D);
-  Tensor out = G.alloc(qp ? Shape{qp->N, width} : Shape{B, Tq, width});  // [N | B, Tq, h*d]
+  const HeadsView q =
+      packed ? packed_heads_of(G, q_src.dim(1), D, *packed) : heads_of(q_src.shape(), D);
+  auto packed_view = [&](int64_t C) { return HeadsView{0, D, C, q.starts}; };  // rows as q's
+  const HeadsView k = keys_packed ? packed_view(k_src.dim(1)) : heads_of(k_src.shape(), D),
+                  v = keys_packed ? packed_view(v_src.dim(1)) : heads_of(v_src.shape(), D);
+  Tensor out = G.alloc(packed ? Shape{packed->N, width} : Shape{B, Tq, width});  // [N | B, Tq, h*d]
   Tensor lse = G.alloc(Shape{B, opts.heads, Tq});
-  const HeadsView o = qp ? HeadsView{0, D, width, q.starts} : heads_of(out.shape(), D);
+  const HeadsView o = packed ? packed_view(width) : heads_of(out.shape(), D);
   const float *Q = q_src.value().data() + q_col, *K = k_src.value().data() + k_col,
               *V = v_src.value().data() + v_col;
   kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask, p.scale);
@@ -136,7 +134,7 @@ Var self_attention(Var qkv, const Packing& p, const SdpaOptions& opts) {
   check(qkv.shape().rank() == 2 && qkv.dim(0) == p.N && qkv.dim(1) % 3 == 0, "self_attention: qkv ",
         qkv.shape(), " (expected [", p.N, ", 3*h*d]: the packed rows)");
   const int64_t width = qkv.dim(1) / 3;
-  return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts, &p, &p);
+  return sdpa(qkv, 0, qkv, width, qkv, 2 * width, width, {qkv}, opts, &p, /*keys_packed=*/true);
 }
 
 Var cross_attention(Var q, const Packing& p, Var kv, const SdpaOptions& opts) {
