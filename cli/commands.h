@@ -154,10 +154,9 @@ struct TrainCommand {
   Positions positions = Positions::Sinusoidal;
   Precision precision = Precision::fp32;  // the training graph's products
   bool untied_output = false;
-  // the transformer's monotonic heads against latency: --latency-weight, --latency-gather,
-  // --latency-var-weight
-  float latency_weight = 0, latency_var_weight = 0;
-  LatencyGather latency_gather = LatencyGather::Mean;
+  // monotonic attention against latency: --latency-weight, --latency-gather,
+  // --latency-var-weight (rnn: one head, the weight alone)
+  LatencyLoss latency;
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

@@ -271,21 +271,22 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "validation decodes with); 0: every batch at --wait-k")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app->add_option("--latency-weight", latency_weight,
-                  "transformer, --attention monotonic|mocha: training adds this weight times the "
-                  "heads' expected delay (source tokens read before each output; a head that runs "
-                  "off the end reads them all), gathered over the heads by --latency-gather, "
-                  "trading quality for latency as Ma et al. 2020's L_avg does; 0: none")
+  app->add_option("--latency-weight", latency.weight,
+                  "rnn and transformer, --attention monotonic|mocha: training adds this weight "
+                  "times the expected delay (source tokens read before each output; a stop that "
+                  "runs off the end reads them all), the transformer's gathered over its heads by "
+                  "--latency-gather, trading quality for latency as Ma et al. 2020's L_avg (and "
+                  "MILk's expected latency, Arivazhagan et al. 2019) does; 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
   add_enum_option(
-      *app, "--latency-gather", latency_gather,
+      *app, "--latency-gather", latency.gather,
       "transformer, with --latency-weight: a sentence's delay from its heads' (every "
       "layer's) mean delays: mean | weighted, their softmax-weighted average, a soft "
       "maximum that follows the heads online decoding waits for (Ma et al. 2020); mean is "
       "the default: weighted puts the gradient on the slowest heads, and a head that has "
       "run off the source (stopping probabilities near 0) gets almost none, so it stays there");
-  app->add_option("--latency-var-weight", latency_var_weight,
+  app->add_option("--latency-var-weight", latency.var_weight,
                   "transformer, --attention monotonic|mocha: training adds this weight times the "
                   "variance of the heads' expected delays at each output (Ma et al. 2020's L_var: "
                   "the heads kept together); 0: none")
@@ -603,7 +604,10 @@ int TrainCommand::run() {
           "--wait-k is for encoder-decoders (rnn, transformer); ", why);
   };
   std::visit(
-      overloaded{[&](RnnSeq2SeqConfig& c) { c = rnn; },
+      overloaded{[&](RnnSeq2SeqConfig& c) {
+                   c = rnn;
+                   c.latency = latency.weight;
+                 },
                  [&](TransformerSeq2SeqConfig& c) {
                    c = transformer;
                    if (app->count("--attention") == 0) return;
@@ -619,9 +623,7 @@ int TrainCommand::run() {
                        .chunk = attention == AttentionKind::Mocha ? rnn.chunk : 0,
                        .bias = rnn.monotonic_bias,
                        .noise = rnn.monotonic_noise,
-                       .latency = latency_weight,
-                       .gather = latency_gather,
-                       .latency_var = latency_var_weight};
+                       .latency = latency};
                  },
                  [&](ConvSeq2SeqConfig& c) {
                    refuse_wait_k("a conv model has no wait-k");
@@ -633,11 +635,16 @@ int TrainCommand::run() {
                  }},
       config.model);
   const auto* tc = std::get_if<TransformerSeq2SeqConfig>(&config.model);
-  check((latency_weight == 0 && latency_var_weight == 0) || (tc != nullptr && tc->layer.monotonic),
-        "--latency-weight and --latency-var-weight weigh the delays of monotonic heads: for "
-        "--model transformer --attention monotonic|mocha");
-  check(app->count("--latency-gather") == 0 || latency_weight > 0,
+  const auto* rc = std::get_if<RnnSeq2SeqConfig>(&config.model);
+  check(!latency.trains() || (tc != nullptr && tc->layer.monotonic) ||
+            (rc != nullptr && rc->monotonic()),
+        "--latency-weight and --latency-var-weight weigh the delays of monotonic attention: for "
+        "--model rnn|transformer --attention monotonic|mocha");
+  check(app->count("--latency-gather") == 0 || latency.weight > 0,
         "--latency-gather gathers the heads for --latency-weight: give a weight");
+  check(rc == nullptr || (latency.var_weight == 0 && app->count("--latency-gather") == 0),
+        "--latency-var-weight and --latency-gather are for a transformer's heads: an rnn's "
+        "monotonic attention is one head (--latency-weight alone)");
   // the optimiser: the family's recipe unless told otherwise
   const TrainingDefaults& d = family.defaults;
   config.schedule = schedule_kind(

@@ -10,6 +10,7 @@
 #include "heed/kernels/layout.h"
 #include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
+#include "heed/nn/latency_loss.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 #include "heed/util/overloaded.h"
@@ -42,6 +43,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["chunk"] = chunk;
     j["monotonic_noise"] = json_number(monotonic_noise);
     j["monotonic_bias"] = json_number(monotonic_bias);
+    if (latency > 0.f) j["monotonic_latency"] = json_number(latency);
   }
   if (attention == AttentionKind::Hard) {
     j["hard_score"] = attention_name(hard.score);
@@ -83,6 +85,9 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.chunk = j.at("chunk").get<int64_t>();
       c.monotonic_noise = j.at("monotonic_noise").get<float>();
       c.monotonic_bias = j.at("monotonic_bias").get<float>();
+      c.latency = j.value("monotonic_latency", 0.f);
+      check(c.latency >= 0.f && std::isfinite(c.latency), "config.json: monotonic_latency is ",
+            c.latency, " (a weight >= 0)");
     }
     if (c.attention == AttentionKind::Hard) {
       c.hard.score = parse_attention(j.at("hard_score").get<std::string>());
@@ -409,9 +414,15 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   // The read-out's GEMMs over all target positions at once: [T, B, *] -> [T, B, V]
   const CrossEntropyOptions ce{.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing};
   const bool sampled = !steps.empty() && steps.front().log_prob.valid();  // REINFORCE's
-  if (!config_.hard_exact() && !sampled)  // the output layer fused with its loss, by chunks
-    return linear_cross_entropy(read_out_input(concat(outs, 0), readout_streams(g)),
-                                g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
+  if (!config_.hard_exact() && !sampled) {  // the output layer fused with its loss, by chunks
+    Var loss = linear_cross_entropy(read_out_input(concat(outs, 0), readout_streams(g)),
+                                    g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
+    // monotonic attention trained against its latency (a training term: validation's loss
+    // stays the cross-entropy)
+    if (config_.monotonic() && config_.latency > 0.f && g.training())
+      loss = loss + latency_term(b, steps);
+    return loss;
+  }
   Var logits, expected_logits;
   if (config_.hard_exact()) {
     // W_s s_i + b + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p
@@ -434,6 +445,19 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   if (sampled)  // hard attention, sampled
     loss = loss + reinforce_term(g, logits, expected_logits, b, steps);
   return loss;
+}
+
+Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const {
+  // the expected alignment of every step (MoChA's under its chunks), [B, T, S]: one head
+  std::vector<Var> rows;
+  rows.reserve(steps.size());
+  for (const Attended& a : steps) {
+    const Var& alpha = a.alignment.valid() ? a.alignment : a.weights;  // [B, S]
+    rows.push_back(reshape(alpha, Shape{b.B, 1, b.S}));
+  }
+  const std::vector<int32_t> tgt_lengths = target_lengths(b);
+  const Var delays = expected_delays(concat(rows, 1), 1, b.src_lengths, tgt_lengths);  // [B, 1, T]
+  return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, {.weight = config_.latency});
 }
 
 namespace {

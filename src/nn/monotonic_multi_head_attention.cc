@@ -30,12 +30,6 @@ Var split_heads(Var x, int64_t h) {
 
 }  // namespace
 
-std::span<const Named<LatencyGather>> names(LatencyGather) {
-  static constexpr Named<LatencyGather> kNames[] = {{LatencyGather::Mean, "mean"},
-                                                    {LatencyGather::Weighted, "weighted"}};
-  return kNames;
-}
-
 void MonotonicHeadsState::reorder(std::span<const int32_t> from) {
   const std::vector<int32_t> old = stop;
   for (size_t r = 0; r < from.size(); ++r)
@@ -103,22 +97,8 @@ Var MonotonicMultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
   Var pstop = sigmoid(e + g.constant(mask));  // p^h_ij, 0 on padding
   // alpha^h_i for every step in turn, alpha^h_{-1} at the first entry
   Var w = monotonic_alignments(reshape(pstop, Shape{B * h, T, S}));  // [B h, T, S]
-  if (delays) {
-    // E[d^h_i] = |x| - sum_j alpha^h_ij (|x| - j - 1) on real steps, 0 on padding
-    Tensor left = g.zeros(Shape{B, 1, S});  // |x| - j - 1: the tokens not read at stop j
-    Tensor real = g.zeros(Shape{B, 1, T});  // 1 on real steps
-    Tensor read = g.zeros(Shape{B, 1, T});  // |x| on real steps
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t j = 0; j < key_lengths[b]; ++j)
-        left.data()[b * S + j] = static_cast<float>(key_lengths[b] - j - 1);
-      for (int64_t i = 0; i < p.lengths[b]; ++i) {
-        real.data()[b * T + i] = 1.f;
-        read.data()[b * T + i] = static_cast<float>(key_lengths[b]);
-      }
-    }
-    Var saved = sum(reshape(w, Shape{B, h * T, S}) * g.constant(left), 2);           // [B, h T]
-    *delays = g.constant(read) - reshape(saved, Shape{B, h, T}) * g.constant(real);  // [B, h, T]
-  }
+  if (delays)  // E[d^h_i] of every head and step  [B, h, T]
+    *delays = expected_delays(reshape(w, Shape{B, h * T, S}), h, key_lengths, p.lengths);
   if (chunk_ > 0) {
     // u^h_ij = q'^h_i k'^h_j^T / sqrt(d_k); the expected beta over the w entries ending at a stop
     Var qc = split_heads(unpack(linear(x, g.param(*W_qc_), g.param(*b_qc_)), p), h);
@@ -180,44 +160,6 @@ Var MonotonicMultiHeadAttention::step(Var x, Var memory_kv, std::span<const int3
       }
     }
   return linear(g.constant(context), g.param(*W_out_), g.param(*b_out_));  // [B, d]
-}
-
-Var monotonic_latency_loss(std::span<const Var> delays, std::span<const int32_t> tgt_lengths,
-                           const MonotonicHeadsConfig& c) {
-  check(!delays.empty(), "monotonic_latency_loss: no monotonic layer's delays");
-  Graph& g = delays.front().graph();
-  Var D = concat(delays, 1);  // E[d^{l,h}_{b,i}], the heads of every layer side by side  [B, H, T]
-  const int64_t B = D.dim(0), H = D.dim(1), T = D.dim(2);
-  check(static_cast<int64_t>(tgt_lengths.size()) == B,
-        "monotonic_latency_loss: ", tgt_lengths.size(), " target lengths for a batch of ", B);
-  int64_t N = 0;  // real outputs
-  for (int32_t n : tgt_lengths) N += n;
-  check(N > 0, "monotonic_latency_loss: no target tokens");
-  Var loss;
-  if (c.latency > 0.f) {
-    // A^{l,h}_b = mean_i E[d^{l,h}_{b,i}]                                            [B, H]
-    Tensor per_step = g.zeros(Shape{B, 1, T});  // 1 / |y_b| on real steps
-    Tensor share = g.alloc(Shape{B});           // |y_b| / N: a sentence's share of the outputs
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t i = 0; i < tgt_lengths[b]; ++i)
-        per_step.data()[b * T + i] = 1.f / static_cast<float>(tgt_lengths[b]);
-      share.data()[b] = static_cast<float>(tgt_lengths[b]) / static_cast<float>(N);
-    }
-    Var A = sum(D * g.constant(per_step), 2);  // [B, H]
-    // G_b: the heads' mean, or their softmax-weighted average (a soft maximum)          [B]
-    Var G = c.gather == LatencyGather::Weighted ? sum(softmax(A) * A, 1) : mean(A, 1);
-    loss = sum_all(G * g.constant(share)) * c.latency;  // L_avg, each sentence by its outputs
-  }
-  if (c.latency_var > 0.f) {
-    // Var_{l,h} E[d^{l,h}_{b,i}] = mean_{l,h} (E[d] - mean_{l,h} E[d])^2, averaged over the real
-    // outputs (padding steps are 0 for every head: no variance)
-    Var centred = D - mean(D, 1, /*keepdim=*/true);  // [B, H, T]
-    Var var = sum_all(centred * centred) * (1.f / static_cast<float>(H * N));
-    Var term = var * c.latency_var;
-    loss = loss.valid() ? loss + term : term;
-  }
-  check(loss.valid(), "monotonic_latency_loss: neither weight is positive");
-  return loss;
 }
 
 }  // namespace heed

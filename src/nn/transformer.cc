@@ -43,11 +43,10 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     if (monotonic->chunk > 0) j["chunk"] = monotonic->chunk;
     j["monotonic_bias"] = json_number(monotonic->bias);
     j["monotonic_noise"] = json_number(monotonic->noise);
-    if (monotonic->latency > 0.f) j["monotonic_latency"] = json_number(monotonic->latency);
-    if (monotonic->gather != LatencyGather::Mean)
-      j["monotonic_latency_gather"] = name_of(monotonic->gather);
-    if (monotonic->latency_var > 0.f)
-      j["monotonic_latency_var"] = json_number(monotonic->latency_var);
+    const LatencyLoss& l = monotonic->latency;
+    if (l.weight > 0.f) j["monotonic_latency"] = json_number(l.weight);
+    if (l.gather != LatencyGather::Mean) j["monotonic_latency_gather"] = name_of(l.gather);
+    if (l.var_weight > 0.f) j["monotonic_latency_var"] = json_number(l.var_weight);
   }
 }
 
@@ -71,10 +70,10 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
         .chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
         .bias = j.at("monotonic_bias").get<float>(),
         .noise = j.at("monotonic_noise").get<float>(),
-        .latency = j.value("monotonic_latency", 0.f),
-        .gather = parse_name<LatencyGather>(j.value("monotonic_latency_gather", "mean"),
-                                            "monotonic_latency_gather"),
-        .latency_var = j.value("monotonic_latency_var", 0.f)};
+        .latency = {.weight = j.value("monotonic_latency", 0.f),
+                    .gather = parse_name<LatencyGather>(j.value("monotonic_latency_gather", "mean"),
+                                                        "monotonic_latency_gather"),
+                    .var_weight = j.value("monotonic_latency_var", 0.f)}};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");

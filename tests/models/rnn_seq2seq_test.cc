@@ -236,6 +236,48 @@ TEST(MaxoutReadout, LearnsReversal) {
   EXPECT_GT(testing::reversal_accuracy(model, false), 0.9);
 }
 
+// Monotonic attention and MoChA against latency (--latency-weight): the training loss gains
+// lambda times the mean expected delay of the steps, each sentence weighed by its outputs. With
+// saturated stops every step stops at the first entry (delay 1) or never stops (delay |x|), so
+// the term is lambda or lambda sum_b |y_b| |x_b| / sum_b |y_b|; validation's loss has no term;
+// between the two, finite-difference gradients of the whole loss, r and v included.
+TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
+  for (AttentionKind kind : {AttentionKind::Monotonic, AttentionKind::Mocha}) {
+    SCOPED_TRACE(attention_name(kind));
+    Rng data(4);
+    auto [src, tgt] = reversal(data, 3, 1, 4, 8);
+    const Seq2SeqBatch batch = make_batch(src, tgt, false);
+    const std::vector<int32_t> tgt_len = target_lengths(batch);
+    double read = 0, outputs = 0;  // sum_b |y_b| |x_b|, sum_b |y_b|
+    for (int64_t b = 0; b < batch.B; ++b) {
+      read += static_cast<double>(tgt_len[b]) * batch.src_lengths[b];
+      outputs += static_cast<double>(tgt_len[b]);
+    }
+    for (float bias : {60.f, -60.f}) {
+      SCOPED_TRACE(::testing::Message() << "r = " << bias);
+      RnnSeq2SeqConfig c = tiny(kind);
+      c.monotonic_noise = 0.f;
+      c.monotonic_bias = bias;
+      const auto loss = [&](float lambda, Mode mode) {
+        c.latency = lambda;
+        ParameterStore store;
+        Rng rng(8);
+        RnnSeq2Seq model(c, Scope(store, rng, "m"));
+        Graph g(mode);
+        return double{model.loss(g, batch, 0.1f).value().data()[0]};
+      };
+      const double delay = bias > 0 ? 1.0 : read / outputs;
+      EXPECT_NEAR(loss(0.5f, Mode::Train) - loss(0.f, Mode::Train), 0.5 * delay, 1e-4);
+      EXPECT_EQ(loss(0.5f, Mode::Inference), loss(0.f, Mode::Inference));
+    }
+    RnnSeq2SeqConfig c = tiny(kind);
+    c.monotonic_noise = 0.f;
+    c.monotonic_bias = -0.5f;
+    c.latency = 0.3f;
+    expect_model_gradients(c, 8);
+  }
+}
+
 TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   RnnSeq2SeqConfig c = tiny(AttentionKind::LocalP, CellKind::Lstm);
   c.reverse_source = true;
@@ -251,6 +293,9 @@ TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(n.monotonic_noise, 0.5f);
   EXPECT_EQ(n.monotonic_bias, -2.f);
   EXPECT_EQ(n.to_json(), m.to_json());
+  EXPECT_FALSE(m.to_json().contains("monotonic_latency"));  // written when trained against it
+  m.latency = 0.05f;
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency, 0.05f);
   RnnSeq2SeqConfig deep = tiny(AttentionKind::Bahdanau);
   EXPECT_FALSE(deep.to_json().contains("readout"));  // concat: config.json as before
   deep.readout = Readout::Maxout;

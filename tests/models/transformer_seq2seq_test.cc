@@ -159,15 +159,14 @@ TEST(TransformerSeq2Seq, ConfigRoundTripsThroughJson) {
 // run trains as it began); an unknown gather is an error naming the key.
 TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
   TransformerSeq2SeqConfig c = tiny(NormPlacement::Post, false);
-  c.layer.monotonic = MonotonicHeadsConfig{.chunk = 3,
-                                           .bias = -2.f,
-                                           .latency = 0.05f,
-                                           .gather = LatencyGather::Weighted,
-                                           .latency_var = 0.01f};
+  c.layer.monotonic = MonotonicHeadsConfig{
+      .chunk = 3,
+      .bias = -2.f,
+      .latency = {.weight = 0.05f, .gather = LatencyGather::Weighted, .var_weight = 0.01f}};
   const TransformerSeq2SeqConfig back = TransformerSeq2SeqConfig::from_json(c.to_json());
   ASSERT_TRUE(back.layer.monotonic.has_value());
-  EXPECT_EQ(back.layer.monotonic->gather, LatencyGather::Weighted);
-  EXPECT_EQ(back.layer.monotonic->latency_var, 0.01f);
+  EXPECT_EQ(back.layer.monotonic->latency.gather, LatencyGather::Weighted);
+  EXPECT_EQ(back.layer.monotonic->latency.var_weight, 0.01f);
   EXPECT_EQ(back.to_json(), c.to_json());
   nlohmann::json j = c.to_json();
   j["monotonic_latency_gather"] = "max";

@@ -56,14 +56,16 @@ struct RnnSeq2SeqConfig {
   int64_t dec_hidden = 512;  // H_d
   CellKind dec_cell = CellKind::Gru;
   AttentionKind attention = AttentionKind::Bahdanau;
-  int64_t attn_dim = 512;             // A: additive scorers
-  int64_t window = 10;                // D: local attention
-  int64_t chunk = 4;                  // w: MoChA's chunk
-  float monotonic_noise = 1.f;        // sigma: monotonic/mocha pre-sigmoid noise in training
-  float monotonic_bias = -4.f;        // r's initial value (monotonic/mocha)
-  int64_t wait_k = 0;                 // k > 0: output i attends to source positions < i + k only
-  HardAttentionConfig hard{};         // hard attention: its score function and training
-  float dropout = 0.f;                // on embeddings and before the read-out's products
+  int64_t attn_dim = 512;       // A: additive scorers
+  int64_t window = 10;          // D: local attention
+  int64_t chunk = 4;            // w: MoChA's chunk
+  float monotonic_noise = 1.f;  // sigma: monotonic/mocha pre-sigmoid noise in training
+  float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
+  float latency = 0.f;         // monotonic/mocha: training adds this weight times the mean expected
+                               // delay (nn/latency_loss.h, one head)
+  int64_t wait_k = 0;          // k > 0: output i attends to source positions < i + k only
+  HardAttentionConfig hard{};  // hard attention: its score function and training
+  float dropout = 0.f;         // on embeddings and before the read-out's products
   Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
   int64_t readout_dim = 500;          // l: maxout units
   bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
@@ -173,6 +175,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // `expected_logits` [T, B, V] (the expected baseline) or the moving averages.
   Var reinforce_term(Graph& g, Var logits, Var expected_logits, const Seq2SeqBatch& b,
                      const std::vector<Attended>& steps) const;
+  // Monotonic attention against latency: config_.latency times the mean expected delay of
+  // every step's expected alignment (nn/latency_loss.h, one head).
+  Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const;
   RnnSeq2SeqConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;

@@ -17,17 +17,8 @@
 // its chunk); a head that runs off the end of the memory attends to nothing from then on. A step
 // needs the source up to the furthest stop of all heads of all layers: online decoding reads
 // while any head runs off the prefix read (MonotonicHeadsState::ran_off()).
-// Training against latency (Ma et al. 2020, section 2.3), from every head's expected delay
-// E[d^{l,h}_i] (cross()'s `delays`; layer l, head h, output i):
-//   L = -log p(y | x) + lambda_avg L_avg + lambda_var L_var
-//   L_avg = sum_b |y_b| G_b / sum_b |y_b|,  A^{l,h}_b = mean_i E[d^{l,h}_{b,i}]
-//     G_b = mean_{l,h} A^{l,h}_b                                   (--latency-gather mean)
-//     G_b = sum_{l,h} softmax_{l,h}(A_b)^{l,h} A^{l,h}_b           (weighted: a soft maximum)
-//   L_var = mean over real outputs of Var_{l,h} E[d^{l,h}_{b,i}]   (the heads kept together)
-// Online decoding waits for the furthest head: the weighted average puts the pressure on the
-// heads that set the delay, where the plain mean can be lowered by heads that stop at the
-// first token and attend to nothing else.
-// Leaves out: the latency of a head as DAL of its delays (here their mean) and head pruning.
+// Training against latency (Ma et al. 2020, section 2.3): every head's expected delay, given
+// to the terms of nn/latency_loss.h.
 #pragma once
 
 #include <cstdint>
@@ -36,22 +27,16 @@
 
 #include "heed/autograd/ops/packing.h"
 #include "heed/nn/init.h"
+#include "heed/nn/latency_loss.h"
 #include "heed/util/names.h"
 
 namespace heed {
 
-// L_avg over the heads of a sentence: their mean, or their softmax-weighted average.
-enum class LatencyGather { Mean, Weighted };
-std::span<const Named<LatencyGather>> names(LatencyGather);  // "mean" | "weighted"
-
 struct MonotonicHeadsConfig {
-  int64_t chunk = 0;    // 0: each head attends to its stop alone; w >= 1: MoChA's w entries
-  float bias = -4.f;    // r_h's initial value (negative: early alignments move on, Raffel §2.5)
-  float noise = 1.f;    // sigma of the pre-sigmoid noise in training
-  float latency = 0.f;  // lambda_avg: training adds lambda_avg L_avg (above)
-  LatencyGather gather = LatencyGather::Mean;  // how L_avg gathers the heads of a sentence
-  float latency_var = 0.f;                     // lambda_var: training adds lambda_var L_var
-  bool trains_latency() const { return latency > 0.f || latency_var > 0.f; }
+  int64_t chunk = 0;      // 0: each head attends to its stop alone; w >= 1: MoChA's w entries
+  float bias = -4.f;      // r_h's initial value (negative: early alignments move on, Raffel §2.5)
+  float noise = 1.f;      // sigma of the pre-sigmoid noise in training
+  LatencyLoss latency{};  // training against the heads' delays (nn/latency_loss.h)
 };
 
 // What decoding keeps of one layer's heads between steps.
@@ -94,10 +79,5 @@ class MonotonicMultiHeadAttention {
   Parameter *W_qc_ = nullptr, *b_qc_ = nullptr;  // MoChA's W^Q' [d, d], [d]
   Parameter *W_out_, *b_out_;                    // W^O [d, d], [d]
 };
-
-// lambda_avg L_avg + lambda_var L_var (above, a scalar) from the delays of every monotonic
-// layer (cross()'s `delays`, [B, h, T] each) of targets of lengths `tgt_lengths`.
-Var monotonic_latency_loss(std::span<const Var> delays, std::span<const int32_t> tgt_lengths,
-                           const MonotonicHeadsConfig& c);
 
 }  // namespace heed
