@@ -415,13 +415,13 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   const CrossEntropyOptions ce{.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing};
   const bool sampled = !steps.empty() && steps.front().log_prob.valid();  // REINFORCE's
   if (!config_.hard_exact() && !sampled) {  // the output layer fused with its loss, by chunks
-    Var loss = linear_cross_entropy(read_out_input(concat(outs, 0), readout_streams(g)),
-                                    g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
+    Var nll = linear_cross_entropy(read_out_input(concat(outs, 0), readout_streams(g)),
+                                   g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
     // monotonic attention trained against its latency (a training term: validation's loss
     // stays the cross-entropy)
     if (config_.monotonic() && config_.latency > 0.f && g.training())
-      loss = loss + latency_term(b, steps);
-    return loss;
+      return nll + latency_term(b, steps);
+    return nll;
   }
   Var logits, expected_logits;
   if (config_.hard_exact()) {
