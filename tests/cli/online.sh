@@ -120,6 +120,17 @@ def find(j, k):
 c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "monotonic_latency_var")]
 assert c == [0.1, "weighted", 0.01], c' "$work/mma/config.json" || fail "mma: latency config"
 
+# an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight stays in
+# its config
+"$heed" --threads 1 train --model rnn --attention mocha --chunk 1000 --latency-weight 0.01 \
+  "${common[@]}" --train-src "$work/train" --valid-src "$work/dev" \
+  --save "$work/milk" > "$work/milk.log"
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert (c["chunk"], c["monotonic_latency"]) == (1000, 0.01), c' "$work/milk/config.json" \
+  || fail "milk: latency config"
+
 # refusals
 set +e
 "$heed" translate --model "$work/mocha" --online --beam 3 < "$work/words" > /dev/null 2> "$work/err"
@@ -141,7 +152,10 @@ echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 [ $? = 2 ] && grep -q "bad.jsonl:1: delay 4 outside 0..3" "$work/err" || fail "bad delays: $(cat "$work/err")"
 "$heed" train --model rnn --attention monotonic --latency-var-weight 0.1 "${common[@]}" \
   --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad4" > /dev/null 2> "$work/err"
-[ $? = 2 ] && grep -q "weigh the delays of monotonic heads" "$work/err" || fail "rnn --latency-var-weight: $(cat "$work/err")"
+[ $? = 2 ] && grep -q "an rnn's monotonic attention is one head" "$work/err" || fail "rnn --latency-var-weight: $(cat "$work/err")"
+"$heed" train --model rnn --attention bahdanau --latency-weight 0.1 "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad6" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "weigh the delays of monotonic attention" "$work/err" || fail "bahdanau --latency-weight: $(cat "$work/err")"
 "$heed" train --model transformer --attention monotonic --latency-gather weighted \
   --train-src "$work/train" --save "$work/bad5" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "latency-gather gathers the heads for --latency-weight" "$work/err" || fail "--latency-gather alone: $(cat "$work/err")"
