@@ -11,28 +11,33 @@ namespace {
 
 constexpr int64_t B = 3, S = 7, A = 5;
 
-Var unfused(Var K, Var q, Var v) {
-  return reshape(linear(tanh(K + reshape(q, Shape{B, 1, A})), v), Shape{B, S});
+Var unfused(Var K, Var q, Var v) {  // K [b, s, a], q [b, a], v [1, a] -> [b, s]
+  const int64_t b = K.dim(0), s = K.dim(1), a = K.dim(2);
+  return reshape(linear(tanh(K + reshape(q, Shape{b, 1, a})), v), Shape{b, s});
 }
 
+// Widths below, at and across the 16 lanes of the vectorised kernel (its masked last step).
 TEST(AdditiveEnergy, EqualsTheUnfusedFormulaWithItsGradients) {
   Rng rng(3);
-  const Tensor K = testing::random_tensor({B, S, A}, rng, -2.f, 2.f);
-  const Tensor q = testing::random_tensor({B, A}, rng, -2.f, 2.f);
-  const Tensor v = testing::random_tensor({1, A}, rng);
-  const Tensor w = testing::random_tensor({B, S}, rng);  // d loss / d e
-  auto run = [&](bool fused) {
-    Graph g(Mode::Train);
-    Var k = g.variable(K), qq = g.variable(q), vv = g.variable(v);
-    Var e = fused ? additive_energy(k, qq, vv) : unfused(k, qq, vv);
-    g.backward(e, w);
-    return std::vector<Tensor>{e.value().clone(), k.grad().clone(), qq.grad().clone(),
-                               vv.grad().clone()};
-  };
-  const auto a = run(true), b = run(false);
-  for (size_t t = 0; t < a.size(); ++t)
-    for (int64_t i = 0; i < a[t].numel(); ++i)
-      EXPECT_NEAR(a[t].data()[i], b[t].data()[i], 1e-5) << "tensor " << t << " entry " << i;
+  for (int64_t a_dim : {A, int64_t{16}, int64_t{37}, int64_t{64}}) {
+    const Tensor K = testing::random_tensor({B, S, a_dim}, rng, -3.f, 3.f);
+    const Tensor q = testing::random_tensor({B, a_dim}, rng, -3.f, 3.f);
+    const Tensor v = testing::random_tensor({1, a_dim}, rng);
+    const Tensor w = testing::random_tensor({B, S}, rng);  // d loss / d e
+    auto run = [&](bool fused) {
+      Graph g(Mode::Train);
+      Var k = g.variable(K), qq = g.variable(q), vv = g.variable(v);
+      Var e = fused ? additive_energy(k, qq, vv) : unfused(k, qq, vv);
+      g.backward(e, w);
+      return std::vector<Tensor>{e.value().clone(), k.grad().clone(), qq.grad().clone(),
+                                 vv.grad().clone()};
+    };
+    const auto a = run(true), b = run(false);
+    for (size_t t = 0; t < a.size(); ++t)
+      for (int64_t i = 0; i < a[t].numel(); ++i)
+        EXPECT_NEAR(a[t].data()[i], b[t].data()[i], 1e-5)
+            << "width " << a_dim << " tensor " << t << " entry " << i;
+  }
 }
 
 TEST(AdditiveEnergy, GradientMatchesFiniteDifferences) {

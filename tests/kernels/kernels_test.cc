@@ -129,6 +129,37 @@ TEST(VMath, AgreesWithStd) {
                 2e-3f);
 }
 
+#if defined(__AVX512F__)
+// The 16-lane tanh of the additive energy against tanh in doubles: relative error below 3e-7
+// from 1e-30 to the clamp, through the rounding to 1 and at infinities; NaN stays NaN.
+TEST(VMath, Tanh16AgreesWithDoubles) {
+  std::vector<float> xs{0.f,
+                        -0.f,
+                        9.f,
+                        -9.f,
+                        30.f,
+                        -30.f,
+                        std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity()};
+  for (int i = -14600; i <= 14600; ++i) xs.push_back(0.00137f * static_cast<float>(i));
+  for (int i = 0; i < 6941; ++i)  // 1e-30 up to 1, by factors of 1.01, both signs
+    xs.push_back((i % 2 ? 1.f : -1.f) * 1e-30f * std::pow(1.01f, static_cast<float>(i)));
+  while (xs.size() % 16) xs.push_back(0.5f);
+  for (size_t i = 0; i < xs.size(); i += 16) {
+    float out[16];
+    _mm512_storeu_ps(out, vmath::tanh16(_mm512_loadu_ps(&xs[i])));
+    for (size_t l = 0; l < 16; ++l) {
+      const double ref = std::tanh(static_cast<double>(xs[i + l]));
+      ASSERT_LE(std::fabs(out[l] - ref), 3e-7 * std::fabs(ref)) << xs[i + l];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float out[16];
+  _mm512_storeu_ps(out, vmath::tanh16(_mm512_set1_ps(nan)));
+  EXPECT_TRUE(std::isnan(out[0]));
+}
+#endif
+
 // dot and sum against double sums, on lengths around every vector width; the entries past n are
 // NaN, so a tail that read them (an unmasked last vector) would fail.
 TEST(VMath, DotAndSumReadOnlyTheirEntries) {
