@@ -155,7 +155,7 @@ struct TrainCommand {
   Precision precision = Precision::fp32;  // the training graph's products
   bool untied_output = false;
   // monotonic attention against latency: --latency-weight, --latency-gather,
-  // --latency-var-weight (rnn: one head, the weight alone)
+  // --latency-var-weight, --latency-warmup (rnn: one head, the weight alone)
   LatencyLoss latency;
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;

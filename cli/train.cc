@@ -286,6 +286,14 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       "maximum that follows the heads online decoding waits for (Ma et al. 2020); mean is "
       "the default: weighted puts the gradient on the slowest heads, and a head that has "
       "run off the source (stopping probabilities near 0) gets almost none, so it stays there");
+  app->add_option("--latency-warmup", latency.warmup,
+                  "rnn and transformer, with --latency-weight or --latency-var-weight: the "
+                  "weights ramp up linearly from 0 over this many updates, so that the decoder "
+                  "learns to use its context before the term pushes the stops back (from the "
+                  "first update a large weight locks them onto the first words); 0: full weight "
+                  "from the start")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app->add_option("--latency-var-weight", latency.var_weight,
                   "transformer, --attention monotonic|mocha: training adds this weight times the "
                   "variance of the heads' expected delays at each output (Ma et al. 2020's L_var: "
@@ -607,6 +615,7 @@ int TrainCommand::run() {
       overloaded{[&](RnnSeq2SeqConfig& c) {
                    c = rnn;
                    c.latency = latency.weight;
+                   c.latency_warmup = latency.warmup;
                  },
                  [&](TransformerSeq2SeqConfig& c) {
                    c = transformer;
@@ -642,6 +651,8 @@ int TrainCommand::run() {
         "--model rnn|transformer --attention monotonic|mocha");
   check(app->count("--latency-gather") == 0 || latency.weight > 0,
         "--latency-gather gathers the heads for --latency-weight: give a weight");
+  check(latency.warmup == 0 || latency.trains(),
+        "--latency-warmup ramps up --latency-weight or --latency-var-weight: give a weight");
   check(rc == nullptr || (latency.var_weight == 0 && app->count("--latency-gather") == 0),
         "--latency-var-weight and --latency-gather are for a transformer's heads: an rnn's "
         "monotonic attention is one head (--latency-weight alone)");

@@ -44,6 +44,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["monotonic_noise"] = json_number(monotonic_noise);
     j["monotonic_bias"] = json_number(monotonic_bias);
     if (latency > 0.f) j["monotonic_latency"] = json_number(latency);
+    if (latency_warmup > 0) j["monotonic_latency_warmup"] = latency_warmup;
   }
   if (attention == AttentionKind::Hard) {
     j["hard_score"] = attention_name(hard.score);
@@ -88,6 +89,9 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.latency = j.value("monotonic_latency", 0.f);
       check(c.latency >= 0.f && std::isfinite(c.latency), "config.json: monotonic_latency is ",
             c.latency, " (a weight >= 0)");
+      c.latency_warmup = j.value("monotonic_latency_warmup", int64_t{0});
+      check(c.latency_warmup >= 0, "config.json: monotonic_latency_warmup is ", c.latency_warmup,
+            " (updates >= 0)");
     }
     if (c.attention == AttentionKind::Hard) {
       c.hard.score = parse_attention(j.at("hard_score").get<std::string>());
@@ -419,7 +423,7 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
                                    g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
     // monotonic attention trained against its latency (a training term: validation's loss
     // stays the cross-entropy)
-    if (config_.monotonic() && config_.latency > 0.f && g.training())
+    if (config_.monotonic() && latency_terms(b.step).trains() && g.training())
       return nll + latency_term(b, steps);
     return nll;
   }
@@ -457,7 +461,11 @@ Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> st
   }
   const std::vector<int32_t> tgt_lengths = target_lengths(b);
   const Var delays = expected_delays(concat(rows, 1), 1, b.src_lengths, tgt_lengths);  // [B, 1, T]
-  return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, {.weight = config_.latency});
+  return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, latency_terms(b.step));
+}
+
+LatencyLoss RnnSeq2Seq::latency_terms(int64_t step) const {
+  return LatencyLoss{.weight = config_.latency, .warmup = config_.latency_warmup}.at_step(step);
 }
 
 namespace {

@@ -134,7 +134,8 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   // monotonic heads trained against their latency: lambda_avg L_avg + lambda_var L_var (a
   // training term: validation's loss stays the cross-entropy)
   const auto& mono = config_.layer.monotonic;
-  const bool latency = mono && mono->latency.trains() && g.training();
+  const LatencyLoss terms = mono ? mono->latency.at_step(b.step) : LatencyLoss{};  // its warm-up
+  const bool latency = terms.trains() && g.training();
   std::vector<Var> delays;  // per decoder layer [B, h, T]
   Var h = decode(g, b.tgt_in, tgt, memory, src, b.wait_k > 0 ? b.wait_k : config_.layer.wait_k,
                  latency ? &delays : nullptr);  // [N_t, d]
@@ -142,7 +143,7 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   Var ce = linear_cross_entropy(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_),
                                 g.param(*out_b_), pack_ids(g, b.tgt_out, tgt).ids,
                                 {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
-  return latency ? ce + monotonic_latency_loss(delays, tgt.lengths, mono->latency) : ce;
+  return latency ? ce + monotonic_latency_loss(delays, tgt.lengths, terms) : ce;
 }
 
 TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,

@@ -2,6 +2,8 @@
 // Leaves out: the expected alignments themselves (kernels/monotonic.cc).
 #include "heed/nn/latency_loss.h"
 
+#include <algorithm>
+
 #include "heed/autograd/ops.h"
 #include "heed/util/error.h"
 
@@ -35,6 +37,15 @@ Var expected_delays(Var alignments, int64_t H, std::span<const int32_t> key_leng
   }
   Var saved = sum(alignments * g.constant(left), 2);                            // [B, H T]
   return g.constant(read) - reshape(saved, Shape{B, H, T}) * g.constant(real);  // [B, H, T]
+}
+
+LatencyLoss LatencyLoss::at_step(int64_t step) const {
+  if (warmup <= 0 || step >= warmup) return *this;
+  const float ramp = static_cast<float>(std::max<int64_t>(step, 0)) / static_cast<float>(warmup);
+  LatencyLoss c = *this;
+  c.weight *= ramp;
+  c.var_weight *= ramp;
+  return c;
 }
 
 Var monotonic_latency_loss(std::span<const Var> delays, std::span<const int32_t> tgt_lengths,

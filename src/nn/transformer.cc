@@ -47,6 +47,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     if (l.weight > 0.f) j["monotonic_latency"] = json_number(l.weight);
     if (l.gather != LatencyGather::Mean) j["monotonic_latency_gather"] = name_of(l.gather);
     if (l.var_weight > 0.f) j["monotonic_latency_var"] = json_number(l.var_weight);
+    if (l.warmup > 0) j["monotonic_latency_warmup"] = l.warmup;
   }
 }
 
@@ -73,7 +74,10 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
         .latency = {.weight = j.value("monotonic_latency", 0.f),
                     .gather = parse_name<LatencyGather>(j.value("monotonic_latency_gather", "mean"),
                                                         "monotonic_latency_gather"),
-                    .var_weight = j.value("monotonic_latency_var", 0.f)}};
+                    .var_weight = j.value("monotonic_latency_var", 0.f),
+                    .warmup = j.value("monotonic_latency_warmup", int64_t{0})}};
+    check(c.monotonic->latency.warmup >= 0, "config.json: monotonic_latency_warmup is ",
+          c.monotonic->latency.warmup, " (updates >= 0)");
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");

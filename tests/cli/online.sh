@@ -120,19 +120,22 @@ def find(j, k):
 c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "monotonic_latency_var")]
 assert c == [0.1, "weighted", 0.01], c' "$work/mma/config.json" || fail "mma: latency config"
 
-# an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight stays in
-# its config
+# an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight and its
+# warm-up stay in its config
 "$heed" --threads 1 train --model rnn --attention mocha --chunk 1000 --latency-weight 0.01 \
-  "${common[@]}" --train-src "$work/train" --valid-src "$work/dev" \
+  --latency-warmup 20 "${common[@]}" --train-src "$work/train" --valid-src "$work/dev" \
   --save "$work/milk" > "$work/milk.log"
 python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert (c["chunk"], c["monotonic_latency"]) == (1000, 0.01), c' "$work/milk/config.json" \
-  || fail "milk: latency config"
+assert (c["chunk"], c["monotonic_latency"], c["monotonic_latency_warmup"]) == (1000, 0.01, 20), c
+' "$work/milk/config.json" || fail "milk: latency config"
 
 # refusals
 set +e
+"$heed" train --model rnn --attention mocha --latency-warmup 100 "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad4" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "latency-warmup ramps up" "$work/err" || fail "--latency-warmup alone: $(cat "$work/err")"
 "$heed" translate --model "$work/mocha" --online --beam 3 < "$work/words" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "decodes greedily" "$work/err" || fail "--online --beam: $(cat "$work/err")"
 "$heed" translate --model "$work/mocha" --latency-out "$work/x.jsonl" < "$work/words" > /dev/null 2> "$work/err"

@@ -246,7 +246,7 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
     SCOPED_TRACE(attention_name(kind));
     Rng data(4);
     auto [src, tgt] = reversal(data, 3, 1, 4, 8);
-    const Seq2SeqBatch batch = make_batch(src, tgt, false);
+    Seq2SeqBatch batch = make_batch(src, tgt, false);
     const std::vector<int32_t> tgt_len = target_lengths(batch);
     double read = 0, outputs = 0;  // sum_b |y_b| |x_b|, sum_b |y_b|
     for (int64_t b = 0; b < batch.B; ++b) {
@@ -269,6 +269,16 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
       const double delay = bias > 0 ? 1.0 : read / outputs;
       EXPECT_NEAR(loss(0.5f, Mode::Train) - loss(0.f, Mode::Train), 0.5 * delay, 1e-4);
       EXPECT_EQ(loss(0.5f, Mode::Inference), loss(0.f, Mode::Inference));
+      // --latency-warmup 4: no term at update 0, half at update 2, all of it from update 4
+      c.latency_warmup = 4;
+      const double nll = loss(0.f, Mode::Train);
+      for (int64_t step : {0, 2, 4, 9}) {
+        batch.step = step;
+        EXPECT_NEAR(loss(0.5f, Mode::Train) - nll, 0.5 * delay * std::min(1.0, step / 4.0), 1e-4)
+            << "update " << step;
+      }
+      batch.step = 0;
+      c.latency_warmup = 0;
     }
     RnnSeq2SeqConfig c = tiny(kind);
     c.monotonic_noise = 0.f;
@@ -296,6 +306,9 @@ TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   EXPECT_FALSE(m.to_json().contains("monotonic_latency"));  // written when trained against it
   m.latency = 0.05f;
   EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency, 0.05f);
+  EXPECT_FALSE(m.to_json().contains("monotonic_latency_warmup"));  // written when there is one
+  m.latency_warmup = 500;
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency_warmup, 500);
   RnnSeq2SeqConfig deep = tiny(AttentionKind::Bahdanau);
   EXPECT_FALSE(deep.to_json().contains("readout"));  // concat: config.json as before
   deep.readout = Readout::Maxout;

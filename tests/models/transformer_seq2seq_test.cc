@@ -162,11 +162,13 @@ TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
   c.layer.monotonic = MonotonicHeadsConfig{
       .chunk = 3,
       .bias = -2.f,
-      .latency = {.weight = 0.05f, .gather = LatencyGather::Weighted, .var_weight = 0.01f}};
+      .latency = {
+          .weight = 0.05f, .gather = LatencyGather::Weighted, .var_weight = 0.01f, .warmup = 300}};
   const TransformerSeq2SeqConfig back = TransformerSeq2SeqConfig::from_json(c.to_json());
   ASSERT_TRUE(back.layer.monotonic.has_value());
   EXPECT_EQ(back.layer.monotonic->latency.gather, LatencyGather::Weighted);
   EXPECT_EQ(back.layer.monotonic->latency.var_weight, 0.01f);
+  EXPECT_EQ(back.layer.monotonic->latency.warmup, 300);
   EXPECT_EQ(back.to_json(), c.to_json());
   nlohmann::json j = c.to_json();
   j["monotonic_latency_gather"] = "max";
@@ -177,6 +179,31 @@ TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
     EXPECT_NE(std::string(e.what()).find("monotonic_latency_gather"), std::string::npos)
         << e.what();
   }
+}
+
+// The heads' latency term follows its warm-up: none at update 0, half of it halfway, all of it
+// from the warm-up's end (the training loss against the same model's without the term).
+TEST(TransformerSeq2Seq, LatencyTermFollowsItsWarmup) {
+  Rng data(3);
+  auto [src, tgt] = reversal(data, 3, 2, 5, 8);
+  Seq2SeqBatch b = make_batch(src, tgt, false);
+  const auto loss = [&](float lambda, int64_t step) {
+    TransformerSeq2SeqConfig c = tiny(NormPlacement::Post, false);
+    c.layer.causal_encoder = true;
+    c.layer.monotonic = MonotonicHeadsConfig{
+        .chunk = 0, .bias = 0.f, .noise = 0.f, .latency = {.weight = lambda, .warmup = 4}};
+    ParameterStore store;
+    Rng rng(5);
+    TransformerSeq2Seq model(c, Scope(store, rng, "m"));
+    Graph g(Mode::Train);
+    b.step = step;
+    return double{model.loss(g, b, 0.f).value().data()[0]};
+  };
+  const double full = loss(0.5f, 4) - loss(0.f, 4);
+  ASSERT_GT(full, 0.1);  // the heads read something: a delay of at least one token each
+  EXPECT_EQ(loss(0.5f, 0), loss(0.f, 0));
+  EXPECT_NEAR(loss(0.5f, 2) - loss(0.f, 2), full / 2, 1e-5 * full);
+  EXPECT_NEAR(loss(0.5f, 40) - loss(0.f, 40), full, 1e-5 * full);
 }
 
 }  // namespace

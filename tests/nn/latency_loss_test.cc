@@ -116,5 +116,23 @@ TEST(LatencyLoss, EqualsItsFormulas) {
   }
 }
 
+// The warm-up: both weights ramp linearly from 0 at update 0 to full at update `warmup` and stay
+// there; without a warm-up they are full from the first update; the gather is kept.
+TEST(LatencyLoss, WarmupRampsBothWeights) {
+  const LatencyLoss c{
+      .weight = 0.4f, .gather = LatencyGather::Weighted, .var_weight = 0.2f, .warmup = 100};
+  EXPECT_FALSE(c.at_step(0).trains());  // nothing to compute at the first update
+  EXPECT_FLOAT_EQ(c.at_step(25).weight, 0.1f);
+  EXPECT_FLOAT_EQ(c.at_step(25).var_weight, 0.05f);
+  EXPECT_EQ(c.at_step(25).gather, LatencyGather::Weighted);
+  EXPECT_FLOAT_EQ(c.at_step(50).weight, 0.2f);
+  for (int64_t step : {100, 101, 100000}) {
+    EXPECT_EQ(c.at_step(step).weight, 0.4f);
+    EXPECT_EQ(c.at_step(step).var_weight, 0.2f);
+  }
+  const LatencyLoss none{.weight = 0.4f};
+  EXPECT_EQ(none.at_step(0).weight, 0.4f);
+}
+
 }  // namespace
 }  // namespace heed

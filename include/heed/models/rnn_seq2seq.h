@@ -35,6 +35,7 @@
 
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
+#include "heed/nn/latency_loss.h"
 #include "heed/nn/reinforce.h"
 #include "heed/nn/rnn.h"
 #include "heed/nn/sequence_encoder.h"
@@ -63,6 +64,7 @@ struct RnnSeq2SeqConfig {
   float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
   float latency = 0.f;         // monotonic/mocha: training adds this weight times the mean expected
                                // delay (nn/latency_loss.h, one head)
+  int64_t latency_warmup = 0;  // updates over which that weight ramps up from 0 (LatencyLoss)
   int64_t wait_k = 0;          // k > 0: output i attends to source positions < i + k only
   HardAttentionConfig hard{};  // hard attention: its score function and training
   float dropout = 0.f;         // on embeddings and before the read-out's products
@@ -178,6 +180,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // Monotonic attention against latency: config_.latency times the mean expected delay of
   // every step's expected alignment (nn/latency_loss.h, one head).
   Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const;
+  LatencyLoss latency_terms(int64_t step) const;  // its weight at update `step` (the warm-up)
   RnnSeq2SeqConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;

@@ -34,7 +34,14 @@ struct LatencyLoss {
   float weight = 0.f;                          // lambda_avg: training adds lambda_avg L_avg
   LatencyGather gather = LatencyGather::Mean;  // how L_avg gathers the heads of a sentence
   float var_weight = 0.f;                      // lambda_var: training adds lambda_var L_var
+  // Updates over which both weights ramp up linearly from 0 (0: full from the first update), so
+  // that the decoder learns to use its context before the term pushes the stops back: from the
+  // first update a weight too large locks the stops onto the first words (MILk at 0.05, MMA-H at
+  // 0.1 in docs/RESULTS.md).
+  int64_t warmup = 0;
   bool trains() const { return weight > 0.f || var_weight > 0.f; }
+  // The weights at update `step` (0-based): lambda min(1, step / warmup)
+  LatencyLoss at_step(int64_t step) const;
 };
 
 // The expected delays E[d^h_i] (above) [B, H, T] of the expected alignments `alignments`
