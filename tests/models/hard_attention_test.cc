@@ -60,8 +60,9 @@ TEST_P(EachHardTraining, LearnsReversalAttendingToTheReversedPosition) {
   RnnSeq2Seq model(hard_config(GetParam()), Scope(store, rng, "m"));
   // Sampled training needs more updates; at 800 the Gumbel run of this seed stopped at 86.5 %
   // exact match on an AVX512 CPU (another rounding of the same products), at 1,200 seeds 10-14
-  // all reach 100 % there
-  const int steps = GetParam() == HardTraining::Exact ? 400 : 1200;
+  // all reached 100 % there — until the additive energy's tanh16 (bacade2) moved its last bits
+  // and REINFORCE stopped at 89 % on a Xeon; at 1,600 all three reach 100 %
+  const int steps = GetParam() == HardTraining::Exact ? 400 : 1600;
   testing::train_reversal(model, store, rng, steps, 5.f, [](int) { return 5e-3f; });
   const double acc = testing::reversal_accuracy(model);
   EXPECT_GE(acc, GetParam() == HardTraining::Exact ? 0.95 : 0.9) << name_of(GetParam());
