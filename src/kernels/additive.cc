@@ -9,6 +9,17 @@
 namespace heed::kernels {
 namespace {
 
+#if defined(__AVX512F__)
+// The lanes of a 16-wide step with `left` entries to go: all, or the first `left`.
+__mmask16 lanes(int64_t left) {
+  return static_cast<__mmask16>(left >= 16 ? 0xffffu : (1u << left) - 1u);
+}
+// tanh(k + q) on the lanes of m (masked lanes read 0: tanh 0)
+__m512 tanh_sum(__mmask16 m, const float* k, const float* q) {
+  return vmath::tanh16(_mm512_add_ps(_mm512_maskz_loadu_ps(m, k), _mm512_maskz_loadu_ps(m, q)));
+}
+#endif
+
 // sum_a v_a tanh(k_a + q_a). Its own function so that the loop sees its pointers as arguments:
 // written inside the lambda below, GCC 12 reloaded v through the closure at every element (the
 // simd reduction's scratch clobbers memory) and left the loop scalar (28 % of the RNN's batched
@@ -18,9 +29,8 @@ float tanh_dot(const float* k, const float* q, const float* v, int64_t A) {
 #if defined(__AVX512F__)
   __m512 acc = _mm512_setzero_ps();
   for (int64_t a = 0; a < A; a += 16) {
-    const auto m = static_cast<__mmask16>(A - a >= 16 ? 0xffffu : (1u << (A - a)) - 1u);
-    const __m512 t = vmath::tanh16(
-        _mm512_add_ps(_mm512_maskz_loadu_ps(m, k + a), _mm512_maskz_loadu_ps(m, q + a)));
+    const __mmask16 m = lanes(A - a);
+    const __m512 t = tanh_sum(m, k + a, q + a);
     acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + a), t, acc);
   }
   return vmath::hsum(acc);
@@ -41,9 +51,8 @@ void entry_backward(const float* k, const float* q, const float* v, float g, int
 #if defined(__AVX512F__)
   const __m512 gg = _mm512_set1_ps(g);
   for (int64_t a = 0; a < A; a += 16) {
-    const auto m = static_cast<__mmask16>(A - a >= 16 ? 0xffffu : (1u << (A - a)) - 1u);
-    const __m512 t = vmath::tanh16(
-        _mm512_add_ps(_mm512_maskz_loadu_ps(m, k + a), _mm512_maskz_loadu_ps(m, q + a)));
+    const __mmask16 m = lanes(A - a);
+    const __m512 t = tanh_sum(m, k + a, q + a);
     if constexpr (kDv)
       _mm512_mask_storeu_ps(dv + a, m, _mm512_fmadd_ps(gg, t, _mm512_maskz_loadu_ps(m, dv + a)));
     const __m512 gv = _mm512_mul_ps(gg, _mm512_maskz_loadu_ps(m, v + a));
