@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/bf16.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/random.h"
 #include "heed/kernels/reduce.h"
@@ -121,6 +122,36 @@ void BM_EngineMatmulTrain(benchmark::State& st) {
   set_flops(st, 6.0 * M * N * K);
 }
 BENCHMARK(BM_EngineMatmulTrain)->Apply(gemm_args);
+
+// One bf16 product through gemm_bf16 (oneDNN's matmul), C [M, N] = X [M, K] W^T: at the
+// recurrent steps' sizes the call's own cost (descriptors, primitive lookup, arguments) is a
+// visible part of the time, so the small shapes come first.
+void BM_Bf16Matmul(benchmark::State& st) {
+  const int64_t M = st.range(0), N = st.range(1), K = st.range(2);
+  if (!kernels::bf16_native()) {
+    st.SkipWithError("no native bf16 on this CPU");
+    return;
+  }
+  std::vector<kernels::bf16> x(static_cast<size_t>(M * K)), w(static_cast<size_t>(N * K));
+  Tensor xf = random({M, K}, 1), wf = random({N, K}, 2), c = Tensor::empty({M, N});
+  kernels::to_bf16(xf.data(), M, K, K, x.data());
+  kernels::to_bf16(wf.data(), N, K, K, w.data());
+  auto step = [&] {
+    kernels::gemm_bf16(false, true, M, N, K, x.data(), K, w.data(), K, 0.f, c.data(), N);
+    benchmark::DoNotOptimize(c.data());
+  };
+  warm_up(step);
+  for (auto _ : st) step();
+  set_flops(st, 2.0 * M * N * K);
+}
+BENCHMARK(BM_Bf16Matmul)
+    ->Args({64, 768, 256})
+    ->Args({64, 256, 256})
+    ->Args({64, 70, 512})
+    ->Args({8, 64, 64})
+    ->Args({1280, 768, 64})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // A GRU step, B = 64 and 128, H = 512: forward + backward of the fused cell ...
 void gru_args(benchmark::internal::Benchmark* b) {

@@ -90,6 +90,33 @@ TEST(Bf16, GemmEqualsTheProductOfTheRoundedOperands) {
           }
 }
 
+TEST(Bf16, GemmOfOneShapeReadsEachCallsOwnOperands) {
+  // the primitive of a shape is made once and kept: later calls must read and write their own
+  // buffers (fresh ones each round, of one shape, with and without a bias), not the first call's
+  Rng rng(5);
+  const int64_t M = 64, N = 48, K = 32;
+  struct Operands {
+    std::vector<bf16> A, B;
+    std::vector<float> C, R, bias;
+  };
+  std::vector<Operands> all;  // every round's buffers stay alive: each at a new address
+  all.reserve(6);
+  for (int round = 0; round < 3; ++round)
+    for (bool with_bias : {false, true}) {
+      auto& [A, B, C, R, bias] = all.emplace_back(Operands{
+          std::vector<bf16>(M * K), std::vector<bf16>(N * K), std::vector<float>(M * N, 0.f),
+          std::vector<float>(M * N, 0.f), std::vector<float>(N)});
+      for (auto& v : A) v = kernels::to_bf16(rng.uniform(-1, 1));
+      for (auto& v : B) v = kernels::to_bf16(rng.uniform(-1, 1));
+      for (auto& v : bias) v = rng.uniform(-1, 1);
+      const float* pb = with_bias ? bias.data() : nullptr;
+      kernels::gemm_bf16(false, true, M, N, K, A.data(), K, B.data(), K, 0.f, C.data(), N, pb);
+      naive(false, true, M, N, K, A.data(), K, B.data(), K, 0.f, R.data(), N, pb);
+      for (int64_t i = 0; i < M * N; ++i)
+        ASSERT_NEAR(C[i], R[i], 1e-5f * K) << "round " << round << " bias " << with_bias;
+    }
+}
+
 TEST(Bf16, GemmWithNothingToSumLeavesBetaCPlusBias) {
   std::vector<float> C = {1.f, -2.f, 3.f, 4.f, 5.f, -6.f}, bias = {0.5f, 1.f, 2.f};
   const bf16 none = 0;

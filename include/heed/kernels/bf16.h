@@ -43,8 +43,8 @@ inline int64_t bf16_padded_rows(int64_t rows) {
 bool bf16_native();
 
 // Row-major C[M,N] = op(A) op(B) (+ bias[N]) + beta C in fp32, op(X) = X or X^T, A and B bf16
-// with row strides lda / ldb as stored. Through oneDNN's matmul primitive (its primitive cache
-// keeps one compiled kernel per shape); M is split into a multiple of kBf16Rows and a tail.
+// with row strides lda / ldb as stored. Through oneDNN's matmul primitive, made once per shape
+// and thread and kept; M is split into a multiple of kBf16Rows and a tail.
 void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A,
                int64_t lda, const bf16* B, int64_t ldb, float beta, float* C, int64_t ldc,
                const float* bias = nullptr);
