@@ -614,8 +614,7 @@ int TrainCommand::run() {
   std::visit(
       overloaded{[&](RnnSeq2SeqConfig& c) {
                    c = rnn;
-                   c.latency = latency.weight;
-                   c.latency_warmup = latency.warmup;
+                   c.latency = latency;
                  },
                  [&](TransformerSeq2SeqConfig& c) {
                    c = transformer;

@@ -43,8 +43,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     j["chunk"] = chunk;
     j["monotonic_noise"] = json_number(monotonic_noise);
     j["monotonic_bias"] = json_number(monotonic_bias);
-    if (latency > 0.f) j["monotonic_latency"] = json_number(latency);
-    if (latency_warmup > 0) j["monotonic_latency_warmup"] = latency_warmup;
+    latency.to_json(j);
   }
   if (attention == AttentionKind::Hard) {
     j["hard_score"] = attention_name(hard.score);
@@ -86,12 +85,10 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
       c.chunk = j.at("chunk").get<int64_t>();
       c.monotonic_noise = j.at("monotonic_noise").get<float>();
       c.monotonic_bias = j.at("monotonic_bias").get<float>();
-      c.latency = j.value("monotonic_latency", 0.f);
-      check(c.latency >= 0.f && std::isfinite(c.latency), "config.json: monotonic_latency is ",
-            c.latency, " (a weight >= 0)");
-      c.latency_warmup = j.value("monotonic_latency_warmup", int64_t{0});
-      check(c.latency_warmup >= 0, "config.json: monotonic_latency_warmup is ", c.latency_warmup,
-            " (updates >= 0)");
+      c.latency = LatencyLoss::from_json(j);
+      check(c.latency.gather == LatencyGather::Mean && c.latency.var_weight == 0.f,
+            "config.json: monotonic_latency_gather and monotonic_latency_var are for a "
+            "transformer's heads, not an rnn's one");
     }
     if (c.attention == AttentionKind::Hard) {
       c.hard.score = parse_attention(j.at("hard_score").get<std::string>());
@@ -465,7 +462,7 @@ Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> st
 }
 
 LatencyLoss RnnSeq2Seq::latency_terms(int64_t step) const {
-  return LatencyLoss{.weight = config_.latency, .warmup = config_.latency_warmup}.at_step(step);
+  return config_.latency.at_step(step);
 }
 
 namespace {

@@ -3,9 +3,11 @@
 #include "heed/nn/latency_loss.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "heed/autograd/ops.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 
@@ -13,6 +15,27 @@ std::span<const Named<LatencyGather>> names(LatencyGather) {
   static constexpr Named<LatencyGather> kNames[] = {{LatencyGather::Mean, "mean"},
                                                     {LatencyGather::Weighted, "weighted"}};
   return kNames;
+}
+
+void LatencyLoss::to_json(nlohmann::json& j) const {
+  if (weight > 0.f) j["monotonic_latency"] = json_number(weight);
+  if (gather != LatencyGather::Mean) j["monotonic_latency_gather"] = name_of(gather);
+  if (var_weight > 0.f) j["monotonic_latency_var"] = json_number(var_weight);
+  if (warmup > 0) j["monotonic_latency_warmup"] = warmup;
+}
+
+LatencyLoss LatencyLoss::from_json(const nlohmann::json& j) {
+  const LatencyLoss l{.weight = j.value("monotonic_latency", 0.f),
+                      .gather = parse_name<LatencyGather>(
+                          j.value("monotonic_latency_gather", "mean"), "monotonic_latency_gather"),
+                      .var_weight = j.value("monotonic_latency_var", 0.f),
+                      .warmup = j.value("monotonic_latency_warmup", int64_t{0})};
+  check(l.weight >= 0.f && std::isfinite(l.weight), "config.json: monotonic_latency is ", l.weight,
+        " (a weight >= 0)");
+  check(l.var_weight >= 0.f && std::isfinite(l.var_weight),
+        "config.json: monotonic_latency_var is ", l.var_weight, " (a weight >= 0)");
+  check(l.warmup >= 0, "config.json: monotonic_latency_warmup is ", l.warmup, " (updates >= 0)");
+  return l;
 }
 
 Var expected_delays(Var alignments, int64_t H, std::span<const int32_t> key_lengths,

@@ -43,11 +43,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     if (monotonic->chunk > 0) j["chunk"] = monotonic->chunk;
     j["monotonic_bias"] = json_number(monotonic->bias);
     j["monotonic_noise"] = json_number(monotonic->noise);
-    const LatencyLoss& l = monotonic->latency;
-    if (l.weight > 0.f) j["monotonic_latency"] = json_number(l.weight);
-    if (l.gather != LatencyGather::Mean) j["monotonic_latency_gather"] = name_of(l.gather);
-    if (l.var_weight > 0.f) j["monotonic_latency_var"] = json_number(l.var_weight);
-    if (l.warmup > 0) j["monotonic_latency_warmup"] = l.warmup;
+    monotonic->latency.to_json(j);
   }
 }
 
@@ -67,17 +63,10 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   check(cross == "soft" || cross == "monotonic" || cross == "mocha",
         "config.json: cross_attention is \"", cross, "\" (soft, monotonic or mocha)");
   if (cross != "soft") {
-    c.monotonic = MonotonicHeadsConfig{
-        .chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
-        .bias = j.at("monotonic_bias").get<float>(),
-        .noise = j.at("monotonic_noise").get<float>(),
-        .latency = {.weight = j.value("monotonic_latency", 0.f),
-                    .gather = parse_name<LatencyGather>(j.value("monotonic_latency_gather", "mean"),
-                                                        "monotonic_latency_gather"),
-                    .var_weight = j.value("monotonic_latency_var", 0.f),
-                    .warmup = j.value("monotonic_latency_warmup", int64_t{0})}};
-    check(c.monotonic->latency.warmup >= 0, "config.json: monotonic_latency_warmup is ",
-          c.monotonic->latency.warmup, " (updates >= 0)");
+    c.monotonic = MonotonicHeadsConfig{.chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
+                                       .bias = j.at("monotonic_bias").get<float>(),
+                                       .noise = j.at("monotonic_noise").get<float>(),
+                                       .latency = LatencyLoss::from_json(j)};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");

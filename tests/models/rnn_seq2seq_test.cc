@@ -259,7 +259,7 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
       c.monotonic_noise = 0.f;
       c.monotonic_bias = bias;
       const auto loss = [&](float lambda, Mode mode) {
-        c.latency = lambda;
+        c.latency.weight = lambda;
         ParameterStore store;
         Rng rng(8);
         RnnSeq2Seq model(c, Scope(store, rng, "m"));
@@ -270,7 +270,7 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
       EXPECT_NEAR(loss(0.5f, Mode::Train) - loss(0.f, Mode::Train), 0.5 * delay, 1e-4);
       EXPECT_EQ(loss(0.5f, Mode::Inference), loss(0.f, Mode::Inference));
       // --latency-warmup 4: no term at update 0, half at update 2, all of it from update 4
-      c.latency_warmup = 4;
+      c.latency.warmup = 4;
       const double nll = loss(0.f, Mode::Train);
       for (int64_t step : {0, 2, 4, 9}) {
         batch.step = step;
@@ -278,12 +278,12 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
             << "update " << step;
       }
       batch.step = 0;
-      c.latency_warmup = 0;
+      c.latency.warmup = 0;
     }
     RnnSeq2SeqConfig c = tiny(kind);
     c.monotonic_noise = 0.f;
     c.monotonic_bias = -0.5f;
-    c.latency = 0.3f;
+    c.latency.weight = 0.3f;
     expect_model_gradients(c, 8);
   }
 }
@@ -304,11 +304,17 @@ TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(n.monotonic_bias, -2.f);
   EXPECT_EQ(n.to_json(), m.to_json());
   EXPECT_FALSE(m.to_json().contains("monotonic_latency"));  // written when trained against it
-  m.latency = 0.05f;
-  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency, 0.05f);
+  m.latency.weight = 0.05f;
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency.weight, 0.05f);
   EXPECT_FALSE(m.to_json().contains("monotonic_latency_warmup"));  // written when there is one
-  m.latency_warmup = 500;
-  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency_warmup, 500);
+  m.latency.warmup = 500;
+  EXPECT_EQ(RnnSeq2SeqConfig::from_json(m.to_json()).latency.warmup, 500);
+  nlohmann::json bad = m.to_json();  // a transformer's terms in an rnn's config.json
+  bad["monotonic_latency_var"] = 0.1;
+  EXPECT_THROW(RnnSeq2SeqConfig::from_json(bad), Error);
+  bad = m.to_json();
+  bad["monotonic_latency"] = -1;
+  EXPECT_THROW(RnnSeq2SeqConfig::from_json(bad), Error);
   RnnSeq2SeqConfig deep = tiny(AttentionKind::Bahdanau);
   EXPECT_FALSE(deep.to_json().contains("readout"));  // concat: config.json as before
   deep.readout = Readout::Maxout;

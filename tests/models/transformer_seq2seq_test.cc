@@ -156,7 +156,8 @@ TEST(TransformerSeq2Seq, ConfigRoundTripsThroughJson) {
 }
 
 // Monotonic heads trained against latency keep their latency terms through the JSON (a resumed
-// run trains as it began); an unknown gather is an error naming the key.
+// run trains as it began); an unknown gather is an error naming the key, a negative weight an
+// error.
 TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
   TransformerSeq2SeqConfig c = tiny(NormPlacement::Post, false);
   c.layer.monotonic = MonotonicHeadsConfig{
@@ -179,6 +180,9 @@ TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
     EXPECT_NE(std::string(e.what()).find("monotonic_latency_gather"), std::string::npos)
         << e.what();
   }
+  j = c.to_json();  // a negative weight is refused as the rnn's is (one reader for both)
+  j["monotonic_latency_var"] = -0.5;
+  EXPECT_THROW(TransformerSeq2SeqConfig::from_json(j), Error);
 }
 
 // The heads' latency term follows its warm-up: none at update 0, half of it halfway, all of it

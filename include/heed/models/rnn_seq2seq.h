@@ -62,12 +62,12 @@ struct RnnSeq2SeqConfig {
   int64_t chunk = 4;            // w: MoChA's chunk
   float monotonic_noise = 1.f;  // sigma: monotonic/mocha pre-sigmoid noise in training
   float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
-  float latency = 0.f;         // monotonic/mocha: training adds this weight times the mean expected
-                               // delay (nn/latency_loss.h, one head)
-  int64_t latency_warmup = 0;  // updates over which that weight ramps up from 0 (LatencyLoss)
-  int64_t wait_k = 0;          // k > 0: output i attends to source positions < i + k only
-  HardAttentionConfig hard{};  // hard attention: its score function and training
-  float dropout = 0.f;         // on embeddings and before the read-out's products
+  // monotonic/mocha: training adds latency.weight times the mean expected delay, ramped up over
+  // latency.warmup updates (nn/latency_loss.h; one head: no gather, no variance)
+  LatencyLoss latency;
+  int64_t wait_k = 0;                 // k > 0: output i attends to source positions < i + k only
+  HardAttentionConfig hard{};         // hard attention: its score function and training
+  float dropout = 0.f;                // on embeddings and before the read-out's products
   Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
   int64_t readout_dim = 500;          // l: maxout units
   bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
@@ -177,7 +177,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // `expected_logits` [T, B, V] (the expected baseline) or the moving averages.
   Var reinforce_term(Graph& g, Var logits, Var expected_logits, const Seq2SeqBatch& b,
                      const std::vector<Attended>& steps) const;
-  // Monotonic attention against latency: config_.latency times the mean expected delay of
+  // Monotonic attention against latency: config_.latency's weight times the mean expected delay of
   // every step's expected alignment (nn/latency_loss.h, one head).
   Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const;
   LatencyLoss latency_terms(int64_t step) const;  // its weight at update `step` (the warm-up)

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <span>
 
+#include <nlohmann/json.hpp>
+
 #include "heed/autograd/graph.h"
 #include "heed/util/names.h"
 
@@ -42,6 +44,10 @@ struct LatencyLoss {
   bool trains() const { return weight > 0.f || var_weight > 0.f; }
   // The weights at update `step` (0-based): lambda min(1, step / warmup)
   LatencyLoss at_step(int64_t step) const;
+  // Written into (read from, checked) a model's config.json object as monotonic_latency,
+  // _gather, _var and _warmup, each only when it is not its default: one form for every family
+  void to_json(nlohmann::json& j) const;
+  static LatencyLoss from_json(const nlohmann::json& j);
 };
 
 // The expected delays E[d^h_i] (above) [B, H, T] of the expected alignments `alignments`
