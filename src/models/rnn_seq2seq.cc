@@ -420,8 +420,9 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
                                    g.param(*out_W_), g.param(*out_b_), b.tgt_out, ce);
     // monotonic attention trained against its latency (a training term: validation's loss
     // stays the cross-entropy)
-    if (config_.monotonic() && latency_terms(b.step).trains() && g.training())
-      return nll + latency_term(b, steps);
+    const LatencyLoss terms = config_.latency.at_step(b.step);  // after its warm-up
+    if (config_.monotonic() && terms.trains() && g.training())
+      return nll + latency_term(b, steps, terms);
     return nll;
   }
   Var logits, expected_logits;
@@ -448,7 +449,8 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   return loss;
 }
 
-Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const {
+Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
+                             const LatencyLoss& terms) const {
   // the expected alignment of every step (MoChA's under its chunks), [B, T, S]: one head
   std::vector<Var> rows;
   rows.reserve(steps.size());
@@ -458,11 +460,7 @@ Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> st
   }
   const std::vector<int32_t> tgt_lengths = target_lengths(b);
   const Var delays = expected_delays(concat(rows, 1), 1, b.src_lengths, tgt_lengths);  // [B, 1, T]
-  return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, latency_terms(b.step));
-}
-
-LatencyLoss RnnSeq2Seq::latency_terms(int64_t step) const {
-  return config_.latency.at_step(step);
+  return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, terms);
 }
 
 namespace {

@@ -177,10 +177,11 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // `expected_logits` [T, B, V] (the expected baseline) or the moving averages.
   Var reinforce_term(Graph& g, Var logits, Var expected_logits, const Seq2SeqBatch& b,
                      const std::vector<Attended>& steps) const;
-  // Monotonic attention against latency: config_.latency's weight times the mean expected delay of
-  // every step's expected alignment (nn/latency_loss.h, one head).
-  Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps) const;
-  LatencyLoss latency_terms(int64_t step) const;  // its weight at update `step` (the warm-up)
+  // Monotonic attention against latency: the weight of `terms` (config_.latency at the batch's
+  // update) times the mean expected delay of every step's expected alignment
+  // (nn/latency_loss.h, one head).
+  Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
+                   const LatencyLoss& terms) const;
   RnnSeq2SeqConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;
