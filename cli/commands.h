@@ -157,6 +157,7 @@ struct TrainCommand {
   // monotonic attention against latency: --latency-weight, --latency-gather,
   // --latency-var-weight, --latency-warmup (rnn: one head, the weight alone)
   LatencyLoss latency;
+  float head_drop = 0.f;  // --head-drop: HeadDrop of a transformer's monotonic heads
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

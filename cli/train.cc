@@ -300,6 +300,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "the heads kept together); 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0) & kFinite);
+  app->add_option("--head-drop", head_drop,
+                  "transformer, --attention monotonic|mocha: HeadDrop (Inaguma et al. 2020), "
+                  "each head of each sentence masked out in training with this probability and "
+                  "the kept ones scaled up, so that every head has to align and none is left to "
+                  "stop on the first word; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
   app->add_option(
          "--monotonic-bias", m.monotonic_bias,
          "rnn and transformer: initial value of monotonic/mocha's energy bias r (negative: early "
@@ -631,6 +638,7 @@ int TrainCommand::run() {
                        .chunk = attention == AttentionKind::Mocha ? rnn.chunk : 0,
                        .bias = rnn.monotonic_bias,
                        .noise = rnn.monotonic_noise,
+                       .head_drop = head_drop,
                        .latency = latency};
                  },
                  [&](ConvSeq2SeqConfig& c) {
@@ -648,6 +656,9 @@ int TrainCommand::run() {
             (rc != nullptr && rc->monotonic()),
         "--latency-weight and --latency-var-weight weigh the delays of monotonic attention: for "
         "--model rnn|transformer --attention monotonic|mocha");
+  check(head_drop == 0.f || (tc != nullptr && tc->layer.monotonic),
+        "--head-drop masks out heads of monotonic multihead attention: for --model transformer "
+        "--attention monotonic|mocha");
   check(app->count("--latency-gather") == 0 || latency.weight > 0,
         "--latency-gather gathers the heads for --latency-weight: give a weight");
   check(latency.warmup == 0 || latency.trains(),

@@ -45,12 +45,15 @@ bool MonotonicHeadsState::ran_off() const {
 MonotonicMultiHeadAttention::MonotonicMultiHeadAttention(int64_t d_model, int64_t heads,
                                                          const MonotonicHeadsConfig& c,
                                                          const Scope& scope)
-    : d_model_(d_model), heads_(heads), chunk_(c.chunk), noise_(c.noise) {
+    : d_model_(d_model), heads_(heads), chunk_(c.chunk), noise_(c.noise), head_drop_(c.head_drop) {
   check(heads >= 1 && d_model % heads == 0, "monotonic multihead attention: d_model ", d_model,
         " is not divisible by ", heads, " heads");
   check(c.chunk >= 0, "monotonic multihead attention: the chunk is ", c.chunk, " (0: none)");
   check(c.noise >= 0.f && std::isfinite(c.noise),
         "monotonic multihead attention: noise must be >= 0");
+  check(c.head_drop >= 0.f && c.head_drop < 1.f,
+        "monotonic multihead attention: the HeadDrop probability is ", c.head_drop,
+        " (0 <= p < 1)");
   const int64_t d = d_model, kv = chunk_ > 0 ? 3 : 2;
   W_q_ = &scope.param("W_q", {d, d}, Init::glorot_uniform());
   b_q_ = &scope.param("b_q", {d}, Init::zeros());
@@ -68,6 +71,24 @@ MonotonicMultiHeadAttention::MonotonicMultiHeadAttention(int64_t d_model, int64_
 Var MonotonicMultiHeadAttention::project_memory(Var memory, const Packing& src) const {
   Graph& g = memory.graph();
   return unpack(linear(memory, g.param(*W_kv_), g.param(*b_kv_)), src);  // [B, S, 2d or 3d]
+}
+
+Tensor MonotonicMultiHeadAttention::head_drop_mask(Graph& g, int64_t B) const {
+  // m_bh ~ Bernoulli(1 - p_HD); the kept heads of row b scaled by h / sum_h' m_bh'   [B, h, 1, 1]
+  Tensor m = g.zeros(Shape{B, heads_, 1, 1});
+  Rng rng(g.next_stream());
+  for (int64_t b = 0; b < B; ++b) {
+    float* row = m.data() + b * heads_;
+    int64_t kept = 0;
+    for (int64_t hh = 0; hh < heads_; ++hh)
+      if (rng.uniform() >= head_drop_) {
+        row[hh] = 1.f;
+        ++kept;
+      }
+    for (int64_t hh = 0; hh < heads_ && kept > 0; ++hh)
+      row[hh] *= static_cast<float>(heads_) / static_cast<float>(kept);
+  }
+  return m;
 }
 
 MonotonicHeadsState MonotonicMultiHeadAttention::make_state(int64_t B) const {
@@ -108,6 +129,7 @@ Var MonotonicMultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
   }
   // head_h = sum_j w^h_ij v^h_j, the heads side by side again: [B, T, d]
   Var out = matmul(reshape(w, Shape{B, h, T, S}), v);  // [B, h, T, dk]
+  if (g.training() && head_drop_ > 0.f) out = out * g.constant(head_drop_mask(g, B));
   out = reshape(permute(out, {0, 2, 1, 3}), Shape{B, T, d});
   return linear(pack(out, p), g.param(*W_out_), g.param(*b_out_));  // [N_q, d]
 }

@@ -43,6 +43,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     if (monotonic->chunk > 0) j["chunk"] = monotonic->chunk;
     j["monotonic_bias"] = json_number(monotonic->bias);
     j["monotonic_noise"] = json_number(monotonic->noise);
+    if (monotonic->head_drop > 0.f) j["monotonic_head_drop"] = json_number(monotonic->head_drop);
     monotonic->latency.to_json(j);
   }
 }
@@ -66,10 +67,13 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
     c.monotonic = MonotonicHeadsConfig{.chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
                                        .bias = j.at("monotonic_bias").get<float>(),
                                        .noise = j.at("monotonic_noise").get<float>(),
+                                       .head_drop = j.value("monotonic_head_drop", 0.f),
                                        .latency = LatencyLoss::from_json(j)};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");
+    check(c.monotonic->head_drop >= 0.f && c.monotonic->head_drop < 1.f,
+          "config.json: monotonic_head_drop is ", c.monotonic->head_drop, " (0 <= p < 1)");
   }
   return c;
 }

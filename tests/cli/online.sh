@@ -102,11 +102,12 @@ for l in open(sys.argv[1]):
     assert all(x == r["src_len"] for x in r["delays"]), r' "$work/bi.jsonl" || fail "bi: delays"
 
 # a Transformer with monotonic heads trained against latency, its heads gathered by a soft
-# maximum and kept together by the variance term: the terms stay in its config (a resumed run
-# trains as it began)
+# maximum and kept together by the variance term, heads dropped: the terms and HeadDrop stay in
+# its config (a resumed run trains as it began)
 "$heed" --threads 1 train --model transformer --attention monotonic --causal-encoder \
   --src-units char --tgt-units word --d-model 32 --heads 2 --ff 64 --layers 1 --batch 32 \
   --epochs 1 --latency-weight 0.1 --latency-gather weighted --latency-var-weight 0.01 \
+  --head-drop 0.5 \
   --train-src "$work/train" --valid-src "$work/dev" --save "$work/mma" > "$work/mma.log"
 python3 -c '
 import json, sys
@@ -117,8 +118,9 @@ def find(j, k):
         for v in j.values():
             r = find(v, k)
             if r is not None: return r
-c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "monotonic_latency_var")]
-assert c == [0.1, "weighted", 0.01], c' "$work/mma/config.json" || fail "mma: latency config"
+c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "monotonic_latency_var",
+                          "monotonic_head_drop")]
+assert c == [0.1, "weighted", 0.01, 0.5], c' "$work/mma/config.json" || fail "mma: latency config"
 
 # an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight and its
 # warm-up stay in its config
@@ -162,5 +164,8 @@ echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 "$heed" train --model transformer --attention monotonic --latency-gather weighted \
   --train-src "$work/train" --save "$work/bad5" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "latency-gather gathers the heads for --latency-weight" "$work/err" || fail "--latency-gather alone: $(cat "$work/err")"
+"$heed" train --model rnn --attention monotonic --head-drop 0.5 "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad7" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "head-drop masks out heads of monotonic multihead attention" "$work/err" || fail "rnn --head-drop: $(cat "$work/err")"
 set -e
 echo "online: ok"

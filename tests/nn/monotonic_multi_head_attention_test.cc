@@ -2,8 +2,8 @@
 // forced layer, parameters included, for hard heads, MoChA heads and infinite lookback; with
 // saturated stopping probabilities the expectation is the hard path, so the teacher-forced
 // layer equals hard decoding step by step; hard stops never move back and a beam reorder
-// continues the rows it is given; the heads' expected delays (their latency terms:
-// tests/nn/latency_loss_test.cc).
+// continues the rows it is given; HeadDrop masks whole heads; the heads' expected delays (their
+// latency terms: tests/nn/latency_loss_test.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -151,6 +151,59 @@ TEST(MonotonicMultiHeadAttention, ExpectedDelayFromStopAtOnceToReadEverything) {
           in, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 24}, {}, params);
     }
   }
+}
+
+// HeadDrop (Inaguma et al. 2020): with W^O = I and b^O = 0 the layer's output is the heads side
+// by side, so in a training graph each head block of each sentence is either 0 (masked out) or
+// the undropped head times h / (heads kept in that sentence); about p_HD of the heads are masked
+// out; an inference graph drops nothing. Four heads, 300 sentences of one target and one source
+// position (the same ones, so that every sentence's undropped heads are the same).
+TEST(MonotonicMultiHeadAttention, HeadDropMasksWholeHeadsAndScalesTheKeptOnes) {
+  constexpr int64_t H = 4, B = 300, dk = kD / H;
+  constexpr float p = 0.25f;
+  ParameterStore store;
+  Rng init(3);
+  MonotonicMultiHeadAttention mma(kD, H, {.bias = 0.f, .noise = 0.f, .head_drop = p},
+                                  Scope(store, init));
+  for (Parameter* q : store.all())
+    if (q->name == "W_o")
+      for (int64_t r = 0; r < kD; ++r)
+        for (int64_t c = 0; c < kD; ++c) q->value.data()[r * kD + c] = r == c ? 1.f : 0.f;
+  Rng rng(5);
+  const Tensor x1 = testing::random_tensor({1, kD}, rng), m1 = testing::random_tensor({1, kD}, rng);
+  Tensor x = Tensor::empty({B, kD}), m = Tensor::empty({B, kD});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < kD; ++k) {
+      x.data()[b * kD + k] = x1.data()[k];
+      m.data()[b * kD + k] = m1.data()[k];
+    }
+  const std::vector<int32_t> len(B, 1);
+  auto run = [&](Mode mode) {
+    Graph g(mode);
+    const Packing pk = make_packing(g, len);
+    return mma.cross(g.constant(x), pk, mma.project_memory(g.constant(m), pk), len).value();
+  };
+  const Tensor ref = run(Mode::Inference), y = run(Mode::Train);
+  for (int64_t k = 0; k < kD; ++k)  // the undropped heads: nonzero, the same in every sentence
+    ASSERT_GT(std::abs(ref.data()[k]), 1e-4f);
+  int64_t dropped = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t kept = 0;
+    for (int64_t h = 0; h < H; ++h) kept += y.data()[b * kD + h * dk] != 0.f;
+    dropped += H - kept;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t k = h * dk; k < (h + 1) * dk; ++k) {
+        const float v = y.data()[b * kD + k], r = ref.data()[b * kD + k];
+        EXPECT_EQ(ref.data()[b * kD + k], ref.data()[k]) << "inference drops nothing";
+        if (y.data()[b * kD + h * dk] == 0.f)
+          EXPECT_EQ(v, 0.f) << "sentence " << b << ": head " << h << " is masked out whole";
+        else
+          EXPECT_NEAR(v, r * static_cast<float>(H) / static_cast<float>(kept), 1e-5f)
+              << "sentence " << b << " head " << h << ", " << kept << " kept";
+      }
+  }
+  // 1,200 heads, each masked out with p = 0.25: 300 expected, standard deviation 15
+  EXPECT_NEAR(static_cast<double>(dropped), p * B * H, 4 * 15.0);
 }
 
 TEST(MonotonicMultiHeadAttention, ReorderContinuesTheGivenRows) {

@@ -19,6 +19,12 @@
 // while any head runs off the prefix read (MonotonicHeadsState::ran_off()).
 // Training against latency (Ma et al. 2020, section 2.3): every head's expected delay, given
 // to the terms of nn/latency_loss.h.
+// HeadDrop (Inaguma, Mimura & Kawahara 2020, "Enhancing Monotonic Multihead Attention for
+// Streaming ASR", section 3.1): in training each head of each sentence is masked out with
+// probability p_HD and the kept ones are scaled by h / (number kept),
+//   head_h <- m_bh head_h h / sum_h' m_bh',   m_bh ~ Bernoulli(1 - p_HD)
+// so that no head can be left to the others: the decoder cannot rest on the one head that reads
+// while the rest stop on the first word, which the latency terms above favour.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +42,7 @@ struct MonotonicHeadsConfig {
   int64_t chunk = 0;      // 0: each head attends to its stop alone; w >= 1: MoChA's w entries
   float bias = -4.f;      // r_h's initial value (negative: early alignments move on, Raffel §2.5)
   float noise = 1.f;      // sigma of the pre-sigmoid noise in training
+  float head_drop = 0.f;  // p_HD: HeadDrop's probability of masking a head out in training
   LatencyLoss latency{};  // training against the heads' delays (nn/latency_loss.h)
 };
 
@@ -71,8 +78,11 @@ class MonotonicMultiHeadAttention {
   MonotonicHeadsState make_state(int64_t B) const;
 
  private:
+  // HeadDrop's mask of one batch, [B, h, 1, 1] (above)
+  Tensor head_drop_mask(Graph& g, int64_t B) const;
+
   int64_t d_model_, heads_, chunk_;
-  float noise_;
+  float noise_, head_drop_;
   Parameter *W_q_, *b_q_;    // [d, d], [d]
   Parameter *W_kv_, *b_kv_;  // [2d, d], [2d] (W^K; W^V), or [3d, d] with W^K' (MoChA)
   Parameter* r_;             // [h]
