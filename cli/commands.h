@@ -157,7 +157,8 @@ struct TrainCommand {
   // monotonic attention against latency: --latency-weight, --latency-gather,
   // --latency-var-weight, --latency-warmup (rnn: one head, the weight alone)
   LatencyLoss latency;
-  float head_drop = 0.f;  // --head-drop: HeadDrop of a transformer's monotonic heads
+  float head_drop = 0.f;         // --head-drop: HeadDrop of a transformer's monotonic heads
+  int64_t monotonic_layers = 0;  // --monotonic-layers: the top decoder layers with them (0: all)
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

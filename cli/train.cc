@@ -307,6 +307,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "stop on the first word; 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.99));
+  app->add_option("--monotonic-layers", monotonic_layers,
+                  "transformer, --attention monotonic|mocha: only the top N decoder layers have "
+                  "monotonic heads; the layers below have no cross-attention and read the target "
+                  "alone (Inaguma et al. 2020 prune the lower layers' heads, which stop on the "
+                  "first word instead of aligning); 0: every layer")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1024}));
   app->add_option(
          "--monotonic-bias", m.monotonic_bias,
          "rnn and transformer: initial value of monotonic/mocha's energy bias r (negative: early "
@@ -639,6 +646,7 @@ int TrainCommand::run() {
                        .bias = rnn.monotonic_bias,
                        .noise = rnn.monotonic_noise,
                        .head_drop = head_drop,
+                       .layers = monotonic_layers,
                        .latency = latency};
                  },
                  [&](ConvSeq2SeqConfig& c) {
@@ -659,6 +667,11 @@ int TrainCommand::run() {
   check(head_drop == 0.f || (tc != nullptr && tc->layer.monotonic),
         "--head-drop masks out heads of monotonic multihead attention: for --model transformer "
         "--attention monotonic|mocha");
+  check(monotonic_layers == 0 || (tc != nullptr && tc->layer.monotonic),
+        "--monotonic-layers places monotonic multihead attention: for --model transformer "
+        "--attention monotonic|mocha");
+  check(tc == nullptr || tc->first_attending() >= 0, "--monotonic-layers ", monotonic_layers,
+        ": the decoder has ", tc ? tc->dec_layers : 0, " layers");
   check(app->count("--latency-gather") == 0 || latency.weight > 0,
         "--latency-gather gathers the heads for --latency-weight: give a weight");
   check(latency.warmup == 0 || latency.trains(),

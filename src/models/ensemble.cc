@@ -134,7 +134,8 @@ DecoderHeads Ensemble::decoder_heads() const {
   for (const auto* m : members_) {
     const DecoderHeads h = m->decoder_heads();
     if (h.heads == 0) return {};
-    fewest = {std::min(fewest.layers, h.layers), std::min(fewest.heads, h.heads)};
+    fewest = {std::min(fewest.layers, h.layers), std::min(fewest.heads, h.heads),
+              std::max(fewest.first, h.first)};
   }
   return fewest;
 }

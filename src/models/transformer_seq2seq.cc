@@ -44,6 +44,10 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::jso
   return c;
 }
 
+int64_t TransformerSeq2SeqConfig::first_attending() const {
+  return layer.monotonic && layer.monotonic->layers > 0 ? dec_layers - layer.monotonic->layers : 0;
+}
+
 OnlinePolicy TransformerSeq2SeqConfig::online_policy() const {
   if (!layer.causal_encoder)
     return {.reason =
@@ -65,7 +69,10 @@ std::string TransformerSeq2SeqConfig::describe() const {
          (!layer.monotonic ? ""
           : layer.monotonic->chunk == 0
               ? ", monotonic heads"
-              : ", mocha heads w " + std::to_string(layer.monotonic->chunk));
+              : ", mocha heads w " + std::to_string(layer.monotonic->chunk)) +
+         (layer.monotonic && layer.monotonic->layers > 0
+              ? " in the top " + std::to_string(layer.monotonic->layers) + " decoder layers"
+              : "");
 }
 
 void TransformerSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
@@ -77,6 +84,8 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
     : config_(c), encoder_(c.layer, c.enc_layers, scope / "encoder") {
   const int64_t d = c.layer.d_model;
   check(c.src_vocab > 0 && c.tgt_vocab > 0, "transformer: empty vocabulary");
+  check(c.first_attending() >= 0, "transformer: monotonic heads in ", c.layer.monotonic->layers,
+        " of ", c.dec_layers, " decoder layers");
   check(!c.share_embeddings || c.src_vocab == c.tgt_vocab,
         "transformer: shared embeddings need one vocabulary (", c.src_vocab, " vs ", c.tgt_vocab,
         ")");
@@ -95,7 +104,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   Scope dec = scope / "decoder";
   decoder_.reserve(c.dec_layers);
   for (int64_t i = 0; i < c.dec_layers; ++i)
-    decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)));
+    decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)), i >= c.first_attending());
   if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
 }
 
@@ -119,7 +128,7 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const 
     Var d;
     y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k,
                       delays ? &d : nullptr);
-    if (delays) delays->push_back(d);  // [B, h, T]
+    if (delays && d.valid()) delays->push_back(d);  // [B, h, T]
   }
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return y;  // [N_t, d]: the output layer's input
@@ -157,9 +166,13 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<c
   st.src_lengths = repeat_rows(g, p.lengths, k);  // [B]
   Var memory = encode(g, src, p);                 // [N_s, d], each source once
   for (const auto& layer : decoder_) {
-    st.memory_kv.push_back(repeat_rows(layer.project_memory(memory, p), k));  // [B, S, 2d]
+    // [B, S, 2d]; none for a layer that does not attend
+    st.memory_kv.push_back(layer.attends() ? repeat_rows(layer.project_memory(memory, p), k)
+                                           : Var{});
     st.caches.push_back(layer.make_cache(g, B, max_len));
-    if (layer.monotonic()) st.heads.push_back(layer.make_heads_state(B));
+    // one per layer (no heads in a layer that does not attend)
+    if (config_.layer.monotonic)
+      st.heads.push_back(layer.monotonic() ? layer.make_heads_state(B) : MonotonicHeadsState{});
   }
   return st;
 }
@@ -190,9 +203,9 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   for (size_t l = 0; l < decoder_.size(); ++l) {
     MonotonicHeadsState* heads = st.heads.empty() ? nullptr : &st.heads[l];
     // rows dropped (greedy search, finished sentences): the memory's first B rows
-    const Var memory = st.memory_kv[l].dim(0) == B
-                           ? st.memory_kv[l]
-                           : g.constant(st.memory_kv[l].value().rows(0, B));  // [B, S, 2d]
+    const Var& kv = st.memory_kv[l];
+    const Var memory =
+        !kv.valid() || kv.dim(0) == B ? kv : g.constant(kv.value().rows(0, B));  // [B, S, 2d]
     y = decoder_[l].step(y, memory, st.src_lengths, st.caches[l], heads, config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
     out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
@@ -238,6 +251,10 @@ class TransformerDecoder final : public IncrementalDecoder {
     layer_ = a.wanted ? (a.layer < 0 ? layers - 1 : a.layer) : -1;
     check(layer_ < layers, "--attention-layer ", a.layer, ": the decoder has ", layers,
           " layers (0..", layers - 1, ")");
+    const auto first = static_cast<int>(model.config().first_attending());
+    check(layer_ < 0 || layer_ >= first, "--attention-layer ", a.layer, ": layers 0..", first - 1,
+          " of this decoder do not attend to the source (monotonic heads in layers ", first, "..",
+          layers - 1, ")");
     check(head_ < heads, "--attention-head ", a.head, ": the model has ", heads, " heads (0..",
           heads - 1, ")");
     if (layer_ >= 0) weights_.resize(static_cast<size_t>(B_ * S_));
@@ -309,6 +326,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     for (KvCache& c : state_.caches) c.keep_rows(keep);
     for (MonotonicHeadsState& h : state_.heads) h.reorder(keep);
     for (const Var& m : state_.memory_kv) {
+      if (!m.valid()) continue;   // a layer that does not attend
       Tensor memory = m.value();  // [B, S, 2d], shares the node's storage
       kernels::keep_rows(memory.data(), memory.shape().inner(0), memory.shape().inner(0), keep);
     }
@@ -339,6 +357,7 @@ class TransformerDecoder final : public IncrementalDecoder {
           encoder_caches_);
       if (memory_.empty()) memory_.resize(rows.size());
       for (size_t l = 0; l < rows.size(); ++l) {
+        if (!rows[l].valid()) continue;       // a layer that does not attend: no memory
         const Tensor& row = rows[l].value();  // [1, 1, w]
         const int64_t w = row.shape().dim(2);
         reserve_rows(memory_[l], j, j + 1, w);
@@ -350,7 +369,9 @@ class TransformerDecoder final : public IncrementalDecoder {
     state_.memory_kv.clear();
     for (Tensor& m : memory_)
       state_.memory_kv.push_back(
-          g_.constant(Tensor::view(m.data(), Shape{1, longer.S, m.shape().dim(2)})));
+          m.data() == nullptr
+              ? Var{}
+              : g_.constant(Tensor::view(m.data(), Shape{1, longer.S, m.shape().dim(2)})));
     auto* length = g_.arena().array<int32_t>(1);
     length[0] = static_cast<int32_t>(longer.S);
     state_.src_lengths = std::span<const int32_t>(length, 1);

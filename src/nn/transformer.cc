@@ -44,6 +44,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     j["monotonic_bias"] = json_number(monotonic->bias);
     j["monotonic_noise"] = json_number(monotonic->noise);
     if (monotonic->head_drop > 0.f) j["monotonic_head_drop"] = json_number(monotonic->head_drop);
+    if (monotonic->layers > 0) j["monotonic_layers"] = monotonic->layers;
     monotonic->latency.to_json(j);
   }
 }
@@ -68,12 +69,15 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
                                        .bias = j.at("monotonic_bias").get<float>(),
                                        .noise = j.at("monotonic_noise").get<float>(),
                                        .head_drop = j.value("monotonic_head_drop", 0.f),
+                                       .layers = j.value("monotonic_layers", int64_t{0}),
                                        .latency = LatencyLoss::from_json(j)};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");
     check(c.monotonic->head_drop >= 0.f && c.monotonic->head_drop < 1.f,
           "config.json: monotonic_head_drop is ", c.monotonic->head_drop, " (0 <= p < 1)");
+    check(c.monotonic->layers >= 0, "config.json: monotonic_layers is ", c.monotonic->layers,
+          " (0: every decoder layer)");
   }
   return c;
 }
@@ -165,20 +169,22 @@ Var TransformerEncoderLayer::step(Var x, KvCache& cache) const {
 }
 
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
-                                                 const Scope& scope)
+                                                 const Scope& scope, bool attends)
     : self_(c.d_model, c.heads, true, scope / "self_attn"),
-      cross_(c.monotonic ? std::nullopt
-                         : std::make_optional<MultiHeadAttention>(c.d_model, c.heads, false,
-                                                                  scope / "cross_attn")),
-      monotonic_(c.monotonic ? std::make_optional<MonotonicMultiHeadAttention>(
-                                   c.d_model, c.heads, *c.monotonic, scope / "cross_attn")
-                             : std::nullopt),
+      cross_(c.monotonic || !attends ? std::nullopt
+                                     : std::make_optional<MultiHeadAttention>(
+                                           c.d_model, c.heads, false, scope / "cross_attn")),
+      monotonic_(c.monotonic && attends
+                     ? std::make_optional<MonotonicMultiHeadAttention>(
+                           c.d_model, c.heads, *c.monotonic, scope / "cross_attn")
+                     : std::nullopt),
       ff_(c, scope / "ffn"),
       r_self_(c, scope / "self_attn"),
-      r_cross_(c, scope / "cross_attn"),
+      r_cross_(attends ? std::make_optional<Residual>(c, scope / "cross_attn") : std::nullopt),
       r_ff_(c, scope / "ffn") {}
 
 Var TransformerDecoderLayer::project_memory(Var memory, const Packing& src) const {
+  if (!attends()) return {};
   return monotonic_ ? monotonic_->project_memory(memory, src) : cross_->project_memory(memory, src);
 }
 
@@ -186,15 +192,17 @@ Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
                                      std::span<const int32_t> src_lengths, int64_t wait_k,
                                      Var* delays) const {
   y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
-  if (monotonic_) {
+  if (!attends()) {
+    // no cross-attention sub-layer
+  } else if (monotonic_) {
     check(wait_k == 0, "transformer: wait-k with monotonic cross-attention");
-    y = r_cross_(y,
-                 [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delays); });
+    y = (*r_cross_)(
+        y, [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delays); });
   } else {
     // wait-k: output i sees source positions j <= i + k - 1
     const std::optional<int64_t> prefix =
         wait_k > 0 ? std::optional<int64_t>(wait_k - 1) : std::nullopt;
-    y = r_cross_(
+    y = (*r_cross_)(
         y, [&](Var h) { return cross_->cross(h, tgt, memory_kv, src_lengths, nullptr, prefix); });
   }
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
@@ -209,13 +217,16 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
   const std::optional<int64_t> prefix =
       wait_k > 0 ? std::optional<int64_t>(cache.t + wait_k - 1) : std::nullopt;
   y = r_self_(y, [&](Var h) { return self_.self_step(h, cache); });
-  y = r_cross_(y, [&](Var h) {
-    if (monotonic_) {
-      check(heads != nullptr, "transformer: monotonic cross-attention decodes with a state");
-      return monotonic_->step(h, memory_kv, src_lengths, *heads, weights);
-    }
-    return cross_->cross(h, one, memory_kv, src_lengths, weights, prefix);
-  });
+  check(attends() || weights == nullptr,
+        "transformer: this decoder layer has no cross-attention to report");
+  if (attends())
+    y = (*r_cross_)(y, [&](Var h) {
+      if (monotonic_) {
+        check(heads != nullptr, "transformer: monotonic cross-attention decodes with a state");
+        return monotonic_->step(h, memory_kv, src_lengths, *heads, weights);
+      }
+      return cross_->cross(h, one, memory_kv, src_lengths, weights, prefix);
+    });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }
 

@@ -39,7 +39,7 @@ Heatmap hypothesis_heatmap(const Translator& translator, const TranslationResult
 
 std::vector<Alignment> align(const Translator& translator, const std::vector<std::string>& lines,
                              const AlignOptions& o) {
-  const auto [layers, heads] = translator.model().decoder_heads();
+  const auto [layers, heads, first] = translator.model().decoder_heads();
   const bool transformer = heads > 0;
   if (!transformer) {
     const auto& members = translator.members();
@@ -56,12 +56,14 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
   if (transformer) {
     check(o.layer >= -1 && o.layer < layers, "attention: --layer ", o.layer, " of a decoder with ",
           layers, " layers (0..", layers - 1, ", -1: the last)");
+    check(o.layer < 0 || o.layer >= first, "attention: --layer ", o.layer, ": layers 0..",
+          first - 1, " of this decoder do not attend to the source");
     check(o.head >= -1 && o.head < heads, "attention: --head ", o.head, " of ", heads,
           " heads (0..", heads - 1, ", -1: the mean)");
     std::vector<int> ls = {o.layer < 0 ? layers - 1 : o.layer};
     if (o.all_layers) {
       ls.clear();
-      for (int l = 0; l < layers; ++l) ls.push_back(l);
+      for (int l = first; l < layers; ++l) ls.push_back(l);  // the layers that attend
     }
     for (int l : ls) {
       std::vector<int> hs = {o.head};

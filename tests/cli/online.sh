@@ -167,5 +167,8 @@ echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 "$heed" train --model rnn --attention monotonic --head-drop 0.5 "${common[@]}" \
   --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad7" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "head-drop masks out heads of monotonic multihead attention" "$work/err" || fail "rnn --head-drop: $(cat "$work/err")"
+"$heed" train --model transformer --attention monotonic --layers 1 --monotonic-layers 2 \
+  --train-src "$work/train" --save "$work/bad8" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "monotonic-layers 2: the decoder has 1 layers" "$work/err" || fail "--monotonic-layers 2 of 1: $(cat "$work/err")"
 set -e
 echo "online: ok"

@@ -284,12 +284,14 @@ TEST(OnlineDecoding, TransformerWaitKWritesTheOfflineOutputs) {
 }
 
 // The Transformer with monotonic multihead attention (Ma et al. 2020): monotonic (or MoChA)
-// heads in every decoder layer; online decoding writes the offline outputs, each once every
-// head of every layer has stopped on a token read.
+// heads in every decoder layer, or in the top one only (the lower one without cross-attention);
+// online decoding writes the offline outputs, each once every head of every layer has stopped
+// on a token read.
 TEST(OnlineDecoding, TransformerMonotonicHeadsWriteTheOfflineOutputs) {
-  for (int64_t chunk : {0, 2}) {
-    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
-    CopyingTransformer m(0, MonotonicHeadsConfig{.chunk = chunk, .bias = -1.f, .noise = 1.f});
+  for (auto [chunk, layers] : {std::pair<int64_t, int64_t>{0, 0}, {2, 0}, {0, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk << ", layers " << layers);
+    CopyingTransformer m(
+        0, MonotonicHeadsConfig{.chunk = chunk, .bias = -1.f, .noise = 1.f, .layers = layers});
     ASSERT_EQ(m.model->online_policy().kind, OnlinePolicy::Kind::Monotonic);
     ASSERT_TRUE(m.model->hard_monotonic_attention());
     EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.8);
@@ -387,15 +389,17 @@ TEST(OnlineDecoding, ExtendingTheSourceEqualsReplaying) {
       EXPECT_GT(e.retaken, 0);
     }
   }
-  for (int64_t chunk : {int64_t{-1}, int64_t{0}, int64_t{2}}) {  // -1: wait-2 cross-attention
-    SCOPED_TRACE(::testing::Message() << "transformer, chunk " << chunk);
+  // chunk -1: wait-2 cross-attention; layers 1: monotonic heads in the top decoder layer only
+  for (auto [chunk, layers] : {std::pair<int64_t, int64_t>{-1, 0}, {0, 0}, {2, 0}, {0, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "transformer, chunk " << chunk << ", layers " << layers);
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = 12;
     c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .causal_encoder = true};
     if (chunk < 0)
       c.layer.wait_k = 2;
     else
-      c.layer.monotonic = MonotonicHeadsConfig{.chunk = chunk, .bias = 0.f, .noise = 1.f};
+      c.layer.monotonic =
+          MonotonicHeadsConfig{.chunk = chunk, .bias = 0.f, .noise = 1.f, .layers = layers};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 32;
     ParameterStore store;

@@ -163,10 +163,14 @@ TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
   c.layer.monotonic = MonotonicHeadsConfig{
       .chunk = 3,
       .bias = -2.f,
+      .head_drop = 0.25f,
+      .layers = 1,
       .latency = {
           .weight = 0.05f, .gather = LatencyGather::Weighted, .var_weight = 0.01f, .warmup = 300}};
   const TransformerSeq2SeqConfig back = TransformerSeq2SeqConfig::from_json(c.to_json());
   ASSERT_TRUE(back.layer.monotonic.has_value());
+  EXPECT_EQ(back.layer.monotonic->head_drop, 0.25f);
+  EXPECT_EQ(back.layer.monotonic->layers, 1);
   EXPECT_EQ(back.layer.monotonic->latency.gather, LatencyGather::Weighted);
   EXPECT_EQ(back.layer.monotonic->latency.var_weight, 0.01f);
   EXPECT_EQ(back.layer.monotonic->latency.warmup, 300);
@@ -183,6 +187,49 @@ TEST(TransformerSeq2Seq, MonotonicLatencyConfigRoundTripsThroughJson) {
   j = c.to_json();  // a negative weight is refused as the rnn's is (one reader for both)
   j["monotonic_latency_var"] = -0.5;
   EXPECT_THROW(TransformerSeq2SeqConfig::from_json(j), Error);
+}
+
+// Monotonic heads in the top decoder layer only (Inaguma et al. 2020's pruning of the lower
+// layers): the lower layer has no cross-attention parameters, the training loss's latency term
+// is the top layer's heads' mean expected delay (between 1 token and the longest source),
+// decoding cannot report the lower layer's attention, and more layers than the decoder has are
+// refused.
+TEST(TransformerSeq2Seq, MonotonicHeadsInTheTopLayersOnly) {
+  TransformerSeq2SeqConfig c = tiny(NormPlacement::Post, false);
+  c.layer.monotonic = MonotonicHeadsConfig{.bias = -1.f, .noise = 0.f, .layers = 1};
+  ParameterStore store;
+  Rng rng(5);
+  TransformerSeq2Seq m(c, Scope(store, rng));
+  EXPECT_EQ(c.first_attending(), 1);
+  bool lower = false, upper = false;
+  for (const Parameter* p : store.all()) {
+    lower = lower || p->name.find("decoder/layer_0/cross_attn") != std::string::npos;
+    upper = upper || p->name.find("decoder/layer_1/cross_attn/r") != std::string::npos;
+  }
+  EXPECT_FALSE(lower) << "the lower layer has cross-attention parameters";
+  EXPECT_TRUE(upper) << "the top layer has no monotonic heads";
+  EXPECT_EQ(m.decoder_heads().first, 1);
+  // the latency term of one layer's heads: with weight 1 minus without, >= 1 token (each
+  // head reads at least one token) and at most the longest source
+  Rng data(3);
+  auto [src, tgt] = reversal(data, 4, 2, 6, 8);
+  const Seq2SeqBatch b = make_batch(src, tgt, false);
+  TransformerSeq2SeqConfig weighted = c;
+  weighted.layer.monotonic->latency.weight = 1.f;
+  ParameterStore store2;
+  Rng rng2(5);
+  TransformerSeq2Seq mw(weighted, Scope(store2, rng2));
+  Graph g1(Mode::Train), g2(Mode::Train);
+  const float term = mw.loss(g2, b).value().data()[0] - m.loss(g1, b).value().data()[0];
+  EXPECT_GE(term, 1.f - 1e-4f);
+  EXPECT_LE(term, static_cast<float>(b.S) + 1e-4f);
+  Graph g(Mode::Inference);
+  EXPECT_THROW(m.start_decoding(g, b, 8, {.wanted = true, .layer = 0, .head = -1}), Error);
+  EXPECT_NO_THROW(m.start_decoding(g, b, 8, {.wanted = true, .layer = 1, .head = -1}));
+  TransformerSeq2SeqConfig more = c;
+  more.layer.monotonic->layers = 3;
+  ParameterStore store3;
+  EXPECT_THROW(TransformerSeq2Seq(more, Scope(store3, rng)), Error);
 }
 
 // The heads' latency term follows its warm-up: none at update 0, half of it halfway, all of it

@@ -21,15 +21,21 @@ constexpr int64_t kSmallVocab = 15;
 
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
 // styles ("bahdanau_maxout": with the deep-output read-out of 6 maxout units); "transformer": 2+2
-// layers, d 16 ("transformer_mocha": its heads monotonic); "conv": ConvS2S, 2+2 layers, E 8, C 12
+// layers, d 16 ("transformer_mocha": its heads monotonic; "transformer_mocha_top": in the top
+// decoder layer only, the other without cross-attention); "conv": ConvS2S, 2+2 layers, E 8, C 12
 inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
                                                    Rng& rng) {
-  if (kind == "transformer" || kind == "transformer_mocha") {
+  if (kind == "transformer" || kind == "transformer_mocha" || kind == "transformer_mocha_top") {
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = kSmallVocab;
     c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0, .norm = NormPlacement::Pre};
-    if (kind == "transformer_mocha")  // monotonic multihead attention, MoChA heads of 2
-      c.layer.monotonic = MonotonicHeadsConfig{.chunk = 2, .bias = 0.f, .noise = 0.f};
+    // monotonic multihead attention, MoChA heads of 2; in the top layer only, r = 2: stops near
+    // p = 0.9, so that no head runs off the source (whose rows would be empty: every attention
+    // row of these tests sums to 1)
+    const bool top = kind == "transformer_mocha_top";
+    if (kind != "transformer")
+      c.layer.monotonic = MonotonicHeadsConfig{
+          .chunk = 2, .bias = top ? 2.f : 0.f, .noise = 0.f, .layers = top ? 1 : 0};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 64;
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));

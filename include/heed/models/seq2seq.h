@@ -107,9 +107,10 @@ inline const float* step_scores(Scores scores, const Var& logits, const Var& log
 }
 
 // The decoder layers and heads whose cross-attention decoding can report (AttentionChoice):
-// {0, 0} for a model with one attention (the RNN).
+// {0, 0} for a model with one attention (the RNN). Layers first..layers-1 attend to the source
+// (a Transformer with monotonic heads in its top layers only: the ones below do not).
 struct DecoderHeads {
-  int layers = 0, heads = 0;
+  int layers = 0, heads = 0, first = 0;
 };
 
 // An alignment-free model (CTC: models/ctc.h) has no decoder: it scores every target label, and

@@ -40,7 +40,10 @@ struct TransformerSeq2SeqConfig {
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
   OnlinePolicy online_policy() const;  // wait-k or monotonic heads with a causal encoder
-                                       // (models/seq2seq.h)
+  // The lowest decoder layer with cross-attention: 0, or with monotonic heads in the top
+  // MonotonicHeadsConfig::layers layers only, the first of those
+  int64_t first_attending() const;
+  // (models/seq2seq.h)
 };
 
 class TransformerSeq2Seq final : public Seq2SeqModel {
@@ -63,7 +66,8 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
                                                      const AttentionChoice& attention,
                                                      int64_t rows_per_source = 1) const override;
   DecoderHeads decoder_heads() const override {
-    return {static_cast<int>(config_.dec_layers), static_cast<int>(config_.layer.heads)};
+    return {static_cast<int>(config_.dec_layers), static_cast<int>(config_.layer.heads),
+            static_cast<int>(config_.first_attending())};
   }
 
   // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
@@ -77,9 +81,10 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
              const Packing& src, int64_t wait_k, std::vector<Var>* delays = nullptr) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   struct DecoderState {
-    std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d]
+    std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d] (or none)
     std::vector<KvCache> caches;             // per decoder layer
-    std::vector<MonotonicHeadsState> heads;  // per decoder layer: monotonic heads' stops
+    std::vector<MonotonicHeadsState> heads;  // per decoder layer: monotonic heads' stops (none
+                                             // in a layer that does not attend)
     std::span<const int32_t> src_lengths;    // [B], in the graph's arena
     int64_t t = 0;                           // the next target position
   };

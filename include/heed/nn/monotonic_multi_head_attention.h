@@ -20,11 +20,13 @@
 // Training against latency (Ma et al. 2020, section 2.3): every head's expected delay, given
 // to the terms of nn/latency_loss.h.
 // HeadDrop (Inaguma, Mimura & Kawahara 2020, "Enhancing Monotonic Multihead Attention for
-// Streaming ASR", section 3.1): in training each head of each sentence is masked out with
+// Streaming ASR"): in training each head of each sentence is masked out with
 // probability p_HD and the kept ones are scaled by h / (number kept),
 //   head_h <- m_bh head_h h / sum_h' m_bh',   m_bh ~ Bernoulli(1 - p_HD)
 // so that no head can be left to the others: the decoder cannot rest on the one head that reads
-// while the rest stop on the first word, which the latency terms above favour.
+// while the rest stop on the first word, which the latency terms above favour. The same paper
+// prunes the heads of the lower decoder layers, which stop on the first word whatever is done
+// (MonotonicHeadsConfig::layers; those layers then read the target alone).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,9 @@ struct MonotonicHeadsConfig {
   float bias = -4.f;      // r_h's initial value (negative: early alignments move on, Raffel §2.5)
   float noise = 1.f;      // sigma of the pre-sigmoid noise in training
   float head_drop = 0.f;  // p_HD: HeadDrop's probability of masking a head out in training
+  // Decoder layers with monotonic heads, the top ones (0: every layer); the layers below have no
+  // cross-attention (Inaguma et al. 2020 prune the lower layers' heads, which learn no alignment)
+  int64_t layers = 0;
   LatencyLoss latency{};  // training against the heads' delays (nn/latency_loss.h)
 };
 

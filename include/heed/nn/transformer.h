@@ -129,10 +129,14 @@ class TransformerEncoderLayer {
 
 class TransformerDecoderLayer {
  public:
-  TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope);
+  // attends = false: no cross-attention sub-layer (a lower layer whose monotonic heads were
+  // pruned, MonotonicHeadsConfig::layers): self-attention and the feed-forward layer only
+  TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope, bool attends = true);
   bool monotonic() const { return monotonic_.has_value(); }
+  bool attends() const { return r_cross_.has_value(); }
   // The encoder output's keys and values for this layer's cross-attention: packed memory
-  // [N_s, d] -> [B, S, 2d] (monotonic heads with chunks: [B, S, 3d]).
+  // [N_s, d] -> [B, S, 2d] (monotonic heads with chunks: [B, S, 3d]); none (an invalid Var)
+  // for a layer that does not attend.
   Var project_memory(Var memory, const Packing& src) const;
   // Monotonic cross-attention: the heads' stops for B decoder rows.
   MonotonicHeadsState make_heads_state(int64_t B) const { return monotonic_->make_state(B); }
@@ -156,7 +160,9 @@ class TransformerDecoderLayer {
   std::optional<MultiHeadAttention> cross_;               // soft
   std::optional<MonotonicMultiHeadAttention> monotonic_;  // or monotonic
   FeedForward ff_;
-  Residual r_self_, r_cross_, r_ff_;
+  Residual r_self_;
+  std::optional<Residual> r_cross_;  // none: the layer does not attend to the source
+  Residual r_ff_;
 };
 
 // Stacked encoder layers (and the final LayerNorm of pre-LN): packed [N, d] -> [N, d];
