@@ -43,7 +43,7 @@ function showChoices() {
   const layers = m.layers || 0, heads = m.heads || 0;
   $("layer").innerHTML = ""; $("head").innerHTML = "";
   option($("layer"), -1, "last");
-  for (let l = 0; l < layers; l++) option($("layer"), l, String(l));
+  for (let l = m.first_layer || 0; l < layers; l++) option($("layer"), l, String(l));
   option($("head"), -1, "mean");
   for (let h = 0; h < heads; h++) option($("head"), h, String(h));
   $("layer-box").style.display = heads > 0 ? "" : "none";

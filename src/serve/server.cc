@@ -39,6 +39,7 @@ struct Model {
   std::unique_ptr<Classifier> classifier;  // classifiers
   std::mutex classify_mu;                  // one classification at a time per model
   int layers = 0, heads = 0;               // a Transformer's decoder (0: no layer/head choice)
+  int first_layer = 0;                     // the lowest decoder layer with cross-attention
 };
 
 void reply(httplib::Response& res, int status, const json& body) {
@@ -177,6 +178,9 @@ struct Server::Impl {
         throw HttpError{
             400, "\"layer\" and \"head\" are a Transformer's; " + m.name + " is " + m.family};
       t.attention_layer = int_field(j, "layer", -1, -1, m.layers - 1);
+      if (t.attention_layer >= 0 && t.attention_layer < m.first_layer)
+        throw HttpError{400, "\"layer\": layers 0.." + std::to_string(m.first_layer - 1) + " of " +
+                                 m.name + " do not attend to the source"};
       t.attention_head = int_field(j, "head", -1, -1, m.heads - 1);
     }
     return t;
@@ -278,6 +282,7 @@ struct Server::Impl {
                      {"kind", m->classifier ? "classifier" : "encoder-decoder"},
                      {"family", m->family},
                      {"layers", m->layers},
+                     {"first_layer", m->first_layer},
                      {"heads", m->heads}});
     return out;
   }
@@ -321,6 +326,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
       const auto heads = m->translator->model().decoder_heads();
       m->layers = heads.layers;
       m->heads = heads.heads;
+      m->first_layer = heads.first;
       m->batcher = std::make_unique<Batcher>(*m->translator, s.o.batching, s.metrics);
     }
     s.models.push_back(std::move(m));
