@@ -181,7 +181,8 @@ TEST(MonotonicMultiHeadAttention, HeadDropMasksWholeHeadsAndScalesTheKeptOnes) {
   auto run = [&](Mode mode) {
     Graph g(mode);
     const Packing pk = make_packing(g, len);
-    return mma.cross(g.constant(x), pk, mma.project_memory(g.constant(m), pk), len).value();
+    // a copy: the value lives in the graph's arena, freed with it
+    return mma.cross(g.constant(x), pk, mma.project_memory(g.constant(m), pk), len).value().clone();
   };
   const Tensor ref = run(Mode::Inference), y = run(Mode::Train);
   for (int64_t k = 0; k < kD; ++k)  // the undropped heads: nonzero, the same in every sentence
