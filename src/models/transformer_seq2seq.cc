@@ -84,8 +84,8 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
     : config_(c), encoder_(c.layer, c.enc_layers, scope / "encoder") {
   const int64_t d = c.layer.d_model;
   check(c.src_vocab > 0 && c.tgt_vocab > 0, "transformer: empty vocabulary");
-  check(c.first_attending() >= 0, "transformer: monotonic heads in ", c.layer.monotonic->layers,
-        " of ", c.dec_layers, " decoder layers");
+  check(c.first_attending() >= 0, "transformer: monotonic heads in ",
+        c.layer.monotonic ? c.layer.monotonic->layers : 0, " of ", c.dec_layers, " decoder layers");
   check(!c.share_embeddings || c.src_vocab == c.tgt_vocab,
         "transformer: shared embeddings need one vocabulary (", c.src_vocab, " vs ", c.tgt_vocab,
         ")");
