@@ -74,8 +74,6 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
     check(c.wait_k == 0, "config.json: wait_k with monotonic cross-attention");
-    check(c.monotonic->head_drop >= 0.f && c.monotonic->head_drop < 1.f,
-          "config.json: monotonic_head_drop is ", c.monotonic->head_drop, " (0 <= p < 1)");
     check(c.monotonic->layers >= 0, "config.json: monotonic_layers is ", c.monotonic->layers,
           " (0: every decoder layer)");
   }

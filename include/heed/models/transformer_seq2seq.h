@@ -40,10 +40,10 @@ struct TransformerSeq2SeqConfig {
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
   OnlinePolicy online_policy() const;  // wait-k or monotonic heads with a causal encoder
+                                       // (models/seq2seq.h)
   // The lowest decoder layer with cross-attention: 0, or with monotonic heads in the top
   // MonotonicHeadsConfig::layers layers only, the first of those
   int64_t first_attending() const;
-  // (models/seq2seq.h)
 };
 
 class TransformerSeq2Seq final : public Seq2SeqModel {
