@@ -159,6 +159,7 @@ struct TrainCommand {
   LatencyLoss latency;
   float head_drop = 0.f;         // --head-drop: HeadDrop of a transformer's monotonic heads
   int64_t monotonic_layers = 0;  // --monotonic-layers: the top decoder layers with them (0: all)
+  std::string monotonic_policy = "heads";  // --monotonic-policy: a stop per head, or shared
   // the flags of each encoder-decoder family (the chosen one becomes config.model)
   RnnSeq2SeqConfig rnn;
   TransformerSeq2SeqConfig transformer;

@@ -314,6 +314,14 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "first word instead of aligning); 0: every layer")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1024}));
+  app->add_option("--monotonic-policy", monotonic_policy,
+                  "transformer, --attention monotonic|mocha: heads = a stop per head of every "
+                  "layer (Ma et al. 2020's MMA); shared = one stopping head in the lowest "
+                  "attending layer, and every head of every layer attends over the chunk ending "
+                  "at its stop (MILk's policy, Arivazhagan et al. 2019: with --chunk >= the "
+                  "longest source, every head sees the whole prefix read, as in wait-k)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"heads", "shared"}));
   app->add_option(
          "--monotonic-bias", m.monotonic_bias,
          "rnn and transformer: initial value of monotonic/mocha's energy bias r (negative: early "
@@ -647,6 +655,7 @@ int TrainCommand::run() {
                        .noise = rnn.monotonic_noise,
                        .head_drop = head_drop,
                        .layers = monotonic_layers,
+                       .shared = monotonic_policy == "shared",
                        .latency = latency};
                  },
                  [&](ConvSeq2SeqConfig& c) {
@@ -670,6 +679,9 @@ int TrainCommand::run() {
   check(monotonic_layers == 0 || (tc != nullptr && tc->layer.monotonic),
         "--monotonic-layers places monotonic multihead attention: for --model transformer "
         "--attention monotonic|mocha");
+  check(app->count("--monotonic-policy") == 0 || (tc != nullptr && tc->layer.monotonic),
+        "--monotonic-policy chooses how monotonic multihead attention stops: for --model "
+        "transformer --attention monotonic|mocha");
   check(tc == nullptr || tc->first_attending() >= 0, "--monotonic-layers ", monotonic_layers,
         ": the decoder has ", tc ? tc->dec_layers : 0, " layers");
   check(app->count("--latency-gather") == 0 || latency.weight > 0,

@@ -70,6 +70,7 @@ std::string TransformerSeq2SeqConfig::describe() const {
           : layer.monotonic->chunk == 0
               ? ", monotonic heads"
               : ", mocha heads w " + std::to_string(layer.monotonic->chunk)) +
+         (layer.monotonic && layer.monotonic->shared ? " on one shared policy" : "") +
          (layer.monotonic && layer.monotonic->layers > 0
               ? " in the top " + std::to_string(layer.monotonic->layers) + " decoder layers"
               : "");
@@ -103,8 +104,13 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   out_b_ = &scope.param("out/b", {c.tgt_vocab}, Init::zeros());
   Scope dec = scope / "decoder";
   decoder_.reserve(c.dec_layers);
+  // the shared policy (MonotonicHeadsConfig::shared) in the lowest attending layer; the layers
+  // above follow it
+  const int64_t first = c.first_attending();
+  const bool shared = c.layer.monotonic && c.layer.monotonic->shared;
   for (int64_t i = 0; i < c.dec_layers; ++i)
-    decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)), i >= c.first_attending());
+    decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)), i >= first,
+                          shared && i > first);
   if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
 }
 
@@ -124,11 +130,12 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const 
                                std::vector<Var>* delays) const {
   const PackedIds in = pack_ids(g, tgt_in, tgt);
   Var y = positions_->forward(g, *tgt_embed_, in.ids, in.positions);  // [N_t, d]
+  Var policy;  // the shared policy's alignment [B, T, S], from its layer to those above
   for (const auto& layer : decoder_) {
     Var d;
     y = layer.forward(y, tgt, layer.project_memory(memory, src), src.lengths, wait_k,
-                      delays ? &d : nullptr);
-    if (delays && d.valid()) delays->push_back(d);  // [B, h, T]
+                      delays ? &d : nullptr, &policy);
+    if (delays && d.valid()) delays->push_back(d);  // [B, h, T] ([B, 1, T]: the shared policy)
   }
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
   return y;  // [N_t, d]: the output layer's input
@@ -200,8 +207,11 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   Var y = positions_->forward(g, *tgt_embed_, prev,
                               {pos, static_cast<size_t>(B)});  // y_{t-1} at t  [B, d]
   Step out;
+  const auto first = static_cast<size_t>(config_.first_attending());
   for (size_t l = 0; l < decoder_.size(); ++l) {
-    MonotonicHeadsState* heads = st.heads.empty() ? nullptr : &st.heads[l];
+    // a layer that follows the shared policy decodes with the policy layer's stops
+    MonotonicHeadsState* heads =
+        st.heads.empty() ? nullptr : &st.heads[decoder_[l].follows_policy() ? first : l];
     // rows dropped (greedy search, finished sentences): the memory's first B rows
     const Var& kv = st.memory_kv[l];
     const Var memory =

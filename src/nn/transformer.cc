@@ -45,6 +45,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
     j["monotonic_noise"] = json_number(monotonic->noise);
     if (monotonic->head_drop > 0.f) j["monotonic_head_drop"] = json_number(monotonic->head_drop);
     if (monotonic->layers > 0) j["monotonic_layers"] = monotonic->layers;
+    if (monotonic->shared) j["monotonic_policy"] = "shared";
     monotonic->latency.to_json(j);
   }
 }
@@ -65,11 +66,15 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   check(cross == "soft" || cross == "monotonic" || cross == "mocha",
         "config.json: cross_attention is \"", cross, "\" (soft, monotonic or mocha)");
   if (cross != "soft") {
+    const auto policy = j.value("monotonic_policy", std::string("heads"));
+    check(policy == "heads" || policy == "shared", "config.json: monotonic_policy is \"", policy,
+          "\" (heads or shared)");
     c.monotonic = MonotonicHeadsConfig{.chunk = cross == "mocha" ? j.at("chunk").get<int64_t>() : 0,
                                        .bias = j.at("monotonic_bias").get<float>(),
                                        .noise = j.at("monotonic_noise").get<float>(),
                                        .head_drop = j.value("monotonic_head_drop", 0.f),
                                        .layers = j.value("monotonic_layers", int64_t{0}),
+                                       .shared = policy == "shared",
                                        .latency = LatencyLoss::from_json(j)};
     check(cross == "monotonic" || c.monotonic->chunk >= 1, "config.json: mocha's chunk is ",
           c.monotonic->chunk, " (at least 1)");
@@ -167,14 +172,14 @@ Var TransformerEncoderLayer::step(Var x, KvCache& cache) const {
 }
 
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerConfig& c,
-                                                 const Scope& scope, bool attends)
+                                                 const Scope& scope, bool attends, bool follows)
     : self_(c.d_model, c.heads, true, scope / "self_attn"),
       cross_(c.monotonic || !attends ? std::nullopt
                                      : std::make_optional<MultiHeadAttention>(
                                            c.d_model, c.heads, false, scope / "cross_attn")),
       monotonic_(c.monotonic && attends
                      ? std::make_optional<MonotonicMultiHeadAttention>(
-                           c.d_model, c.heads, *c.monotonic, scope / "cross_attn")
+                           c.d_model, c.heads, *c.monotonic, scope / "cross_attn", follows)
                      : std::nullopt),
       ff_(c, scope / "ffn"),
       r_self_(c, scope / "self_attn"),
@@ -188,14 +193,15 @@ Var TransformerDecoderLayer::project_memory(Var memory, const Packing& src) cons
 
 Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
                                      std::span<const int32_t> src_lengths, int64_t wait_k,
-                                     Var* delays) const {
+                                     Var* delays, Var* policy) const {
   y = r_self_(y, [&](Var h) { return self_.self(h, tgt, /*causal=*/true); });
   if (!attends()) {
     // no cross-attention sub-layer
   } else if (monotonic_) {
     check(wait_k == 0, "transformer: wait-k with monotonic cross-attention");
-    y = (*r_cross_)(
-        y, [&](Var h) { return monotonic_->cross(h, tgt, memory_kv, src_lengths, delays); });
+    y = (*r_cross_)(y, [&](Var h) {
+      return monotonic_->cross(h, tgt, memory_kv, src_lengths, delays, policy);
+    });
   } else {
     // wait-k: output i sees source positions j <= i + k - 1
     const std::optional<int64_t> prefix =

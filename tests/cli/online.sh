@@ -122,6 +122,21 @@ c = [find(c, k) for k in ("monotonic_latency", "monotonic_latency_gather", "mono
                           "monotonic_head_drop")]
 assert c == [0.1, "weighted", 0.01, 0.5], c' "$work/mma/config.json" || fail "mma: latency config"
 
+# a Transformer on one shared policy (--monotonic-policy shared): kept in its config, and online
+# decoding writes what offline decoding writes
+"$heed" --threads 1 train --model transformer --attention mocha --chunk 1000 --causal-encoder \
+  --monotonic-policy shared --src-units char --tgt-units word --d-model 32 --heads 2 --ff 64 \
+  --layers 2 --batch 32 --epochs 1 --latency-weight 0.01 \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/tmilk" > "$work/tmilk.log"
+grep -q "mocha heads w 1000 on one shared policy" "$work/tmilk.log" || fail "tmilk: $(head -1 "$work/tmilk.log")"
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+assert "\"monotonic_policy\": \"shared\"" in json.dumps(c), c' "$work/tmilk/config.json" ||
+  fail "tmilk: monotonic_policy not in config.json"
+"$heed" --threads 1 translate --model "$work/tmilk" < "$work/dev" > "$work/tmilk.offline"
+"$heed" --threads 1 translate --model "$work/tmilk" --online < "$work/dev" > "$work/tmilk.online"
+cmp -s "$work/tmilk.offline" "$work/tmilk.online" || fail "tmilk: online output differs from offline"
+
 # an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight and its
 # warm-up stay in its config
 "$heed" --threads 1 train --model rnn --attention mocha --chunk 1000 --latency-weight 0.01 \
@@ -170,5 +185,8 @@ echo '{"src_len": 3, "out": ["A"], "delays": [4]}' > "$work/bad.jsonl"
 "$heed" train --model transformer --attention monotonic --layers 1 --monotonic-layers 2 \
   --train-src "$work/train" --save "$work/bad8" > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "monotonic-layers 2: the decoder has 1 layers" "$work/err" || fail "--monotonic-layers 2 of 1: $(cat "$work/err")"
+"$heed" train --model rnn --attention mocha --monotonic-policy shared "${common[@]}" \
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/bad9" > /dev/null 2> "$work/err"
+[ $? = 2 ] && grep -q "monotonic-policy chooses how monotonic multihead attention stops" "$work/err" || fail "rnn --monotonic-policy: $(cat "$work/err")"
 set -e
 echo "online: ok"

@@ -191,7 +191,10 @@ TEST_P(EveryDecoder, WideBeamsGiveWellFormedHypotheses) {
 }
 
 TEST_P(EveryDecoder, WiderBeamsFindMoreProbableOutputs) {
-  SmallSeq2Seq small(GetParam(), 23);
+  // (transformer_milk drawn from seed 23 is a model whose greedy outputs are already the most
+  // probable on all 30 sources: beam 5 finds the same to the last digit; from seeds 30-34, 22-27
+  // of the 30 are bettered)
+  SmallSeq2Seq small(GetParam(), GetParam() == "transformer_milk" ? 30 : 23);
   const Seq2SeqModel& model = *small.model;
   auto src = random_sources(small.rng, 30);
   auto one = beam_search(model, src, {.beam = 1, .length_penalty = 0});
@@ -393,7 +396,8 @@ TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
                          ::testing::Values("bahdanau", "bahdanau_maxout", "luong", "transformer",
-                                           "transformer_mocha", "transformer_mocha_top", "conv"),
+                                           "transformer_mocha", "transformer_mocha_top",
+                                           "transformer_milk", "conv"),
                          [](const auto& info) { return info.param; });
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {

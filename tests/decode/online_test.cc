@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "heed/decode/greedy.h"
 #include "heed/decode/online.h"
@@ -284,14 +285,20 @@ TEST(OnlineDecoding, TransformerWaitKWritesTheOfflineOutputs) {
 }
 
 // The Transformer with monotonic multihead attention (Ma et al. 2020): monotonic (or MoChA)
-// heads in every decoder layer, or in the top one only (the lower one without cross-attention);
-// online decoding writes the offline outputs, each once every head of every layer has stopped
-// on a token read.
+// heads in every decoder layer, or in the top one only (the lower one without cross-attention),
+// or one shared policy for both layers' heads (MILk's, with an unbounded chunk); online
+// decoding writes the offline outputs, each once every head of every layer has stopped on a
+// token read.
 TEST(OnlineDecoding, TransformerMonotonicHeadsWriteTheOfflineOutputs) {
-  for (auto [chunk, layers] : {std::pair<int64_t, int64_t>{0, 0}, {2, 0}, {0, 1}}) {
-    SCOPED_TRACE(::testing::Message() << "chunk " << chunk << ", layers " << layers);
+  for (auto [chunk, layers, shared] : {std::tuple<int64_t, int64_t, bool>{0, 0, false},
+                                       {2, 0, false},
+                                       {0, 1, false},
+                                       {32, 0, true}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "chunk " << chunk << ", layers " << layers << ", shared " << shared);
     CopyingTransformer m(
-        0, MonotonicHeadsConfig{.chunk = chunk, .bias = -1.f, .noise = 1.f, .layers = layers});
+        0, MonotonicHeadsConfig{
+               .chunk = chunk, .bias = -1.f, .noise = 1.f, .layers = layers, .shared = shared});
     ASSERT_EQ(m.model->online_policy().kind, OnlinePolicy::Kind::Monotonic);
     ASSERT_TRUE(m.model->hard_monotonic_attention());
     EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.8);
@@ -389,17 +396,23 @@ TEST(OnlineDecoding, ExtendingTheSourceEqualsReplaying) {
       EXPECT_GT(e.retaken, 0);
     }
   }
-  // chunk -1: wait-2 cross-attention; layers 1: monotonic heads in the top decoder layer only
-  for (auto [chunk, layers] : {std::pair<int64_t, int64_t>{-1, 0}, {0, 0}, {2, 0}, {0, 1}}) {
-    SCOPED_TRACE(::testing::Message() << "transformer, chunk " << chunk << ", layers " << layers);
+  // chunk -1: wait-2 cross-attention; layers 1: monotonic heads in the top decoder layer only;
+  // shared: one policy for both layers' heads
+  for (auto [chunk, layers, shared] : {std::tuple<int64_t, int64_t, bool>{-1, 0, false},
+                                       {0, 0, false},
+                                       {2, 0, false},
+                                       {0, 1, false},
+                                       {32, 0, true}}) {
+    SCOPED_TRACE(::testing::Message() << "transformer, chunk " << chunk << ", layers " << layers
+                                      << ", shared " << shared);
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = 12;
     c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .causal_encoder = true};
     if (chunk < 0)
       c.layer.wait_k = 2;
     else
-      c.layer.monotonic =
-          MonotonicHeadsConfig{.chunk = chunk, .bias = 0.f, .noise = 1.f, .layers = layers};
+      c.layer.monotonic = MonotonicHeadsConfig{
+          .chunk = chunk, .bias = 0.f, .noise = 1.f, .layers = layers, .shared = shared};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 32;
     ParameterStore store;

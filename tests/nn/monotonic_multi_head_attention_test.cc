@@ -3,11 +3,13 @@
 // saturated stopping probabilities the expectation is the hard path, so the teacher-forced
 // layer equals hard decoding step by step; hard stops never move back and a beam reorder
 // continues the rows it is given; HeadDrop masks whole heads; the heads' expected delays (their
-// latency terms: tests/nn/latency_loss_test.cc).
+// latency terms: tests/nn/latency_loss_test.cc); one shared policy, handed from its layer to a
+// layer that follows it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "heed/nn/monotonic_multi_head_attention.h"
@@ -17,6 +19,28 @@ namespace heed {
 namespace {
 
 constexpr int64_t kD = 8, kHeads = 2;
+
+// The saturated cases' inputs: two targets of T positions (packed) under sources of S and S - 2.
+struct SaturatedCase {
+  static constexpr int64_t B = 2, T = 6, S = 7;
+  Rng rng{9};
+  Tensor x = testing::random_tensor({B * T, kD}, rng);  // [B T, d]
+  Tensor memory = testing::random_tensor({B * S - 2, kD}, rng);
+  std::vector<int32_t> src_len{S, S - 2}, tgt_len = std::vector<int32_t>(B, T);
+  // energies scaled up until every stopping probability is 0 or 1 (to float precision)
+  static void saturate(ParameterStore& store, const std::string& W_q) {
+    for (Parameter* p : store.all())
+      if (p->name == W_q)
+        for (float& w : p->value.span()) w *= 3000.f;
+  }
+  // decoding's input at step i: position i of each target  [B, d]
+  Tensor step_input(int64_t i) const {
+    Tensor xi = Tensor::empty({B, kD});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < kD; ++k) xi.data()[b * kD + k] = x.data()[(b * T + i) * kD + k];
+    return xi;
+  }
+};
 
 TEST(MonotonicMultiHeadAttention, GradientsMatchFiniteDifferences) {
   // chunk 0: each head attends to its stop; 2: MoChA; 9 >= every source: infinite lookback
@@ -52,27 +76,20 @@ TEST(MonotonicMultiHeadAttention, SaturatedExpectationEqualsHardDecoding) {
     Rng init(11);
     MonotonicMultiHeadAttention mma(kD, kHeads, {.chunk = chunk, .bias = 0.f, .noise = 0.f},
                                     Scope(store, init));
-    for (Parameter* p : store.all())
-      if (p->name == "W_q")  // the stopping energies' queries, not MoChA's chunk queries
-        for (float& w : p->value.span()) w *= 3000.f;
-    const int64_t B = 2, T = 6, S = 7;
-    Rng rng(9);
-    const Tensor x = testing::random_tensor({B * T, kD}, rng);  // packed: both of length T
-    const Tensor memory = testing::random_tensor({B * S - 2, kD}, rng);
-    const std::vector<int32_t> src_len = {S, S - 2}, tgt_len(B, static_cast<int32_t>(T));
+    SaturatedCase::saturate(store, "W_q");  // the stopping energies' queries, not MoChA's chunk's
+    const SaturatedCase cs;
+    const int64_t B = cs.B, T = cs.T, S = cs.S;
     Graph g(Mode::Inference);
-    const Packing src = make_packing(g, src_len), tgt = make_packing(g, tgt_len);
-    Var kv = mma.project_memory(g.constant(memory), src);
-    Var full = mma.cross(g.constant(x), tgt, kv, src_len);  // [B T, d]
+    const Packing src = make_packing(g, cs.src_len), tgt = make_packing(g, cs.tgt_len);
+    Var kv = mma.project_memory(g.constant(cs.memory), src);
+    Var full = mma.cross(g.constant(cs.x), tgt, kv, cs.src_len);  // [B T, d]
     MonotonicHeadsState st = mma.make_state(B);
     std::vector<int32_t> last(B * kHeads, 0);
     int moved = 0;
     for (int64_t i = 0; i < T; ++i) {
-      Tensor xi = Tensor::empty({B, kD});
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t k = 0; k < kD; ++k) xi.data()[b * kD + k] = x.data()[(b * T + i) * kD + k];
+      const Tensor xi = cs.step_input(i);
       Tensor w;
-      Var y = mma.step(g.constant(xi), kv, src_len, st, &w);  // [B, d]
+      Var y = mma.step(g.constant(xi), kv, cs.src_len, st, &w);  // [B, d]
       for (int64_t b = 0; b < B; ++b)
         for (int64_t k = 0; k < kD; ++k)
           EXPECT_NEAR(y.value().data()[b * kD + k], full.value().data()[(b * T + i) * kD + k],
@@ -205,6 +222,120 @@ TEST(MonotonicMultiHeadAttention, HeadDropMasksWholeHeadsAndScalesTheKeptOnes) {
   }
   // 1,200 heads, each masked out with p = 0.25: 300 expected, standard deviation 15
   EXPECT_NEAR(static_cast<double>(dropped), p * B * H, 4 * 15.0);
+}
+
+// One policy for the decoder (MonotonicHeadsConfig::shared, MILk's in a Transformer): the
+// layer that holds it has one stopping head over the whole width, hands its expected alignment
+// [B, T, S] to a layer that follows (which has no stopping energies), and gives one delay per
+// step [B, 1, T]; finite-difference gradients through both layers, parameters included, for
+// MoChA chunks of 2 and infinite lookback.
+TEST(MonotonicMultiHeadAttention, SharedPolicyGradientsMatchFiniteDifferences) {
+  for (int64_t chunk : {2, 9}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
+    ParameterStore store;
+    Rng init(3);
+    const MonotonicHeadsConfig c{.chunk = chunk, .bias = -0.5f, .noise = 0.f, .shared = true};
+    MonotonicMultiHeadAttention lead(kD, kHeads, c, Scope(store, init) / "lead");
+    MonotonicMultiHeadAttention follow(kD, kHeads, c, Scope(store, init) / "follow", true);
+    EXPECT_EQ(lead.stopping_heads(), 1);
+    EXPECT_TRUE(follow.follows());
+    for (Parameter* q : store.all()) {
+      EXPECT_FALSE(q->name == "follow/W_q" || q->name == "follow/r") << "a follower stops nothing";
+      if (q->name == "lead/r") {
+        EXPECT_EQ(q->value.numel(), 1);
+      }
+    }
+    Rng rng(5);
+    std::vector<Tensor> in = {testing::random_tensor({6, kD}, rng),
+                              testing::random_tensor({6, kD}, rng),
+                              testing::random_tensor({8, kD}, rng)};
+    static const std::vector<int32_t> src_len = {5, 3}, tgt_len = {4, 2};
+    {
+      Graph g(Mode::Inference);
+      const Packing tgt = make_packing(g, tgt_len), src = make_packing(g, src_len);
+      Var delays, policy;
+      lead.cross(g.constant(in[0]), tgt, lead.project_memory(g.constant(in[2]), src), src_len,
+                 &delays, &policy);
+      EXPECT_EQ(delays.shape(), (Shape{2, 1, 4}));
+      EXPECT_EQ(policy.shape(), (Shape{2, 4, 5}));
+      EXPECT_EQ(follow.project_memory(g.constant(in[2]), src).shape(),
+                (Shape{2, 5, 2 * kD}));  // V | K'
+    }
+    std::vector<Parameter*> params(store.all().begin(), store.all().end());
+    testing::expect_gradients(
+        [&](Graph& g, std::vector<Var>& x) {
+          const Packing tgt = make_packing(g, tgt_len), src = make_packing(g, src_len);
+          Var policy;
+          Var y = lead.cross(x[0], tgt, lead.project_memory(x[2], src), src_len, nullptr, &policy);
+          return y + follow.cross(x[1], tgt, follow.project_memory(x[2], src), src_len, nullptr,
+                                  &policy);
+        },
+        in, {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 24}, {}, params);
+  }
+}
+
+// The shared policy saturated (its energies scaled up until every p is 0 or 1): teacher forcing
+// equals hard decoding step by step in the layer that holds the policy and in the one that
+// follows it (decoding with the policy's state, which it does not move), and every head of both
+// attends over the chunk ending at the one stop.
+TEST(MonotonicMultiHeadAttention, SharedPolicySaturatedEqualsHardDecoding) {
+  constexpr int64_t chunk = 3;
+  ParameterStore store;
+  Rng init(11);
+  const MonotonicHeadsConfig c{.chunk = chunk, .bias = 0.f, .noise = 0.f, .shared = true};
+  MonotonicMultiHeadAttention lead(kD, kHeads, c, Scope(store, init) / "lead");
+  MonotonicMultiHeadAttention follow(kD, kHeads, c, Scope(store, init) / "follow", true);
+  SaturatedCase::saturate(store, "lead/W_q");
+  const SaturatedCase cs;
+  const int64_t B = cs.B, T = cs.T, S = cs.S;
+  Graph g(Mode::Inference);
+  const Packing src = make_packing(g, cs.src_len), tgt = make_packing(g, cs.tgt_len);
+  Var kv_lead = lead.project_memory(g.constant(cs.memory), src);
+  Var kv_follow = follow.project_memory(g.constant(cs.memory), src);
+  Var policy;
+  Var full_lead = lead.cross(g.constant(cs.x), tgt, kv_lead, cs.src_len, nullptr, &policy);
+  Var full_follow = follow.cross(g.constant(cs.x), tgt, kv_follow, cs.src_len, nullptr, &policy);
+  MonotonicHeadsState st = lead.make_state(B);
+  ASSERT_EQ(st.stop.size(), static_cast<size_t>(B));  // one stop per row
+  EXPECT_TRUE(follow.make_state(B).stop.empty());
+  int moved = 0;
+  std::vector<int32_t> last(B, 0);
+  for (int64_t i = 0; i < T; ++i) {
+    const Tensor xi = cs.step_input(i);
+    Tensor w_lead, w_follow;
+    Var y_lead = lead.step(g.constant(xi), kv_lead, cs.src_len, st, &w_lead);
+    const std::vector<int32_t> stops = st.stop;
+    Var y_follow = follow.step(g.constant(xi), kv_follow, cs.src_len, st, &w_follow);
+    EXPECT_EQ(st.stop, stops) << "a layer that follows does not move the policy";
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t k = 0; k < kD; ++k) {
+        EXPECT_NEAR(y_lead.value().data()[b * kD + k],
+                    full_lead.value().data()[(b * T + i) * kD + k], 1e-3f)
+            << "row " << b << " step " << i;
+        EXPECT_NEAR(y_follow.value().data()[b * kD + k],
+                    full_follow.value().data()[(b * T + i) * kD + k], 1e-3f)
+            << "row " << b << " step " << i;
+      }
+      const int32_t t = st.stop[b];
+      if (t < 0) continue;
+      EXPECT_GE(t, last[b]);
+      moved += t != last[b];
+      last[b] = t;
+      for (const Tensor* w : {&w_lead, &w_follow})
+        for (int64_t hh = 0; hh < kHeads; ++hh) {
+          const float* wr = w->data() + (b * kHeads + hh) * S;
+          float sum = 0;
+          for (int64_t j = 0; j < S; ++j) {
+            sum += wr[j];
+            if (j > t || j <= t - chunk) {
+              EXPECT_EQ(wr[j], 0.f) << "row " << b << " head " << hh << " j " << j;
+            }
+          }
+          EXPECT_NEAR(sum, 1.f, 1e-5f);
+        }
+    }
+  }
+  EXPECT_GT(moved, 1) << "the case should move the policy along the source";
 }
 
 TEST(MonotonicMultiHeadAttention, ReorderContinuesTheGivenRows) {

@@ -22,20 +22,27 @@ constexpr int64_t kSmallVocab = 15;
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
 // styles ("bahdanau_maxout": with the deep-output read-out of 6 maxout units); "transformer": 2+2
 // layers, d 16 ("transformer_mocha": its heads monotonic; "transformer_mocha_top": in the top
-// decoder layer only, the other without cross-attention); "conv": ConvS2S, 2+2 layers, E 8, C 12
+// decoder layer only, the other without cross-attention; "transformer_milk": one shared policy,
+// every head of both layers attending over the whole prefix up to its stop); "conv": ConvS2S,
+// 2+2 layers, E 8, C 12
 inline std::unique_ptr<Seq2SeqModel> small_seq2seq(const std::string& kind, ParameterStore& store,
                                                    Rng& rng) {
-  if (kind == "transformer" || kind == "transformer_mocha" || kind == "transformer_mocha_top") {
+  if (kind.starts_with("transformer")) {
     TransformerSeq2SeqConfig c;
     c.src_vocab = c.tgt_vocab = kSmallVocab;
     c.layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0, .norm = NormPlacement::Pre};
     // monotonic multihead attention, MoChA heads of 2; in the top layer only, r = 2: stops near
     // p = 0.9, so that no head runs off the source (whose rows would be empty: every attention
-    // row of these tests sums to 1)
-    const bool top = kind == "transformer_mocha_top";
+    // row of these tests sums to 1); one shared policy, r = 1.5, every head over the prefix
+    const bool top = kind == "transformer_mocha_top", milk = kind == "transformer_milk";
     if (kind != "transformer")
-      c.layer.monotonic = MonotonicHeadsConfig{
-          .chunk = 2, .bias = top ? 2.f : 0.f, .noise = 0.f, .layers = top ? 1 : 0};
+      c.layer.monotonic = MonotonicHeadsConfig{.chunk = milk ? 100 : 2,
+                                               .bias = top    ? 2.f
+                                                       : milk ? 1.5f
+                                                              : 0.f,
+                                               .noise = 0.f,
+                                               .layers = top ? 1 : 0,
+                                               .shared = milk};
     c.enc_layers = c.dec_layers = 2;
     c.max_positions = 64;
     return std::make_unique<TransformerSeq2Seq>(c, Scope(store, rng));

@@ -27,6 +27,17 @@
 // while the rest stop on the first word, which the latency terms above favour. The same paper
 // prunes the heads of the lower decoder layers, which stop on the first word whatever is done
 // (MonotonicHeadsConfig::layers; those layers then read the target alone).
+// One policy for the decoder (MonotonicHeadsConfig::shared): instead of a stop per head, the
+// lowest attending layer has one stopping head over the whole model width, MILk's (Arivazhagan
+// et al. 2019, "Monotonic Infinite Lookback Attention for Simultaneous Machine Translation")
+// policy in a Transformer,
+//   e_ij = q_i k_j^T / sqrt(d) + r,   alpha_i as above,
+// and every head of every attending layer attends softly over the chunk ending at that one
+// stop, with its own energies u^h_ij (MoChA's expected beta, MILk's with w >= |x|):
+//   head_h = sum_j beta^h_ij v^h_j,   beta^h_i = chunk(alpha_i, u^h_i)
+// so that, as in wait-k, every head sees the whole prefix read; the read is adaptive. A layer
+// above the lowest (follows()) has no stopping energies of its own: it takes the policy's
+// alignment in training and its stop in decoding.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +59,7 @@ struct MonotonicHeadsConfig {
   // Decoder layers with monotonic heads, the top ones (0: every layer); the layers below have no
   // cross-attention (Inaguma et al. 2020 prune the lower layers' heads, which learn no alignment)
   int64_t layers = 0;
+  bool shared = false;    // one stopping policy for the decoder (above), not a stop per head
   LatencyLoss latency{};  // training against the heads' delays (nn/latency_loss.h)
 };
 
@@ -64,20 +76,27 @@ struct MonotonicHeadsState {
 
 class MonotonicMultiHeadAttention {
  public:
+  // follows: with c.shared, a layer above the one that holds the policy (it takes its stops)
   MonotonicMultiHeadAttention(int64_t d_model, int64_t heads, const MonotonicHeadsConfig& c,
-                              const Scope& scope);
+                              const Scope& scope, bool follows = false);
   // The memory's projections, once per batch: packed [N_s, d] -> [B, S, 2d] (K | V), or
-  // [B, S, 3d] (K | V | K', MoChA's chunk keys).
+  // [B, S, 3d] (K | V | K', MoChA's chunk keys); a layer that follows: [B, S, 2d] (V | K').
   Var project_memory(Var memory, const Packing& src) const;
+  // Stopping heads: h, 1 for the shared policy, 0 for a layer that follows it.
+  int64_t stopping_heads() const { return stopping_heads_; }
+  bool follows() const { return stopping_heads_ == 0; }
   // Teacher forcing: x [N_q, d] packed as q, every step's expected attention at once -> [N_q, d].
   // key_lengths: the source lengths. `delays`, when given, gets every head's expected delay at
   // every step, in source tokens read before writing, [B, h, T] (0 on padding steps):
   //   E[d^h_i] = sum_j (j + 1) alpha^h_ij + |x| (1 - sum_j alpha^h_ij)
   // (a head that runs off the end has read the whole source): monotonic_latency_loss's input.
+  // With the shared policy, `policy` carries its expected alignment [B, T, S] from the layer
+  // that holds it (written there, [B, 1, T] delays) to the layers that follow (read there).
   Var cross(Var x, const Packing& q, Var memory_kv, std::span<const int32_t> key_lengths,
-            Var* delays = nullptr) const;
-  // Decoding: one position x [B, d], hard stops from `state` (advanced) -> [B, d]. When
-  // `weights` is given it gets what each head attends to, [B, h, 1, S].
+            Var* delays = nullptr, Var* policy = nullptr) const;
+  // Decoding: one position x [B, d], hard stops from `state` (advanced; a layer that follows
+  // reads the policy's state and leaves it) -> [B, d]. When `weights` is given it gets what
+  // each head attends to, [B, h, 1, S].
   Var step(Var x, Var memory_kv, std::span<const int32_t> key_lengths, MonotonicHeadsState& state,
            Tensor* weights = nullptr) const;
   MonotonicHeadsState make_state(int64_t B) const;
@@ -87,10 +106,13 @@ class MonotonicMultiHeadAttention {
   Tensor head_drop_mask(Graph& g, int64_t B) const;
 
   int64_t d_model_, heads_, chunk_;
+  int64_t stopping_heads_;  // h, 1 (the shared policy) or 0 (following it)
+  int64_t v_at_, kc_at_;    // V's and K''s columns in the projected memory (K's at 0)
   float noise_, head_drop_;
-  Parameter *W_q_, *b_q_;    // [d, d], [d]
-  Parameter *W_kv_, *b_kv_;  // [2d, d], [2d] (W^K; W^V), or [3d, d] with W^K' (MoChA)
-  Parameter* r_;             // [h]
+  Parameter *W_q_ = nullptr, *b_q_ = nullptr;  // [d, d], [d]; none in a layer that follows
+  Parameter *W_kv_, *b_kv_;  // [2d, d], [2d] (W^K; W^V), or [3d, d] with W^K' (MoChA); [2d, d]
+                             // (W^V; W^K') in a layer that follows
+  Parameter* r_ = nullptr;   // [stopping heads]
   Parameter *W_qc_ = nullptr, *b_qc_ = nullptr;  // MoChA's W^Q' [d, d], [d]
   Parameter *W_out_, *b_out_;                    // W^O [d, d], [d]
 };

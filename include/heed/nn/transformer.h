@@ -130,9 +130,13 @@ class TransformerEncoderLayer {
 class TransformerDecoderLayer {
  public:
   // attends = false: no cross-attention sub-layer (a lower layer whose monotonic heads were
-  // pruned, MonotonicHeadsConfig::layers): self-attention and the feed-forward layer only
-  TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope, bool attends = true);
+  // pruned, MonotonicHeadsConfig::layers): self-attention and the feed-forward layer only.
+  // follows: monotonic heads that follow the shared policy of a layer below
+  // (MonotonicHeadsConfig::shared).
+  TransformerDecoderLayer(const TransformerLayerConfig& c, const Scope& scope, bool attends = true,
+                          bool follows = false);
   bool monotonic() const { return monotonic_.has_value(); }
+  bool follows_policy() const { return monotonic_ && monotonic_->follows(); }
   bool attends() const { return r_cross_.has_value(); }
   // The encoder output's keys and values for this layer's cross-attention: packed memory
   // [N_s, d] -> [B, S, 2d] (monotonic heads with chunks: [B, S, 3d]); none (an invalid Var)
@@ -146,12 +150,14 @@ class TransformerDecoderLayer {
   // Teacher forcing: y [N_t, d] packed as tgt, causal self-attention, cross-attention over the
   // memory (wait_k > 0: output i over the source prefix j < i + k; the model's
   // TransformerLayerConfig::wait_k, or a batch's). Monotonic heads: `delays`, when given, gets
-  // their expected delays [B, h, T] (MonotonicMultiHeadAttention::cross).
+  // their expected delays [B, h, T], and `policy` the shared policy's alignment from the layer
+  // that holds it to those that follow (MonotonicMultiHeadAttention::cross).
   Var forward(Var y, const Packing& tgt, Var memory_kv, std::span<const int32_t> src_lengths,
-              int64_t wait_k, Var* delays = nullptr) const;
+              int64_t wait_k, Var* delays = nullptr, Var* policy = nullptr) const;
   // One position y_t [B, d] with this layer's key/value cache (and its heads' stops when the
-  // cross-attention is monotonic). When `weights` is given, it gets the cross-attention
-  // weights [B, h, 1, S] of this step.
+  // cross-attention is monotonic: a layer that follows the shared policy is given the policy
+  // layer's). When `weights` is given, it gets the cross-attention weights [B, h, 1, S] of
+  // this step.
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
            MonotonicHeadsState* heads, int64_t wait_k, Tensor* weights = nullptr) const;
 
