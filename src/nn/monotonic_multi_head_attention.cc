@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "heed/autograd/ops.h"
@@ -136,7 +137,8 @@ Var MonotonicMultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
     if (g.training() && noise_ > 0.f) {  // eps ~ N(0, sigma^2)
       Tensor eps = g.alloc(Shape{B, hs, T, S});
       Rng rng(g.next_stream());
-      for (float& z : eps.span()) z = noise_ * rng.normal();
+      const std::span<float> z = eps.span();
+      std::generate(z.begin(), z.end(), [&] { return noise_ * rng.normal(); });
       e = e + g.constant(eps);
     }
     Var pstop = sigmoid(e + g.constant(mask));  // p^h_ij, 0 on padding
