@@ -136,6 +136,15 @@ assert "\"monotonic_policy\": \"shared\"" in json.dumps(c), c' "$work/tmilk/conf
 "$heed" --threads 1 translate --model "$work/tmilk" < "$work/dev" > "$work/tmilk.offline"
 "$heed" --threads 1 translate --model "$work/tmilk" --online < "$work/dev" > "$work/tmilk.online"
 cmp -s "$work/tmilk.offline" "$work/tmilk.online" || fail "tmilk: online output differs from offline"
+# a config.json with another policy name is refused, naming the file
+cp -r "$work/tmilk" "$work/tbad"
+sed -i 's/"monotonic_policy": *"shared"/"monotonic_policy": "bogus"/' "$work/tbad/config.json"
+set +e
+"$heed" translate --model "$work/tbad" < "$work/words" > /dev/null 2> "$work/err"
+rc=$?
+set -e
+[ $rc != 0 ] && grep -q 'config.json.*monotonic_policy is "bogus"' "$work/err" ||
+  fail "a bogus monotonic_policy: exit $rc, $(cat "$work/err")"
 
 # an RNN trained as MILk (MoChA with an unbounded chunk) against its latency: the weight and its
 # warm-up stay in its config
