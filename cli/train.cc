@@ -188,10 +188,11 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str()
       ->check(kSize);
   add_enum_option(*app, "--readout", m.readout,
-                  "rnn, Bahdanau-style decoders (none, bahdanau, monotonic, mocha, hard trained "
-                  "by sampling): concat, logits straight from [s_i ; c_i ; E y_i-1] | maxout, "
-                  "Bahdanau et al. 2015's deep output, a maxout layer of --readout-dim units "
-                  "before the vocabulary");
+                  "rnn, Bahdanau-style decoders (none, bahdanau, monotonic, mocha, hard): "
+                  "concat, logits straight from [s_i ; c_i ; E y_i-1] | maxout, Bahdanau et al. "
+                  "2015's deep output, a maxout layer of --readout-dim units before the "
+                  "vocabulary (hard trained exactly: for every source position, [s_i ; h_j ; "
+                  "E y_i-1])");
   app->add_option("--readout-dim", m.readout_dim, "rnn, --readout maxout: its units l")
       ->capture_default_str()
       ->check(kSize);

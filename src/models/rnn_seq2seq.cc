@@ -162,11 +162,12 @@ RnnSeq2Seq::RnnSeq2Seq(
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
   if (c.attention == AttentionKind::Hard && c.hard.baseline == HardBaseline::Word)
     baseline_ = ReinforceBaseline(c.tgt_vocab);
-  check(c.readout == Readout::Concat || (!c.luong_style() && !c.hard_exact()),
+  check(c.readout == Readout::Concat || !c.luong_style(),
         "rnn model: --readout maxout is the deep output of Bahdanau-style decoders (attention "
-        "none, bahdanau, monotonic, mocha, or hard trained by sampling); ",
-        attention_name(c.attention), c.hard_exact() ? " trained exactly" : "",
-        " reads out its own way");
+        "none, bahdanau, monotonic, mocha or hard); ",
+        attention_name(c.attention), " reads out its own way");
+  check(c.readout == Readout::Concat || c.readout_dim > 0,
+        "rnn model: the maxout read-out needs readout_dim > 0");
   const int64_t Dm = encoder_->width(), H = c.dec_hidden, V = c.tgt_vocab;
   const int64_t G = (c.dec_cell == CellKind::Gru ? 3 : 4) * H;
   Scope dec = scope / "decoder";
@@ -177,14 +178,23 @@ RnnSeq2Seq::RnnSeq2Seq(
     feed_W_ = &dec.param("rnn/W_feed", {G, H}, Init::glorot_uniform());  // input feeding h~
     comb_W_ = &dec.param("W_c", {H, Dm + H}, Init::glorot_uniform());
     out_W_ = &dec.param("out/W", {V, H}, Init::glorot_uniform());
-  } else if (c.hard_exact()) {
+  } else if (c.hard_exact() && c.readout == Readout::Concat) {
     // no context into the gates (the sum over j stays exact); the read-out split by input
     feed_W_ = nullptr;
     out_W_ = &dec.param("out/W_s", {V, H}, Init::glorot_uniform());
     mix_W_ = &dec.param("out/W_c", {V, Dm}, Init::glorot_uniform());
     out_Wy_ = &dec.param("out/W_y", {V, c.tgt_embed}, Init::glorot_uniform());
+  } else if (c.hard_exact()) {
+    // the deep output for every position j: the maxout layer's W_t [s_i ; h_j ; E y_{i-1}]
+    // split by input the same way (W_c h_j once per source), then W_o
+    feed_W_ = nullptr;
+    const int64_t P = 2 * c.readout_dim;
+    maxout_W_ = &dec.param("out/maxout/W_s", {P, H}, Init::glorot_uniform());
+    maxout_b_ = &dec.param("out/maxout/b", {P}, Init::zeros());
+    mix_W_ = &dec.param("out/maxout/W_c", {P, Dm}, Init::glorot_uniform());
+    out_Wy_ = &dec.param("out/maxout/W_y", {P, c.tgt_embed}, Init::glorot_uniform());
+    out_W_ = &dec.param("out/W", {V, c.readout_dim}, Init::glorot_uniform());
   } else if (c.readout == Readout::Maxout) {
-    check(c.readout_dim > 0, "rnn model: the maxout read-out needs readout_dim > 0");
     feed_W_ = &dec.param("rnn/W_context", {G, Dm}, Init::glorot_uniform());  // c_i into gates
     maxout_W_ = &dec.param("out/maxout/W", {2 * c.readout_dim, H + Dm + c.tgt_embed},
                            Init::glorot_uniform());
@@ -223,7 +233,9 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   DecoderState st;
   st.attention = attention_->start(g, memory);
   st.attention.wait_k = config_.wait_k;
-  if (config_.hard_exact())  // W_c h_j: every position's share of the logits, once per source
+  // W_c h_j: every position's share of the logits (or of the maxout layer's input), once per
+  // source
+  if (config_.hard_exact())
     st.mix_keys = repeat_rows(linear(dropout(enc.states, config_.dropout), g.param(*mix_W_)),
                               k);  // [B, S, V]
   if (config_.online_policy().kind == OnlinePolicy::Kind::ReadAll) {
@@ -283,17 +295,36 @@ Var RnnSeq2Seq::advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& a,
   return st.feed;
 }
 
+Var RnnSeq2Seq::hard_base(Var o, Var y) const {
+  Graph& g = o.graph();
+  const bool deep = config_.readout == Readout::Maxout;
+  return linear(o, g.param(deep ? *maxout_W_ : *out_W_), g.param(deep ? *maxout_b_ : *out_b_)) +
+         linear(y, g.param(*out_Wy_));
+}
+
 Var RnnSeq2Seq::hard_scores(Var base, const DecoderState& st, const Attended& a) const {
-  // training, and decoding with the marginal: log p(y_i) = log sum_j alpha_ij softmax(base +
-  // W_c h_j)  [B, V]
-  if (a.log_weights.valid()) return hard_marginal(base, st.mix_keys, a.log_weights);
-  // argmax decoding: the chosen j's logits, base + W_c h_j  [B, V]
   Graph& g = base.graph();
-  const int64_t B = st.mix_keys.dim(0), S = st.mix_keys.dim(1), V = st.mix_keys.dim(2);
+  const int64_t B = st.mix_keys.dim(0), S = st.mix_keys.dim(1), P = st.mix_keys.dim(2);
+  const bool deep = config_.readout == Readout::Maxout;
+  // the deep output of pre-activations t~ [..., 2l]: W_o maxout(t~) + b_o  [..., V]
+  auto deep_out = [&](Var pre) {
+    return linear(dropout(maxout(pre), config_.dropout), g.param(*out_W_));
+  };
+  if (a.log_weights.valid()) {
+    // training, and decoding with the marginal: log p(y_i) = log sum_j alpha_ij softmax(l_ij)
+    // [B, V], with l_ij = base + W_c h_j (concat) or W_o maxout(base + W_c h_j) + b_o (maxout)
+    if (!deep) return hard_marginal(base, st.mix_keys, a.log_weights);
+    const Var pre = add(reshape(base, Shape{B, 1, P}), st.mix_keys);  // t~_ij [B, S, 2l]
+    const Var bias = add(g.constant(g.zeros(Shape{B, config_.tgt_vocab})), g.param(*out_b_));
+    return hard_marginal(bias, deep_out(pre), a.log_weights);  // W_o t_ij [B, S, V]
+  }
+  // argmax decoding: the chosen j's logits  [B, V]
   int32_t* rows = g.arena().array<int32_t>(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) rows[b] = static_cast<int32_t>(b * S + a.chosen[b]);
-  return base +
-         embedding(reshape(st.mix_keys, Shape{B * S, V}), {rows, static_cast<size_t>(B)}, Shape{B});
+  const Var chosen =
+      embedding(reshape(st.mix_keys, Shape{B * S, P}), {rows, static_cast<size_t>(B)}, Shape{B});
+  if (!deep) return base + chosen;
+  return add(deep_out(base + chosen), g.param(*out_b_));
 }
 
 namespace {
@@ -353,9 +384,8 @@ RnnSeq2Seq::Step RnnSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
   Var o = advance(g, dec_cell_.project(g, y), y, out.next, a);
   out.weights = a.weights;
   if (scores == Scores::None) return out;  // the state alone: no read-out
-  if (config_.hard_exact())                // W_s s_i + W_y E y_{i-1} + b + W_c h_j
-    out.logits = hard_scores(
-        linear(o, g.param(*out_W_), g.param(*out_b_)) + linear(y, g.param(*out_Wy_)), out.next, a);
+  if (config_.hard_exact())                // W_s s_i + W_y E y_{i-1} + b, then h_j's share
+    out.logits = hard_scores(hard_base(o, y), out.next, a);
   else
     out.logits = read_out(o);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
@@ -375,12 +405,15 @@ Var RnnSeq2Seq::read_out_input(Var o, const ReadoutStreams& streams) const {
   if (config_.readout == Readout::Concat) return o;  // W o_i + b follows
   // Bahdanau et al. 2015, A.2.2: t~ = W_t o_i + b_t [..., 2l]; t_j = max(t~_2j-1, t~_2j) [..., l]
   Graph& g = o.graph();
-  Var t = linear(o, g.param(*maxout_W_), g.param(*maxout_b_));
-  std::vector<int64_t> pairs = t.shape().dims();
+  const Var t = maxout(linear(o, g.param(*maxout_W_), g.param(*maxout_b_)));
+  return dropout(t, config_.dropout, streams.maxout);  // W_o t_i + b follows
+}
+
+Var RnnSeq2Seq::maxout(Var pre) const {
+  std::vector<int64_t> pairs = pre.shape().dims();
   pairs.back() = config_.readout_dim;
   pairs.push_back(2);  // [..., l, 2]: the adjacent pairs
-  t = max(reshape(t, Shape(pairs)), static_cast<int>(pairs.size()) - 1);
-  return dropout(t, config_.dropout, streams.maxout);  // W_o t_i + b follows
+  return max(reshape(pre, Shape(pairs)), static_cast<int>(pairs.size()) - 1);
 }
 
 Var RnnSeq2Seq::read_out(Var o, const ReadoutStreams& streams) const {
@@ -427,10 +460,9 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   }
   Var logits, expected_logits;
   if (config_.hard_exact()) {
-    // W_s s_i + b + W_y E y_{i-1}, then per step the sum over j (or the chosen j): log p
+    // W_s s_i + b + W_y E y_{i-1} [T, B, V or 2l], then per step the sum over j: log p
     // [T, B, V], which cross_entropy's log-softmax leaves as it is
-    logits = linear(dropout(concat(outs, 0), config_.dropout), g.param(*out_W_), g.param(*out_b_)) +
-             linear(y, g.param(*out_Wy_));
+    logits = hard_base(dropout(concat(outs, 0), config_.dropout), y);
     std::vector<Var> rows;
     for (int64_t t = 0; t < b.T; ++t)
       rows.push_back(reshape(hard_scores(select(logits, 0, t), st, steps[t]),

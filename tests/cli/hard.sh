@@ -3,7 +3,8 @@
 # `--hard-train` (exact, reinforce, gumbel) through `heed train`, translated with one-hot
 # `--attention-out` rows (one source position per output phone, the EOS row included) and
 # beam search, and with `--attention-distribution` alpha_i, whose argmax is the one-hot row; its
-# config.json keeps the choice; the exact model with `--hard-marginal` (alpha_i rows); a score
+# config.json keeps the choice; the exact model with `--hard-marginal` (alpha_i rows), and with
+# the deep output for every position (`--readout maxout`); a score
 # function without energies, an absurd --hard-mix and --hard-marginal on a model not trained
 # exactly are refused. Run by ctest: hard.sh HEED DATA_DIR
 set -euo pipefail
@@ -57,6 +58,24 @@ for l in open(sys.argv[1]):
     for row in r["attention"]:
         assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row' \
   "$work/marginal.jsonl" || fail "--hard-marginal: alpha rows"
+
+# the exact model with the deep output for every position (--readout maxout): saved, reloaded,
+# decoded with one-hot rows and with the marginal
+"$heed" --threads 1 train --model rnn --attention hard --hard-train exact --readout maxout \
+  --readout-dim 8 "${common[@]}" --save "$work/deep" > "$work/deep.log"
+grep -q '"readout": *"maxout"' "$work/deep/config.json" || fail "deep: config.json"
+for flag in "" --hard-marginal; do
+  "$heed" --threads 1 translate --model "$work/deep" $flag --beam 3 \
+    --attention-out "$work/deep.jsonl" < "$work/words" > "$work/deep.out"
+  [ "$(wc -l < "$work/deep.out")" = 3 ] || fail "deep $flag: output lines"
+  python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    for row in r["attention"]:
+        assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row
+        assert sys.argv[2] or sorted(row)[-1] == 1.0, row' "$work/deep.jsonl" "$flag" ||
+    fail "deep $flag: attention rows"
+done
 
 set +e
 "$heed" translate --model "$work/reinforce" --hard-marginal < "$work/words" > /dev/null 2> "$work/err"

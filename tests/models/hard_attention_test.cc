@@ -152,10 +152,23 @@ TEST(HardAttentionModel, TheExpectedBaselineLeavesNoAdvantageWhenTheContextIsIgn
   EXPECT_GT(score_gradient(HardBaseline::Global), 1e-4);
 }
 
-TEST(HardAttentionModel, ExactMarginalGradients) {
+// Exact marginalisation with either read-out: W_s s_i + W_c h_j + W_y E y_{i-1} + b straight
+// to the vocabulary, or through the maxout layer for every position (--readout maxout).
+class EachExactReadout : public ::testing::TestWithParam<Readout> {
+ protected:
+  static RnnSeq2SeqConfig config() {
+    RnnSeq2SeqConfig c = hard_config(HardTraining::Exact);
+    c.readout = GetParam();
+    c.readout_dim = 16;
+    return c;
+  }
+};
+
+TEST_P(EachExactReadout, ExactMarginalGradients) {
   ParameterStore store;
   Rng rng(3);
-  RnnSeq2SeqConfig c = hard_config(HardTraining::Exact);
+  RnnSeq2SeqConfig c = config();
+  c.readout_dim = 3;
   c.encoder = RnnEncoderConfig{.vocab = 12, .embed = 6, .hidden = 5, .bidirectional = true};
   c.tgt_embed = 6;
   c.dec_hidden = 7;
@@ -166,15 +179,23 @@ TEST(HardAttentionModel, ExactMarginalGradients) {
   const Seq2SeqBatch batch = make_batch(src, tgt, false);
   std::vector<Parameter*> params(store.all().begin(), store.all().end());
   testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, batch, 0.1f); },
-                            {}, {.eps = 1e-2f, .rtol = 3e-2f, .atol = 1e-3f, .max_entries = 8}, {},
-                            params);
+                            // maxout: a step small enough not to cross a pair's tie (one
+                            // position of seed 3 has a pair within ~2e-3: at 1e-2 and 3e-3 the
+                            // difference splits its share between b_t's entries 0 and 1, their
+                            // sum exact)
+                            {},
+                            {.eps = GetParam() == Readout::Maxout ? 1e-3f : 1e-2f,
+                             .rtol = 3e-2f,
+                             .atol = 1e-3f,
+                             .max_entries = 8},
+                            {}, params);
 }
 
 // Decoding with the marginal scores a target exactly as exact training does: force decoding's
 // log-probabilities are minus the training loss (no dropout, no smoothing), token by token
 // summed; the argmax position's scores are not, and a model not trained exactly refuses it.
-TEST(HardAttentionModel, MarginalDecodingScoresAsExactTrainingDoes) {
-  RnnSeq2SeqConfig c = hard_config(HardTraining::Exact);
+TEST_P(EachExactReadout, MarginalDecodingScoresAsExactTrainingDoes) {
+  RnnSeq2SeqConfig c = config();
   ParameterStore store, marginal_store;
   Rng rng(3), same(3);
   RnnSeq2Seq argmax(c, Scope(store, rng, "m"));
@@ -182,13 +203,14 @@ TEST(HardAttentionModel, MarginalDecodingScoresAsExactTrainingDoes) {
   RnnSeq2Seq marginal(c, Scope(marginal_store, same, "m"));  // the same weights
   EXPECT_TRUE(RnnSeq2SeqConfig::from_json(c.to_json()).hard.marginal);
   Rng data(4);
-  auto [src, tgt] = testing::reversal(data, 6, 2, 7, 12);
+  const auto pairs = testing::reversal(data, 6, 2, 7, 12);
+  const auto& [src, tgt] = pairs;
   Graph g;  // training: the sum over positions
   const double loss = argmax.loss(g, make_batch(src, tgt, false), 0.f).value().data()[0];
   auto mean_nll = [&](const Seq2SeqModel& m) {
     double total = 0;
     size_t n = 0;
-    for (const Hypothesis& h : force_decode(m, src, tgt)) {
+    for (const Hypothesis& h : force_decode(m, pairs.first, pairs.second)) {
       total -= h.log_prob;
       n += h.token_log_probs.size();
     }
@@ -199,6 +221,86 @@ TEST(HardAttentionModel, MarginalDecodingScoresAsExactTrainingDoes) {
   c.hard.training = HardTraining::Gumbel;
   ParameterStore other;
   EXPECT_THROW(RnnSeq2Seq(c, Scope(other, rng, "m")), Error);
+}
+
+TEST_P(EachExactReadout, LearnsReversalAttendingToTheReversedPosition) {
+  ParameterStore store;
+  Rng rng(10);
+  RnnSeq2Seq model(config(), Scope(store, rng, "m"));
+  testing::train_reversal(model, store, rng, 400, 5.f, [](int) { return 5e-3f; });
+  EXPECT_GE(testing::reversal_accuracy(model), 0.95);
+  EXPECT_GE(on_reversed_position(model), 0.9);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EachExactReadout, ::testing::Values(Readout::Concat, Readout::Maxout),
+                         [](const auto& info) { return std::string(name_of(info.param)); });
+
+// The deep output for every position against its formula, from the decoder's state, the
+// attention's alpha and W_c h_j as start() made them: t~_j = W_s s_1 + W_c h_j + W_y E y_0 + b_t,
+// t_j,k = max(t~_j,2k, t~_j,2k+1), l_j = W_o t_j + b_o; decoding with the marginal gives
+// log sum_j alpha_j softmax(l_j), argmax decoding log softmax(l_j*), j* = argmax_j alpha_j.
+TEST(HardAttentionModel, ExactDeepOutputIsTheFormula) {
+  RnnSeq2SeqConfig c = hard_config(HardTraining::Exact);
+  c.readout = Readout::Maxout;
+  c.readout_dim = 5;
+  const int64_t L = c.readout_dim, P = 2 * L, V = c.tgt_vocab, H = c.dec_hidden, E = c.tgt_embed;
+  ParameterStore store, argmax_store;
+  Rng rng(21), same(21);
+  RnnSeq2Seq argmax(c, Scope(argmax_store, same, "m"));
+  c.hard.marginal = true;
+  RnnSeq2Seq marginal(c, Scope(store, rng, "m"));  // the same weights
+  EXPECT_FALSE(store.contains("m/decoder/out/W_c"));
+  const std::vector<int32_t> src = {4, 8, 5, 4, 6, 6, 7, Vocab::kPad};  // [S, B]: 4 5 6 7; 8 4 6
+  const std::vector<int32_t> lengths = {4, 3}, prev = {Vocab::kBos, 9};
+  const int64_t B = 2, S = 4;
+  Graph g(Mode::Inference), ag(Mode::Inference);
+  const auto st = marginal.start(g, src, S, lengths);
+  const auto m = marginal.step(g, prev, st);
+  const auto a = argmax.step(ag, prev, argmax.start(ag, src, S, lengths), Scores::LogitsOnly);
+  const float* keys = st.mix_keys.value().data();  // W_c h_j [B, S, 2l]
+  ASSERT_EQ(st.mix_keys.shape(), (Shape{B, S, P}));
+  const float* s1 = m.next.rnn.h.value().data();  // [B, H]
+  const float* alpha = m.weights.value().data();  // [B, S]
+  auto w = [&](const char* name) {
+    return store.get(std::string("m/decoder/") + name).value.data();
+  };
+  const float *Ws = w("out/maxout/W_s"), *Wy = w("out/maxout/W_y"), *bt = w("out/maxout/b"),
+              *Wo = w("out/W"), *bo = w("out/b"), *emb = w("embed");
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<double> marg(static_cast<size_t>(V), 0.0);
+    int64_t best = 0;
+    std::vector<std::vector<double>> logits(static_cast<size_t>(S));
+    for (int64_t j = 0; j < lengths[b]; ++j) {
+      if (alpha[b * S + j] > alpha[b * S + best]) best = j;
+      std::vector<double> t(static_cast<size_t>(L));
+      for (int64_t k = 0; k < L; ++k) {
+        double pair[2];
+        for (int64_t h = 0; h < 2; ++h) {
+          const int64_t r = 2 * k + h;
+          double v = bt[r] + keys[(b * S + j) * P + r];
+          for (int64_t i = 0; i < H; ++i) v += Ws[r * H + i] * s1[b * H + i];
+          for (int64_t i = 0; i < E; ++i) v += Wy[r * E + i] * emb[prev[b] * E + i];
+          pair[h] = v;
+        }
+        t[k] = std::max(pair[0], pair[1]);
+      }
+      std::vector<double>& l = logits[j];
+      l.assign(static_cast<size_t>(V), 0.0);
+      double z = 0;
+      for (int64_t v = 0; v < V; ++v) {
+        l[v] = bo[v];
+        for (int64_t k = 0; k < L; ++k) l[v] += Wo[v * L + k] * t[k];
+        z += std::exp(l[v]);
+      }
+      for (int64_t v = 0; v < V; ++v) marg[v] += alpha[b * S + j] * std::exp(l[v]) / z;
+    }
+    EXPECT_EQ(alpha[b * S + 3] == 0.f, b == 1);  // padding
+    for (int64_t v = 0; v < V; ++v) {
+      EXPECT_NEAR(m.log_probs.value().data()[b * V + v], std::log(marg[v]), 1e-4) << b << " " << v;
+      EXPECT_NEAR(a.logits.value().data()[b * V + v], logits[best][v], 1e-4) << b << " " << v;
+    }
+    EXPECT_EQ(a.weights.value().data()[b * S + best], 1.f);  // one-hot on the argmax
+  }
 }
 
 }  // namespace

@@ -17,7 +17,10 @@
 //       exactly (--hard-train exact, Wu, Shapiro & Cotterell 2018), its decoder is fed y_{i-1}
 //       only, s_i = RNN(E y_{i-1}, s_{i-1}), alpha_i = attend(s_i), and
 //       p(y_i) = sum_j alpha_ij softmax(W_s s_i + W_c h_j + W_y E y_{i-1} + b)
-//       (W_c h_j once per batch; decoding: the argmax j's term alone).
+//       (W_c h_j once per batch; decoding: the argmax j's term alone). With --readout maxout,
+//       every j's logits go through the deep output instead (Wu et al.'s emission is a tanh
+//       layer over [s_i ; h_j]; here the maxout layer of the Bahdanau read-out):
+//       l_ij = W_o maxout(W_s s_i + W_c h_j + W_y E y_{i-1} + b_t) + b_o.
 //   s_0 = tanh(W [->h_S ; <-h_1]) (Bahdanau et al. 2015, appendix A.2.2): the encoder's summary.
 // Leaves out: data handling (data/, train/) and search (decode/).
 #pragma once
@@ -120,7 +123,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
     RnnState rnn;              // s (or h_t) [B, H_d]
     Var feed;                  // h~_{t-1} [B, H_d] (Luong style) or the last context (Bahdanau)
     AttentionState attention;  // the memory, its projections and the previous alignment
-    Var mix_keys;              // exact hard attention: W_c h_j [B, S, V], made by start()
+    Var mix_keys;              // exact hard attention: W_c h_j [B, S, V or 2l], by start()
     int64_t t() const { return attention.step; }  // the target position
     // What a step makes and the next reads: carried over Graph::rewind, gathered by reorder().
     using AttentionCarried = decltype(std::declval<AttentionState&>().carried());
@@ -157,10 +160,16 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // (st advances with the sample).
   Var advance(Graph& g, Var gy, Var y, DecoderState& st, Attended& attended,
               Var* expected = nullptr) const;
-  // Exact hard attention's scores of one step from base = W_s s_i + W_y E y_{i-1} + b [B, V]:
-  // log p(y_i) summed over j in training (and in decoding with --hard-marginal), the chosen
-  // j's logits in argmax decoding.
+  // Exact hard attention: the decoder's share of every position's read-out from o = s_i
+  // [..., H_d] and y = E y_{i-1} [..., E], W_s s_i + W_y E y_{i-1} + b: the logits' [..., V]
+  // (concat) or the maxout layer's pre-activations' [..., 2l] (maxout).
+  Var hard_base(Var o, Var y) const;
+  // Exact hard attention's scores of one step from its base [B, V or 2l]: log p(y_i) summed
+  // over j in training (and in decoding with --hard-marginal), the chosen j's logits in argmax
+  // decoding.
   Var hard_scores(Var base, const DecoderState& st, const Attended& a) const;
+  // The maxout layer: t_j = max(t~_2j, t~_2j+1), [..., 2l] -> [..., l].
+  Var maxout(Var pre) const;
   // The dropout streams of a read-out (its input's, the maxout layer's): two read-outs given
   // the same streams drop the same entries of same-shaped inputs.
   struct ReadoutStreams {
@@ -191,9 +200,10 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Parameter* feed_W_;            // context (Bahdanau) or h~ (Luong) into the gates: [G H_d, *]
   Parameter *out_W_, *out_b_;    // read-out: [V, *], [V] (exact hard attention: W_s [V, H_d];
                                  // maxout: W_o [V, l])
-  Parameter *maxout_W_ = nullptr, *maxout_b_ = nullptr;  // maxout: W_t [2l, *], b_t [2l]
-  Parameter *mix_W_ = nullptr, *out_Wy_ = nullptr;       // exact hard attention: W_c [V, Dm], W_y
-                                                         // [V, E]
+  Parameter *maxout_W_ = nullptr, *maxout_b_ = nullptr;  // maxout: W_t [2l, *] (exact hard
+                                                         // attention: W_s [2l, H_d]), b_t [2l]
+  Parameter *mix_W_ = nullptr, *out_Wy_ = nullptr;       // exact hard attention: W_c [V or 2l,
+                                                         // Dm], W_y [V or 2l, E]
   mutable ReinforceBaseline baseline_;  // hard attention trained by REINFORCE (one training
                                         // thread per model)
   Parameter* comb_W_ = nullptr;         // Luong W_c: [H_d, Dm + H_d]
