@@ -237,7 +237,7 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   // source
   if (config_.hard_exact())
     st.mix_keys = repeat_rows(linear(dropout(enc.states, config_.dropout), g.param(*mix_W_)),
-                              k);  // [B, S, V]
+                              k);  // [B, S, V or 2l]
   if (config_.online_policy().kind == OnlinePolicy::Kind::ReadAll) {
     // s_0 = tanh(W [->h_S ; <-h_1] + b)
     st.rnn.h = tanh(linear(repeat_rows(enc.summary, k), g.param(*init_W_), g.param(*init_b_)));
