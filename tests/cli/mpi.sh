@@ -57,13 +57,20 @@ done
 job=$!
 for _ in $(seq 300); do [ -e "$work/killed/checkpoint/trainer_state.json" ] && break; sleep 0.1; done
 [ -e "$work/killed/checkpoint/trainer_state.json" ] || { cat "$work/killed.log"; fail "no checkpoint"; }
+# rank 1's process, looked for again for up to 5 s (it failed once to show on a loaded machine);
+# if it never does, what the job said and which processes there were
 victim=""
-for pid in $(pgrep -f -- "--save $work/killed" || true); do
-  if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-    victim=$pid
-  fi
+for _ in $(seq 50); do
+  for pid in $(pgrep -f -- "--save $work/killed" || true); do
+    if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+      victim=$pid
+    fi
+  done
+  [ -n "$victim" ] && break
+  sleep 0.1
 done
-[ -n "$victim" ] || fail "rank 1 not found"
+[ -n "$victim" ] || { cat "$work/killed.log"; pgrep -af -- "--save $work/killed" >&2 || true
+                      fail "rank 1 not found"; }
 kill -9 "$victim"
 status=0
 timeout 60 tail --pid="$job" -f /dev/null || fail "the job hangs after rank 1 was killed"
