@@ -12,6 +12,16 @@ heed=$1 d=$2/cmudict
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# alpha_rows FILE [one-hot]: every --attention-out row sums to 1 over the source's positions
+# (and, with one-hot, puts all of it on one)
+alpha_rows() {
+  python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    for row in r["attention"]:
+        assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row
+        assert sys.argv[2:] != ["one-hot"] or sorted(row)[-1] == 1.0, row' "$@"
+}
 
 head -2000 "$d/cmudict-0.7b.train-dev-20-21" > "$work/train"
 head -50 "$d/cmudict-0.7b.train-dev-1-21" > "$work/dev"
@@ -52,12 +62,7 @@ done
 "$heed" --threads 1 translate --model "$work/exact" --hard-marginal --beam 3 \
   --attention-out "$work/marginal.jsonl" < "$work/words" > "$work/marginal.out"
 [ "$(wc -l < "$work/marginal.out")" = 3 ] || fail "--hard-marginal: output lines"
-python3 -c 'import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    for row in r["attention"]:
-        assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row' \
-  "$work/marginal.jsonl" || fail "--hard-marginal: alpha rows"
+alpha_rows "$work/marginal.jsonl" || fail "--hard-marginal: alpha rows"
 
 # the exact model with the deep output for every position (--readout maxout): saved, reloaded,
 # decoded with one-hot rows and with the marginal
@@ -68,13 +73,7 @@ for flag in "" --hard-marginal; do
   "$heed" --threads 1 translate --model "$work/deep" $flag --beam 3 \
     --attention-out "$work/deep.jsonl" < "$work/words" > "$work/deep.out"
   [ "$(wc -l < "$work/deep.out")" = 3 ] || fail "deep $flag: output lines"
-  python3 -c 'import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    for row in r["attention"]:
-        assert abs(sum(row) - 1) < 1e-4 and len(row) == len(r["src"]), row
-        assert sys.argv[2] or sorted(row)[-1] == 1.0, row' "$work/deep.jsonl" "$flag" ||
-    fail "deep $flag: attention rows"
+  alpha_rows "$work/deep.jsonl" ${flag:-one-hot} || fail "deep $flag: attention rows"
 done
 
 set +e
