@@ -100,12 +100,18 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
 // others oneDNN's sgemm. The last three are decoding steps — one query against a cache or a
 // source of at most one key tile: a row that sees no key, a causal one, an odd head size.
 const Case kCases[] = {
-    {2, 3, 70, 131, 16, false, {131, 77}}, {2, 2, 130, 130, 8, true, {130, 129}},
-    {3, 2, 5, 7, 7, false, {7, 1, 4}},     {2, 4, 1, 200, 32, true, {}},
-    {1, 1, 3, 260, 5, true, {}},           {2, 1, 9, 9, 4, false, {9, 0}},
-    {3, 2, 21, 21, 32, true, {21, 13, 1}}, {2, 4, 13, 27, 16, false, {27, 5}},
-    {2, 2, 19, 35, 48, true, {35, 20}},    {1, 2, 7, 9, 64, false, {}},
-    {3, 4, 1, 23, 32, false, {23, 7, 0}},  {2, 2, 1, 128, 16, true, {}},
+    {2, 3, 70, 131, 16, false, {131, 77}},
+    {2, 2, 130, 130, 8, true, {130, 129}},
+    {3, 2, 5, 7, 7, false, {7, 1, 4}},
+    {2, 4, 1, 200, 32, true, {}},
+    {1, 1, 3, 260, 5, true, {}},
+    {2, 1, 9, 9, 4, false, {9, 0}},
+    {3, 2, 21, 21, 32, true, {21, 13, 1}},
+    {2, 4, 13, 27, 16, false, {27, 5}},
+    {2, 2, 19, 35, 48, true, {35, 20}},
+    {1, 2, 7, 9, 64, false, {}},
+    {3, 4, 1, 23, 32, false, {23, 7, 0}},
+    {2, 2, 1, 128, 16, true, {}},
     {4, 1, 1, 17, 5, false, {17, 16, 1, 3}},
 };
 
