@@ -95,10 +95,11 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
 
 // Tiles are 64 queries x 128 keys: 70 x 131 and 130 x 130 leave partial tiles on both axes;
 // a query of length 1 against a long prefix is cached decoding; length 0 is a fully masked row.
-// Sentence-sized heads of 16-64 (the last four, and 1 x 200 x 32) take kernels/tile_gemm.h
-// (row counts that leave 1-3 rows of a 4-row block, keys that do not fill 16 lanes); the
-// others oneDNN's sgemm. The last three are decoding steps — one query against a cache or a
-// source of at most one key tile: a row that sees no key, a causal one, an odd head size.
+// Sentence-sized heads of 16-64 (the four before the last three, and 1 x 200 x 32) take
+// kernels/tile_gemm.h (row counts that leave 1-3 rows of a 4-row block, keys that do not fill
+// 16 lanes); the others oneDNN's sgemm. The last three are decoding steps — one query against a
+// cache or a source of at most one key tile: a row that sees no key, a causal one, an odd head
+// size.
 const Case kCases[] = {
     {2, 3, 70, 131, 16, false, {131, 77}},
     {2, 2, 130, 130, 8, true, {130, 129}},
