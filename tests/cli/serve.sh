@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `heed serve` as its users meet it, on the golden models: outputs equal heed translate's and
-# heed classify's; bad requests get 4xx with a JSON error; 64 concurrent clients get 0 errors
-# and are batched together; the page, rendered by headless Chromium, shows the heatmaps; SIGTERM
-# while requests wait answers them all and exits 0.
+# `heed serve` as its users meet it, on the golden models and a tiny Transformer whose lower layer
+# has no cross-attention (pruned monotonic heads): outputs equal heed translate's and heed
+# classify's, the attention of the layer and head asked for included; bad requests get 4xx with
+# a JSON error; 64 concurrent clients get 0 errors and are batched together; the page, rendered
+# by headless Chromium, shows the heatmaps; SIGTERM while requests wait answers them all and
+# exits 0.
 # Run by ctest: serve.sh HEED GOLDEN_DIR
 set -euo pipefail
 heed=$1 golden=$2
@@ -18,7 +20,7 @@ start() {
   # the file exists before the server's shell opens it, so the first sed below cannot race it
   : > "$work/serve.err"
   "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
-    --model sst="$m/classifier-attention" --port 0 "$@" 2> "$work/serve.err" &
+    --model sst="$m/classifier-attention" --model pruned="$work/pruned" --port 0 "$@" 2> "$work/serve.err" &
   pid=$!
   for _ in $(seq 100); do
     port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
@@ -35,6 +37,21 @@ start() {
 "$heed" --threads 1 translate --model "$m/rnn-bahdanau" < "$words" > "$work/g2p.greedy.txt"
 "$heed" --threads 1 classify --model "$m/classifier-attention" --probs \
   --attention-out "$work/sst.att.jsonl" < "$sst" > "$work/sst.txt"
+# a Transformer whose lower layer's monotonic heads are pruned (--monotonic-layers 1 of 2):
+# layer 0 has no cross-attention, so there is no attention of it to show (r = 0: the untrained
+# heads stop at different words, so the rows compared below are not all zero)
+"$heed" --threads 1 train --model transformer --attention monotonic --monotonic-bias 0 --layers 2 \
+  --monotonic-layers 1 --src-units char --tgt-units word --d-model 16 --heads 2 --ff 32 \
+  --batch 8 --epochs 1 --train-src "$words" --valid-src "$words" --save "$work/pruned" \
+  > "$work/pruned.log"
+"$heed" --threads 1 translate --model "$work/pruned" --attention-layer 1 --attention-head 1 \
+  --attention-out "$work/pruned.att.jsonl" < "$words" > "$work/pruned.txt"
+if "$heed" --threads 1 translate --model "$work/pruned" --attention-layer 0 \
+  --attention-out "$work/err.jsonl" < "$words" > /dev/null 2> "$work/err"; then
+  fail "translate --attention-layer 0 of the pruned model: exit 0"
+fi
+grep -q -- "--attention-layer 0: layers 0..0 of this decoder do not attend" "$work/err" ||
+  fail "translate --attention-layer 0 of the pruned model: $(cat "$work/err")"
 
 start --max-batch 16 --max-wait-ms 5 --max-body 65536 --max-sentences 100
 python3 - "$port" "$work" "$words" "$sst" <<'PY' || fail "requests"
@@ -84,6 +101,23 @@ for p, line, a in zip(j["predictions"], cli, catt):
     assert p["tokens"] == a["tokens"]
     assert all(abs(x - y) <= 1e-6 for ra, rb in zip(p["attention"], a["attention"]) for x, y in zip(ra, rb))
 
+# the pruned model: /models says its first attending layer; layer 1's head 1 is the CLI's
+c = http.client.HTTPConnection("127.0.0.1", int(port)); c.request("GET", "/models")
+models = {x["name"]: x for x in json.loads(c.getresponse().read())}
+assert (models["pruned"]["layers"], models["pruned"]["first_layer"]) == (2, 1), models
+assert models["tf"]["first_layer"] == 0, models
+st, _, j = post("/translate", {"src": words, "model": "pruned", "attention": True, "layer": 1,
+                               "head": 1})
+assert st == 200, j
+pruned = open(work + "/pruned.txt", encoding="utf-8").read().splitlines()
+patt = [json.loads(l) for l in open(work + "/pruned.att.jsonl", encoding="utf-8")]
+assert [t["text"] for t in j["translations"]] == [l.split("  ", 1)[1] for l in pruned]
+# some row attends a word after the first: the head is neither silent nor stuck on the first
+assert any(r[0] == 0 and max(r) > 0 for a in patt for r in a["attention"]), "trivial attention"
+for t, a in zip(j["translations"], patt):
+    assert len(t["attention"]) == len(a["attention"]) and all(
+        abs(x - y) <= 1e-6 for ra, rb in zip(t["attention"], a["attention"]) for x, y in zip(ra, rb))
+
 # bad requests: 4xx with a JSON error
 bad = [("/translate", "{not json", 400), ("/translate", '"just a string"', 400),
        ("/translate", '{"src": 5, "model": "g2p"}', 400),
@@ -92,6 +126,7 @@ bad = [("/translate", "{not json", 400), ("/translate", '"just a string"', 400),
        ("/translate", '{"src": ["A"], "model": "g2p", "beam": 2, "n_best": 3}', 400),
        ("/translate", '{"src": ["A"], "model": "g2p", "beam": 1000}', 400),
        ("/translate", '{"src": ["A"], "model": "tf", "layer": 7}', 400),
+       ("/translate", '{"src": ["A"], "model": "pruned", "layer": 0}', 400),
        ("/translate", '{"src": ["A"]}', 400),
        ("/translate", '{"src": ["A"], "model": "nope"}', 404),
        ("/translate", json.dumps({"src": ["A"] * 101, "model": "g2p"}), 400),
