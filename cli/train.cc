@@ -482,7 +482,9 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--label-smoothing", c.label_smoothing, "Label smoothing epsilon")
       ->capture_default_str()
       ->check(kProbability);
-  app->add_option("--patience", c.patience, "Early stopping: epochs without a better dev metric")
+  app->add_option("--patience", c.patience,
+                  "Early stopping: epochs in a row without a better dev metric tolerated; the "
+                  "next one ends training (3: the fourth epoch in a row without one stops it)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app->add_option("--checkpoint-every", c.checkpoint_every, "Steps between checkpoints")
