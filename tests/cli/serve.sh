@@ -20,7 +20,8 @@ start() {
   # the file exists before the server's shell opens it, so the first sed below cannot race it
   : > "$work/serve.err"
   "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
-    --model sst="$m/classifier-attention" --model pruned="$work/pruned" --port 0 "$@" 2> "$work/serve.err" &
+    --model sst="$m/classifier-attention" --model pruned="$work/pruned" --port 0 "$@" \
+    2> "$work/serve.err" &
   pid=$!
   for _ in $(seq 100); do
     port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
