@@ -70,6 +70,22 @@ def post(path, body, raw=False):
     c.close()
     return r.status, r.getheader("Content-Type"), json.loads(data)
 
+def get(path):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+    c.request("GET", path)
+    data = c.getresponse().read().decode()
+    c.close()
+    return data
+
+def cli_outputs(name):  # the outputs of a heed translate file, its input echo cut off
+    lines = open(work + "/" + name, encoding="utf-8").read().splitlines()
+    return [l.split("  ", 1)[1] for l in lines]
+
+def same_attention(a, b):  # the server's rows against the CLI's, to 1e-6
+    return len(a) == len(b) and all(
+        len(ra) == len(rb) and all(abs(x - y) <= 1e-6 for x, y in zip(ra, rb))
+        for ra, rb in zip(a, b))
+
 # /translate: n-best, scores and attention as heed translate --n-best --attention-out
 st, _, j = post("/translate", {"src": words, "model": "tf", "beam": 4, "n_best": 2,
                                "attention": True})
@@ -85,10 +101,9 @@ for i, t in enumerate(j["translations"]):
         assert f0 == "F0= %.5f" % h["log_prob"] and score == "%.5f" % h["score"], (nbest[k], h)
         k += 1
     assert t["text"] == t["n_best"][0]["text"] and t["source"] == att[2 * i]["src"]
-    a, b = t["attention"], att[2 * i]["attention"]
-    assert len(a) == len(b) and all(abs(x - y) <= 1e-6 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    assert same_attention(t["attention"], att[2 * i]["attention"]), (t, att[2 * i])
 # OpenNMT-py's route, greedy, as heed translate
-greedy = [l.split("  ", 1)[1] for l in open(work + "/g2p.greedy.txt", encoding="utf-8").read().splitlines()]
+greedy = cli_outputs("g2p.greedy.txt")
 st, _, j = post("/translator/translate", [{"src": w, "id": "g2p"} for w in words])
 assert st == 200 and [x["tgt"] for x in j[0]] == greedy, j
 # /classify as heed classify --probs --attention-out
@@ -100,24 +115,21 @@ for p, line, a in zip(j["predictions"], cli, catt):
     label, probs = line.split("\t")
     assert p["label"] == int(label) and probs.split() == ["%.4f" % x for x in p["probs"]]
     assert p["tokens"] == a["tokens"]
-    assert all(abs(x - y) <= 1e-6 for ra, rb in zip(p["attention"], a["attention"]) for x, y in zip(ra, rb))
+    assert same_attention(p["attention"], a["attention"]), (p, a)
 
 # the pruned model: /models says its first attending layer; layer 1's head 1 is the CLI's
-c = http.client.HTTPConnection("127.0.0.1", int(port)); c.request("GET", "/models")
-models = {x["name"]: x for x in json.loads(c.getresponse().read())}
+models = {x["name"]: x for x in json.loads(get("/models"))}
 assert (models["pruned"]["layers"], models["pruned"]["first_layer"]) == (2, 1), models
 assert models["tf"]["first_layer"] == 0, models
 st, _, j = post("/translate", {"src": words, "model": "pruned", "attention": True, "layer": 1,
                                "head": 1})
 assert st == 200, j
-pruned = open(work + "/pruned.txt", encoding="utf-8").read().splitlines()
 patt = [json.loads(l) for l in open(work + "/pruned.att.jsonl", encoding="utf-8")]
-assert [t["text"] for t in j["translations"]] == [l.split("  ", 1)[1] for l in pruned]
+assert [t["text"] for t in j["translations"]] == cli_outputs("pruned.txt")
 # some row attends a word after the first: the head is neither silent nor stuck on the first
 assert any(r[0] == 0 and max(r) > 0 for a in patt for r in a["attention"]), "trivial attention"
 for t, a in zip(j["translations"], patt):
-    assert len(t["attention"]) == len(a["attention"]) and all(
-        abs(x - y) <= 1e-6 for ra, rb in zip(t["attention"], a["attention"]) for x, y in zip(ra, rb))
+    assert same_attention(t["attention"], a["attention"]), (t, a)
 
 # bad requests: 4xx with a JSON error
 bad = [("/translate", "{not json", 400), ("/translate", '"just a string"', 400),
@@ -156,8 +168,7 @@ threads = [threading.Thread(target=client, args=(c,)) for c in range(64)]
 for t in threads: t.start()
 for t in threads: t.join()
 assert not errors, errors[:3]
-c = http.client.HTTPConnection("127.0.0.1", int(port)); c.request("GET", "/metrics")
-metrics = c.getresponse().read().decode()
+metrics = get("/metrics")
 series = dict(l.rsplit(" ", 1) for l in metrics.splitlines() if l and not l.startswith("#"))
 assert int(series['heed_requests_total{route="/translate",code="200"}']) >= 321, metrics
 # batched across requests: fewer batches than requests, and some of more than 3 sentences
