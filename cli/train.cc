@@ -465,6 +465,13 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
                   "Hutter 2019); 0: plain Adam")
       ->capture_default_str()
       ->check(kNonNegative);
+  app->add_option("--exponential-smoothing", c.smoothing,
+                  "Validate and save the weights' moving average: after update t, s = (1 - a) s + "
+                  "a w with a = max(F, 1/t), the mean of all updates' weights until t = 1/F, an "
+                  "exponential moving average over about the last 1/F updates after (Polyak & "
+                  "Juditsky 1992; Marian's flag); training goes on with w. 0: off")
+      ->capture_default_str()
+      ->check(kProbability);
   app->add_flag("--adadelta", c.adadelta,
                 "Adadelta (Zeiler 2012: rho 0.95, eps 1e-6; Kim 2014's optimizer) instead of "
                 "Adam; give --lr 1 for Zeiler's form (--weight-decay: L2 on the gradient)");

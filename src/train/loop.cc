@@ -183,8 +183,16 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
                          : o.weight_decay > 0 ? OptimizerConfig::Kind::AdamW
                                               : OptimizerConfig::Kind::Adam,
                  .beta2 = o.adam_beta2,
-                 .weight_decay = o.weight_decay},
+                 .weight_decay = o.weight_decay,
+                 .smoothing = o.smoothing},
                 params);
+  // what validation sees and the saved models hold: the smoothed weights when there are any
+  // (swapped in for the call, out after it; every rank, so that the replicas stay equal)
+  auto with_smoothed = [&](auto&& f) {
+    if (o.smoothing > 0) opt.swap_smoothed();
+    f();
+    if (o.smoothing > 0) opt.swap_smoothed();
+  };
   LrSchedule sched({.kind = o.schedule,
                     .lr = o.lr,
                     .warmup = o.warmup,
@@ -253,6 +261,9 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
         << (o.batch_tokens > 0 ? std::to_string(batching.tokens) + " padded positions"
                                : std::to_string(batching.sentences) + " examples")
         << " split across them\n";
+  if (o.smoothing > 0)
+    log << "exponential smoothing " << o.smoothing
+        << ": validation, the best model and kept epochs use the weights' moving average\n";
   if (o.precision == Precision::bf16)
     log << "mixed precision: the products of the linear layers and recurrent cells in bfloat16, "
            "sums and weights in float32\n";
@@ -298,16 +309,19 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg,
                                  bool record = true) {
     TrainingTask::Validation v;
-    if (root) v = task.validate();
-    if (ranks > 1) {  // the others decide on rank 0's figures
-      v.ce = dist::agree(comm, v.ce);
-      v.metric = dist::agree(comm, v.metric);
-    }
-    bool better = lower_better ? v.metric < best : v.metric > best;
-    if (better) {
-      best = v.metric;
-      if (root) save_model(o.save_dir, config, params);
-    }
+    bool better = false;
+    with_smoothed([&] {
+      if (root) v = task.validate();
+      if (ranks > 1) {  // the others decide on rank 0's figures
+        v.ce = dist::agree(comm, v.ce);
+        v.metric = dist::agree(comm, v.metric);
+      }
+      better = lower_better ? v.metric < best : v.metric > best;
+      if (better) {
+        best = v.metric;
+        if (root) save_model(o.save_dir, config, params);
+      }
+    });
     if (epoch_done) {
       bad_epochs = better ? 0 : bad_epochs + 1;
       sched.report(v.ce);
@@ -435,7 +449,8 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
     // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
     // an epoch's end is recorded even when a resumed run had no batch of it left to train
     validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first || epoch_done);
-    if (epoch_done && o.keep_epochs > 0 && root) keep_epoch_weights(o, params, epoch + 1);
+    if (epoch_done && o.keep_epochs > 0 && root)
+      with_smoothed([&] { keep_epoch_weights(o, params, epoch + 1); });
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
     if (bad_epochs > o.patience) {
       log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs

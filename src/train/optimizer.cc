@@ -23,6 +23,7 @@ Optimizer::Optimizer(const OptimizerConfig& config, ParameterStore& params)
     v_.push_back(config.kind == OptimizerConfig::Kind::Sgd ? Tensor()
                                                            : Tensor::zeros(p->value.shape()));
     last_.emplace_back();
+    if (config.smoothing > 0.f) s_.push_back(p->value.clone());
   }
 }
 
@@ -43,6 +44,12 @@ void adadelta(const OptimizerConfig& c, float lr, float gs, float* w, const floa
     v[i] = c.rho * v[i] + (1.f - c.rho) * dx * dx;
     w[i] += lr * dx;
   }
+}
+
+// Exponential smoothing of the weights on entries [b, e):  s = s + a (w - s)
+void smooth(float a, const float* w, float* s, int64_t b, int64_t e) {
+#pragma omp simd
+  for (int64_t i = b; i < e; ++i) s[i] += a * (w[i] - s[i]);
 }
 
 // The max-norm constraint (Kim 2014, section 2.1): w = w s / ||w|| for each row whose ||w|| > s.
@@ -95,6 +102,7 @@ void Optimizer::step(float lr, float grad_scale) {
       }
       limit_row_norms(p);
       p.zero_grad();
+      smooth_weights(k);
       continue;
     }
     // a dense gradient is cleared as it is read (a row-sparse one by zero_grad, its rows only)
@@ -132,7 +140,24 @@ void Optimizer::step(float lr, float grad_scale) {
     });
     limit_row_norms(p);
     if (!clear) p.zero_grad();
+    smooth_weights(k);
   }
+}
+
+// s = (1 - a_t) s + a_t w after update t (the header): every row, rows without a gradient too
+void Optimizer::smooth_weights(size_t k) {
+  if (s_.empty()) return;
+  const float a = std::max(config_.smoothing, 1.f / static_cast<float>(steps_));
+  const float* w = params_->all()[k]->value.data();
+  float* s = s_[k].data();
+  parallel_for(s_[k].numel(), 1 << 14, [&](int64_t b, int64_t e) { smooth(a, w, s, b, e); });
+}
+
+void Optimizer::swap_smoothed() {
+  check(!s_.empty(), "optimizer: no smoothed weights (exponential smoothing is off)");
+  const auto& all = params_->all();
+  for (size_t k = 0; k < all.size(); ++k)
+    std::swap_ranges(s_[k].data(), s_[k].data() + s_[k].numel(), all[k]->value.data());
 }
 
 float clip_scale(double norm, double max_norm) {
@@ -167,6 +192,7 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
     }
     out.emplace_back("m/" + all[k]->name, m);
     if (v.data()) out.emplace_back("v/" + all[k]->name, v);
+    if (!s_.empty()) out.emplace_back("s/" + all[k]->name, s_[k]);
   }
   return out;
 }
@@ -181,9 +207,14 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t
           it->second.shape(), ", the model expects ", dst.shape());
     dst.copy_from(it->second);
   };
+  // a state saved without smoothing has no smoothed weights to go on from
+  check(s_.empty() || all.empty() || tensors.count("s/" + all[0]->name) > 0, file,
+        ": the run was saved without exponential smoothing of its weights; resume it without "
+        "--exponential-smoothing, or start over");
   for (size_t k = 0; k < all.size(); ++k) {
     take("m/" + all[k]->name, m_[k]);
     if (v_[k].data()) take("v/" + all[k]->name, v_[k]);
+    if (!s_.empty()) take("s/" + all[k]->name, s_[k]);
     last_[k].clear();  // every row up to date
   }
   steps_ = steps;

@@ -105,6 +105,10 @@ expect_error "train: \"$work/short.txt\" (the checkpoint: \"$cmu\")" \
 mv "$work/m/checkpoint" "$work/m/checkpoint.old"
 "${train[@]}" --max-steps 10 --save "$work/m" --resume --seed 9 > /dev/null \
   || fail "no resume from checkpoint.old"
+# a run saved without a moving average of its weights has none to go on from: refused, naming
+# the checkpoint's file
+expect_error "checkpoint/optimizer.safetensors: the run was saved without exponential smoothing" \
+  "${train[@]}" --max-steps 11 --save "$work/m" --resume --seed 9 --exponential-smoothing 0.01
 # a directory with only what a run derives from the data (killed before its first checkpoint)
 # is no model: a new run starts in it
 rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"
@@ -112,7 +116,8 @@ rm -rf "$work/m/model.safetensors" "$work/m/train.jsonl" "$work/m/checkpoint"
 
 # absurd options, refused at the command line naming the option
 for bad in "--embed 0" "--d-model 0" "--attn-dim 0" "--dec-hidden 0" "--checkpoint-every 0" \
-           "--lr nan" "--lr -1" "--epochs 0" "--dropout 1.5" "--batch 0" "--heads 0"; do
+           "--lr nan" "--lr -1" "--epochs 0" "--dropout 1.5" "--batch 0" "--heads 0" \
+           "--exponential-smoothing 1"; do
   # shellcheck disable=SC2086
   expect_error "${bad%% *}" "${train[@]}" $bad --save "$work/x"
 done

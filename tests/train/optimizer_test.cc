@@ -1,11 +1,16 @@
 // Optimisers against their update formulas, gradient clipping, and LR schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "heed/autograd/ops.h"
 #include "heed/train/optimizer.h"
 #include "heed/train/schedule.h"
+#include "heed/util/error.h"
 
 namespace heed {
 namespace {
@@ -104,6 +109,62 @@ TEST(Optimizer, LazyAdadeltaOnSparseRowsEqualsTheDenseUpdate) {
   for (size_t k = 0; k < da.size(); ++k)
     for (int64_t i = 0; i < 15; ++i)
       EXPECT_NEAR(db[k].second.data()[i], da[k].second.data()[i], 1e-7) << da[k].first << " " << i;
+}
+
+// Exponential smoothing against its definition, computed beside the updates in double: the
+// mean of every iterate's weights while 1/t > smoothing, then s = (1 - a) s + a w. A lazy
+// Adadelta table (rows without a gradient keep their weights) is smoothed in every row.
+// swap_smoothed exchanges the two copies exactly, and the state carries the smoothed weights.
+TEST(Optimizer, ExponentialSmoothingFollowsItsDefinition) {
+  for (const auto kind : {OptimizerConfig::Kind::Adam, OptimizerConfig::Kind::Adadelta}) {
+    ParameterStore store;
+    Parameter& p = store.add("t", {4, 2}, /*row_sparse=*/true);
+    for (int64_t i = 0; i < 8; ++i) p.value.data()[i] = 0.3f * static_cast<float>(i) - 1.f;
+    const float f = 0.25f;  // 1/t above it for t < 4: the running mean first
+    Optimizer opt({.kind = kind, .smoothing = f}, store);
+    std::vector<double> s(8);
+    for (int64_t i = 0; i < 8; ++i) s[i] = p.value.data()[i];
+    for (int t = 1; t <= 9; ++t) {
+      const std::vector<int32_t> rows = {t % 4};  // one row with a gradient per step
+      p.mark_rows(rows);
+      for (int64_t c = 0; c < 2; ++c) p.grad.data()[rows[0] * 2 + c] = std::sin(3.f * t + c);
+      opt.step(0.1f);
+      const double a = std::max(1.0 / t, static_cast<double>(f));
+      for (int64_t i = 0; i < 8; ++i) s[i] += a * (p.value.data()[i] - s[i]);
+    }
+    std::vector<float> w(p.value.data(), p.value.data() + 8);
+    opt.swap_smoothed();
+    for (int64_t i = 0; i < 8; ++i) EXPECT_NEAR(p.value.data()[i], s[i], 1e-6) << i;
+    // smoothing moved the rows the last step did not touch (their weights stood still)
+    EXPECT_NE(p.value.data()[0], w[0]);
+    opt.swap_smoothed();
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(p.value.data()[i], w[i]) << i;
+    bool saved = false;
+    for (const auto& [name, t] : opt.state())
+      if (name == "s/t") {
+        saved = true;
+        for (int64_t i = 0; i < 8; ++i) EXPECT_NEAR(t.data()[i], s[i], 1e-6) << i;
+      }
+    EXPECT_TRUE(saved);
+  }
+}
+
+// A state saved without smoothing cannot be resumed with it: an error naming the file.
+TEST(Optimizer, SmoothingResumedFromAStateWithoutItIsAnError) {
+  OneParam a, b;
+  Optimizer plain({}, a.store);
+  a.set_grad();
+  plain.step(0.1f);
+  std::map<std::string, Tensor> state;
+  for (const auto& [name, t] : plain.state()) state[name] = t;
+  Optimizer smoothed({.smoothing = 0.1f}, b.store);
+  try {
+    smoothed.load_state(state, plain.steps(), "ckpt/optimizer.safetensors");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ckpt/optimizer.safetensors"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("without exponential smoothing"), std::string::npos);
+  }
 }
 
 TEST(Optimizer, AdamMinimisesAQuadratic) {

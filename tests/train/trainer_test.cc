@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "heed/decode/beam_search.h"
@@ -78,6 +79,15 @@ void expect_same_weights(const Dataset& d) {
     EXPECT_EQ(std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4), 0) << name;
 }
 
+// Trains `c` in two runs: stopped after `stop` steps, then resumed to its end.
+void train_in_two_runs(TrainConfig c, int64_t stop, std::ostream& log) {
+  c.max_steps = stop;
+  train_seq2seq(c, log);
+  c.max_steps = 0;
+  c.resume = true;
+  train_seq2seq(c, log);
+}
+
 TEST(RnnTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
   Dataset d;
   std::ostringstream log;
@@ -109,14 +119,9 @@ TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {
   Dataset d;
   std::ostringstream log, every_log;
   train_seq2seq(d.config("a"), log);
-  TrainConfig first = d.config("b");
-  first.valid_every = 10;
-  first.max_steps = 45;
-  train_seq2seq(first, every_log);
-  TrainConfig rest = first;
-  rest.max_steps = 0;
-  rest.resume = true;
-  train_seq2seq(rest, every_log);
+  TrainConfig every = d.config("b");
+  every.valid_every = 10;
+  train_in_two_runs(every, 45, every_log);
   // 76 steps: mid-epoch validations at 10, 20, 30 / 40, 50, 60, 70 and the stop at 45
   size_t count = 0;
   for (size_t p = 0; (p = every_log.str().find("validation  epoch", p)) != std::string::npos; ++p)
@@ -157,6 +162,56 @@ TEST(RnnTrainer, CooldownDecaysTheRateToZeroAtTheBudgetsEnd) {
   for (const auto& [name, t] : a.tensors)
     differ |= std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4) != 0;
   EXPECT_TRUE(differ);
+}
+
+TEST(RnnTrainer, ExponentialSmoothingIsValidatedAndSavedWithoutChangingTraining) {
+  // --exponential-smoothing: training goes on with the weights themselves (the checkpoint's
+  // weights equal a run's without smoothing, across a resume too), the checkpoint carries the
+  // smoothed copy (a resumed run's equals an uninterrupted one's), and what is validated and
+  // saved is that copy: the last kept epoch holds it, and dev cross-entropy differs.
+  Dataset d;
+  std::ostringstream log;
+  train_seq2seq(d.config("a"), log);
+  TrainConfig resumed_run = d.config("b");
+  resumed_run.smoothing = 0.05f;
+  resumed_run.keep_epochs = 1;
+  train_in_two_runs(resumed_run, 45, log);
+  expect_same_weights(d);
+  TrainConfig straight = d.config("c");
+  straight.smoothing = 0.05f;
+  train_seq2seq(straight, log);
+  auto smoothed = [](const std::string& dir) {
+    std::map<std::string, Tensor> s;
+    for (auto& [name, t] :
+         read_safetensors((fs::path(dir) / "checkpoint" / "optimizer.safetensors").string())
+             .tensors)
+      if (name.starts_with("s/")) s[name.substr(2)] = t;
+    return s;
+  };
+  const auto resumed = smoothed(resumed_run.save_dir), uninterrupted = smoothed(straight.save_dir);
+  const Safetensors kept = read_safetensors(
+      (fs::path(resumed_run.save_dir) / "epochs" / "epoch_2.safetensors").string());
+  const Safetensors raw = weights(resumed_run.save_dir);
+  ASSERT_EQ(resumed.size(), raw.tensors.size());
+  bool moved = false;
+  for (const auto& [name, t] : resumed) {
+    EXPECT_EQ(std::memcmp(t.data(), uninterrupted.at(name).data(), t.numel() * 4), 0) << name;
+    EXPECT_EQ(std::memcmp(t.data(), kept.tensors.at(name).data(), t.numel() * 4), 0) << name;
+    moved |= std::memcmp(t.data(), raw.tensors.at(name).data(), t.numel() * 4) != 0;
+  }
+  EXPECT_TRUE(moved);
+  auto dev_ce = [](const std::string& dir) {
+    std::vector<double> ce;
+    std::ifstream curve(fs::path(dir) / "train.jsonl");
+    for (std::string line; std::getline(curve, line);)
+      ce.push_back(nlohmann::json::parse(line).at("dev_ce").get<double>());
+    return ce;
+  };
+  const auto plain_ce = dev_ce(d.config("a").save_dir), smooth_ce = dev_ce(straight.save_dir);
+  ASSERT_EQ(plain_ce.size(), 2u);
+  ASSERT_EQ(smooth_ce.size(), 2u);
+  EXPECT_NE(plain_ce[1], smooth_ce[1]);
+  EXPECT_NE(log.str().find("exponential smoothing 0.05"), std::string::npos);
 }
 
 TEST(RnnTrainer, LearnsAndWritesALoadableModel) {

@@ -1,12 +1,12 @@
 // The training loop every task of heed shares (translation, G2P, classification): epochs of
 // length-bucketed batches (train/batching.h), Adam with gradient clipping and a learning-rate
 // schedule, a progress line (loss, throughput, elapsed, ETA), validation every epoch (or every
-// N steps) with the best model saved, early stopping, the last epochs' weights kept for
-// averaging, atomic checkpoints and an exact resume. A task supplies the data and the model:
-// the loss of a batch of example indices, and a validation (dev cross-entropy and its metric).
-// Files written in the model directory: model.safetensors + config.json (the best weights),
-// checkpoint/ (the latest state), train.jsonl (one line per validation), epochs/.
-// Leaves out: reading data and building models (the tasks: train/trainer.h,
+// N steps; of the weights' moving average with smoothing) with the best model saved, early
+// stopping, the last epochs' weights kept for averaging, atomic checkpoints and an exact resume. A
+// task supplies the data and the model: the loss of a batch of example indices, and a validation
+// (dev cross-entropy and its metric). Files written in the model directory: model.safetensors +
+// config.json (the best weights), checkpoint/ (the latest state), train.jsonl (one line per
+// validation), epochs/. Leaves out: reading data and building models (the tasks: train/trainer.h,
 // train/classifier_trainer.h).
 #pragma once
 
@@ -33,6 +33,9 @@ struct LoopOptions {
   float adam_beta2 = 0.999f;
   float weight_decay = 0.f;  // > 0: AdamW, p -= lr wd p decoupled (Loshchilov & Hutter 2019)
   bool adadelta = false;     // Adadelta (Zeiler 2012; Kim 2014's choice) instead of Adam; lr 1
+  // > 0: validation, the best model and kept epochs use the weights' exponential moving average
+  // (OptimizerConfig::smoothing); training goes on with the weights themselves
+  float smoothing = 0.f;
   // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
   ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
   int64_t warmup = 0;  // steps of linear warmup to lr
