@@ -207,9 +207,14 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors, int64_t
           it->second.shape(), ", the model expects ", dst.shape());
     dst.copy_from(it->second);
   };
-  // a state saved without smoothing has no smoothed weights to go on from
-  check(s_.empty() || all.empty() || tensors.count("s/" + all[0]->name) > 0, file,
+  // smoothing on and off across a resume: the moving average would start from nothing, or be
+  // dropped while the best model saved so far is one
+  const bool saved_smoothed = !all.empty() && tensors.count("s/" + all[0]->name) > 0;
+  check(s_.empty() || all.empty() || saved_smoothed, file,
         ": the run was saved without exponential smoothing of its weights; resume it without "
+        "--exponential-smoothing, or start over");
+  check(!s_.empty() || !saved_smoothed, file,
+        ": the run was saved with exponential smoothing of its weights; resume it with "
         "--exponential-smoothing, or start over");
   for (size_t k = 0; k < all.size(); ++k) {
     take("m/" + all[k]->name, m_[k]);

@@ -149,21 +149,29 @@ TEST(Optimizer, ExponentialSmoothingFollowsItsDefinition) {
   }
 }
 
-// A state saved without smoothing cannot be resumed with it: an error naming the file.
-TEST(Optimizer, SmoothingResumedFromAStateWithoutItIsAnError) {
-  OneParam a, b;
-  Optimizer plain({}, a.store);
-  a.set_grad();
-  plain.step(0.1f);
-  std::map<std::string, Tensor> state;
-  for (const auto& [name, t] : plain.state()) state[name] = t;
-  Optimizer smoothed({.smoothing = 0.1f}, b.store);
-  try {
-    smoothed.load_state(state, plain.steps(), "ckpt/optimizer.safetensors");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("ckpt/optimizer.safetensors"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("without exponential smoothing"), std::string::npos);
+// A state saved without smoothing cannot be resumed with it, nor one saved with it without it:
+// an error naming the file. The same setting on both sides resumes.
+TEST(Optimizer, SmoothingSwitchedAcrossAResumeIsAnError) {
+  for (const float saved : {0.f, 0.1f}) {
+    OneParam a, b, c;
+    Optimizer first({.smoothing = saved}, a.store);
+    a.set_grad();
+    first.step(0.1f);
+    std::map<std::string, Tensor> state;
+    for (const auto& [name, t] : first.state()) state[name] = t;
+    Optimizer switched({.smoothing = 0.1f - saved}, b.store);
+    try {
+      switched.load_state(state, first.steps(), "ckpt/optimizer.safetensors");
+      ADD_FAILURE() << "no error, saved with smoothing " << saved;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ckpt/optimizer.safetensors"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find(saved > 0 ? "saved with exponential smoothing"
+                                                     : "saved without exponential smoothing"),
+                std::string::npos)
+          << e.what();
+    }
+    Optimizer same({.smoothing = saved}, c.store);
+    EXPECT_NO_THROW(same.load_state(state, first.steps(), "ckpt/optimizer.safetensors"));
   }
 }
 
