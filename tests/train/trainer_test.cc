@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "heed/decode/beam_search.h"
 #include "heed/io/model_dir.h"
@@ -71,12 +73,25 @@ Safetensors weights(const std::string& dir) {
   return read_safetensors((fs::path(dir) / "checkpoint" / "model.safetensors").string());
 }
 
+// Two tensors of the same size hold the same bits.
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.numel() == b.numel() && std::memcmp(a.data(), b.data(), a.numel() * 4) == 0;
+}
+
 // The latest weights of the runs saved in a/ and b/ are bit for bit the same.
 void expect_same_weights(const Dataset& d) {
   Safetensors a = weights(d.config("a").save_dir), b = weights(d.config("b").save_dir);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  for (const auto& [name, t] : a.tensors)
-    EXPECT_EQ(std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4), 0) << name;
+  for (const auto& [name, t] : a.tensors) EXPECT_TRUE(same_bits(t, b.tensors.at(name))) << name;
+}
+
+// One field of every record of a run's train.jsonl, in order.
+std::vector<double> curve(const std::string& dir, const std::string& key) {
+  std::vector<double> values;
+  std::ifstream in(fs::path(dir) / "train.jsonl");
+  for (std::string line; std::getline(in, line);)
+    values.push_back(nlohmann::json::parse(line).at(key).get<double>());
+  return values;
 }
 
 // Trains `c` in two runs: stopped after `stop` steps, then resumed to its end.
@@ -104,11 +119,9 @@ TEST(RnnTrainer, StoppedAndResumedRunEqualsUninterruptedRun) {
   expect_same_weights(d);
   // training time counts on over the resumption (--max-minutes and the curves use it)
   EXPECT_GT(resumed.minutes, stopped.minutes);
-  std::ifstream curve(fs::path(rest.save_dir) / "train.jsonl");
   double last = 0;
-  for (std::string line; std::getline(curve, line);) {
-    const double m = nlohmann::json::parse(line).at("minutes").get<double>();
-    EXPECT_GE(m, last) << line;
+  for (const double m : curve(rest.save_dir, "minutes")) {
+    EXPECT_GE(m, last);
     last = m;
   }
 }
@@ -141,26 +154,20 @@ TEST(RnnTrainer, CooldownDecaysTheRateToZeroAtTheBudgetsEnd) {
   c.valid_every = 19;
   TrainResult r = train_seq2seq(c, log);
   ASSERT_EQ(r.steps, 76);
-  std::ifstream curve(fs::path(c.save_dir) / "train.jsonl");
-  std::vector<std::pair<int64_t, double>> rates;  // (step, rate of the next update)
-  for (std::string line; std::getline(curve, line);) {
-    nlohmann::json j = nlohmann::json::parse(line);
-    rates.emplace_back(j.at("step").get<int64_t>(), j.at("lr").get<double>());
-  }
-  ASSERT_EQ(rates.size(), 4u) << log.str();  // steps 19, 38 (epoch end), 57, 76 (epoch end)
-  EXPECT_NEAR(rates[0].second, 5e-3, 1e-9);  // 19/76 spent: before the cooldown
+  const std::vector<double> rates = curve(c.save_dir, "lr");  // the rate of the next update
+  ASSERT_EQ(curve(c.save_dir, "step"), (std::vector<double>{19, 38, 57, 76})) << log.str();
+  EXPECT_NEAR(rates[0], 5e-3, 1e-9);  // 19/76 spent: before the cooldown
   // the rate printed is the one of the update after `step`: spent = step / 76 (the epoch's share)
-  EXPECT_NEAR(rates[1].second, 5e-3 * (1 - 38. / 76) / 0.5, 1e-7);
-  EXPECT_NEAR(rates[2].second, 5e-3 * (1 - 57. / 76) / 0.5, 1e-7);
-  EXPECT_NEAR(rates[3].second, 0.0, 1e-9);  // the budget is spent
+  EXPECT_NEAR(rates[1], 5e-3 * (1 - 38. / 76) / 0.5, 1e-7);
+  EXPECT_NEAR(rates[2], 5e-3 * (1 - 57. / 76) / 0.5, 1e-7);
+  EXPECT_NEAR(rates[3], 0.0, 1e-9);  // the budget is spent
   // and the updates used it: the weights differ from a run without the cooldown
   TrainConfig plain = d.config("b");
   plain.schedule = ScheduleConfig::Kind::Constant;
   train_seq2seq(plain, log);
   Safetensors a = weights(c.save_dir), b = weights(plain.save_dir);
   bool differ = false;
-  for (const auto& [name, t] : a.tensors)
-    differ |= std::memcmp(t.data(), b.tensors.at(name).data(), t.numel() * 4) != 0;
+  for (const auto& [name, t] : a.tensors) differ |= !same_bits(t, b.tensors.at(name));
   EXPECT_TRUE(differ);
 }
 
@@ -195,19 +202,13 @@ TEST(RnnTrainer, ExponentialSmoothingIsValidatedAndSavedWithoutChangingTraining)
   ASSERT_EQ(resumed.size(), raw.tensors.size());
   bool moved = false;
   for (const auto& [name, t] : resumed) {
-    EXPECT_EQ(std::memcmp(t.data(), uninterrupted.at(name).data(), t.numel() * 4), 0) << name;
-    EXPECT_EQ(std::memcmp(t.data(), kept.tensors.at(name).data(), t.numel() * 4), 0) << name;
-    moved |= std::memcmp(t.data(), raw.tensors.at(name).data(), t.numel() * 4) != 0;
+    EXPECT_TRUE(same_bits(t, uninterrupted.at(name))) << name;
+    EXPECT_TRUE(same_bits(t, kept.tensors.at(name))) << name;
+    moved |= !same_bits(t, raw.tensors.at(name));
   }
   EXPECT_TRUE(moved);
-  auto dev_ce = [](const std::string& dir) {
-    std::vector<double> ce;
-    std::ifstream curve(fs::path(dir) / "train.jsonl");
-    for (std::string line; std::getline(curve, line);)
-      ce.push_back(nlohmann::json::parse(line).at("dev_ce").get<double>());
-    return ce;
-  };
-  const auto plain_ce = dev_ce(d.config("a").save_dir), smooth_ce = dev_ce(straight.save_dir);
+  const auto plain_ce = curve(d.config("a").save_dir, "dev_ce"),
+             smooth_ce = curve(straight.save_dir, "dev_ce");
   ASSERT_EQ(plain_ce.size(), 2u);
   ASSERT_EQ(smooth_ce.size(), 2u);
   EXPECT_NE(plain_ce[1], smooth_ce[1]);
@@ -322,8 +323,7 @@ TEST(TransformerTrainer, LearnsInBfloat16AndResumesExactly) {
   train_seq2seq(fp32, log);
   Safetensors a = weights(c.save_dir), f = weights(fp32.save_dir);
   bool differ = false;
-  for (const auto& [name, t] : a.tensors)
-    differ = differ || std::memcmp(t.data(), f.tensors.at(name).data(), t.numel() * 4) != 0;
+  for (const auto& [name, t] : a.tensors) differ = differ || !same_bits(t, f.tensors.at(name));
   EXPECT_TRUE(differ) << "bfloat16 training computed exactly what float32 did";
 }
 
