@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
+#include "heed/decode/limits.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
@@ -33,7 +34,8 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
       ->required();
   app->add_option("--out", out, "Image file: .svg (text stays text) or .png")->required();
   app->add_option("--beam", align.search.beam, "Beam size for the outputs (1: greedy)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, limits::kMaxBeam));
   app->add_option("--length-penalty", align.search.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha")
       ->capture_default_str();
@@ -49,11 +51,15 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--all-layers", align.all_layers,
                 "transformer and conv: every decoder layer (with --all-heads: layers x heads)");
   app->add_option("--columns", columns, "Heatmaps per row of a grid (0: heads per layer)")
-      ->capture_default_str();
-  app->add_option("--cell", style.cell, "Cell side in pixels")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  app->add_option("--cell", style.cell, "Cell side in pixels")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1000.0));
   app->add_option("--max-sentences", max_sentences,
                   "At most this many input lines are drawn (all are decoded)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
 

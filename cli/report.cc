@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "heed/decode/limits.h"
 
 namespace heed::cli {
 
@@ -25,12 +26,14 @@ void ReportCommand::add(CLI::App& parent, int& threads) {
                   "Outputs already decoded for --src (heed translate), scored instead of "
                   "decoding again (the samples' heatmaps are always decoded)");
   app->add_option("--beam", options.search.beam, "Beam size for decoding (1: greedy)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, limits::kMaxBeam));
   app->add_option("--length-penalty", options.search.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha")
       ->capture_default_str();
   app->add_option("--samples", options.samples, "Inputs shown with their heatmaps")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   app->add_option("--title", options.title, "Page title (default: the model directory)");
   app->add_option("--latency", options.latency,
                   "Online decodings of --src (heed translate --online --latency-out; several: "

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "heed/data/text.h"
+#include "heed/decode/limits.h"
 #include "heed/decode/translator.h"
 #include "heed/kernels/quantize.h"
 #include "heed/models/model_files.h"
@@ -96,10 +97,12 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
       ->check(kNonNegative);
   app->add_option("--max-len-ratio", o.max_len_ratio, "Output length limit: ratio x source + 10")
       ->capture_default_str()
-      ->check(kPositive);
+      ->check(kPositive)
+      ->check(CLI::Range(0.0, limits::kMaxLenRatio));
   app->add_option("--max-length", o.max_decoding_length,
                   "Output length limit in units, on top of the ratio (0: the ratio only)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, limits::kMaxLength));
   app->add_option("--n-best", o.num_hypotheses,
                   "Write the N best outputs of each input line (N <= --beam), best first, as "
                   "Moses/Marian n-best lines: `ID ||| output ||| F0= log p ||| score`, with ID the "
@@ -108,7 +111,9 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "--attention-out then has one line per output line")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  app->add_option("--batch", o.max_batch_size, "Sentences decoded together")->capture_default_str();
+  app->add_option("--batch", o.max_batch_size, "Sentences decoded together")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, limits::kMaxBatch));
   app->add_option("--max-input-length", o.max_input_length,
                   "Source units read of a line: longer lines are cut there, with a warning naming "
                   "the line (time and memory stay bounded); with --score-target a longer source "

@@ -237,20 +237,9 @@ class PyClassifier {
   std::unique_ptr<Classifier> classifier_;
 };
 
-// The options a call gave, checked as the command line checks its flags (errors name them).
+// The options a call gave, checked as every caller's are (decode/limits.h; errors name them).
 TranslationOptions checked(const TranslationOptions& o) {
-  check(o.beam_size >= 1, "beam_size must be >= 1, got ", o.beam_size);
-  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size, "num_hypotheses must be in 1..",
-        o.beam_size, " (beam_size), got ", o.num_hypotheses);
-  check(std::isfinite(o.length_penalty) && o.length_penalty >= 0,
-        "length_penalty must be a finite number >= 0, got ", o.length_penalty);
-  check(o.max_decoding_length >= 0, "max_decoding_length must be >= 0 (0: by max_len_ratio), got ",
-        o.max_decoding_length);
-  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0,
-        "max_len_ratio must be a finite number > 0, got ", o.max_len_ratio);
-  check(o.max_batch_size >= 1, "max_batch_size must be >= 1, got ", o.max_batch_size);
-  check(o.max_input_length >= 0, "max_input_length must be >= 0 (0: no limit), got ",
-        o.max_input_length);
+  check_translation_options(o);
   return o;
 }
 

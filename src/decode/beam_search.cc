@@ -9,6 +9,7 @@
 #include "heed/data/vocab.h"
 #include "heed/decode/ctc_search.h"
 #include "heed/decode/greedy.h"
+#include "heed/decode/limits.h"
 #include "heed/kernels/reduce.h"
 #include "heed/util/error.h"
 
@@ -24,6 +25,20 @@ struct Beam {
 };
 
 }  // namespace
+
+void check_beam_options(const BeamOptions& o) {
+  using namespace limits;
+  check(o.beam >= 1 && o.beam <= kMaxBeam, "beam size must be in 1..", kMaxBeam, ", got ", o.beam);
+  check(o.n_best >= 1 && o.n_best <= o.beam, "n-best must be in 1..", o.beam, " (the beam), got ",
+        o.n_best);
+  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0 && o.max_len_ratio <= kMaxLenRatio,
+        "max length ratio must be in (0, ", kMaxLenRatio, "], got ", o.max_len_ratio);
+  check(o.max_length >= 0 && o.max_length <= kMaxLength, "max length must be in 0..", kMaxLength,
+        " (0: by the ratio), got ", o.max_length);
+  check(std::isfinite(o.length_penalty) && std::abs(o.length_penalty) <= kMaxLengthPenalty,
+        "length penalty must be in [-", kMaxLengthPenalty, ", ", kMaxLengthPenalty, "], got ",
+        o.length_penalty);
+}
 
 int64_t output_limit(const BeamOptions& o, int64_t source_length) {
   const auto by_ratio =
@@ -52,9 +67,7 @@ double normalised_score(const Hypothesis& h, double alpha) {
 std::vector<std::vector<Hypothesis>> beam_search_n_best(
     const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src, const BeamOptions& o,
     const AttentionChoice& attention) {
-  check(o.beam >= 1, "beam size must be >= 1, got ", o.beam);
-  check(o.n_best >= 1 && o.n_best <= o.beam, "n-best must be in 1..beam size (", o.beam, "), got ",
-        o.n_best);
+  check_beam_options(o);
   const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
   const bool reversed = model.reverse_source();
   // each source encoded once; decoder rows n*K .. n*K+K-1 belong to sentence n
@@ -176,6 +189,10 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
                                                    std::vector<std::vector<int32_t>> src,
                                                    const BeamOptions& o,
                                                    const AttentionChoice& attention) {
+  check_beam_options(o);
+  check(static_cast<int64_t>(src.size()) * o.beam <= limits::kMaxRows, "a batch of ", src.size(),
+        " sentences with a beam of ", o.beam, " is more than ", limits::kMaxRows,
+        " rows: decode fewer sentences together");
   if (model.frame_labeller())  // CTC: labels read off every position, no decoder
     return ctc_decode_n_best(model, std::move(src),
                              {.beam = o.beam, .n_best = o.n_best, .lm = o.ctc_lm},

@@ -2,9 +2,10 @@
 #include "heed/decode/translator.h"
 
 #include <algorithm>
-#include <numeric>
+#include <cmath>
 
 #include "heed/decode/forced.h"
+#include "heed/decode/limits.h"
 #include "heed/decode/online.h"
 #include "heed/decode/replace_unk.h"
 #include "heed/kernels/parallel.h"
@@ -21,8 +22,8 @@ std::span<const Named<ComputeType>> names(ComputeType) {
 namespace {
 
 // What a model reads of an input line: r.input (G2P: the word of a CMUdict entry) and its units
-// r.source, cut at max_input_length (r.truncated); an empty line is read as one unknown unit
-// (decode_n_best does so), and r.source says so. Returns the units' ids.
+// r.source, cut at max_input_length (r.truncated). Returns the units' ids: none for a blank line,
+// which is not decoded (its translation is empty, as CTranslate2's).
 std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
                                  const TranslationOptions& o, TranslationResult& r) {
   r.input = model_input(m, line);
@@ -31,15 +32,50 @@ std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
     r.source.resize(static_cast<size_t>(o.max_input_length));  // bounded time and memory
     r.truncated = true;
   }
-  if (r.source.empty()) r.source = {m.src_vocab.token(Vocab::kUnk)};
   return m.src_vocab.encode(r.source);
 }
 
 }  // namespace
 
+void check_translation_options(const TranslationOptions& o) {
+  using namespace limits;
+  check(o.beam_size >= 1 && o.beam_size <= kMaxBeam, "beam_size (--beam) must be in 1..", kMaxBeam,
+        ", got ", o.beam_size);
+  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size,
+        "num_hypotheses (--n-best) must be in 1..", o.beam_size, " (beam_size), got ",
+        o.num_hypotheses);
+  check(std::isfinite(o.length_penalty) && std::abs(o.length_penalty) <= kMaxLengthPenalty,
+        "length_penalty (--length-penalty) must be in [-", kMaxLengthPenalty, ", ",
+        kMaxLengthPenalty, "], got ", o.length_penalty);
+  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0 && o.max_len_ratio <= kMaxLenRatio,
+        "max_len_ratio (--max-len-ratio) must be in (0, ", kMaxLenRatio, "], got ",
+        o.max_len_ratio);
+  check(o.max_decoding_length >= 0 && o.max_decoding_length <= kMaxLength,
+        "max_decoding_length (--max-length) must be in 0..", kMaxLength,
+        " (0: by max_len_ratio), got ", o.max_decoding_length);
+  check(o.max_batch_size >= 1 && o.max_batch_size <= kMaxBatch,
+        "max_batch_size (--batch) must be in 1..", kMaxBatch, ", got ", o.max_batch_size);
+  check(o.max_batch_size * o.beam_size <= kMaxRows, "max_batch_size (--batch) ", o.max_batch_size,
+        " times beam_size (--beam) ", o.beam_size, " must be at most ", kMaxRows, " rows");
+  check(o.max_input_length >= 0 && o.max_input_length <= kMaxLength,
+        "max_input_length (--max-input-length) must be in 0..", kMaxLength, " (0: no limit), got ",
+        o.max_input_length);
+  check(o.attention_layer >= -1, "attention_layer (--layer) must be >= -1 (-1: the last), got ",
+        o.attention_layer);
+  check(o.attention_head >= -1, "attention_head (--head) must be >= -1 (-1: the mean), got ",
+        o.attention_head);
+  check(std::isfinite(o.lm_weight) && std::abs(o.lm_weight) <= kMaxLmWeight,
+        "lm_weight (--lm-weight) must be in [-", kMaxLmWeight, ", ", kMaxLmWeight, "], got ",
+        o.lm_weight);
+  check(std::isfinite(o.lm_bonus) && std::abs(o.lm_bonus) <= kMaxLmWeight,
+        "lm_bonus (--lm-bonus) must be in [-", kMaxLmWeight, ", ", kMaxLmWeight, "], got ",
+        o.lm_bonus);
+}
+
 Translator::Translator(const std::vector<std::string>& model_dirs, const TranslatorOptions& o)
     : files_(load_models(model_dirs, o.load)) {
-  check(o.threads >= 0, "threads must be >= 0, got ", o.threads);
+  check(o.threads >= 0 && o.threads <= kMaxThreads, "threads must be in 0..", kMaxThreads,
+        " (0: all cores), got ", o.threads);
   if (o.threads > 0) set_threads(o.threads);
   std::vector<const Seq2SeqModel*> members;
   for (const auto& files : files_) {
@@ -65,11 +101,7 @@ Translator::Translator(const std::vector<std::string>& model_dirs, const Transla
 void Translator::translate_each(const std::vector<std::string>& sentences,
                                 const TranslationOptions& o, const Sink& sink,
                                 const Progress& progress) const {
-  check(o.beam_size >= 1, "beam size must be >= 1, got ", o.beam_size);
-  check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
-  check(o.max_input_length >= 0, "max input length must be >= 0, got ", o.max_input_length);
-  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size,
-        "the n-best must be in 1..beam size (", o.beam_size, "), got ", o.num_hypotheses);
+  check_translation_options(o);
   const ModelFiles& m = text_format();
   const AttentionChoice choice{.wanted = o.return_attention || o.replace_unknowns,
                                .layer = o.attention_layer,
@@ -97,8 +129,12 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
     for (size_t k = w0; k < w1; ++k) {
       ids[k - w0] = read_source(m, sentences[k], o, results[k - w0]);
     }
-    std::vector<size_t> order(w1 - w0);  // the window's lines, shortest source first
-    std::iota(order.begin(), order.end(), size_t{0});
+    std::vector<size_t> order;  // the window's lines with units, shortest source first
+    for (size_t k = 0; k < ids.size(); ++k)
+      if (ids[k].empty())
+        results[k].hypotheses.emplace_back();  // a blank line: an empty translation
+      else
+        order.push_back(k);
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
     for (size_t b0 = 0; b0 < order.size(); b0 += per_batch) {
@@ -126,8 +162,9 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
           r.hypotheses.push_back(std::move(t));
         }
       }
-      if (progress) progress(w0 + b1, out_tokens);
+      if (progress) progress(w1 - order.size() + b1, out_tokens);  // blank lines are done
     }
+    if (order.empty() && progress) progress(w1, out_tokens);
     for (size_t k = w0; k < w1; ++k) sink(k, std::move(results[k - w0]));
   }
 }
@@ -142,16 +179,21 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 Translator::OnlineTranslation Translator::translate_online(const std::string& sentence,
                                                            const TranslationOptions& o,
                                                            const Write& write) const {
+  check_translation_options(o);
   check(o.beam_size == 1, "online decoding is greedy (--beam 1), got a beam of ", o.beam_size);
   const ModelFiles& m = text_format();
   OnlineTranslation out;
   TranslationResult& r = out.result;
   const std::vector<int32_t> ids = read_source(m, sentence, o, r);
-  BeamOptions limits;
-  limits.max_len_ratio = o.max_len_ratio;
-  limits.max_length = o.max_decoding_length;
+  if (ids.empty()) {  // a blank line: an empty translation, nothing read or written
+    r.hypotheses.emplace_back();
+    return out;
+  }
+  BeamOptions bounds;
+  bounds.max_len_ratio = o.max_len_ratio;
+  bounds.max_length = o.max_decoding_length;
   OnlineOutput d =
-      online_decode(*model_, ids, output_limit(limits, static_cast<int64_t>(ids.size())),
+      online_decode(*model_, ids, output_limit(bounds, static_cast<int64_t>(ids.size())),
                     [&](int32_t id, int64_t delay) {
                       if (write) write(m.tgt_vocab.token(id), delay);
                     });
@@ -171,7 +213,7 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
                                              const TranslationOptions& o) const {
   check(sources.size() == targets.size(), "score: ", sources.size(), " sources but ",
         targets.size(), " targets");
-  check(o.max_batch_size >= 1, "batch size must be >= 1, got ", o.max_batch_size);
+  check_translation_options(o);
   const ModelFiles& m = text_format();
   const AttentionChoice choice{.wanted = o.return_attention,
                                .layer = o.attention_layer,
@@ -208,7 +250,9 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
 
 std::string Translator::output_line(const TranslationResult& r,
                                     const TranslationHypothesis& h) const {
-  return text_format().g2p ? r.input + "  " + h.text : h.text;
+  // G2P: a CMUdict entry, "WORD  PH PH"; a blank line stays blank
+  const bool blank = r.input.find_first_not_of(" \t") == std::string::npos;
+  return text_format().g2p && !blank ? r.input + "  " + h.text : h.text;
 }
 
 }  // namespace heed

@@ -1,17 +1,22 @@
-// Whole-file read and atomic writes (POSIX: open/write/fsync/rename, then fsync the directory).
+// Whole-file read, atomic writes (POSIX: open/write/fsync/rename, then fsync the directory;
+// non-regular targets written in place) and content fingerprints.
 // Leaves out: Windows.
 #include "heed/io/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <utility>
+#include <vector>
 
 #include "heed/util/error.h"
 
@@ -44,8 +49,65 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   f.commit();
 }
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+std::string file_fingerprint(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    throw FileError(path, e, std::string("cannot open (") + std::strerror(e) + ")");
+  }
+  // FNV-1a, 64 bits: h = (h xor byte) * prime over every byte
+  uint64_t hash = 0xcbf29ce484222325ULL, size = 0;
+  std::vector<unsigned char> piece(size_t{1} << 16);
+  for (;;) {
+    const ssize_t n = ::read(fd, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw FileError(path, e, std::string("read error (") + std::strerror(e) + ")");
+    }
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n; ++i)
+      hash = (hash ^ piece[static_cast<size_t>(i)]) * 0x100000001b3ULL;
+    size += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::to_string(size) + ":" + hex;
+}
+
+namespace {
+// The file a path names once its symlinks are followed (relative links against their own
+// folder); a dangling link gives the path it points to, where the output is created. More than
+// 40 links in a row is an Error (a loop), as the system's own limit.
+std::string follow_symlinks(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p.string();
+    const fs::path to = fs::read_symlink(p, ec);
+    check(!ec, path, ": cannot read the symbolic link (", ec.message(), ")");
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  throw Error(path + ": too many levels of symbolic links");
+}
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    check(!S_ISDIR(st.st_mode), path_, ": is a directory, not a file");
+    // a device, FIFO or socket: written in place (through the path itself, which also serves
+    // the kernel's own links such as /dev/stdout -> /proc/self/fd/1 -> pipe:[N])
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    check(fd_ >= 0, path_, ": cannot open for writing (", std::strerror(errno), ")");
+    return;
+  }
+  const std::string target = follow_symlinks(path_);
+  tmp_ = target + ".tmp." + std::to_string(::getpid());
+  target_ = target;
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   check(fd_ >= 0, tmp_, ": cannot create (", std::strerror(errno), ")");
 }
@@ -53,7 +115,7 @@ AtomicFile::AtomicFile(std::string path)
 AtomicFile::~AtomicFile() {
   if (committed_) return;
   if (fd_ >= 0) ::close(fd_);
-  ::unlink(tmp_.c_str());
+  if (!in_place()) ::unlink(tmp_.c_str());
 }
 
 void AtomicFile::write(std::string_view bytes) {
@@ -75,16 +137,21 @@ void AtomicFile::drain() {
 
 void AtomicFile::commit() {
   drain();
-  const bool synced = ::fsync(fd_) == 0;
+  // a FIFO, pipe or character device cannot be synced (EINVAL): what was written has gone
+  const bool synced = ::fsync(fd_) == 0 || (in_place() && (errno == EINVAL || errno == EROFS));
   const int sync_errno = errno;
   const bool closed = ::close(fd_) == 0;
   fd_ = -1;
   check(synced && closed, path_, ": write failed (", std::strerror(synced ? errno : sync_errno),
         ")");
-  check(::rename(tmp_.c_str(), path_.c_str()) == 0, path_, ": cannot replace atomically (",
+  if (in_place()) {
+    committed_ = true;
+    return;
+  }
+  check(::rename(tmp_.c_str(), target_.c_str()) == 0, path_, ": cannot replace atomically (",
         std::strerror(errno), ")");
   committed_ = true;
-  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  const std::string dir = std::filesystem::path(target_).parent_path().string();
   const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);

@@ -3,7 +3,15 @@
 #include "heed/io/safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,25 +51,42 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors,
   write_file_atomic(path, encode_safetensors(tensors, metadata));
 }
 
-Safetensors decode_safetensors(const std::string& bytes, const std::string& path) {
-  check(bytes.size() >= 8, path, ": truncated: ", bytes.size(),
+namespace {
+// The header's length N from the first 8 bytes of a file of `file_size` bytes.
+uint64_t header_length(std::string_view first8, uint64_t file_size, const std::string& path) {
+  check(first8.size() >= 8 && file_size >= 8, path, ": truncated: ", file_size,
         " bytes, too short for a safetensors header");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i)
-    n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  check(n <= bytes.size() - 8, path, ": truncated: the header claims ", n,
-        " bytes but the file has ", bytes.size() - 8, " after the length field");
+    n |= static_cast<uint64_t>(static_cast<unsigned char>(first8[i])) << (8 * i);
+  check(n <= file_size - 8, path, ": truncated: the header claims ", n, " bytes but the file has ",
+        file_size - 8, " after the length field");
+  return n;
+}
+
+// The N bytes of JSON after the length field, checked against a data section of data_size bytes.
+SafetensorsHeader parse_header(std::string_view text, uint64_t data_size, const std::string& path) {
   nlohmann::json header;
+  // JSON keeps the last of two equal keys: a header naming a tensor twice is refused instead
+  std::set<std::string> names;
+  std::string twice;
+  const nlohmann::json::parser_callback_t note_keys =
+      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+            !names.insert(parsed.get<std::string>()).second && twice.empty())
+          twice = parsed.get<std::string>();
+        return true;
+      };
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(n));
+    header = nlohmann::json::parse(text.begin(), text.end(), note_keys);
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": the safetensors header is not valid JSON (", e.what(), ")");
   }
   check(header.is_object(), path, ": the safetensors header is not a JSON object");
+  check(twice.empty(), path, ": the safetensors header names '", twice, "' twice");
   check_json_numbers(header, path);
-  const size_t data_size = bytes.size() - 8 - n;
-  const char* data = bytes.data() + 8 + n;
-  Safetensors out;
+  SafetensorsHeader out;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ranges;  // (begin, end, tensor)
   for (auto& [name, info] : header.items()) {
     if (name == "__metadata__") {
       check(info.is_object(), path, ": __metadata__ is not an object");
@@ -104,14 +129,64 @@ Safetensors decode_safetensors(const std::string& bytes, const std::string& path
             " bytes of data, expected ", shape.numel() * sizeof(float));
       check(off[1] <= data_size, path, ": truncated: tensor '", name, "' ends at byte ", off[1],
             " of the data section, which has only ", data_size, " bytes");
-      Tensor t = Tensor::empty(shape);
-      if (shape.numel()) std::memcpy(t.data(), data + off[0], off[1] - off[0]);
-      out.tensors[name] = t;
+      ranges.emplace_back(off[0], off[1], name);
+      out.tensors[name] = {shape, off[0]};
     } catch (const nlohmann::json::exception& e) {
       fail(path, ": tensor '", name, "' has a malformed header entry (", e.what(), ")");
     }
   }
+  // the format's rule: the tensors' byte ranges tile the data section, in order, without
+  // overlaps or holes (two tensors on one range would alias; a hole is bytes nobody reads)
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t end = 0;
+  for (const auto& [b, e, name] : ranges) {
+    check(b >= end, path, ": tensor '", name, "' (bytes ", b, "..", e,
+          ") overlaps the tensor before it, which ends at byte ", end);
+    check(b == end, path, ": a hole in the data section before tensor '", name, "' (bytes ", end,
+          "..", b, " belong to no tensor)");
+    end = e;
+  }
+  check(end == data_size, path, ": ", data_size - end,
+        " bytes after the last tensor's data belong to no tensor");
   return out;
+}
+}  // namespace
+
+Safetensors decode_safetensors(const std::string& bytes, const std::string& path) {
+  const uint64_t n = header_length(bytes, bytes.size(), path);
+  const uint64_t data_size = bytes.size() - 8 - n;
+  const SafetensorsHeader header =
+      parse_header(std::string_view(bytes).substr(8, n), data_size, path);
+  const char* data = bytes.data() + 8 + n;
+  Safetensors out;
+  out.metadata = header.metadata;
+  for (const auto& [name, entry] : header.tensors) {
+    Tensor t = Tensor::empty(entry.shape);
+    if (entry.shape.numel())
+      std::memcpy(t.data(), data + entry.begin,
+                  static_cast<size_t>(entry.shape.numel()) * sizeof(float));
+    out.tensors[name] = t;
+  }
+  return out;
+}
+
+SafetensorsHeader read_safetensors_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) {
+    const int e = errno;
+    throw FileError(path, e, std::string("cannot open (") + std::strerror(e) + ")");
+  }
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  check(!ec, path, ": cannot read its size (", ec.message(), ")");
+  std::string first8(8, '\0');
+  in.read(first8.data(), 8);
+  first8.resize(static_cast<size_t>(in.gcount()));
+  const uint64_t n = header_length(first8, size, path);
+  std::string text(static_cast<size_t>(n), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  check(static_cast<uint64_t>(in.gcount()) == n, path, ": read error in the header");
+  return parse_header(text, size - 8 - n, path);
 }
 
 Safetensors read_safetensors(const std::string& path) {

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "heed/kernels/denormals.h"
+#include "heed/util/error.h"
 
 namespace heed {
 namespace {
@@ -14,6 +15,7 @@ std::atomic<int> configured{0};  // set_threads' count; 0: never called (OpenMP'
 }  // namespace
 
 void set_threads(int n) {
+  check(n <= kMaxThreads, "threads must be in 0..", kMaxThreads, " (0: all cores), got ", n);
   const int count = n > 0 ? n : omp_get_num_procs();
   configured.store(count, std::memory_order_relaxed);
   omp_set_num_threads(count);

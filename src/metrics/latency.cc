@@ -101,7 +101,9 @@ std::vector<Delays> read_delays(std::istream& in, const std::string& name) {
           where, ": expected {\"src_len\": n, \"out\": [...], \"delays\": [...]}");
     Delays d;
     d.src_len = json_integer<int64_t>(j, "src_len", where);
-    check(d.src_len >= 1, where, ": \"src_len\" is ", d.src_len, " (at least 1 source token)");
+    // a blank input line has no source and no output (an empty translation)
+    check(d.src_len >= 1 || (d.src_len == 0 && j["out"].empty()), where, ": \"src_len\" is ",
+          d.src_len, " (at least 1 source token, or 0 with no output: a blank line)");
     check(j["delays"].size() == j["out"].size(), where, ": ", j["delays"].size(), " delays for ",
           j["out"].size(), " output tokens (one each, EOS excluded)");
     for (const nlohmann::json& v : j["delays"]) {
@@ -109,8 +111,10 @@ std::vector<Delays> read_delays(std::istream& in, const std::string& name) {
       const auto x = v.get<int64_t>();
       check(x >= 0 && x <= d.src_len, where, ": delay ", x, " outside 0..", d.src_len,
             " (the source tokens read)");
-      check(d.delays.empty() || x >= d.delays.back(), where, ": delays go down (", d.delays.back(),
-            " then ", x, "): a token cannot be written after fewer reads");
+      // (check's arguments are all evaluated: the previous delay read only when there is one)
+      const int64_t previous = d.delays.empty() ? 0 : d.delays.back();
+      check(x >= previous, where, ": delays go down (", previous, " then ", x,
+            "): a token cannot be written after fewer reads");
       d.delays.push_back(x);
     }
     for (const nlohmann::json& unit : j["out"]) {

@@ -5,6 +5,7 @@
 
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
+#include "heed/io/safetensors.h"
 #include "heed/models/registry.h"
 #include "heed/util/error.h"
 
@@ -21,6 +22,17 @@ Segmenter classifier_segmenter(Units u) {
   check(u != Units::Spm, "classify: --units must be word or char");
   return Segmenter(u);
 }
+
+namespace {
+// The names and shapes model.safetensors holds, read from its header alone.
+ExpectedShapes weights_header(const std::string& dir) {
+  ExpectedShapes e;
+  e.file = (fs::path(dir) / "model.safetensors").string();
+  for (const auto& [name, entry] : read_safetensors_header(e.file).tensors)
+    e.shapes.emplace(name, entry.shape);
+  return e;
+}
+}  // namespace
 
 std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverrides& o) {
   auto m = std::make_unique<ModelFiles>();
@@ -59,8 +71,10 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
   check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
         ": the vocabularies do not match config.json");
   const Seq2SeqConfig config = family.config_from_json(j);
+  // the model built only as far as the weights file's header agrees with it (names, shapes)
+  const ExpectedShapes expected = weights_header(dir);
   try {  // a size no machine holds, or none at all, names the file it came from
-    m->model = family.make(config, Scope::for_loading(m->params));
+    m->model = family.make(config, Scope::for_loading(m->params, &expected));
   } catch (const Error& e) {
     fail(dir, "/config.json: ", e.what());
   }
@@ -116,8 +130,9 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   }
   m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
   check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
+  const ExpectedShapes expected = weights_header(dir);
   try {
-    m->model = std::make_unique<SentenceClassifier>(c, Scope::for_loading(m->params));
+    m->model = std::make_unique<SentenceClassifier>(c, Scope::for_loading(m->params, &expected));
   } catch (const Error& e) {
     fail(dir, "/config.json: ", e.what());
   }

@@ -83,6 +83,14 @@ std::string Scope::path(std::string_view name) const {
 
 Parameter& Scope::param(std::string_view name, const Shape& shape, const Init& init,
                         bool row_sparse) const {
+  if (expected_ != nullptr) {
+    const std::string full = path(name);
+    const auto it = expected_->shapes.find(full);
+    check(it != expected_->shapes.end(), expected_->file, ": missing tensor '", full, "' of shape ",
+          shape.str(), ", which config.json's model has (config and weights ", "disagree)");
+    check(it->second == shape, expected_->file, ": tensor '", full, "' has shape ",
+          it->second.str(), ", but config.json's model has ", shape.str());
+  }
   Parameter& p = store_->add(path(name), shape, row_sparse);
   if (rng_) initialize(p.value, init, *rng_);
   return p;

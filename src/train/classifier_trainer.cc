@@ -111,9 +111,23 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   LabeledCorpus train = read(cfg.train, TreeExamples::Phrases, 0);
   check(train.classes >= 2, cfg.train, ": only one class (", train.classes - 1,
         ") in the training labels");
+  if (cfg.trees == 0) {  // a labelled file's classes are 0..largest: each must occur
+    std::vector<bool> seen(static_cast<size_t>(train.classes), false);
+    for (int32_t y : train.labels) seen[static_cast<size_t>(y)] = true;
+    std::string missing;
+    int32_t gaps = 0;
+    for (int32_t y = 0; y < train.classes; ++y)
+      if (!seen[static_cast<size_t>(y)] && ++gaps <= 10)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(y);
+    check(gaps == 0, cfg.train, ": the labels go up to ", train.classes - 1, " but ", gaps,
+          gaps == 1 ? " of them never occurs (" : " of them never occur (", missing,
+          gaps > 10 ? ", ..." : "",
+          "): a model would have classes no example teaches; number the labels 0..N-1");
+  }
   LabeledCorpus valid = read(cfg.valid, TreeExamples::Roots, train.classes);
   // 2. units and vocabulary: built on the training file, or the run's own on resume
-  const bool resumed = prepare_save_dir(cfg);
+  const SaveDir save = prepare_save_dir(cfg);  // locked until the run is over
+  const bool resumed = save.resumes;
   const fs::path dir(cfg.save_dir);
   // data-parallel: rank 0 builds and writes the vocabulary, the others read it once written
   dist::Communicator& comm = dist::world();
@@ -154,6 +168,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   ClassifyResult result;
   cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
   if (cfg.trees > 0) cfg.data["trees_classes"] = cfg.trees;
+  cfg.data["fingerprints"] = data_fingerprints({cfg.train, cfg.valid});
   result.loop = run_training(cfg, task, params, config, log);
   if (!cfg.test.empty() && !cfg.measure &&
       comm.root()) {  // the selected (best dev) model on the test file

@@ -48,6 +48,13 @@ void keep_epoch_weights(const LoopOptions& o, const ParameterStore& params, int6
 
 }  // namespace
 
+nlohmann::json data_fingerprints(std::initializer_list<std::string> files) {
+  nlohmann::json prints = nlohmann::json::object();
+  for (const std::string& f : files)
+    if (!f.empty()) prints[f] = file_fingerprint(f);
+  return prints;
+}
+
 bool resuming(const LoopOptions& o) {
   return o.resume && has_checkpoint(checkpoint_dir(o));
 }
@@ -67,9 +74,17 @@ void check_same_run(const LoopOptions& o, const nlohmann::json& config,
   if (extra.contains("seed") && extra["seed"] != std::to_string(o.seed))
     differs("--seed", std::to_string(o.seed), extra["seed"]);
   if (extra.contains("data"))
-    for (const auto& [key, value] : o.data.items())
-      if (extra["data"].value(key, nlohmann::json()) != value)
-        differs(key, value, extra["data"].value(key, nlohmann::json()));
+    for (const auto& [key, value] : o.data.items()) {
+      const nlohmann::json then = extra["data"].value(key, nlohmann::json());
+      if (key == "fingerprints") {  // per file; checkpoints older than them are not compared
+        if (!then.is_object()) continue;
+        for (const auto& [file, print] : value.items())
+          if (then.value(file, nlohmann::json()) != print)
+            differs(file + "'s content (size:hash)", print, then.value(file, nlohmann::json()));
+      } else if (then != value) {
+        differs(key, value, then);
+      }
+    }
   for (const auto& [key, value] : config.items())
     if (saved_config.value(key, nlohmann::json()) != value)
       differs(key, value, saved_config.value(key, nlohmann::json()));
@@ -108,11 +123,12 @@ void trim_training_log(const std::string& path, int64_t step) {
 }  // namespace
 
 namespace {
-bool prepare_save_dir_here(const LoopOptions& o) {
+bool prepare_save_dir_here(const LoopOptions& o, std::optional<DirLock>& lock) {
   check(!o.save_dir.empty(), "train: --save DIR is required");
   check(!(o.resume && o.overwrite), "train: --resume and --overwrite exclude each other");
   const fs::path dir(o.save_dir);
   check(!fs::exists(dir) || fs::is_directory(dir), o.save_dir, ": not a directory");
+  lock.emplace(o.save_dir, "train");  // before anything in it is read or removed
   // what a run writes: what it has learned (a directory with any of these holds a run), then
   // what it derives from the data again (vocabularies, SentencePiece models, config.json)
   const char* learned[] = {"model.safetensors", "train.jsonl",    "checkpoint",
@@ -146,10 +162,12 @@ bool prepare_save_dir_here(const LoopOptions& o) {
 }  // namespace
 
 // Data-parallel: rank 0 prepares the directory; the others wait for it and take its answer.
-bool prepare_save_dir(const LoopOptions& o) {
+SaveDir prepare_save_dir(const LoopOptions& o) {
   dist::Communicator& comm = dist::world();
-  const bool resumes = comm.root() && prepare_save_dir_here(o);
-  return dist::agree(comm, resumes);
+  SaveDir s;
+  s.resumes = comm.root() && prepare_save_dir_here(o, s.lock);
+  s.resumes = dist::agree(comm, s.resumes);
+  return s;
 }
 
 namespace {

@@ -228,6 +228,11 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   const bool g2p = fmt == CorpusFormat::Cmudict;
+  // a TSV or CMUdict file holds both sides: a target file given beside it would be ignored
+  check(fmt == CorpusFormat::Parallel || (cfg.train_tgt.empty() && cfg.valid_tgt.empty()),
+        "train: --train-tgt/--valid-tgt are for parallel text; ", cfg.train_src, " is ",
+        fmt == CorpusFormat::Tsv ? "a TSV file" : "a CMUdict file",
+        ", which holds both sides (--tsv-columns chooses a TSV file's columns)");
   // a single TSV file without a dev file of its own is split (data/corpus.h select_split)
   const bool split_file =
       fmt == CorpusFormat::Tsv && (cfg.valid_src.empty() || cfg.valid_src == cfg.train_src);
@@ -242,7 +247,8 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
         << ": split into train/dev/test with every sentence in one part (heed split): "
         << train.pairs.size() << " training and " << valid.pairs.size() << " dev pairs\n";
   }
-  const bool resumed = prepare_save_dir(cfg);
+  const SaveDir save = prepare_save_dir(cfg);  // locked until the run is over
+  const bool resumed = save.resumes;
   // 2. segmentation and vocabularies: built on the training side, or the run's own on resume.
   // Data-parallel, rank 0 builds and writes them, the others read them back once written (the
   // model directory is one every rank sees)
@@ -274,6 +280,26 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
                                 (dir / "tgt.spm").string());
   }
   auto [train_src, train_tgt] = split(train, sd);
+  // pairs with a side longer than --max-len are left out of training, and so out of the
+  // vocabularies too (one long line once multiplied the vocabulary by 80): counted and said
+  size_t kept = 0;
+  for (size_t i = 0; i < train_src.size(); ++i) {
+    if (static_cast<int64_t>(train_src[i].size()) > cfg.max_len ||
+        static_cast<int64_t>(train_tgt[i].size()) > cfg.max_len)
+      continue;
+    if (kept != i) {  // (a vector moved onto itself would be emptied)
+      train_src[kept] = std::move(train_src[i]);
+      train_tgt[kept] = std::move(train_tgt[i]);
+      train.pairs[kept] = std::move(train.pairs[i]);
+    }
+    ++kept;
+  }
+  if (kept < train_src.size())
+    log << cfg.train_src << ": " << train_src.size() - kept
+        << " training pairs longer than --max-len " << cfg.max_len << " units skipped\n";
+  train_src.resize(kept);
+  train_tgt.resize(kept);
+  train.pairs.resize(kept);
   if (!derive) {
     sd.src = Vocab::load((dir / "src.vocab").string());
     sd.tgt = Vocab::load((dir / "tgt.vocab").string());
@@ -310,7 +336,9 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   Seq2SeqTask task(*model, cfg, std::move(train_enc), valid, std::move(valid_enc), sd, g2p);
   cfg.data = {{"train", cfg.train_src + (cfg.train_tgt.empty() ? "" : " " + cfg.train_tgt)},
               {"valid", cfg.valid_src + (cfg.valid_tgt.empty() ? "" : " " + cfg.valid_tgt)},
-              {"training_pairs", task.lengths().size()}};
+              {"training_pairs", task.lengths().size()},
+              {"fingerprints",
+               data_fingerprints({cfg.train_src, cfg.train_tgt, cfg.valid_src, cfg.valid_tgt})}};
   return run_training(cfg, task, params, config_json, log);
 }
 

@@ -37,8 +37,9 @@ hyps = [l.split("  ", 1)[1].split() if "  " in l else [] for l in open(sys.argv[
 lines = [json.loads(l) for l in open(sys.argv[1])]
 assert len(lines) == len(words), lines
 for r, w, h in zip(lines, words, hyps):
-    n = max(1, len(w))  # an empty line is read as one unknown unit
+    n = len(w)  # a blank line is no source and an empty output
     assert r["src_len"] == n and r["out"] == h and len(r["delays"]) == len(h), (r, w, h)
+    assert n > 0 or h == [], (r, w, h)
     d = r["delays"]
     assert all(1 <= x <= n for x in d) and d == sorted(d), r
     if kind == "waitk":

@@ -8,14 +8,8 @@ set -euo pipefail
 heed=$1 data=$2 golden=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect_error MESSAGE COMMAND...: the command fails (exit != 0) and says MESSAGE on stderr
-expect_error() {
-  local want=$1
-  shift
-  if "$@" > /dev/null 2> "$work/err" < "${stdin:-/dev/null}"; then fail "accepted: $*"; fi
-  grep -qF -- "$want" "$work/err" || fail "$*: expected '$want', got: $(cat "$work/err")"
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 m=$golden/models/rnn-bahdanau
 in=$golden/inputs/cmudict.txt
 
@@ -141,11 +135,17 @@ c = json.load(open(sys.argv[1])); '"$edit"'; json.dump(c, open(sys.argv[1], "w")
   stdin=$in expect_error "$work/huge/config.json: $want" "$heed" translate --model "$work/huge"
   grep -qE "GiB of memory heed may use here|must be at least 1" "$work/err" || fail "$edit: $(cat "$work/err")"
 done <<'EOF'
-c["ff"] = 2000000000|parameter 'encoder/layer_0/ffn/W1' of shape [2000000000, 16]
-c["d_model"] = 0|parameter '
 c["max_positions"] = 10**12|transformer: a position table of max_positions 1000000000000 x d_model 16
 c["max_positions"] = -3|transformer: max_positions -3 and d_model 16 must be at least 1
 EOF
+# a size that disagrees with the weights is refused at its first tensor, before allocating it
+rm -rf "$work/huge" && cp -r "$golden/models/transformer" "$work/huge"
+sed -i 's/"ff": 32/"ff": 2000000000/' "$work/huge/config.json"
+stdin=$in expect_error "$work/huge/model.safetensors: tensor 'encoder/layer_0/ffn/W1' has shape [32, 16], but config.json's model has [2000000000, 16]" \
+  "$heed" translate --model "$work/huge"
+sed -i 's/"ff": 2000000000/"ff": 32/; s/"d_model": 16/"d_model": 0/' "$work/huge/config.json"
+stdin=$in expect_error "model.safetensors: tensor 'encoder/layer_0/self_attn/W_qkv' has shape [48, 16], but config.json's model has [0, 0]" \
+  "$heed" translate --model "$work/huge"
 # a float where an integer is read (nlohmann-json's cast would be undefined; the fuzzer's find)
 rm -rf "$work/huge" && cp -r "$golden/models/transformer" "$work/huge"
 sed -i 's/"d_model": 16/"d_model": 1e49/' "$work/huge/config.json"

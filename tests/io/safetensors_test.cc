@@ -188,6 +188,38 @@ TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
             std::string::npos);
 }
 
+// The byte ranges of a header must tile the data section: two tensors on one range (aliases),
+// overlapping ranges, a hole, bytes after the last tensor and a key given twice (JSON would keep
+// the last silently) are refused, each naming the file and the tensor; the tiling is accepted.
+TEST(ModelFiles, MalformedRangesAndDuplicateKeysAreRefused) {
+  TempDir dir;
+  const std::string path = dir / "w.safetensors";
+  auto read_with = [&](const std::string& json, size_t data_bytes) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+    write_file_atomic(path, s + json + std::string(data_bytes, '\0'));
+    return error_of([&] { read_safetensors(path); });
+  };
+  const std::string a = R"("a": {"dtype": "F32", "shape": [2], "data_offsets": )";
+  const std::string b = R"("b": {"dtype": "F32", "shape": [2], "data_offsets": )";
+  EXPECT_EQ(read_with("{" + a + "[0, 8]}, " + b + "[8, 16]}}", 16), "");
+  EXPECT_EQ(read_with("{" + b + "[0, 8]}, " + a + "[8, 16]}}", 16), "");  // any order of names
+  std::string e = read_with("{" + a + "[0, 8]}, " + b + "[0, 8]}}", 16);
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("tensor 'b' (bytes 0..8) overlaps"), std::string::npos) << e;
+  e = read_with("{" + a + "[0, 8]}, " + b + "[4, 12]}}", 12);
+  EXPECT_NE(e.find("tensor 'b' (bytes 4..12) overlaps the tensor before it, which ends at byte 8"),
+            std::string::npos)
+      << e;
+  e = read_with("{" + a + "[0, 8]}, " + b + "[12, 20]}}", 20);
+  EXPECT_NE(e.find("a hole in the data section before tensor 'b'"), std::string::npos) << e;
+  e = read_with("{" + a + "[0, 8]}}", 12);
+  EXPECT_NE(e.find("4 bytes after the last tensor's data belong to no tensor"), std::string::npos)
+      << e;
+  e = read_with("{" + a + "[0, 8]}, " + a + "[8, 16]}}", 16);
+  EXPECT_NE(e.find("names 'a' twice"), std::string::npos) << e;
+}
+
 // Checkpoint averaging: every weight of the result is the mean of the snapshots'; snapshots that
 // disagree in a tensor's shape are refused with the file and the tensor named.
 TEST(Checkpoint, AveragingTakesTheMeanAndRefusesMismatches) {

@@ -350,6 +350,10 @@ TEST(RnnTrainer, BadInputNamesTheFile) {
             std::string::npos);
   c = d.config("y");
   c.format = CorpusFormat::Cmudict;
+  EXPECT_NE(testing::error_of([&] { train_seq2seq(c, log); }).find("are for parallel text"),
+            std::string::npos);  // a CMUdict file holds both sides: a target file is refused
+  c.train_tgt.clear();
+  c.valid_tgt.clear();
   EXPECT_NE(testing::error_of([&] { train_seq2seq(c, log); }).find("not a CMUdict entry"),
             std::string::npos);
 }

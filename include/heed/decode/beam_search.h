@@ -24,6 +24,10 @@ struct BeamOptions {
   const CtcLm* ctc_lm = nullptr;  // CTC models: an n-gram LM in the prefix search (K > 1)
 };
 
+// The options within decode/limits.h's bounds (beam, n-best, ratio, lengths, penalty), or an
+// Error naming the first that is not. Every search calls it.
+void check_beam_options(const BeamOptions& o);
+
 // The most output tokens for a source of `source_length` units. Each sentence of a batch has its
 // own limit, so its output does not depend on the sentences decoded beside it.
 int64_t output_limit(const BeamOptions& o, int64_t source_length);

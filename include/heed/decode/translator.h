@@ -59,6 +59,11 @@ struct TranslationOptions {
   double lm_bonus = 0.0;                //   + b per output unit, added to log p_ctc (beam_size > 1)
 };
 
+// The options within decode/limits.h's bounds, or an Error naming the first that is not (by
+// its name here; the CLI's flag in parentheses). Every Translator call checks them; the
+// command line, Python and the server call nothing else to check theirs.
+void check_translation_options(const TranslationOptions& o);
+
 struct TranslationHypothesis {
   std::vector<std::string> tokens;     // output units (before EOS)
   std::string text;                    // the units joined by the target side's segmenter

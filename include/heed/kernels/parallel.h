@@ -9,7 +9,10 @@
 
 namespace heed {
 
-// Sets the number of threads used by heed's kernels and by oneDNN (n <= 0: all cores).
+// The most threads set_threads takes (OpenMP's pool crashed at 100,000).
+inline constexpr int kMaxThreads = 1024;
+// Sets the number of threads used by heed's kernels and by oneDNN (n <= 0: all cores); more
+// than kMaxThreads is an Error.
 void set_threads(int n);
 int threads();
 // Gives the calling thread the count set_threads chose. OpenMP keeps the count per thread: a

@@ -2,6 +2,7 @@
 // Leaves out: layers themselves (one file per layer under nn/).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,14 @@ struct Init {
 // Fills t; fan_out = dim 0, fan_in = the product of the other dims (W is [out, in]).
 void initialize(Tensor& t, const Init& init, Rng& rng);
 
+// What a model file holds, name -> shape: a loading Scope checks each parameter against it as it
+// is created, before allocating it, so that a config.json that disagrees with its weights (a
+// hostile "enc_layers": 100000) fails at its first extra or misshapen tensor, naming `file`.
+struct ExpectedShapes {
+  std::map<std::string, Shape> shapes;
+  std::string file;
+};
+
 // A node of the parameter tree: Scope("encoder") / "layer_0" / "gru" names "encoder/layer_0/gru/U".
 class Scope {
  public:
@@ -39,19 +48,24 @@ class Scope {
   // A scope whose parameters are created zero and not initialised: their values are about to be
   // read from a model file, every one (load_weights refuses a file that lacks one). Random
   // initialisation took most of the time of loading a model for decoding.
-  static Scope for_loading(ParameterStore& store) { return {&store, nullptr, ""}; }
-  Scope operator/(std::string_view child) const { return {store_, rng_, path(child)}; }
+  // With `expected`, every parameter must be one the file holds, of the same shape.
+  static Scope for_loading(ParameterStore& store, const ExpectedShapes* expected = nullptr) {
+    return {&store, nullptr, "", expected};
+  }
+  Scope operator/(std::string_view child) const { return {store_, rng_, path(child), expected_}; }
   std::string path(std::string_view name) const;
   // Creates and initialises (unless for_loading) a parameter named path(name).
   Parameter& param(std::string_view name, const Shape& shape, const Init& init,
                    bool row_sparse = false) const;
 
  private:
-  Scope(ParameterStore* store, Rng* rng, std::string prefix)
-      : store_(store), rng_(rng), prefix_(std::move(prefix)) {}
+  Scope(ParameterStore* store, Rng* rng, std::string prefix,
+        const ExpectedShapes* expected = nullptr)
+      : store_(store), rng_(rng), prefix_(std::move(prefix)), expected_(expected) {}
   ParameterStore* store_;
   Rng* rng_;  // nullptr: for_loading
   std::string prefix_;
+  const ExpectedShapes* expected_ = nullptr;  // loading: what the weights file holds
 };
 
 }  // namespace heed

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -19,6 +21,7 @@
 
 #include "heed/autograd/graph.h"
 #include "heed/autograd/parameter.h"
+#include "heed/io/dir_lock.h"
 #include "heed/train/schedule.h"
 
 namespace heed {
@@ -107,6 +110,10 @@ struct LoopResult {
   double comm_seconds = 0;  // this rank's seconds inside collectives during the steps
 };
 
+// LoopOptions::data's "fingerprints": each named file's size and content hash
+// (io/files.h file_fingerprint), so that --resume refuses data changed under the same name.
+nlohmann::json data_fingerprints(std::initializer_list<std::string> files);
+
 // True when `o.resume` and save_dir holds a checkpoint to resume from.
 bool resuming(const LoopOptions& o);
 // The model directory made ready for a run: created if missing. One that already holds a run
@@ -114,8 +121,13 @@ bool resuming(const LoopOptions& o);
 // there, emptied of that run's files with --overwrite, and otherwise refused with an Error
 // naming it and both flags: a trained model is never replaced by accident. A run killed before
 // its first checkpoint (train.jsonl and a partial checkpoint.tmp, nothing saved) is started
-// over by --resume. Returns whether the run resumes.
-bool prepare_save_dir(const LoopOptions& o);
+// over by --resume. The directory is locked for the run's life (io/dir_lock.h): a second run
+// into it fails at once, naming the first's PID. Data-parallel, rank 0 alone holds the lock.
+struct SaveDir {
+  bool resumes = false;         // the run continues its checkpoint
+  std::optional<DirLock> lock;  // held until the run is over (rank 0)
+};
+SaveDir prepare_save_dir(const LoopOptions& o);
 
 // Trains `params` (the task's model) on `task`; config is the model's config.json.
 // Data-parallel (dist::world() of N > 1 ranks, under mpirun): each global batch is the one a
