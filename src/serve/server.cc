@@ -7,7 +7,16 @@
 #define CPPHTTPLIB_LISTEN_BACKLOG 1024
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,14 +46,16 @@ struct Model {
   std::unique_ptr<Translator> translator;  // encoder-decoders
   std::unique_ptr<Batcher> batcher;
   std::unique_ptr<Classifier> classifier;  // classifiers
-  std::mutex classify_mu;                  // one classification at a time per model
+  std::timed_mutex classify_mu;            // one classification at a time per model
+  std::atomic<int64_t> classify_waiting{0};  // sentences of the requests waiting for it
   int layers = 0, heads = 0;               // a Transformer's decoder (0: no layer/head choice)
   int first_layer = 0;                     // the lowest decoder layer with cross-attention
 };
 
+// (invalid UTF-8 a client sent, echoed in a message, is written as U+FFFD, not a throw)
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 // The few routes with their own series in /metrics; anything else is "other".
@@ -69,6 +80,14 @@ T field(const json& j, const char* key, T fallback, const char* expected) {
   else
     typed = it->is_number();
   if (!typed) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {  // in range, then narrowed
+    const bool fits = it->is_number_unsigned()
+                          ? it->template get<uint64_t>() <=
+                                static_cast<uint64_t>(std::numeric_limits<T>::max())
+                          : it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
+                                it->template get<int64_t>() <= std::numeric_limits<T>::max();
+    if (!fits) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
+  }
   return it->get<T>();
 }
 
@@ -81,10 +100,10 @@ int int_field(const json& j, const char* key, int fallback, int lo, int hi) {
 }
 
 // The body parsed as JSON (any value: OpenNMT-py's route takes a list), or a 400.
-json json_body(const httplib::Request& req) {
+json json_body(const std::string& body) {
   json j;
   try {
-    j = json::parse(req.body);
+    j = json::parse(body);
   } catch (const json::exception& e) {
     throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
   }
@@ -92,12 +111,36 @@ json json_body(const httplib::Request& req) {
 }
 
 // The body as a JSON object (/translate, /classify), or a 400.
-json object_body(const httplib::Request& req) {
-  json j = json_body(req);
+json object_body(const std::string& body) {
+  json j = json_body(body);
   if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
   return j;
 }
 
+}  // namespace
+
+namespace {
+// cpp-httplib listens with a backlog of 5 (Debian's compiled library ignores
+// CPPHTTPLIB_LISTEN_BACKLOG): 64 clients connecting at once saw connections reset. Linux applies
+// a second listen() to a listening socket's backlog, so the server's own socket (this process's
+// listening socket on `port`) is given the system's maximum.
+void widen_backlog(int port) {
+  const long open_max = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
+  for (int fd = 0; fd < open_max; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0)
+      continue;
+    sockaddr_storage a{};
+    socklen_t alen = sizeof a;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) continue;
+    int bound = -1;
+    if (a.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
+    if (a.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+}
 }  // namespace
 
 struct Server::Impl {
@@ -186,8 +229,8 @@ struct Server::Impl {
     return t;
   }
 
-  void post_translate(const httplib::Request& req, httplib::Response& res) {
-    const json j = object_body(req);
+  void post_translate(const std::string& body, httplib::Response& res) {
+    const json j = object_body(body);
     Model& m = model_named(j, false);
     const bool attention = field<bool>(j, "attention", false, "true or false");
     const bool svg = field<bool>(j, "svg", false, "true or false");
@@ -222,8 +265,8 @@ struct Server::Impl {
 
   // OpenNMT-py's REST route: [{"src": "...", "id": MODEL}, ...] -> [[{"src", "tgt", "n_best",
   // "pred_score"}, ...]] (one inner list per n-best rank; here one)
-  void post_onmt(const httplib::Request& req, httplib::Response& res) {
-    const json j = json_body(req);
+  void post_onmt(const std::string& body, httplib::Response& res) {
+    const json j = json_body(body);
     if (!j.is_array())
       throw HttpError{400, "the body must be a list of {\"src\": ..., \"id\": ...}"};
     json sel = json::object(), src = json::array();
@@ -251,15 +294,26 @@ struct Server::Impl {
     reply(res, 200, json::array({std::move(out)}));
   }
 
-  void post_classify(const httplib::Request& req, httplib::Response& res) {
-    const json j = object_body(req);
+  void post_classify(const std::string& body, httplib::Response& res) {
+    const json j = object_body(body);
     Model& m = model_named(j, true);
     const bool attention = field<bool>(j, "attention", false, "true or false");
     const bool svg = field<bool>(j, "svg", false, "true or false");
     const std::vector<std::string> src = sentences(j);
     std::vector<Prediction> preds;
     {
-      const std::lock_guard lock(m.classify_mu);
+      // the same bounds as /translate: sentences waiting at most --max-queue (503), a request
+      // not started within --timeout-ms answered 504
+      const auto n = static_cast<int64_t>(src.size());
+      if (m.classify_waiting.fetch_add(n) + n > o.batching.max_queue) {
+        m.classify_waiting.fetch_sub(n);
+        throw HttpError{503, "the queue is full; retry later"};
+      }
+      std::unique_lock lock(m.classify_mu, std::defer_lock);
+      const bool got = lock.try_lock_for(std::chrono::milliseconds(o.timeout_ms));
+      m.classify_waiting.fetch_sub(n);
+      if (!got)
+        throw HttpError{504, "not classified within " + std::to_string(o.timeout_ms) + " ms"};
       preds = m.classifier->classify(src, {.attention = attention || svg, .name = "src"});
     }
     json out = json::array();
@@ -287,12 +341,38 @@ struct Server::Impl {
     return out;
   }
 
-  // A route's handler with the errors turned into JSON answers.
+  // The request's body, read in pieces and refused with 413 once it passes --max-body, whatever
+  // its framing: cpp-httplib 0.11 bounds only a body with a Content-Length and read a chunked one
+  // whole (400 MB for a 1 MB limit). The connection is closed after a refusal.
+  std::string bounded_body(const httplib::Request& req, httplib::Response& res,
+                           const httplib::ContentReader& read) const {
+    const std::string too_large = "the body is larger than the limit of " +
+                                  std::to_string(o.max_body_bytes) + " bytes (--max-body)";
+    const std::string length = req.get_header_value("Content-Length");
+    if (!length.empty() && std::strtoull(length.c_str(), nullptr, 10) > o.max_body_bytes) {
+      res.set_header("Connection", "close");
+      throw HttpError{413, too_large};
+    }
+    std::string body;
+    bool over = false;
+    const bool whole = read([&](const char* data, size_t n) {
+      over = body.size() + n > o.max_body_bytes;
+      if (!over) body.append(data, n);
+      return !over;
+    });
+    if (over || !whole) res.set_header("Connection", "close");
+    if (over) throw HttpError{413, too_large};
+    if (!whole) throw HttpError{400, "the body could not be read whole"};
+    return body;
+  }
+
+  // A route's handler with the errors turned into JSON answers; it gets the bounded body.
   template <class F>
-  httplib::Server::Handler handle(F f) {
-    return [this, f](const httplib::Request& req, httplib::Response& res) {
+  httplib::Server::HandlerWithContentReader handle(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res,
+                     const httplib::ContentReader& read) {
       try {
-        (this->*f)(req, res);
+        (this->*f)(bounded_body(req, res, read), res);
       } catch (const HttpError& e) {
         if (e.status == 503) res.set_header("Retry-After", "1");
         reply(res, e.status, {{"error", e.message}});
@@ -392,6 +472,7 @@ void Server::run(const std::function<void(int port)>& on_listening) {
     check(s.http.bind_to_port(s.o.host, port), "serve: cannot listen on ", s.o.host, ":", port,
           " (in use, or not an address of this machine)");
   }
+  widen_backlog(port);
   if (on_listening) on_listening(port);
   s.http.listen_after_bind();  // returns after stop(), the requests in flight answered
   for (auto& m : s.models)

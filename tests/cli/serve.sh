@@ -150,6 +150,41 @@ bad = [("/translate", "{not json", 400), ("/translate", '"just a string"', 400),
 for path, body, want in bad:
     st, ctype, j = post(path, body, raw=True)
     assert st == want and ctype == "application/json" and j["error"], (path, body, st, j)
+# raw invalid UTF-8 in a string is the client's error (400, once a 500); an integer beyond int's
+# range is refused, not narrowed (2^32 + 1 was read as a beam of 1)
+for body in (b'{"src": ["A\xff"], "model": "g2p"}',
+             b'{"src": ["A"], "model": "g2p", "beam": 4294967297}'):
+    st, ctype, j = post("/translate", body, raw=True)
+    assert st == 400 and ctype == "application/json" and j["error"], (body, st, j)
+
+# a chunked body past --max-body (65536) is refused with 413 once the limit is passed, however
+# much the client goes on sending (cpp-httplib alone read it whole)
+import socket
+def chunked(total):
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=60)
+    s.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+              b"Content-Type: application/json\r\n\r\n")
+    piece, sent = b"x" * 4096, 0
+    try:
+        while sent < total:
+            s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            sent += len(piece)
+        s.sendall(b"0\r\n\r\n")
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except ConnectionResetError:
+        pass
+    return sent, data
+sent, answer = chunked(400 << 20)
+assert answer.startswith(b"HTTP/1.1 413") and b"--max-body" in answer, answer[:200]
+assert sent < (100 << 20), sent  # the server stopped reading long before the end
 
 # 64 concurrent clients x 5 requests of 1-3 words: every answer 200 and right
 errors, lock = [], threading.Lock()
