@@ -86,6 +86,7 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
   std::vector<int32_t> prev(N * K, Vocab::kBos), going, keep;
   std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on)
   for (int64_t t = 0; t < max_len; ++t) {
+    check_not_stopped(o.stop);
     IncrementalDecoder::Step step = decoder->step(prev, Scores::LogProbs);
     const int64_t A = static_cast<int64_t>(active.size()), rows = A * K;
     const float* lp = step.scores;  // [rows, V]
@@ -203,7 +204,7 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
   check(o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<int32_t>> none(src.size());
   auto greedy = greedy_decode(model, make_batch(src, none, model.reverse_source()),
-                              output_limits(o, model, src), attention);
+                              output_limits(o, model, src), attention, o.stop);
   std::vector<std::vector<Hypothesis>> out;
   out.reserve(greedy.size());
   for (auto& h : greedy) out.push_back({std::move(h)});

@@ -20,7 +20,8 @@ void check_step_log_prob(float log_prob, int64_t t) {
 
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
                                       std::span<const int64_t> limits,
-                                      const AttentionChoice& attention) {
+                                      const AttentionChoice& attention,
+                                      const std::atomic<bool>* stop) {
   check(static_cast<int64_t>(limits.size()) == b.B, "greedy decoding: ", limits.size(),
         " length limits for ", b.B, " sentences");
   std::vector<int64_t> limit(b.B);  // [B]: each sentence's, within what the model can decode
@@ -40,6 +41,7 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
   for (int64_t i = 0; i < b.B; ++i) done[i] = limit[i] <= 0;
   const int64_t V = model.tgt_vocab();
   for (int64_t t = 0; t < max_len; ++t) {
+    check_not_stopped(stop);
     IncrementalDecoder::Step s = decoder->step(prev, Scores::LogProbs);
     keep.clear();
     for (int64_t r = 0; r < static_cast<int64_t>(sentence.size()); ++r) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "heed/decode/forced.h"
+#include "heed/decode/greedy.h"
 #include "heed/decode/limits.h"
 #include "heed/decode/online.h"
 #include "heed/decode/replace_unk.h"
@@ -111,7 +112,8 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
                      .length_penalty = o.length_penalty,
                      .max_len_ratio = o.max_len_ratio,
                      .max_length = o.max_decoding_length,
-                     .n_best = o.num_hypotheses};
+                     .n_best = o.num_hypotheses,
+                     .stop = o.stop};
   CtcLm lm{.lm = lm_.get(), .ids = lm_ids_, .weight = o.lm_weight, .bonus = o.lm_bonus};
   if (lm_) {
     check(o.beam_size > 1,
@@ -139,6 +141,7 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
                      [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
     for (size_t b0 = 0; b0 < order.size(); b0 += per_batch) {
       const size_t b1 = std::min(order.size(), b0 + per_batch);
+      check_not_stopped(o.stop);  // (CTC's search has no steps to check it in)
       std::vector<std::vector<int32_t>> src;
       for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
       auto hyps = decode_n_best(*model_, std::move(src), search, choice);

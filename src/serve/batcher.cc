@@ -3,6 +3,7 @@
 // translator's own batches).
 #include "heed/serve/batcher.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <utility>
@@ -33,21 +34,41 @@ Batcher::~Batcher() {
   stop();
 }
 
-std::optional<std::future<Batcher::Results>> Batcher::submit(std::vector<std::string> sentences,
-                                                             const TranslationOptions& options) {
+std::optional<Batcher::Ticket> Batcher::submit(std::vector<std::string> sentences,
+                                               const TranslationOptions& options) {
   const auto n = static_cast<int64_t>(sentences.size());
   Request r{
       std::move(sentences), options, options_key(options), {}, std::chrono::steady_clock::now()};
-  std::future<Results> result = r.done.get_future();
+  Ticket ticket{r.done.get_future()};
   {
     const std::lock_guard lock(mu_);
     if (stopping_ || queued_ + n > limits_.max_queue) return std::nullopt;
     queued_ += n;
+    r.id = ticket.id = next_id_++;
     queue_.push_back(std::move(r));
   }
   metrics_.queue_depth(n);
   cv_.notify_all();
-  return result;
+  return ticket;
+}
+
+void Batcher::cancel(uint64_t id) {
+  int64_t left = 0;  // sentences taken out of the queue
+  {
+    const std::lock_guard lock(mu_);
+    const auto queued =
+        std::find_if(queue_.begin(), queue_.end(), [&](const Request& r) { return r.id == id; });
+    if (queued != queue_.end()) {
+      left = static_cast<int64_t>(queued->sentences.size());
+      queued_ -= left;
+      queue_.erase(queued);
+    } else if (std::find(running_.begin(), running_.end(), id) != running_.end() &&
+               ++running_cancelled_ == running_.size()) {
+      stop_running_.store(true, std::memory_order_relaxed);
+    }
+  }
+  if (left > 0) metrics_.queue_depth(-left);
+  cv_.notify_all();
 }
 
 void Batcher::stop() {
@@ -92,6 +113,10 @@ void Batcher::run() {
         }
       }
       queued_ -= total;
+      running_.clear();
+      for (const Request& r : batch) running_.push_back(r.id);
+      running_cancelled_ = 0;
+      stop_running_.store(false, std::memory_order_relaxed);
     }
     metrics_.queue_depth(-total);
     metrics_.batch(total);
@@ -101,6 +126,7 @@ void Batcher::run() {
       sentences.insert(sentences.end(), r.sentences.begin(), r.sentences.end());
     TranslationOptions o = batch.front().options;
     o.max_batch_size = std::max<int64_t>(limits_.max_batch, o.max_batch_size);
+    o.stop = &stop_running_;
     try {
       Results all = translator_.translate(sentences, o);
       size_t next = 0;
@@ -111,9 +137,11 @@ void Batcher::run() {
         next += r.sentences.size();
         r.done.set_value(std::move(mine));
       }
-    } catch (...) {
+    } catch (...) {  // (DecodingStopped too: nobody waits for those futures)
       for (Request& r : batch) r.done.set_exception(std::current_exception());
     }
+    const std::lock_guard lock(mu_);
+    running_.clear();
   }
 }
 

@@ -45,11 +45,11 @@ struct Model {
   std::string name, family;
   std::unique_ptr<Translator> translator;  // encoder-decoders
   std::unique_ptr<Batcher> batcher;
-  std::unique_ptr<Classifier> classifier;  // classifiers
-  std::timed_mutex classify_mu;            // one classification at a time per model
+  std::unique_ptr<Classifier> classifier;    // classifiers
+  std::timed_mutex classify_mu;              // one classification at a time per model
   std::atomic<int64_t> classify_waiting{0};  // sentences of the requests waiting for it
-  int layers = 0, heads = 0;               // a Transformer's decoder (0: no layer/head choice)
-  int first_layer = 0;                     // the lowest decoder layer with cross-attention
+  int layers = 0, heads = 0;                 // a Transformer's decoder (0: no layer/head choice)
+  int first_layer = 0;                       // the lowest decoder layer with cross-attention
 };
 
 // (invalid UTF-8 a client sent, echoed in a message, is written as U+FFFD, not a throw)
@@ -81,11 +81,11 @@ T field(const json& j, const char* key, T fallback, const char* expected) {
     typed = it->is_number();
   if (!typed) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {  // in range, then narrowed
-    const bool fits = it->is_number_unsigned()
-                          ? it->template get<uint64_t>() <=
-                                static_cast<uint64_t>(std::numeric_limits<T>::max())
-                          : it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
-                                it->template get<int64_t>() <= std::numeric_limits<T>::max();
+    const bool fits =
+        it->is_number_unsigned()
+            ? it->template get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+            : it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
+                  it->template get<int64_t>() <= std::numeric_limits<T>::max();
     if (!fits) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
   }
   return it->get<T>();
@@ -199,11 +199,13 @@ struct Server::Impl {
 
   std::vector<TranslationResult> translate(Model& m, std::vector<std::string> src,
                                            const TranslationOptions& opts) {
-    std::optional<std::future<Batcher::Results>> f = m.batcher->submit(std::move(src), opts);
-    if (!f) throw HttpError{503, "the queue is full; retry later"};
-    if (f->wait_for(std::chrono::milliseconds(o.timeout_ms)) != std::future_status::ready)
+    std::optional<Batcher::Ticket> t = m.batcher->submit(std::move(src), opts);
+    if (!t) throw HttpError{503, "the queue is full; retry later"};
+    if (t->results.wait_for(std::chrono::milliseconds(o.timeout_ms)) != std::future_status::ready) {
+      m.batcher->cancel(t->id);  // out of the queue, or its batch stopped: the decoder freed
       throw HttpError{504, "not translated within " + std::to_string(o.timeout_ms) + " ms"};
-    return f->get();  // a library Error: 400 (handle())
+    }
+    return t->results.get();  // a library Error: 400 (handle())
   }
 
   // The search options of a request (attention is the caller's to set).

@@ -6,6 +6,7 @@
 // Leaves out: coverage penalties and sampling.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct BeamOptions {
   int64_t max_length = 0;         // and at this many tokens (0: no limit of its own)
   int n_best = 1;                 // hypotheses returned per sentence by the *_n_best calls (<= K)
   const CtcLm* ctc_lm = nullptr;  // CTC models: an n-gram LM in the prefix search (K > 1)
+  // set by another thread: the search ends at its next step with DecodingStopped (greedy.h)
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The options within decode/limits.h's bounds (beam, n-best, ratio, lengths, penalty), or an

@@ -3,6 +3,7 @@
 // Leaves out: beam search (decode/beam_search.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -15,9 +16,12 @@ namespace heed {
 // Returns per sequence the tokens before EOS with their attention rows over that sequence's
 // source in its original order (the EOS row included last; none unless attention.wanted).
 // limits: the most tokens of each sequence ([batch.B]; a sequence cut there has no EOS row).
+// stop: when given and set (by another thread), the search ends at its next step with
+// DecodingStopped (a server's request that timed out frees the decoder).
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       std::span<const int64_t> limits,
-                                      const AttentionChoice& attention = {});
+                                      const AttentionChoice& attention = {},
+                                      const std::atomic<bool>* stop = nullptr);
 // The same with one limit for every sequence.
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       int64_t max_len, const AttentionChoice& attention = {});
@@ -27,6 +31,16 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
 // -inf means the arithmetic overflowed (the weights of a corrupt or diverged model): an Error
 // rather than garbage outputs.
 void check_step_log_prob(float log_prob, int64_t t);
+
+// What a search throws when its stop flag is set: nobody waits for its outputs any more.
+class DecodingStopped : public Error {
+ public:
+  DecodingStopped() : Error("decoding stopped: its requests were cancelled") {}
+};
+// Throws DecodingStopped when `stop` is given and set; each search calls it once per step.
+inline void check_not_stopped(const std::atomic<bool>* stop) {
+  if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw DecodingStopped();
+}
 
 // The search's per-row state follows IncrementalDecoder::drop_rows: entries `keep` (ascending)
 // move to the front, in order, and the rest go (the vector counterpart of kernels::keep_rows).

@@ -57,6 +57,9 @@ struct TranslationOptions {
   bool replace_unknowns = false;        // each <unk> -> the source unit it attends to most
   double lm_weight = 0.5;               // CTC with TranslatorOptions::lm: w ln p_lm(output)
   double lm_bonus = 0.0;                //   + b per output unit, added to log p_ctc (beam_size > 1)
+  // set by another thread: translate() ends at the next decoding step with DecodingStopped
+  // (decode/greedy.h); the server's batcher sets it when every request of a batch timed out
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The options within decode/limits.h's bounds, or an Error naming the first that is not (by
