@@ -59,6 +59,18 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
                   "Connections served at once (each waits for its batch in one)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  app->add_option("--max-connections", options.max_connections,
+                  "Connections open at once, waiting ones included; one more is answered 503 "
+                  "and closed")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  app->add_option("--header-timeout-ms", options.header_timeout_ms,
+                  "A connection must send its request line and headers within this, from its "
+                  "connection or its last answer (keep-alive's wait included), or it is closed: "
+                  "slow clients cannot hold the HTTP threads. The body must follow within "
+                  "--timeout-ms")
+      ->check(CLI::Range(100, 3600 * 1000))
+      ->capture_default_str();
   add_enum_option(*app, "--compute-type", options.translator.compute_type,
                   "Weights of the encoder-decoders: float32 or int8");
   app->add_option("--threads", threads, "Threads of the kernels (0 = all cores)");

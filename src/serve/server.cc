@@ -25,6 +25,7 @@
 #include "heed/decode/classifier.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/registry.h"
+#include "heed/serve/connection_guard.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/figure.h"
@@ -148,6 +149,7 @@ struct Server::Impl {
   Metrics metrics;
   std::vector<std::unique_ptr<Model>> models;
   httplib::Server http;
+  std::shared_ptr<ConnectionGuard> guard;  // its connections' threads, cap and deadlines
 
   Model& model_named(const json& j, bool classifier) {
     const std::string kind = classifier ? "classifier" : "encoder-decoder";
@@ -374,7 +376,9 @@ struct Server::Impl {
     return [this, f](const httplib::Request& req, httplib::Response& res,
                      const httplib::ContentReader& read) {
       try {
-        (this->*f)(bounded_body(req, res, read), res);
+        std::string body = bounded_body(req, res, read);
+        ConnectionGuard::body_read();  // decoding has its own timeout
+        (this->*f)(body, res);
       } catch (const HttpError& e) {
         if (e.status == 503) res.set_header("Retry-After", "1");
         reply(res, e.status, {{"error", e.message}});
@@ -414,8 +418,12 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
     s.models.push_back(std::move(m));
   }
   httplib::Server& http = s.http;
-  const size_t threads = static_cast<size_t>(std::max(1, s.o.http_threads));
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s.guard = std::make_shared<ConnectionGuard>(
+      ConnectionLimits{.threads = static_cast<size_t>(std::max(1, s.o.http_threads)),
+                       .max_open = static_cast<size_t>(std::max(1, s.o.max_connections)),
+                       .header = std::chrono::milliseconds(s.o.header_timeout_ms),
+                       .body = std::chrono::milliseconds(s.o.timeout_ms)});
+  http.new_task_queue = [&s] { return s.guard->queue(); };
   http.set_payload_max_length(s.o.max_body_bytes);
   http.set_keep_alive_timeout(2);
   // a client keeps its connection for 1,000 requests (nginx's default), not cpp-httplib's 5:
@@ -427,6 +435,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   // the latency of each answer, from routing to the log line (every answer, 404 and 413 too)
   static thread_local std::optional<Clock::time_point> started;
   http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    ConnectionGuard::headers_received();  // the body has its own deadline
     started = Clock::now();
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -435,6 +444,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
         started ? std::chrono::duration<double>(Clock::now() - *started).count() : -1.0;
     started.reset();
     s.metrics.request(route_name(req.path), res.status, seconds);
+    ConnectionGuard::answer_sent();  // the next request's headers have their own deadline
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route's own JSON error
@@ -475,6 +485,7 @@ void Server::run(const std::function<void(int port)>& on_listening) {
           " (in use, or not an address of this machine)");
   }
   widen_backlog(port);
+  s.guard->listen_on(port);
   if (on_listening) on_listening(port);
   s.http.listen_after_bind();  // returns after stop(), the requests in flight answered
   for (auto& m : s.models)
@@ -482,6 +493,7 @@ void Server::run(const std::function<void(int port)>& on_listening) {
 }
 
 void Server::stop() {
+  impl_->guard->shutdown_waiting();  // idle and slow connections: their threads end now
   impl_->http.stop();
 }
 

@@ -42,6 +42,8 @@ struct ServeOptions {
   int max_beam = 16;                 // beam and n_best at most this: more is 400
   int timeout_ms = 60000;            // a request not answered by then: 504
   int http_threads = 128;            // connections served at once
+  int max_connections = 1024;        // open at once (more: 503 and closed)
+  int header_timeout_ms = 10000;     // a connection's request headers, from connect or answer
   TranslatorOptions translator;      // compute type, kernel threads
 };
 
