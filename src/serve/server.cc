@@ -26,6 +26,7 @@
 #include "heed/io/model_dir.h"
 #include "heed/models/registry.h"
 #include "heed/serve/connection_guard.h"
+#include "heed/serve/request.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/figure.h"
@@ -35,12 +36,6 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// A request the server refuses: its status and the message of {"error": ...}.
-struct HttpError {
-  int status;
-  std::string message;
-};
 
 struct Model {
   std::string name, family;
@@ -65,57 +60,6 @@ std::string route_name(const std::string& path) {
        {"/translate", "/translator/translate", "/classify", "/health", "/models", "/metrics", "/"})
     if (path == r) return r;
   return "other";
-}
-
-// A field of the request object, checked: absent (or null) gives `fallback`, a wrong type is a
-// 400 naming the field and what it must be.
-template <class T>
-T field(const json& j, const char* key, T fallback, const char* expected) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  bool typed = false;
-  if constexpr (std::is_same_v<T, bool>)
-    typed = it->is_boolean();
-  else if constexpr (std::is_integral_v<T>)
-    typed = it->is_number_integer();
-  else
-    typed = it->is_number();
-  if (!typed) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {  // in range, then narrowed
-    const bool fits =
-        it->is_number_unsigned()
-            ? it->template get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
-            : it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
-                  it->template get<int64_t>() <= std::numeric_limits<T>::max();
-    if (!fits) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
-  }
-  return it->get<T>();
-}
-
-// An integer field in [lo, hi]: a 400 "\"key\" must be an integer in lo..hi" otherwise.
-int int_field(const json& j, const char* key, int fallback, int lo, int hi) {
-  const std::string expected = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
-  const int v = field<int>(j, key, fallback, expected.c_str());
-  if (v < lo || v > hi) throw HttpError{400, std::string("\"") + key + "\" must be " + expected};
-  return v;
-}
-
-// The body parsed as JSON (any value: OpenNMT-py's route takes a list), or a 400.
-json json_body(const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
-    throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
-  }
-  return j;
-}
-
-// The body as a JSON object (/translate, /classify), or a 400.
-json object_body(const std::string& body) {
-  json j = json_body(body);
-  if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
-  return j;
 }
 
 }  // namespace
@@ -170,34 +114,12 @@ struct Server::Impl {
     throw HttpError{404, "no " + kind + " named '" + name + "'"};
   }
 
-  // The sentences of "src" (a string or a list of them), checked against the limits.
-  std::vector<std::string> sentences(const json& j) const {
-    const auto it = j.find("src");
-    if (it == j.end()) throw HttpError{400, "\"src\" is required: a list of sentences"};
-    std::vector<std::string> out;
-    if (it->is_string()) {
-      out.push_back(it->get<std::string>());
-    } else if (it->is_array()) {
-      for (const json& s : *it) {
-        if (!s.is_string()) throw HttpError{400, "\"src\" must hold strings only"};
-        out.push_back(s.get<std::string>());
-      }
-    } else {
-      throw HttpError{400, "\"src\" must be a list of sentences"};
-    }
-    if (static_cast<int64_t>(out.size()) > o.max_sentences)
-      throw HttpError{400, std::to_string(out.size()) + " sentences in one request (at most " +
-                               std::to_string(o.max_sentences) + ")"};
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i].size() > o.max_sentence_bytes)
-        throw HttpError{400, "sentence " + std::to_string(i) + " has " +
-                                 std::to_string(out[i].size()) + " bytes (at most " +
-                                 std::to_string(o.max_sentence_bytes) + ")"};
-      if (out[i].find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
-        throw HttpError{400, "sentence " + std::to_string(i) + " holds a line break or NUL"};
-    }
-    return out;
+  RequestLimits limits() const {
+    return {.max_sentences = o.max_sentences,
+            .max_sentence_bytes = o.max_sentence_bytes,
+            .max_beam = o.max_beam};
   }
+  std::vector<std::string> sentences(const json& j) const { return request_sentences(j, limits()); }
 
   std::vector<TranslationResult> translate(Model& m, std::vector<std::string> src,
                                            const TranslationOptions& opts) {
@@ -212,32 +134,19 @@ struct Server::Impl {
 
   // The search options of a request (attention is the caller's to set).
   TranslationOptions translation_options(const json& j, const Model& m) const {
-    TranslationOptions t;
-    t.beam_size = int_field(j, "beam", 1, 1, o.max_beam);
-    t.num_hypotheses = int_field(j, "n_best", 1, 1, t.beam_size);
-    t.length_penalty = field<double>(j, "length_penalty", 1.0, "a number in [0, 10]");
-    if (!(t.length_penalty >= 0 && t.length_penalty <= 10))
-      throw HttpError{400, "\"length_penalty\" must be a number in [0, 10]"};
-    // -1: the last layer, the mean over heads (what a model without layers and heads reports)
-    if (field<int>(j, "layer", -1, "an integer") != -1 ||
-        field<int>(j, "head", -1, "an integer") != -1) {
-      if (m.heads == 0)
-        throw HttpError{
-            400, "\"layer\" and \"head\" are a Transformer's; " + m.name + " is " + m.family};
-      t.attention_layer = int_field(j, "layer", -1, -1, m.layers - 1);
-      if (t.attention_layer >= 0 && t.attention_layer < m.first_layer)
-        throw HttpError{400, "\"layer\": layers 0.." + std::to_string(m.first_layer - 1) + " of " +
-                                 m.name + " do not attend to the source"};
-      t.attention_head = int_field(j, "head", -1, -1, m.heads - 1);
-    }
-    return t;
+    return request_options(j, limits(),
+                           {.name = m.name,
+                            .family = m.family,
+                            .layers = m.layers,
+                            .heads = m.heads,
+                            .first_layer = m.first_layer});
   }
 
   void post_translate(const std::string& body, httplib::Response& res) {
     const json j = object_body(body);
     Model& m = model_named(j, false);
-    const bool attention = field<bool>(j, "attention", false, "true or false");
-    const bool svg = field<bool>(j, "svg", false, "true or false");
+    const bool attention = flag_field(j, "attention");
+    const bool svg = flag_field(j, "svg");
     TranslationOptions t = translation_options(j, m);
     t.return_attention = attention || svg;
     const std::vector<TranslationResult> results = translate(m, sentences(j), t);
@@ -270,22 +179,8 @@ struct Server::Impl {
   // OpenNMT-py's REST route: [{"src": "...", "id": MODEL}, ...] -> [[{"src", "tgt", "n_best",
   // "pred_score"}, ...]] (one inner list per n-best rank; here one)
   void post_onmt(const std::string& body, httplib::Response& res) {
-    const json j = json_body(body);
-    if (!j.is_array())
-      throw HttpError{400, "the body must be a list of {\"src\": ..., \"id\": ...}"};
-    json sel = json::object(), src = json::array();
-    for (const json& item : j) {
-      if (!item.is_object() || !item.contains("src") || !item["src"].is_string())
-        throw HttpError{400, "each item must be an object with a \"src\" string"};
-      if (item.contains("id")) {
-        const json id = item["id"].is_string() ? item["id"] : json(item["id"].dump());
-        if (sel.contains("model") && sel["model"] != id)
-          throw HttpError{400, "one model per request: the items name different ids"};
-        sel["model"] = id;
-      }
-      src.push_back(item["src"]);
-    }
-    sel["src"] = src;
+    const json sel = onmt_request(json_body(body));
+    const json& src = sel["src"];
     Model& m = model_named(sel, false);
     const std::vector<TranslationResult> results =
         translate(m, sentences(sel), translation_options(json::object(), m));
@@ -301,8 +196,8 @@ struct Server::Impl {
   void post_classify(const std::string& body, httplib::Response& res) {
     const json j = object_body(body);
     Model& m = model_named(j, true);
-    const bool attention = field<bool>(j, "attention", false, "true or false");
-    const bool svg = field<bool>(j, "svg", false, "true or false");
+    const bool attention = flag_field(j, "attention");
+    const bool svg = flag_field(j, "svg");
     const std::vector<std::string> src = sentences(j);
     std::vector<Prediction> preds;
     {
@@ -381,7 +276,7 @@ struct Server::Impl {
         (this->*f)(body, res);
       } catch (const HttpError& e) {
         if (e.status == 503) res.set_header("Retry-After", "1");
-        reply(res, e.status, {{"error", e.message}});
+        reply(res, e.status, {{"error", e.what()}});
       } catch (const Error& e) {  // what the library refused: the request's doing
         reply(res, 400, {{"error", e.what()}});
       } catch (const std::exception& e) {

@@ -1,0 +1,57 @@
+// The request decoder of heed serve: a body's bytes to JSON, and its fields checked one by one
+// into what the routes run (the sentences, the search options, the flags) before any model sees
+// them. Anything a client can get wrong is an HttpError with a 4xx status naming the field and
+// what it must be; fuzz/request_fuzz.cc feeds it arbitrary bytes.
+// Leaves out: choosing the model (the server knows its models) and answering (server.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/decode/translator.h"
+#include "heed/util/error.h"
+
+namespace heed::serve {
+
+// A request the server refuses: its status and the message of {"error": ...} (what()).
+class HttpError : public Error {
+ public:
+  HttpError(int status, const std::string& message) : Error(message), status(status) {}
+  int status;
+};
+
+// What a request may ask for, at most (ServeOptions' limits).
+struct RequestLimits {
+  int64_t max_sentences = 256;
+  size_t max_sentence_bytes = 4096;
+  int max_beam = 16;
+};
+
+// What a request may ask of a model's attention: a Transformer's decoder layers and heads.
+struct ModelShape {
+  std::string name, family;
+  int layers = 0, heads = 0;  // 0: no layer or head to choose
+  int first_layer = 0;        // the lowest layer with cross-attention
+};
+
+// The body parsed as JSON (any value: OpenNMT-py's route takes a list), or a 400.
+nlohmann::json json_body(const std::string& body);
+// The body as a JSON object (/translate, /classify), or a 400.
+nlohmann::json object_body(const std::string& body);
+// A true/false field ("attention", "svg"); absent or null: false.
+bool flag_field(const nlohmann::json& j, const char* key);
+// The sentences of "src" (a string or a list of them), checked against the limits.
+std::vector<std::string> request_sentences(const nlohmann::json& j, const RequestLimits& limits);
+// The search options of a request: "beam", "n_best", "length_penalty", and "layer"/"head" of a
+// Transformer's attention (the caller sets return_attention).
+TranslationOptions request_options(const nlohmann::json& j, const RequestLimits& limits,
+                                   const ModelShape& model);
+// OpenNMT-py's request, [{"src": "...", "id": MODEL}, ...], as a /translate object
+// {"src": [...], "model": ...} (an integer id read as its digits).
+nlohmann::json onmt_request(const nlohmann::json& list);
+
+}  // namespace heed::serve
