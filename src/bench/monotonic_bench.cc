@@ -1,8 +1,11 @@
 // `heed bench monotonic` (see the header).
 #include "heed/bench/monotonic_bench.h"
 
+#include <charconv>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +17,7 @@
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/error.h"
+#include "heed/util/memory.h"
 
 namespace heed {
 
@@ -69,10 +73,25 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
   Rng init(o.seed), rng(o.seed);
   const RnnSeq2Seq model(c, Scope(params, init));
   Optimizer opt({}, params);
+  // every length checked before any runs: a number >= 2 whose training step fits in memory
+  std::vector<int64_t> lengths;
   std::istringstream lens(o.src_lens);
   for (std::string item; std::getline(lens, item, ',');) {
-    const int64_t S = std::stoll(item);
-    check(S >= 2, "bench monotonic: source lengths must be >= 2, got ", S);
+    int64_t S = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), S);
+    check(ec == std::errc() && end == item.data() + item.size() && S >= 2,
+          "bench monotonic: --src-lens takes lengths >= 2, got '", item, "'");
+    // what a training step keeps for its backward, measured with --attn monotonic (peak RSS at
+    // S = 100, 200, 400 and batch 64: 0.60, 1.22, 2.68 GB): about 80 KB per sentence and target
+    // position (the output layer over the vocabulary) and 64 bytes per sentence and pair of
+    // target and source positions (the alignment's recursions); S = 2000 once grew to 24 GB
+    const auto B = static_cast<double>(o.batch), Sd = static_cast<double>(S);
+    check_memory(B * (8.2e4 * Sd + 64.0 * Sd * Sd) + 64e6,
+                 "bench monotonic: a training step of --batch " + std::to_string(o.batch) +
+                     " at source length " + std::to_string(S) + " (about)");
+    lengths.push_back(S);
+  }
+  for (const int64_t S : lengths) {
     // batches of S source tokens and S target positions (S - 1 tokens and EOS)
     std::vector<Seq2SeqBatch> data;
     for (int i = 0; i < o.steps + 1; ++i) {

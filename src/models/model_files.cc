@@ -24,6 +24,20 @@ Segmenter classifier_segmenter(Units u) {
 }
 
 namespace {
+// A config.json against the typed config read from it: a field the family holds as an integer
+// must be a JSON integer there (nlohmann-json reads "ff": 32.5 as 32, a model other than the
+// one written). Objects are compared member by member.
+void check_integer_fields(const nlohmann::json& given, const nlohmann::json& typed,
+                          const std::string& file, const std::string& key = "") {
+  if (typed.is_object() && given.is_object()) {
+    for (const auto& [k, v] : typed.items())
+      if (given.contains(k)) check_integer_fields(given.at(k), v, file, k);
+    return;
+  }
+  check(!typed.is_number_integer() || !given.is_number_float(), file, ": \"", key, "\" is ",
+        given.dump(), ", not an integer");
+}
+
 // The names and shapes model.safetensors holds, read from its header alone.
 ExpectedShapes weights_header(const std::string& dir) {
   ExpectedShapes e;
@@ -71,6 +85,7 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
   check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
         ": the vocabularies do not match config.json");
   const Seq2SeqConfig config = family.config_from_json(j);
+  check_integer_fields(j, to_json(config), (fs::path(dir) / "config.json").string());
   // the model built only as far as the weights file's header agrees with it (names, shapes)
   const ExpectedShapes expected = weights_header(dir);
   try {  // a size no machine holds, or none at all, names the file it came from
@@ -123,6 +138,7 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   m->config = read_config(dir);
   config_family(m->config, dir, ModelRole::Classifier);
   ClassifierConfig c = ClassifierConfig::from_json(m->config);
+  check_integer_fields(m->config, c.to_json(), (fs::path(dir) / "config.json").string());
   try {
     m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));
   } catch (const nlohmann::json::exception& e) {

@@ -87,6 +87,11 @@ done
 stdin=$in expect_error "max_batch_size (--batch) 4096 times beam_size (--beam) 1024 must be at most 65536" \
   "$heed" --threads 1 translate --model "$m" --batch 4096 --beam 1024
 
+# a benchmark whose training step would not fit in memory is refused before any length runs
+expect_error "bench monotonic: a training step of --batch 64 at source length 2000 (about) would take" \
+  timeout 20 "$heed" --threads 1 bench monotonic --attn monotonic --src-lens 20,500,2000
+expect_error "--src-lens takes lengths >= 2, got 'x'" "$heed" --threads 1 bench monotonic --src-lens 20,x
+
 # a blank or space-only line is an empty translation (as CTranslate2's), the others unchanged
 printf 'ABC\n\n   \nXYZ\n' > "$work/blank.txt"
 "$heed" --threads 1 translate --model "$m" < "$work/blank.txt" > "$work/blank.out"
@@ -121,4 +126,12 @@ c = json.load(open(sys.argv[1])); c["enc_layers"] = 100000; json.dump(c, open(sy
   "$work/hostile/config.json"
 stdin=$in expect_error "$work/hostile/model.safetensors: missing tensor 'encoder/layer_" \
   timeout 20 "$heed" translate --model "$work/hostile"
+# an integer field given a fraction is refused, not truncated (it read "ff": 32.5 as 32)
+rm -rf "$work/frac" && cp -r "$golden/models/transformer" "$work/frac"
+sed -i 's/"ff": 32/"ff": 32.5/' "$work/frac/config.json"
+stdin=$in expect_error "$work/frac/config.json: \"ff\" is 32.5, not an integer" "$heed" translate --model "$work/frac"
+rm -rf "$work/frac" && cp -r "$golden/models/classifier-attention" "$work/frac"
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); c["hops"] = c["hops"] + 0.5; json.dump(c, open(sys.argv[1], "w"))' "$work/frac/config.json"
+stdin=$golden/inputs/sst.txt expect_error "\"hops\" is" "$heed" classify --model "$work/frac"
 echo ok

@@ -188,6 +188,21 @@ def test_missing_model_and_bad_options(tmp_path):
         t.translate_batch(["ABC", "A\nB"])
     with pytest.raises(ValueError, match="targets"):
         t.score_batch(["ABC"], ["AH", "B"])
+    # the library's one set of decoding limits (decode/limits.h), named as Python names them
+    with pytest.raises(ValueError, match=r"beam_size \(--beam\) must be in 1..1024, got 100000"):
+        t.translate_batch(["ABC"], beam_size=100000)
+    with pytest.raises(ValueError, match=r"max_len_ratio \(--max-len-ratio\) must be in \(0, 1000\]"):
+        t.translate_batch(["ABC"], max_len_ratio=1e20)
+    with pytest.raises(ValueError, match=r"max_batch_size \(--batch\) must be in 1..4096"):
+        t.translate_batch(["ABC"], max_batch_size=100000)
+    with pytest.raises(ValueError, match="threads must be in 0..1024"):
+        heed.Translator(m, threads=100000)
+    with pytest.raises(ValueError, match="threads must be in 0..1024"):
+        heed.Classifier(os.path.join(MODELS, "classifier-attention"), threads=100000)
+    # a blank line is an empty translation, as CTranslate2's
+    blank = t.translate_batch(["ABC", "", "   "])
+    assert blank[1].texts == [""] and blank[1].hypotheses == [[]] and blank[2].texts == [""]
+    assert blank[0].texts == t.translate_batch(["ABC"])[0].texts
     with pytest.raises(FileNotFoundError):
         t.translate_file(str(tmp_path / "missing.txt"), str(tmp_path / "out.txt"))
     assert not (tmp_path / "out.txt").exists()
