@@ -8,6 +8,7 @@
 #include <exception>
 #include <utility>
 
+#include "heed/decode/limits.h"
 #include "heed/util/error.h"
 
 namespace heed::serve {
@@ -125,7 +126,9 @@ void Batcher::run() {
     for (const Request& r : batch)
       sentences.insert(sentences.end(), r.sentences.begin(), r.sentences.end());
     TranslationOptions o = batch.front().options;
-    o.max_batch_size = std::max<int64_t>(limits_.max_batch, o.max_batch_size);
+    // decoded in the translator's batches of at most kMaxRows hypotheses (decode/limits.h)
+    o.max_batch_size = std::min<int64_t>(std::max<int64_t>(limits_.max_batch, o.max_batch_size),
+                                         limits::kMaxRows / std::max(1, o.beam_size));
     o.stop = &stop_running_;
     try {
       Results all = translator_.translate(sentences, o);

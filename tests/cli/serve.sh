@@ -55,9 +55,9 @@ grep -q -- "--attention-layer 0: layers 0..0 of this decoder do not attend" "$wo
   fail "translate --attention-layer 0 of the pruned model: $(cat "$work/err")"
 
 start --max-batch 16 --max-wait-ms 5 --max-body 65536 --max-sentences 100
-python3 - "$port" "$work" "$words" "$sst" <<'PY' || fail "requests"
+python3 - "$port" "$work" "$words" "$sst" "$pid" <<'PY' || fail "requests"
 import http.client, json, sys, threading
-port, work, words_file, sst_file = sys.argv[1:5]
+port, work, words_file, sst_file, pid = sys.argv[1:6]
 words = open(words_file, encoding="utf-8").read().splitlines()
 sst = open(sst_file, encoding="utf-8").read().splitlines()
 
@@ -182,9 +182,16 @@ def chunked(total):
     except ConnectionResetError:
         pass
     return sent, data
+def peak_rss_kb():
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+before = peak_rss_kb()
 sent, answer = chunked(400 << 20)
 assert answer.startswith(b"HTTP/1.1 413") and b"--max-body" in answer, answer[:200]
 assert sent < (100 << 20), sent  # the server stopped reading long before the end
+grown = peak_rss_kb() - before
+assert grown < 64 + 8 * 1024, "the server's peak RSS grew %d KB for a refused body" % grown
 
 # 64 concurrent clients x 5 requests of 1-3 words: every answer 200 and right
 errors, lock = [], threading.Lock()
