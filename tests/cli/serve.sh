@@ -283,7 +283,7 @@ grep -q "SIGTERM: answering the requests in flight" "$work/serve.err" || fail "$
 # threads and 12 slow clients open, 64 clients' 320 requests are all answered (none reset), each
 # slow one is closed about --header-timeout-ms after its thread took it; a connection past
 # --max-connections is answered 503 at once; SIGTERM with slow clients open exits within 2 s
-start --http-threads 4 --max-connections 100 --header-timeout-ms 1000 --max-wait-ms 0
+start --http-threads 4 --max-connections 100 --header-timeout-ms 1000 --max-wait-ms 0 --max-queue 8
 python3 - "$port" "$pid" "$words" <<'PY' || fail "slow clients"
 import http.client, json, os, signal, socket, sys, threading, time
 port, pid, words_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -315,6 +315,18 @@ def client(c):
         if not ok:
             with lock:
                 errors.append(what)
+# /classify under the queue bound as /translate (9 sentences over --max-queue 8: 503); a blank
+# line is an empty translation
+for route, model in (("/translate", "g2p"), ("/classify", "sst")):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("POST", route, json.dumps({"src": ["A"] * 9, "model": model}))
+    r = c.getresponse()
+    assert r.status == 503 and json.loads(r.read())["error"], (route, r.status)
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+c.request("POST", "/translate", json.dumps({"src": ["", "  ", "ABC"], "model": "g2p"}))
+r = c.getresponse()
+texts = [t["text"] for t in json.loads(r.read())["translations"]]
+assert r.status == 200 and texts[:2] == ["", ""] and texts[2], texts
 slows = [threading.Thread(target=slow) for _ in range(12)]
 for t in slows: t.start()
 time.sleep(0.3)
