@@ -299,7 +299,10 @@ TEST(TransformerTrainer, LearnsInBfloat16AndResumesExactly) {
   std::ostringstream log;
   TrainConfig c = transformer_config(d, "learn");
   std::get<TransformerSeq2SeqConfig>(c.model).layer.dropout = 0;
-  c.epochs = 16;
+  // as the fp32 test above: greedy reversal's dev BLEU jumps by 20 points between epochs, so a
+  // patience of 4 stopped the sanitizer build's run (other rounding) at 87.56 in epoch 12
+  c.epochs = 24;
+  c.patience = 8;
   c.precision = Precision::bf16;
   TrainResult r = train_seq2seq(c, log);
   EXPECT_GT(r.best_metric, 90.0) << log.str();
