@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 // The guard and descriptor of the connection this thread serves (set while its closure runs).
 thread_local ConnectionGuard* tl_guard = nullptr;
 thread_local int tl_fd = -1;
+thread_local uint64_t tl_id = 0;
 
 int port_of(const sockaddr_storage& a) {
   if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
@@ -101,8 +102,12 @@ int ConnectionGuard::find_new_socket() {
     if (end == e->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
     if (!served_socket(static_cast<int>(fd), port_)) continue;
     const auto known = conns_.find(static_cast<int>(fd));
-    // a descriptor we know, unless closed and reused since (another peer)
-    if (known != conns_.end() && known->second.peer == peer_of(static_cast<int>(fd))) continue;
+    // a descriptor we know, unless closed and reused since (another peer; one with no peer any
+    // more is ours, shut down and not yet closed: a new connection has its peer)
+    if (known != conns_.end()) {
+      const std::string peer = peer_of(static_cast<int>(fd));
+      if (peer.empty() || peer == known->second.peer) continue;
+    }
     found = static_cast<int>(fd);
   }
   ::closedir(dir);
@@ -111,6 +116,7 @@ int ConnectionGuard::find_new_socket() {
 
 void ConnectionGuard::enqueue(std::function<void()> fn) {
   int fd = -1;
+  uint64_t id = 0;
   {
     const std::lock_guard lock(mu_);
     fd = find_new_socket();
@@ -121,29 +127,34 @@ void ConnectionGuard::enqueue(std::function<void()> fn) {
       ::shutdown(fd, SHUT_RDWR);
       fd = -1;
     } else if (fd >= 0) {  // its header deadline starts with its thread (a queued one waits)
-      conns_[fd] = {peer_of(fd), Clock::time_point::max(), false};
+      id = next_id_++;
+      conns_[fd] = {id, peer_of(fd), Clock::time_point::max(), false};
     }
   }
   cv_.notify_all();
-  pool_->enqueue([this, fd, fn = std::move(fn)] {
+  pool_->enqueue([this, fd, id, fn = std::move(fn)] {
     tl_guard = this;
     tl_fd = fd;
-    arm(fd, limits_.header, false);
+    tl_id = id;
+    arm(fd, id, limits_.header, false);
     fn();  // serves the connection and closes its socket
     tl_guard = nullptr;
     tl_fd = -1;
+    tl_id = 0;
     if (fd < 0) return;
     const std::lock_guard lock(mu_);
-    conns_.erase(fd);
+    // (the descriptor may already be a new connection's: only this connection's entry goes)
+    const auto it = conns_.find(fd);
+    if (it != conns_.end() && it->second.id == id) conns_.erase(it);
   });
 }
 
-void ConnectionGuard::arm(int fd, std::chrono::milliseconds in, bool in_request) {
+void ConnectionGuard::arm(int fd, uint64_t id, std::chrono::milliseconds in, bool in_request) {
   if (fd < 0) return;
   {
     const std::lock_guard lock(mu_);
     const auto it = conns_.find(fd);
-    if (it == conns_.end()) return;
+    if (it == conns_.end() || it->second.id != id) return;
     it->second.deadline = in.count() > 0 ? Clock::now() + in : Clock::time_point::max();
     it->second.in_request = in_request;
   }
@@ -151,22 +162,24 @@ void ConnectionGuard::arm(int fd, std::chrono::milliseconds in, bool in_request)
 }
 
 void ConnectionGuard::headers_received() {
-  if (tl_guard != nullptr) tl_guard->arm(tl_fd, tl_guard->limits_.body, true);
+  if (tl_guard != nullptr) tl_guard->arm(tl_fd, tl_id, tl_guard->limits_.body, true);
 }
 void ConnectionGuard::body_read() {
-  if (tl_guard != nullptr) tl_guard->arm(tl_fd, std::chrono::milliseconds(0), true);
+  if (tl_guard != nullptr) tl_guard->arm(tl_fd, tl_id, std::chrono::milliseconds(0), true);
 }
 void ConnectionGuard::answer_sent() {
-  if (tl_guard != nullptr) tl_guard->arm(tl_fd, tl_guard->limits_.header, false);
+  if (tl_guard != nullptr) tl_guard->arm(tl_fd, tl_id, tl_guard->limits_.header, false);
+}
+
+void ConnectionGuard::cut(int fd, Conn& c) {
+  if (peer_of(fd) == c.peer) ::shutdown(fd, SHUT_RDWR);
+  c.deadline = Clock::time_point::max();
 }
 
 void ConnectionGuard::shutdown_waiting() {
   const std::lock_guard lock(mu_);
   for (auto& [fd, c] : conns_)
-    if (!c.in_request) {
-      ::shutdown(fd, SHUT_RDWR);
-      c.deadline = Clock::time_point::max();
-    }
+    if (!c.in_request) cut(fd, c);
 }
 
 void ConnectionGuard::watch() {
@@ -175,10 +188,7 @@ void ConnectionGuard::watch() {
     auto next = Clock::time_point::max();
     const auto now = Clock::now();
     for (auto& [fd, c] : conns_) {
-      if (c.deadline <= now) {
-        ::shutdown(fd, SHUT_RDWR);  // its thread's read ends; cpp-httplib closes the socket
-        c.deadline = Clock::time_point::max();
-      }
+      if (c.deadline <= now) cut(fd, c);  // its thread's read ends; cpp-httplib closes it
       next = std::min(next, c.deadline);
     }
     if (next == Clock::time_point::max())

@@ -61,12 +61,16 @@ class ConnectionGuard : public std::enable_shared_from_this<ConnectionGuard> {
 
  private:
   struct Conn {
+    uint64_t id = 0;                                 // this connection's, never reused
     std::string peer;                                // what tells a reused descriptor apart
     std::chrono::steady_clock::time_point deadline;  // max(): none
     bool in_request = false;                         // headers in, answer not yet sent
   };
   int find_new_socket();  // under mu_
-  void arm(int fd, std::chrono::milliseconds in, bool in_request);
+  void arm(int fd, uint64_t id, std::chrono::milliseconds in, bool in_request);
+  // Shuts down `fd` if it is still connection c's (a descriptor closed and reused since by a
+  // new connection is left alone); under mu_.
+  static void cut(int fd, Conn& c);
   void watch();
 
   ConnectionLimits limits_;
@@ -76,6 +80,7 @@ class ConnectionGuard : public std::enable_shared_from_this<ConnectionGuard> {
   std::condition_variable cv_;
   std::map<int, Conn> conns_;  // by descriptor
   bool stopping_ = false;
+  uint64_t next_id_ = 1;
   std::thread watchdog_;
 };
 
