@@ -17,10 +17,19 @@ declare -A flags=(
   [transformer-pre]="$g2p $tf --norm pre --positions learned --untied-output"
   [ctc]="$g2p --model ctc --embed 16 --hidden 32 --layers 1 --upsample 2 --lr 0.01"
   [conv]="$g2p --model conv --embed 16 --conv-channels 16 --layers 2 --lr 0.003"
+  [rnn-luong-dot]="$g2p $rnn --attention luong-dot"
+  [rnn-luong-concat]="$g2p $rnn --attention luong-concat"
+  [rnn-local-m]="$g2p $rnn --attention local-m --window 3"
+  [rnn-monotonic]="$g2p $rnn --attention monotonic"
+  [rnn-mocha]="$g2p $rnn --attention mocha --chunk 2"
+  [rnn-hard-exact]="$g2p $rnn --attention hard --hard-train exact"
+  [transformer-monotonic]="$g2p --model transformer --d-model 16 --heads 2 --ff 32 --layers 2 --warmup 50 --lr 0.003 --attention monotonic --monotonic-layers 1"
   [classifier-attention]="$sa $sa_rnn"
   [classifier-transformer]="$sa $sa_tf"
 )
-seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc conv)
+seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc conv
+         rnn-luong-dot rnn-luong-concat rnn-local-m rnn-monotonic rnn-mocha rnn-hard-exact
+         transformer-monotonic)
 classifiers=(classifier-attention classifier-transformer)
 
 # A family's golden model (300 updates) into directory $2, without its checkpoint and logs.
