@@ -90,7 +90,7 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   auto& o = options;
   app->add_option("--beam", o.beam_size, "Beam size (1: greedy)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(int64_t{1}, limits::kMaxBeam));
   app->add_option("--length-penalty", o.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha (0: raw log p)")
       ->capture_default_str()
@@ -110,7 +110,7 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
                   "(ctc: log p); "
                   "--attention-out then has one line per output line")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(int64_t{1}, limits::kMaxBeam));
   app->add_option("--batch", o.max_batch_size, "Sentences decoded together")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, limits::kMaxBatch));

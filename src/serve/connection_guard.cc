@@ -42,15 +42,26 @@ std::string peer_of(int fd) {
   return std::string(host) + ":" + std::to_string(port_of(a));
 }
 
-// A connected socket of the server's port (not a listening one, not a client's).
-bool served_socket(int fd, int port) {
-  int listening = 0;
-  socklen_t len = sizeof listening;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening != 0)
-    return false;
-  sockaddr_storage a{};
-  socklen_t alen = sizeof a;
-  return ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) == 0 && port_of(a) == port;
+// f(fd, listening, local port) for each socket this process has open (from /proc/self/fd).
+template <class F>
+void for_each_socket(F&& f) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long n = std::strtol(e->d_name, &end, 10);
+    const int fd = static_cast<int>(n);
+    if (end == e->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    sockaddr_storage a{};
+    socklen_t alen = sizeof a;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0)
+      continue;
+    f(fd, listening != 0, port_of(a));
+  }
+  ::closedir(dir);
 }
 
 // The answer of a connection over the cap, whole.
@@ -82,6 +93,13 @@ ConnectionGuard::ConnectionGuard(ConnectionLimits limits)
 void ConnectionGuard::listen_on(int port) {
   const std::lock_guard lock(mu_);
   port_ = port;
+  // cpp-httplib listens with a backlog of 5 (Debian's compiled library ignores
+  // CPPHTTPLIB_LISTEN_BACKLOG): 64 clients connecting at once saw connections reset. Linux
+  // applies a second listen() to a listening socket's backlog: the server's own socket (this
+  // process's listening socket on `port`) is given the system's maximum.
+  for_each_socket([&](int fd, bool listening, int local_port) {
+    if (listening && local_port == port) ::listen(fd, SOMAXCONN);
+  });
 }
 
 ConnectionGuard::~ConnectionGuard() {
@@ -93,24 +111,18 @@ httplib::TaskQueue* ConnectionGuard::queue() {
 }
 
 int ConnectionGuard::find_new_socket() {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
   int found = -1;
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
-    if (!served_socket(static_cast<int>(fd), port_)) continue;
-    const auto known = conns_.find(static_cast<int>(fd));
+  for_each_socket([&](int fd, bool listening, int local_port) {
+    if (listening || local_port != port_) return;  // a connection to the server's port only
+    const auto known = conns_.find(fd);
     // a descriptor we know, unless closed and reused since (another peer; one with no peer any
     // more is ours, shut down and not yet closed: a new connection has its peer)
     if (known != conns_.end()) {
-      const std::string peer = peer_of(static_cast<int>(fd));
-      if (peer.empty() || peer == known->second.peer) continue;
+      const std::string peer = peer_of(fd);
+      if (peer.empty() || peer == known->second.peer) return;
     }
-    found = static_cast<int>(fd);
-  }
-  ::closedir(dir);
+    found = fd;
+  });
   return found;
 }
 

@@ -2,21 +2,12 @@
 // Leaves out: the page's markup (page.cc) and batching (batcher.cc).
 #include "heed/serve/server.h"
 
-// cpp-httplib's default backlog of 5 pending connections drops or resets clients as soon as a few
-// dozen connect at once (64 load-test clients reconnecting got "connection reset by peer")
-#define CPPHTTPLIB_LISTEN_BACKLOG 1024
 #include <httplib.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -62,30 +53,6 @@ std::string route_name(const std::string& path) {
   return "other";
 }
 
-}  // namespace
-
-namespace {
-// cpp-httplib listens with a backlog of 5 (Debian's compiled library ignores
-// CPPHTTPLIB_LISTEN_BACKLOG): 64 clients connecting at once saw connections reset. Linux applies
-// a second listen() to a listening socket's backlog, so the server's own socket (this process's
-// listening socket on `port`) is given the system's maximum.
-void widen_backlog(int port) {
-  const long open_max = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-  for (int fd = 0; fd < open_max; ++fd) {
-    int listening = 0;
-    socklen_t len = sizeof listening;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0)
-      continue;
-    sockaddr_storage a{};
-    socklen_t alen = sizeof a;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) continue;
-    int bound = -1;
-    if (a.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
-    if (a.ss_family == AF_INET6)
-      bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
-    if (bound == port) ::listen(fd, SOMAXCONN);
-  }
-}
 }  // namespace
 
 struct Server::Impl {
@@ -379,8 +346,7 @@ void Server::run(const std::function<void(int port)>& on_listening) {
     check(s.http.bind_to_port(s.o.host, port), "serve: cannot listen on ", s.o.host, ":", port,
           " (in use, or not an address of this machine)");
   }
-  widen_backlog(port);
-  s.guard->listen_on(port);
+  s.guard->listen_on(port);  // its backlog widened, its connections guarded
   if (on_listening) on_listening(port);
   s.http.listen_after_bind();  // returns after stop(), the requests in flight answered
   for (auto& m : s.models)

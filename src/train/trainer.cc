@@ -35,18 +35,14 @@ struct Sides {
   Vocab src, tgt;
 };
 
-// Unit sequences -> id pairs; pairs with an empty side are dropped, and with `filter` those
-// with a side longer than --max-len.
+// Unit sequences -> id pairs; pairs with an empty side are dropped (training pairs longer than
+// --max-len have already left, before the vocabularies were built).
 std::vector<Pair> encode(const std::vector<std::vector<std::string>>& src,
-                         const std::vector<std::vector<std::string>>& tgt, const TrainConfig& cfg,
-                         const Sides& sd, bool filter) {
+                         const std::vector<std::vector<std::string>>& tgt, const Sides& sd) {
   std::vector<Pair> out;
   for (size_t i = 0; i < src.size(); ++i) {
     Pair e{sd.src.encode(src[i]), sd.tgt.encode(tgt[i]), i};
     if (e.src.empty() || e.tgt.empty()) continue;
-    if (filter && (static_cast<int64_t>(e.src.size()) > cfg.max_len ||
-                   static_cast<int64_t>(e.tgt.size()) > cfg.max_len))
-      continue;
     out.push_back(std::move(e));
   }
   return out;
@@ -317,9 +313,9 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   }
   if (comm.root()) comm.barrier();  // written: the other ranks read them
   set_vocabularies(cfg.model, sd.src.size(), sd.tgt.size());
-  std::vector<Pair> train_enc = encode(train_src, train_tgt, cfg, sd, true);
+  std::vector<Pair> train_enc = encode(train_src, train_tgt, sd);
   auto [valid_src, valid_tgt] = split(valid, sd);
-  std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, cfg, sd, false);
+  std::vector<Pair> valid_enc = encode(valid_src, valid_tgt, sd);
   check(!train_enc.empty(), cfg.train_src, ": no usable training pairs");
   // 3. the model, then the shared loop (train/loop.h)
   const nlohmann::json config_json = model_json(cfg, g2p);

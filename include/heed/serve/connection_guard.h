@@ -42,7 +42,9 @@ struct ConnectionLimits {
 class ConnectionGuard : public std::enable_shared_from_this<ConnectionGuard> {
  public:
   explicit ConnectionGuard(ConnectionLimits limits);
-  void listen_on(int port);  // the server's port, once bound (before the first connection)
+  // The server's port, once bound (before the first connection); its listening socket's
+  // backlog is raised to the system's maximum (cpp-httplib's is 5).
+  void listen_on(int port);
   ~ConnectionGuard();
   ConnectionGuard(const ConnectionGuard&) = delete;
   ConnectionGuard& operator=(const ConnectionGuard&) = delete;
