@@ -8,6 +8,8 @@ tf="--model transformer --d-model 16 --heads 2 --ff 32 --layers 1 --warmup 50 --
 sa="--task classify --train $sst/stsa.binary.train --valid $sst/stsa.binary.dev --batch 32 --src-vocab-size 1000 --seed 7"
 sa_rnn="--embed 8 --hidden 8 --attn-dim 8 --hops 2 --penalty 0.1 --mlp-hidden 8"
 sa_tf="--model transformer --pooling cls --d-model 16 --heads 2 --ff 32 --layers 1 --mlp-hidden 8"
+sa_conv="--model conv --embed 8 --conv-channels 8 --conv-dilations 1,2 --mlp-hidden 8 --lr 0.003"
+sa_kim="--model kim-cnn --embed 8 --kim-maps 4 --kim-widths 2,3 --lr 0.01"
 declare -A flags=(
   [rnn-bahdanau]="$g2p $rnn --attention bahdanau"
   [rnn-luong-general]="$g2p $rnn --attention luong-general --cell lstm --reverse-source"
@@ -26,11 +28,13 @@ declare -A flags=(
   [transformer-monotonic]="$g2p --model transformer --d-model 16 --heads 2 --ff 32 --layers 2 --warmup 50 --lr 0.003 --attention monotonic --monotonic-layers 1"
   [classifier-attention]="$sa $sa_rnn"
   [classifier-transformer]="$sa $sa_tf"
+  [classifier-conv]="$sa $sa_conv"
+  [classifier-kim]="$sa $sa_kim"
 )
 seq2seq=(rnn-bahdanau rnn-luong-general rnn-local-p rnn-none transformer transformer-pre ctc conv
          rnn-luong-dot rnn-luong-concat rnn-local-m rnn-monotonic rnn-mocha rnn-hard-exact
          transformer-monotonic)
-classifiers=(classifier-attention classifier-transformer)
+classifiers=(classifier-attention classifier-transformer classifier-conv classifier-kim)
 
 # A family's golden model (300 updates) into directory $2, without its checkpoint and logs.
 golden_model() {
@@ -43,6 +47,13 @@ golden_model() {
     if [ -e "$tmp/$name/$f" ]; then cp "$tmp/$name/$f" "$dir/"; fi
   done
   rm -rf "$tmp"
+}
+# What outputs.sh and add.sh write for one classifier family: its labels, probabilities and
+# attention (hops or pooling weights) into directory $4.
+classifier_outputs() {
+  local name=$1 model=$2 in=$3 o=$4
+  run classify --model "$model" --probs --attention-out "$o/$name.att.jsonl" \
+    < "$in/sst.txt" > "$o/$name.txt"
 }
 # What outputs.sh and add.sh write for one seq2seq family (run: heed with its thread flag):
 # its translations (greedy, beam 4 with attention, n-best, int8) into directory $4.

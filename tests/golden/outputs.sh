@@ -30,8 +30,7 @@ run attention --max-sentences 5 --model "$m/classifier-attention" --out "$o/atte
 (cd "$golden" && run report --model models/rnn-bahdanau --src inputs/cmudict.txt --title golden \
   --out "$o/report.rnn-bahdanau.html" > /dev/null 2>&1)
 for name in "${classifiers[@]}"; do
-  run classify --model "$m/$name" --probs --attention-out "$o/$name.att.jsonl" \
-    < "$in/sst.txt" > "$o/$name.txt"
+  classifier_outputs "$name" "$m/$name" "$in" "$o"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
