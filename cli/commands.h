@@ -23,6 +23,7 @@
 #include "heed/serve/server.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
+#include "heed/train/train_options.h"
 #include "heed/train/trainer.h"
 #include "heed/util/error.h"
 #include "heed/util/names.h"
@@ -123,56 +124,12 @@ struct ScoreCommand {
   int run() const;
 };
 
-// What `heed train` trains: an encoder-decoder or a classifier.
-enum class Task { Translate, Classify };
-std::span<const Named<Task>> names(Task);  // "translate" | "classify"
-// The learning-rate schedules the command line offers (train/schedule.h has more).
-enum class LrSchedule { Plateau, InverseSqrt };
-std::span<const Named<LrSchedule>> names(LrSchedule);  // "plateau" | "inverse-sqrt"
-
-struct BenchRun;  // train --bench (train.cc)
-
+// `heed train`: the options of train/train_options.h as flags, then train().
 struct TrainCommand {
-  Task task = Task::Translate;
-  std::string model = "rnn";       // a family of models/registry.h (classify: self-attentive,
-                                   // transformer, conv or kim-cnn)
-  std::optional<Pooling> pooling;  // classify (unset: attention, or mean for a Transformer)
-  ClassifyTrainConfig classify;    // classify: files and the model's own flags
-  std::string train_trees, valid_trees, test_trees;  // classify: SST trees instead
-  int32_t tree_classes = 2;                          //   and their classes (2 or 5)
-  CorpusFormat format = CorpusFormat::Auto;
-  Units src_units = Units::Word, tgt_units = Units::Word;
-  AttentionKind attention = AttentionKind::Bahdanau;
-  CellKind cell = CellKind::Gru;
-  std::string tsv_columns = "1,2";
-  // flags whose default depends on the architecture (unset: < 0 or empty)
-  int64_t layers = -1, dec_layers = -1;
-  float dropout = -1;
-  std::optional<LrSchedule> lr_schedule;  // unset: the family's (models/registry.h)
-  std::optional<NormPlacement> norm;      // unset: the family's (post; the classifier: pre)
-  FfnActivation activation = FfnActivation::Relu;
-  Positions positions = Positions::Sinusoidal;
-  Precision precision = Precision::fp32;  // the training graph's products
-  bool untied_output = false;
-  // monotonic attention against latency: --latency-weight, --latency-gather,
-  // --latency-var-weight, --latency-warmup (rnn: one head, the weight alone)
-  LatencyLoss latency;
-  float head_drop = 0.f;         // --head-drop: HeadDrop of a transformer's monotonic heads
-  int64_t monotonic_layers = 0;  // --monotonic-layers: the top decoder layers with them (0: all)
-  std::string monotonic_policy = "heads";  // --monotonic-policy: a stop per head, or shared
-  // the flags of each encoder-decoder family (the chosen one becomes config.model)
-  RnnSeq2SeqConfig rnn;
-  TransformerSeq2SeqConfig transformer;
-  ConvSeq2SeqConfig convs2s;  // --model conv: the --conv-* flags, --embed, --layers, --dec-layers
-  CtcConfig ctc;
-  std::string encoder = "rnn";  // ctc: rnn | transformer | conv | kim; rnn: rnn | conv | kim
-  ConvEncoderConfig conv;       // --encoder conv
-  KimEncoderConfig kim;         // --encoder kim
-  TrainConfig config;
+  TrainOptions options;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run();
-  int run_classify(const BenchRun* bench);
 };
 
 // `heed classify`: labels (and probabilities, attention) for sentences on stdin.
@@ -224,12 +181,6 @@ struct LmCommand {
   void add(CLI::App& parent);
   int run() const;
 };
-
-// One output line of `heed translate` (without its newline): the output as the model writes it
-// (G2P: a CMUdict entry), or with num_hypotheses > 1 the Moses/Marian n-best line
-// `INDEX ||| output ||| F0= log p ||| score`. The Python package's translate_file writes these.
-std::string translation_line(const Translator& t, size_t index, const TranslationResult& r,
-                             const TranslationHypothesis& h, int num_hypotheses);
 
 struct TranslateCommand {
   std::vector<std::string> model_dirs;  // one model, or an ensemble of several

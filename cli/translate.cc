@@ -26,12 +26,6 @@
 
 namespace heed::cli {
 namespace {
-std::string score_text(double x) {  // a log-probability, as Marian prints them
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.5f", x);
-  return buf;
-}
-
 // {"src", "out", "attention"}: the EOS row, unless the output was cut at the length limit
 // before its EOS, is named "</s>"; a CTC model's last row is the blank's, and "path" gives per
 // input position the row of the most probable alignment
@@ -71,14 +65,6 @@ class ProgressLine {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
 };
 }  // namespace
-
-std::string translation_line(const Translator& t, size_t index, const TranslationResult& r,
-                             const TranslationHypothesis& h, int num_hypotheses) {
-  if (num_hypotheses == 1) return t.output_line(r, h);
-  // ID ||| output ||| F0= log p ||| score
-  return std::to_string(index) + " ||| " + t.output_line(r, h) +
-         " ||| F0= " + score_text(h.log_prob) + " ||| " + score_text(h.score);
-}
 
 void TranslateCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand("translate", "Translate stdin to stdout with a trained model");
@@ -215,7 +201,7 @@ int TranslateCommand::run() const {
                     << o.max_input_length
                     << " units; translated up to there (--max-input-length)\n";
         for (const TranslationHypothesis& h : r.hypotheses) {
-          std::cout << translation_line(translator_, i, r, h, o.num_hypotheses) << '\n';
+          std::cout << translator_.nbest_line(i, r, h, o.num_hypotheses) << '\n';
           if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc, h.path));
         }
         if (i + 1 == lines.size() || (i + 1) % (50 * static_cast<size_t>(o.max_batch_size)) == 0)

@@ -8,7 +8,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -18,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "commands.h"
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
 #include "heed/kernels/parallel.h"
+#include "heed/train/train_options.h"
 #include "heed/util/error.h"
 #include "heed/version.h"
 
@@ -181,7 +184,7 @@ class PyTranslator {
       AtomicFile file(output);
       translator_->translate_each(in, o, [&](size_t i, TranslationResult&& r) {
         for (const TranslationHypothesis& h : r.hypotheses) {
-          file.write(cli::translation_line(*translator_, i, r, h, o.num_hypotheses) + "\n");
+          file.write(translator_->nbest_line(i, r, h, o.num_hypotheses) + "\n");
           tokens += h.tokens.size();
         }
         ++sentences;
@@ -243,24 +246,156 @@ TranslationOptions checked(const TranslationOptions& o) {
   return o;
 }
 
-// `heed ARGS...` in this process (the same parsing and training loop as the command line);
-// its exit status. A bad command line or --config file is a UsageError (ValueError).
-int run_cli(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"heed"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> pointers;
-  pointers.reserve(argv.size());
-  for (std::string& a : argv) pointers.push_back(a.data());
-  py::gil_scoped_release release;
-  // what the command prints on stdout (training's log) goes to stderr, as progress does
-  struct Redirect {
-    std::streambuf* saved = std::cout.rdbuf(std::cerr.rdbuf());
-    ~Redirect() {
-      std::cout.flush();
-      std::cout.rdbuf(saved);
+// heed.train's keywords onto the options, as the command line's flags set them: a key is a
+// flag's name ("d-model" or "d_model"; a switch's negation, "unidirectional", too), its value
+// typed as the flag's (an int for an integer, a number for a real, a bool for a switch, a name
+// for an enum, a list of ints for a list) and held to the same bounds (train/train_options.h).
+struct KeywordSetter {
+  std::string key;  // with dashes
+  py::handle value;
+  bool found = false;
+
+  // Whether `flags` ("--a,!--b") name the key; `negated` if by its "!" name.
+  bool names_key(const char* flags, bool& negated) const {
+    std::string_view rest(flags);
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      std::string_view name = rest.substr(0, comma);
+      negated = name.starts_with('!');
+      if (negated) name.remove_prefix(1);
+      if (name.substr(2) == key) return true;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
-  } redirect;
-  return cli::run(static_cast<int>(pointers.size()), pointers.data());
+    return false;
+  }
+  bool matches(const OptionInfo& i, bool& negated) {
+    if (found || !names_key(i.flags, negated)) return false;
+    check(!i.command_line_only, "heed.train: ", key,
+          " is the command line's (heed train --bench, heed bench train)");
+    found = true;
+    return true;
+  }
+
+  template <class T>
+  T convert(const OptionInfo& i) const {
+    const std::string flag = i.flags;
+    if constexpr (std::is_same_v<T, std::string>) {
+      py::object path = py::module_::import("os").attr("fspath");
+      check(py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__"), "heed.train: ", key,
+            " takes a string");
+      return py::cast<std::string>(path(value));
+    } else if constexpr (std::is_enum_v<T>) {
+      check(py::isinstance<py::str>(value), "heed.train: ", key, " takes a name (", choices<T>(),
+            ")");
+      std::string name = py::cast<std::string>(value);
+      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return parse_name<T>(name, "--" + key);
+    } else if constexpr (std::is_integral_v<T>) {
+      check(py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value),
+            "heed.train: ", key, " takes an int");
+      const auto v = py::cast<long long>(value);
+      check_bounds("--" + key, i.bounds, static_cast<double>(v));
+      return static_cast<T>(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      check((py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) &&
+                !py::isinstance<py::bool_>(value),
+            "heed.train: ", key, " takes a number");
+      const auto v = py::cast<double>(value);
+      check_bounds("--" + key, i.bounds, v);
+      return static_cast<T>(v);
+    } else {  // a list of integers: a list, one int, or "1,2,4" as on the command line
+      std::vector<int64_t> list;
+      if (py::isinstance<py::str>(value)) {
+        const std::string text = py::cast<std::string>(value);
+        size_t start = 0;
+        while (start <= text.size()) {
+          const size_t comma = text.find(',', start);
+          const std::string item = text.substr(start, comma - start);
+          int64_t x = 0;
+          const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), x);
+          check(ec == std::errc() && end == item.data() + item.size(), "heed.train: ", key, ": '",
+                item, "' is not an integer");
+          list.push_back(x);
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+      } else if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+        list.push_back(py::cast<int64_t>(value));
+      } else {
+        check(py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value),
+              "heed.train: ", key, " takes a list of ints");
+        for (py::handle x : value) {
+          check(py::isinstance<py::int_>(x) && !py::isinstance<py::bool_>(x), "heed.train: ", key,
+                " takes a list of ints");
+          list.push_back(py::cast<int64_t>(x));
+        }
+      }
+      for (int64_t x : list) check_bounds("--" + key, i.bounds, static_cast<double>(x));
+      return list;
+    }
+  }
+
+  void group(const char* /*name*/) const {}
+
+  template <class T>
+  void option(const OptionInfo& i, T& field) {
+    bool negated = false;
+    if (!matches(i, negated)) return;
+    if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string> &&
+                  !std::is_same_v<T, std::vector<int64_t>>)
+      field = convert<typename T::value_type>(i);  // an optional one
+    else
+      field = convert<T>(i);
+  }
+
+  // A switch's value: True turns it on (off by its negation's name).
+  bool switch_value(bool negated) const {
+    check(py::isinstance<py::bool_>(value), "heed.train: ", key, " is a switch: True or False");
+    return py::cast<bool>(value) != negated;
+  }
+  void flag(const OptionInfo& i, bool& field) {
+    bool negated = false;
+    if (matches(i, negated)) field = switch_value(negated);
+  }
+  template <class E>
+  void flag(const OptionInfo& i, E& field, E on, E off) {
+    bool negated = false;
+    if (matches(i, negated)) field = switch_value(negated) ? on : off;
+  }
+
+  void family(const OptionInfo& i, std::optional<std::string>& field) {
+    bool negated = false;
+    if (matches(i, negated)) field = convert<std::string>(i);
+  }
+};
+
+// heed.train: the options of a dict (recipe keys and keywords, merged by the package), then
+// the library's train(); what the run reached.
+py::dict train(const py::dict& keywords, int threads) {
+  check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
+  TrainOptions options;
+  for (const auto& [k, v] : keywords) {
+    KeywordSetter setter{.key = py::cast<std::string>(py::str(k)), .value = v};
+    std::replace(setter.key.begin(), setter.key.end(), '_', '-');
+    visit_train_options(options, setter);
+    check(setter.found, "heed.train: unknown option '", setter.key,
+          "' (the options are heed train's flags: `heed train --help`)");
+  }
+  set_threads(threads);
+  TrainOutcome r;
+  {
+    py::gil_scoped_release release;
+    r = heed::train(options, std::cerr);  // the progress on stderr, as the command line's
+  }
+  py::dict out;
+  out["metric"] = r.loop.metric_name;
+  out["best_metric"] = r.loop.best_metric;
+  out["steps"] = r.loop.steps;
+  out["epochs"] = r.loop.epochs;
+  out["minutes"] = r.loop.minutes;
+  if (r.test_accuracy >= 0) out["test_accuracy"] = r.test_accuracy;
+  out["save"] = options.seq2seq.save_dir;
+  return out;
 }
 
 }  // namespace
@@ -417,6 +552,8 @@ PYBIND11_MODULE(_heed, m) {
            "each sentence, in input order.")
       .def_property_readonly("num_classes", &PyClassifier::num_classes);
 
-  m.def("run_cli", &run_cli, py::arg("args"),
-        "Runs `heed ARGS...` in this process and returns its exit status.");
+  m.def("train", &heed::python::train, py::arg("options"), py::arg("threads") = 0,
+        "Trains as `heed train` does on a dict of its options (flag names, without dashes); "
+        "returns what the run reached (metric, best_metric, steps, epochs, minutes, "
+        "test_accuracy with a test file, save).");
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The layer check: no file includes a header of a higher layer. The order is that of
 # docs/ARCHITECTURE.md, bottom to top; a folder's headers (include/heed/<layer>/) and sources
-# (src/<layer>/) are its layer, then cli/ and, on top, python/ (the package, which may call the CLI). Run by ctest (and by hand): layers.sh SOURCE_DIR
+# (src/<layer>/) are its layer, then python/ (the package: the library, never the command line)
+# and, on top, cli/. Run by ctest (and by hand): layers.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-order=(util tensor kernels autograd nn io data metrics models decode viz dist train bench serve cli python)
+order=(util tensor kernels autograd nn io data metrics models decode viz dist train bench serve python cli)
 declare -A rank
 for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
 bad=0
@@ -25,6 +26,16 @@ while IFS= read -r file; do
       bad=1
     fi
   done < <(grep -n '^#include "heed/[a-z_]*/' "$file" | sed 's/^\([0-9]*\):\(.*\)$/\1:\2/')
+  # the command line's own headers (cli/*.h, included by their bare names) are the top layer's
+  if [ "$layer" != cli ]; then
+    while IFS=: read -r line inc; do
+      name=${inc#*\"}; name=${name%\"*}
+      if [ -e "cli/$name" ]; then
+        echo "$file:$line: $layer includes the command line's $name (cli/, the top layer)"
+        bad=1
+      fi
+    done < <(grep -n '^#include "[a-z_]*\.h"' "$file")
+  fi
 done < <(git ls-files --cached --others --exclude-standard 'include/heed/*.h' 'src/*.cc' 'src/*.h' 'cli/*.cc' 'cli/*.h' 'python/*.cc' 2>/dev/null ||
          find include src cli python -name '*.h' -o -name '*.cc')
 if [ "$bad" -ne 0 ]; then

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 import tomllib
 from typing import Iterable, Iterator, Mapping, Sequence, Union
 
@@ -85,72 +84,35 @@ class Classifier(_heed.Classifier):
         super().__init__([os.fspath(d) for d in model_dirs], threads=threads)
 
 
-def _toml_value(key: str, v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if v != v or v in (float("inf"), float("-inf")):
-            raise ValueError(f"train: {key} = {v} is not a finite number")
-        return repr(v)
-    if isinstance(v, (str, os.PathLike)):
-        s = os.fspath(v)
-        if "\n" in s or "\r" in s:
-            raise ValueError(f"train: {key} holds a line break")
-        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(key, x) for x in v) + "]"
-    raise ValueError(f"train: {key} has a value of type {type(v).__name__} "
-                     "(expected str, int, float, bool or a list of them)")
-
-
 def train(config: Union[str, os.PathLike, Mapping[str, object], None] = None, *,
-          threads: int = 0, **options) -> None:
-    """Trains a model as `heed train` does, in this process; progress goes to stderr.
+          threads: int = 0, **options) -> dict:
+    """Trains a model as `heed train` does, in this process (the same library call, on the
+    same typed options); progress goes to stderr.
 
     config: a TOML recipe (its [train] section, as `heed train --config`) or a dict of
-    `heed train`'s flags ("d-model" or d_model = 128; flags without a value are True);
-    keyword options are more flags and win over both. threads: as `heed --threads`
-    (0: all cores). Raises ValueError for a bad option or input, FileNotFoundError for a
-    missing file, RuntimeError if the run fails otherwise.
+    `heed train`'s flags ("d-model" or d_model = 128; a switch True or False, its negation's
+    name too: unidirectional=True); keyword options are more flags and win over both. Each
+    value has its flag's type (int, number, bool, a name, a list of ints) and bounds.
+    threads: as `heed --threads` (0: all cores). Returns what the run reached: metric,
+    best_metric, steps, epochs, minutes, save (and test_accuracy with a test file). Raises
+    ValueError for a bad option or input, FileNotFoundError for a missing file.
     """
     flags: dict[str, object] = {}
-    recipe = None
     if isinstance(config, (str, os.PathLike)):
         recipe = os.fspath(config)
         if not os.path.isfile(recipe):
             raise FileNotFoundError(errno.ENOENT, "no such recipe file", recipe)
-    elif isinstance(config, Mapping):
-        flags.update(config)
-    elif config is not None:
-        raise ValueError("train: config must be a TOML path or a dict of flags")
-    flags.update(options)
-    args = ["--threads", str(int(threads)), "train"]
-    if recipe is not None and not flags:
-        args += ["--config", recipe]  # heed reads it: its errors name the recipe's lines
-        return _run(args)
-    if recipe is not None:
-        # the recipe's [train] section under the given flags (the command line's precedence)
+        # the recipe's [train] section, under the keywords (the command line's precedence)
         with open(recipe, "rb") as f:
             try:
                 section = tomllib.load(f).get("train", {})
             except tomllib.TOMLDecodeError as e:
                 raise ValueError(f"{recipe}: {e}") from None
-        flags = {**{k.replace("_", "-"): v for k, v in section.items()},
-                 **{str(k).replace("_", "-"): v for k, v in flags.items()}}
-    with tempfile.TemporaryDirectory(prefix="heed-train-") as tmp:
-        # the flags as a [train] section, typed by TOML as a recipe's are
-        path = os.path.join(tmp, "train.toml")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("[train]\n")
-            for key, value in flags.items():
-                name = str(key).replace("_", "-")
-                f.write(f"{name} = {_toml_value(name, value)}\n")
-        _run(args + ["--config", path])
+        flags.update({str(k).replace("_", "-"): v for k, v in section.items()})
+    elif isinstance(config, Mapping):
+        flags.update({str(k).replace("_", "-"): v for k, v in config.items()})
+    elif config is not None:
+        raise ValueError("train: config must be a TOML path or a dict of flags")
+    flags.update({str(k).replace("_", "-"): v for k, v in options.items()})
+    return _heed.train(flags, int(threads))
 
-
-def _run(args: list[str]) -> None:
-    status = _heed.run_cli(args)
-    if status != 0:
-        raise RuntimeError(f"heed train exited with status {status}")

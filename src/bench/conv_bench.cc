@@ -31,9 +31,7 @@ namespace {
 void kim_bench(const ConvBenchOptions& o, Rng& rng, std::ostream& out) {
   constexpr int64_t kVocab = 16000, kClasses = 5, kBatch = 50;
   ClassifierConfig c;
-  c.kind = SentenceEncoder::Kim;
-  c.encoder.vocab = kVocab;
-  c.kim = {.embed = 300, .widths = {3, 4, 5}, .maps = 100};
+  c.encoder = KimEncoderConfig{.vocab = kVocab, .embed = 300, .widths = {3, 4, 5}, .maps = 100};
   c.pooling = Pooling::Max;
   c.mlp_hidden = 0;
   c.classes = kClasses;

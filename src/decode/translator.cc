@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "heed/decode/forced.h"
 #include "heed/decode/greedy.h"
@@ -256,6 +257,19 @@ std::string Translator::output_line(const TranslationResult& r,
   // G2P: a CMUdict entry, "WORD  PH PH"; a blank line stays blank
   const bool blank = r.input.find_first_not_of(" \t") == std::string::npos;
   return text_format().g2p && !blank ? r.input + "  " + h.text : h.text;
+}
+
+std::string score_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.5f", x);
+  return buf;
+}
+
+std::string Translator::nbest_line(size_t index, const TranslationResult& r,
+                                   const TranslationHypothesis& h, int num_hypotheses) const {
+  if (num_hypotheses == 1) return output_line(r, h);
+  return std::to_string(index) + " ||| " + output_line(r, h) +
+         " ||| F0= " + score_text(h.log_prob) + " ||| " + score_text(h.score);
 }
 
 }  // namespace heed

@@ -8,6 +8,7 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/models/model_options.h"
 #include "heed/nn/sequence_encoder.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
@@ -43,6 +44,22 @@ nlohmann::json ConvSeq2SeqConfig::to_json() const {
           {"dropout", json_number(dropout)},
           {"weight_norm", weight_norm},
           {"max_positions", max_positions}};
+}
+
+// ConvS2S's sizes (E 256, C 512, 10+10 layers, dropout 0.25) unless given.
+ConvSeq2SeqConfig ConvSeq2SeqConfig::configure(const ModelOptions& o) {
+  refuse_wait_k(o, "a conv model has no wait-k");
+  ConvSeq2SeqConfig c;
+  c.embed = o.embed.value_or(c.embed);
+  c.channels = o.conv_channels.value_or(c.channels);
+  c.kernel = o.conv_kernel;
+  c.weight_norm = o.conv_weight_norm;
+  c.enc_layers = c.dec_layers = o.layers.value_or(c.enc_layers);
+  c.dec_layers = o.dec_layers.value_or(c.dec_layers);
+  c.dropout = o.dropout.value_or(c.dropout);
+  c.max_positions = o.max_positions.value_or(c.max_positions);
+  check_monotonic_options(o, false, false);
+  return c;
 }
 
 ConvSeq2SeqConfig ConvSeq2SeqConfig::from_json(const nlohmann::json& j) {

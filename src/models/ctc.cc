@@ -7,6 +7,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/autograd/ops/ctc.h"
 #include "heed/data/vocab.h"
+#include "heed/models/model_options.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 
@@ -21,6 +22,17 @@ nlohmann::json CtcConfig::to_json() const {
   j["upsample"] = upsample;
   j["dropout"] = json_number(dropout);
   return j;
+}
+
+// A 2-layer BiLSTM (whatever --cell and --layers say otherwise) or the --encoder given.
+CtcConfig CtcConfig::configure(const ModelOptions& o) {
+  refuse_wait_k(o, "a ctc model has no decoder to wait");
+  CtcConfig c;
+  c.encoder = sequence_encoder(o, std::get<RnnEncoderConfig>(c.encoder));
+  c.upsample = o.upsample;
+  c.dropout = o.dropout.value_or(c.dropout);
+  check_monotonic_options(o, false, false);
+  return c;
 }
 
 CtcConfig CtcConfig::from_json(const nlohmann::json& j) {

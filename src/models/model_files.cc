@@ -137,7 +137,7 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   auto m = std::make_unique<ClassifierFiles>();
   m->config = read_config(dir);
   config_family(m->config, dir, ModelRole::Classifier);
-  ClassifierConfig c = ClassifierConfig::from_json(m->config);
+  ClassifierConfig c = classifier_config(m->config, dir);
   check_integer_fields(m->config, c.to_json(), (fs::path(dir) / "config.json").string());
   try {
     m->seg = classifier_segmenter(parse_units(m->config.at("units").get<std::string>()));
@@ -145,7 +145,7 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
     fail(dir, "/config.json: ", e.what());
   }
   m->vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
-  check(m->vocab.size() == c.encoder.vocab, dir, ": the vocabulary does not match config.json");
+  check(m->vocab.size() == c.vocab(), dir, ": the vocabulary does not match config.json");
   const ExpectedShapes expected = weights_header(dir);
   try {
     m->model = std::make_unique<SentenceClassifier>(c, Scope::for_loading(m->params, &expected));

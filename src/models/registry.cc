@@ -1,6 +1,8 @@
 // The families' rows (see the header).
 #include "heed/models/registry.h"
 
+#include <deque>
+
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 
@@ -9,66 +11,94 @@ namespace {
 
 // A seq2seq family's row from its config and model types.
 template <class Config, class Model>
-constexpr ModelFamily seq2seq_family(std::string_view summary, TrainingDefaults defaults) {
+ModelFamily seq2seq_family(std::string_view summary, TrainingDefaults defaults) {
   return {.name = Config::kFamily,
           .role = ModelRole::Seq2Seq,
           .summary = summary,
           .defaults = defaults,
+          .alias = {},
           .default_config = [] { return Seq2SeqConfig{Config{}}; },
           .config_from_json =
               [](const nlohmann::json& j) { return Seq2SeqConfig{Config::from_json(j)}; },
+          .configure = [](const ModelOptions& o) { return Seq2SeqConfig{Config::configure(o)}; },
           .make = [](const Seq2SeqConfig& c, const Scope& s) -> std::unique_ptr<Seq2SeqModel> {
             return std::make_unique<Model>(std::get<Config>(c), s);
           }};
 }
 
-const ModelFamily kFamilies[] = {
-    seq2seq_family<RnnSeq2SeqConfig, RnnSeq2Seq>(
-        "encoder-decoder RNN with --attention (Bahdanau et al. 2015; Luong et al. 2015)", {}),
-    seq2seq_family<TransformerSeq2SeqConfig, TransformerSeq2Seq>(
-        "the Transformer (Vaswani et al. 2017)",
-        {.inverse_sqrt = true, .warmup = 4000, .adam_beta2 = 0.98f}),
-    seq2seq_family<ConvSeq2SeqConfig, ConvSeq2Seq>(
-        "convolutional encoder-decoder, attention in every decoder layer (Gehring et al. 2017)",
-        {}),
-    seq2seq_family<CtcConfig, CtcModel>(
-        "an encoder and CTC, no decoder: labels read off every position (Graves et al. 2006)", {}),
-    {.name = kSelfAttentiveClassifier,
-     .role = ModelRole::Classifier,
-     .summary = "BiLSTM + self-attention or pooling (Lin et al. 2017)",
-     .defaults = {}},
-    {.name = kTransformerClassifier,
-     .role = ModelRole::Classifier,
-     .summary = "a Transformer encoder + pooling or [CLS]",
-     .defaults = {.warmup = 200}},
-    {.name = kConvClassifier,
-     .role = ModelRole::Classifier,
-     .summary = "gated dilated convolutions + pooling (WaveNet's blocks)",
-     .defaults = {}},
-    {.name = kKimCnn,
-     .role = ModelRole::Classifier,
-     .summary = "convolutions of widths 3, 4, 5 and max over time (Kim 2014)",
-     .defaults = {}},
-};
+// A classifier family's row from its type (models/sentence_classifier.h).
+template <class Family>
+ModelFamily classifier_family(std::string_view summary, TrainingDefaults defaults,
+                              std::string_view alias = {}) {
+  return {.name = Family::kFamily,
+          .role = ModelRole::Classifier,
+          .summary = summary,
+          .defaults = defaults,
+          .alias = alias,
+          .classifier_from_json = &Family::from_json,
+          .classifier_configure = &Family::configure};
+}
+
+std::deque<ModelFamily>& rows() {
+  static std::deque<ModelFamily> families = {
+      seq2seq_family<RnnSeq2SeqConfig, RnnSeq2Seq>(
+          "encoder-decoder RNN with --attention (Bahdanau et al. 2015; Luong et al. 2015)", {}),
+      seq2seq_family<TransformerSeq2SeqConfig, TransformerSeq2Seq>(
+          "the Transformer (Vaswani et al. 2017)",
+          {.inverse_sqrt = true, .warmup = 4000, .adam_beta2 = 0.98f}),
+      seq2seq_family<ConvSeq2SeqConfig, ConvSeq2Seq>(
+          "convolutional encoder-decoder, attention in every decoder layer (Gehring et al. 2017)",
+          {}),
+      seq2seq_family<CtcConfig, CtcModel>(
+          "an encoder and CTC, no decoder: labels read off every position (Graves et al. 2006)",
+          {}),
+      classifier_family<SelfAttentiveClassifier>(
+          "BiLSTM + self-attention (Lin et al. 2017) or --pooling", {}),
+      classifier_family<TransformerClassifier>(
+          "a Transformer encoder + --pooling mean (default) or cls", {.warmup = 200},
+          TransformerClassifier::kAlias),
+      classifier_family<ConvClassifier>(
+          "gated dilated convolutions (WaveNet's blocks) + --pooling max (default)", {},
+          ConvClassifier::kAlias),
+      classifier_family<KimCnn>(
+          "convolutions of --kim-widths and max over time, no hidden layer, dropout 0.5 (Kim "
+          "2014)",
+          {}),
+  };
+  return families;
+}
 
 }  // namespace
 
-std::span<const ModelFamily> model_families() {
-  return kFamilies;
+const std::deque<ModelFamily>& model_families() {
+  return rows();
+}
+
+void register_model_family(const ModelFamily& family) {
+  for (const auto& f : rows())
+    check(f.name != family.name && (family.alias.empty() || f.alias != family.alias),
+          "register_model_family: a family named '", family.name, "' is registered already");
+  rows().push_back(family);
 }
 
 std::string family_names(ModelRole role) {
   std::string s;
-  for (const auto& f : kFamilies)
+  for (const auto& f : rows())
     if (f.role == role) s += (s.empty() ? "" : " | ") + std::string(f.name);
   return s;
 }
 
 const ModelFamily& model_family(std::string_view name, std::string_view what) {
-  for (const auto& f : kFamilies)
+  for (const auto& f : rows())
     if (f.name == name) return f;
   fail("unknown ", what, " '", name, "' (encoder-decoders: ", family_names(ModelRole::Seq2Seq),
        "; classifiers: ", family_names(ModelRole::Classifier), ")");
+}
+
+const ModelFamily& model_family(std::string_view name, ModelRole role, std::string_view what) {
+  for (const auto& f : rows())
+    if (f.role == role && (f.name == name || (!f.alias.empty() && f.alias == name))) return f;
+  return model_family(name, what);
 }
 
 const ModelFamily& config_family(const nlohmann::json& config, std::string_view dir) {
@@ -88,8 +118,32 @@ const ModelFamily& config_family(const nlohmann::json& config, std::string_view 
   return f;
 }
 
+bool is_classifier_config(const nlohmann::json& config) {
+  const auto it = config.find("model");
+  if (it == config.end() || !it->is_string()) return false;
+  for (const auto& f : rows())
+    if (f.role == ModelRole::Classifier && f.name == it->get<std::string>()) return true;
+  return false;
+}
+
+ClassifierConfig classifier_config(const nlohmann::json& config, std::string_view dir) {
+  return config_family(config, dir, ModelRole::Classifier).classifier_from_json(config);
+}
+
+namespace {
+// A config's family name: its type's, or a registered family's own.
+template <class Config>
+std::string_view family_name(const Config& c) {
+  if constexpr (std::is_same_v<Config, RegisteredConfig>)
+    return c.family();
+  else
+    return Config::kFamily;
+}
+}  // namespace
+
 const ModelFamily& family_of(const Seq2SeqConfig& c) {
-  return std::visit([](const auto& x) -> const ModelFamily& { return model_family(x.kFamily); }, c);
+  return std::visit(
+      [](const auto& x) -> const ModelFamily& { return model_family(family_name(x)); }, c);
 }
 
 nlohmann::json to_json(const Seq2SeqConfig& c) {

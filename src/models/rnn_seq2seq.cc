@@ -10,6 +10,7 @@
 #include "heed/kernels/layout.h"
 #include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
+#include "heed/models/model_options.h"
 #include "heed/nn/latency_loss.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
@@ -67,6 +68,34 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
   j["dropout"] = json_number(dropout);
   j["reverse_source"] = reverse_source;
   return j;
+}
+
+// GRUs of 256/512, Bahdanau's attention, one bidirectional encoder layer: the default config;
+// --encoder conv | kim put another encoder in front (sized by --embed), not a Transformer's.
+RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
+  check(o.encoder != EncoderKind::Transformer,
+        "--encoder transformer is for ctc models (an rnn model's: rnn or conv)");
+  RnnSeq2SeqConfig c;
+  RnnEncoderConfig rnn = std::get<RnnEncoderConfig>(c.encoder);
+  rnn.cell = c.dec_cell = o.cell.value_or(c.dec_cell);
+  c.encoder = sequence_encoder(o, rnn);
+  c.tgt_embed = o.tgt_embed;
+  c.dec_hidden = o.dec_hidden;
+  c.attention = o.attention.value_or(c.attention);
+  c.attn_dim = o.attn_dim.value_or(c.attn_dim);
+  c.window = o.window;
+  c.chunk = o.chunk;
+  c.monotonic_noise = o.monotonic_noise;
+  c.monotonic_bias = o.monotonic_bias;
+  c.latency = latency_loss(o);
+  c.wait_k = o.wait_k;
+  c.hard = o.hard;
+  c.dropout = o.dropout.value_or(c.dropout);
+  c.readout = o.readout;
+  c.readout_dim = o.readout_dim;
+  c.reverse_source = o.reverse_source;
+  check_monotonic_options(o, c.monotonic(), /*heads=*/false);
+  return c;
 }
 
 RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {

@@ -7,9 +7,11 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/random.h"
+#include "heed/models/model_options.h"
 #include "heed/models/seq2seq.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
+#include "heed/util/overloaded.h"
 
 namespace heed {
 
@@ -39,55 +41,18 @@ ClassifyBatch slice_classify_batch(const std::vector<std::vector<int32_t>>& s,
   return make_classify_batch(part, y);
 }
 
-bool is_classifier_config(const nlohmann::json& j) {
-  const std::string m = j.value("model", "");
-  return m == kSelfAttentiveClassifier || m == kTransformerClassifier || m == kConvClassifier ||
-         m == kKimCnn;
-}
-
-EncoderConfig ClassifierConfig::encoder_config() const {
-  if (kind == SentenceEncoder::Conv) {
-    ConvEncoderConfig c = conv;
-    c.vocab = encoder.vocab;
-    return c;
-  }
-  if (kind == SentenceEncoder::Kim) {
-    KimEncoderConfig c = kim;
-    c.vocab = encoder.vocab;
-    return c;
-  }
-  if (kind == SentenceEncoder::Transformer)
-    return TransformerEncoderConfig{.vocab = encoder.vocab,
-                                    .layer = transformer,
-                                    .layers = transformer_layers,
-                                    .positions = positions,
-                                    .max_positions = max_positions};
-  return encoder;
-}
-
-std::string ClassifierConfig::describe() const {
-  switch (kind) {
-    case SentenceEncoder::Transformer:
-      return "Transformer-encoder";
-    case SentenceEncoder::Conv:
-    case SentenceEncoder::Kim:
-      return heed::describe(encoder_config());
-    case SentenceEncoder::BiLstm:
-      break;
-  }
-  return "self-attentive";
-}
-
 int64_t ClassifierConfig::annotation_dim() const {
-  if (kind == SentenceEncoder::Transformer) return transformer.d_model;
-  if (kind == SentenceEncoder::Conv) return conv.channels;
-  if (kind == SentenceEncoder::Kim) return kim.width();
-  return encoder.hidden * (encoder.bidirectional ? 2 : 1);
+  return std::visit(
+      overloaded{[](const RnnEncoderConfig& e) { return e.hidden * (e.bidirectional ? 2 : 1); },
+                 [](const TransformerEncoderConfig& e) { return e.layer.d_model; },
+                 [](const ConvEncoderConfig& e) { return e.channels; },
+                 [](const KimEncoderConfig& e) { return e.width(); }},
+      encoder);
 }
 
 bool ClassifierConfig::has_attention() const {
   return pooling == Pooling::Attention ||
-         (kind == SentenceEncoder::Transformer && pooling == Pooling::Cls);
+         (std::holds_alternative<TransformerEncoderConfig>(encoder) && pooling == Pooling::Cls);
 }
 
 std::string ClassifierConfig::attention_row(int64_t r) const {
@@ -98,8 +63,29 @@ int64_t ClassifierConfig::features() const {
   return pooling == Pooling::Attention ? hops * annotation_dim() : annotation_dim();
 }
 
+const char* ClassifierConfig::family() const {
+  return std::visit(
+      overloaded{[](const RnnEncoderConfig&) { return SelfAttentiveClassifier::kFamily; },
+                 [](const TransformerEncoderConfig&) { return TransformerClassifier::kFamily; },
+                 [](const ConvEncoderConfig&) { return ConvClassifier::kFamily; },
+                 [](const KimEncoderConfig&) { return KimCnn::kFamily; }},
+      encoder);
+}
+
+std::string ClassifierConfig::describe() const {
+  return std::visit(
+      overloaded{
+          [](const RnnEncoderConfig&) -> std::string { return "self-attentive"; },
+          [](const TransformerEncoderConfig&) -> std::string { return "Transformer-encoder"; },
+          [this](const auto&) { return heed::describe(encoder); }},
+      encoder);
+}
+
+// config.json: the shared keys, then each family's encoder as it has always been written (an
+// RNN's and a Transformer's keys beside the shared ones, a convolutional encoder's under
+// "encoder", with the vocabulary size only at the top)
 nlohmann::json ClassifierConfig::to_json() const {
-  nlohmann::json j = {{"vocab", encoder.vocab},
+  nlohmann::json j = {{"vocab", vocab()},
                       {"pooling", pooling_name(pooling)},
                       {"attn_dim", attn_dim},
                       {"hops", hops},
@@ -110,66 +96,144 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"word_dropout", json_number(word_dropout)}};
   if (max_norm > 0.f) j["max_norm"] = json_number(max_norm);  // absent: none, as older models
   if (lowercase) j["lowercase"] = true;                       // absent: as written
-  if (kind == SentenceEncoder::Conv || kind == SentenceEncoder::Kim) {
-    j["model"] = kind == SentenceEncoder::Conv ? kConvClassifier : kKimCnn;
-    j["encoder"] = kind == SentenceEncoder::Conv ? conv.to_json() : kim.to_json();
-  } else if (kind == SentenceEncoder::Transformer) {
-    j["model"] = kTransformerClassifier;
-    transformer.to_json(j, "layer_dropout");
-    j["layers"] = transformer_layers;
-    j["positions"] = name_of(positions);
-    j["max_positions"] = max_positions;
-  } else {
-    j["model"] = kSelfAttentiveClassifier;
-    j["cell"] = cell_name(encoder.cell);
-    j["embed"] = encoder.embed;
-    j["hidden"] = encoder.hidden;
-    j["layers"] = encoder.layers;
-    j["bidirectional"] = encoder.bidirectional;
-  }
+  j["model"] = family();
+  std::visit(overloaded{[&](const RnnEncoderConfig& e) {
+                          j["cell"] = cell_name(e.cell);
+                          j["embed"] = e.embed;
+                          j["hidden"] = e.hidden;
+                          j["layers"] = e.layers;
+                          j["bidirectional"] = e.bidirectional;
+                        },
+                        [&](const TransformerEncoderConfig& e) {
+                          e.layer.to_json(j, "layer_dropout");
+                          j["layers"] = e.layers;
+                          j["positions"] = name_of(e.positions);
+                          j["max_positions"] = e.max_positions;
+                        },
+                        [&](const auto& e) {
+                          auto without_vocab = e;
+                          without_vocab.vocab = 0;
+                          j["encoder"] = without_vocab.to_json();
+                        }},
+             encoder);
   return j;
 }
 
-ClassifierConfig ClassifierConfig::from_json(const nlohmann::json& j) {
+void ClassifierConfig::read_shared(const nlohmann::json& j, ClassifierConfig& c) {
+  c.set_vocab(j.at("vocab").get<int64_t>());
+  c.pooling = parse_pooling(j.at("pooling").get<std::string>());
+  c.attn_dim = j.at("attn_dim").get<int64_t>();
+  c.hops = j.at("hops").get<int64_t>();
+  c.mlp_hidden = j.at("mlp_hidden").get<int64_t>();
+  c.classes = j.at("classes").get<int64_t>();
+  c.dropout = j.at("dropout").get<float>();
+  c.penalty = j.at("penalty").get<float>();
+  c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
+  c.max_norm = j.value("max_norm", 0.f);
+  c.lowercase = j.value("lowercase", false);
+}
+
+namespace {
+
+// A family's config from config.json: its encoder (read by `encoder`), then the shared keys.
+template <class ReadEncoder>
+ClassifierConfig read_classifier(const nlohmann::json& j, ReadEncoder encoder) {
   ClassifierConfig c;
   try {
-    check(is_classifier_config(j), "config.json: not a classifier model");
-    c.encoder.vocab = j.at("vocab").get<int64_t>();
-    const std::string model = j.at("model").get<std::string>();
-    if (model == kConvClassifier) {
-      c.kind = SentenceEncoder::Conv;
-      c.conv = ConvEncoderConfig::from_json(j.at("encoder"));
-    } else if (model == kKimCnn) {
-      c.kind = SentenceEncoder::Kim;
-      c.kim = KimEncoderConfig::from_json(j.at("encoder"));
-    } else if (model == kTransformerClassifier) {
-      c.kind = SentenceEncoder::Transformer;
-      c.transformer = TransformerLayerConfig::from_json(j, "layer_dropout");
-      c.transformer_layers = j.at("layers").get<int64_t>();
-      c.positions = parse_name<Positions>(j.at("positions").get<std::string>(), "positions");
-      c.max_positions = j.at("max_positions").get<int64_t>();
-    } else {
-      c.encoder.cell = parse_cell(j.at("cell").get<std::string>());
-      c.encoder.embed = j.at("embed").get<int64_t>();
-      c.encoder.hidden = j.at("hidden").get<int64_t>();
-      c.encoder.layers = j.at("layers").get<int>();
-      c.encoder.bidirectional = j.at("bidirectional").get<bool>();
-    }
-    c.pooling = parse_pooling(j.at("pooling").get<std::string>());
-    c.attn_dim = j.at("attn_dim").get<int64_t>();
-    c.hops = j.at("hops").get<int64_t>();
-    c.mlp_hidden = j.at("mlp_hidden").get<int64_t>();
-    c.classes = j.at("classes").get<int64_t>();
-    c.dropout = j.at("dropout").get<float>();
-    c.penalty = j.at("penalty").get<float>();
-    c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
-    c.max_norm = j.value("max_norm", 0.f);
-    c.lowercase = j.value("lowercase", false);
+    c.encoder = encoder(j);
+    ClassifierConfig::read_shared(j, c);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed classifier config (", e.what(), ")");
   }
-  c.encoder.dropout = c.dropout;
   return c;
+}
+
+// What --dropout, --mlp-hidden, --attn-dim and the pooling's own options set in every family
+// (its pooling: `pooling` unless --pooling).
+ClassifierConfig shared_options(const ModelOptions& o, Pooling pooling) {
+  ClassifierConfig c;
+  c.pooling = o.pooling.value_or(pooling);
+  if (o.attn_dim) c.attn_dim = *o.attn_dim;
+  c.hops = o.hops;
+  c.penalty = o.penalty;
+  if (o.mlp_hidden) c.mlp_hidden = *o.mlp_hidden;
+  if (o.dropout) c.dropout = *o.dropout;
+  c.word_dropout = o.word_dropout;
+  c.max_norm = o.max_norm;
+  return c;
+}
+
+}  // namespace
+
+ClassifierConfig SelfAttentiveClassifier::configure(const ModelOptions& o) {
+  ClassifierConfig c = shared_options(o, Pooling::Attention);
+  c.encoder = rnn_encoder(o, std::get<RnnEncoderConfig>(ClassifierConfig{}.encoder));
+  return c;
+}
+
+ClassifierConfig SelfAttentiveClassifier::from_json(const nlohmann::json& j) {
+  return read_classifier(j, [](const nlohmann::json& k) -> EncoderConfig {
+    RnnEncoderConfig e;
+    e.cell = parse_cell(k.at("cell").get<std::string>());
+    e.embed = k.at("embed").get<int64_t>();
+    e.hidden = k.at("hidden").get<int64_t>();
+    e.layers = k.at("layers").get<int>();
+    e.bidirectional = k.at("bidirectional").get<bool>();
+    return e;
+  });
+}
+
+// One dropout rate for the layers and the MLP; pre-LN layers of d 256, 4 heads, ff 512, 2 of
+// them, positions up to 512.
+ClassifierConfig TransformerClassifier::configure(const ModelOptions& o) {
+  ClassifierConfig c = shared_options(o, Pooling::Mean);
+  TransformerLayerConfig layer = transformer_layer(
+      o, {.d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f, .norm = NormPlacement::Pre});
+  layer.causal_encoder = false;
+  c.dropout = layer.dropout;
+  c.encoder = TransformerEncoderConfig{.layer = layer,
+                                       .layers = o.layers.value_or(2),
+                                       .positions = o.positions,
+                                       .max_positions = o.max_positions.value_or(512)};
+  return c;
+}
+
+ClassifierConfig TransformerClassifier::from_json(const nlohmann::json& j) {
+  return read_classifier(j, [](const nlohmann::json& k) -> EncoderConfig {
+    return TransformerEncoderConfig{
+        .layer = TransformerLayerConfig::from_json(k, "layer_dropout"),
+        .layers = k.at("layers").get<int64_t>(),
+        .positions = parse_name<Positions>(k.at("positions").get<std::string>(), "positions"),
+        .max_positions = k.at("max_positions").get<int64_t>()};
+  });
+}
+
+ClassifierConfig ConvClassifier::configure(const ModelOptions& o) {
+  ClassifierConfig c = shared_options(o, Pooling::Max);
+  c.encoder = conv_encoder(o, o.embed.value_or(ConvEncoderConfig{}.embed));
+  return c;
+}
+
+ClassifierConfig ConvClassifier::from_json(const nlohmann::json& j) {
+  return read_classifier(j, [](const nlohmann::json& k) -> EncoderConfig {
+    return ConvEncoderConfig::from_json(k.at("encoder"));
+  });
+}
+
+// Kim's classifier: softmax(W c^ + b) with dropout 0.5 on c^, no hidden layer unless
+// --mlp-hidden.
+ClassifierConfig KimCnn::configure(const ModelOptions& o) {
+  ClassifierConfig c = shared_options(o, Pooling::Max);
+  c.encoder = kim_encoder(o, o.embed.value_or(KimEncoderConfig{}.embed));
+  c.mlp_hidden = o.mlp_hidden.value_or(0);
+  c.dropout = o.dropout.value_or(0.5f);
+  return c;
+}
+
+ClassifierConfig KimCnn::from_json(const nlohmann::json& j) {
+  return read_classifier(j, [](const nlohmann::json& k) -> EncoderConfig {
+    return KimEncoderConfig::from_json(k.at("encoder"));
+  });
 }
 
 ClassifyBatch make_classify_batch(const std::vector<std::vector<int32_t>>& sentences,
@@ -186,12 +250,14 @@ ClassifyBatch make_classify_batch(const std::vector<std::vector<int32_t>>& sente
 
 SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s) : config_(c) {
   check(c.classes >= 2, "classifier: at least 2 classes, got ", c.classes);
-  const bool transformer = c.kind == SentenceEncoder::Transformer;
-  check(transformer || c.pooling != Pooling::Cls,
+  check(std::holds_alternative<TransformerEncoderConfig>(c.encoder) || c.pooling != Pooling::Cls,
         "classifier: --pooling cls is for the Transformer encoder (--model transformer)");
-  check(c.kind == SentenceEncoder::BiLstm || c.pooling != Pooling::Last,
+  check(std::holds_alternative<RnnEncoderConfig>(c.encoder) || c.pooling != Pooling::Last,
         "classifier: --pooling last is for the BiLSTM (the Transformer has cls)");
-  encoder_ = make_sequence_encoder(c.encoder_config(), s);
+  EncoderConfig encoder = c.encoder;
+  if (auto* bilstm = std::get_if<RnnEncoderConfig>(&encoder))
+    bilstm->dropout = c.dropout;  // the BiLSTM's inputs and between its layers: the one rate
+  encoder_ = make_sequence_encoder(encoder, s);
   if (c.mlp_hidden > 0) {
     W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
     b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());

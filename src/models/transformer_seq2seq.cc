@@ -9,6 +9,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/layout.h"
+#include "heed/models/model_options.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 
@@ -24,6 +25,41 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
   j["tie_output"] = tie_output;
   j["share_embeddings"] = share_embeddings;
   return j;
+}
+
+// 3+3 post-LN layers of d 256, 8 heads, ff 1024, tied output; --attention monotonic | mocha
+// makes the cross-attention monotonic multihead attention (Ma et al. 2020).
+TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions& o) {
+  TransformerSeq2SeqConfig c;
+  c.layer = transformer_layer(o, c.layer);
+  c.layer.wait_k = o.wait_k;
+  c.positions = o.positions;
+  c.max_positions = o.max_positions.value_or(c.max_positions);
+  c.enc_layers = o.layers.value_or(3);
+  c.dec_layers = o.dec_layers.value_or(c.enc_layers);
+  c.tie_output = !o.untied_output;
+  c.share_embeddings = o.share_embeddings;
+  if (o.attention) {
+    const AttentionKind a = *o.attention;
+    check(a == AttentionKind::Monotonic || a == AttentionKind::Mocha, "--attention ",
+          attention_name(a),
+          ": a transformer's cross-attention is multi-head (the default), or monotonic | mocha "
+          "in every head (Ma et al. 2020)");
+    check(o.wait_k == 0,
+          "--wait-k and --attention monotonic|mocha are two read/write policies: give one");
+    c.layer.monotonic =
+        MonotonicHeadsConfig{.chunk = a == AttentionKind::Mocha ? o.chunk : 0,
+                             .bias = o.monotonic_bias,
+                             .noise = o.monotonic_noise,
+                             .head_drop = o.head_drop,
+                             .layers = o.monotonic_layers,
+                             .shared = o.monotonic_policy == MonotonicPolicy::Shared,
+                             .latency = latency_loss(o)};
+  }
+  check_monotonic_options(o, c.layer.monotonic.has_value(), /*heads=*/true);
+  check(c.first_attending() >= 0, "--monotonic-layers ", o.monotonic_layers, ": the decoder has ",
+        c.dec_layers, " layers");
+  return c;
 }
 
 TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::json& j) {

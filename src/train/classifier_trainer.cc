@@ -142,8 +142,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   Sentences train_ids;
   train_ids.reserve(units.size());
   for (const auto& u : units) train_ids.push_back(vocab.encode(u));
-  cfg.model.encoder.vocab = vocab.size();
-  cfg.model.encoder.dropout = cfg.model.dropout;
+  cfg.model.set_vocab(vocab.size());
   cfg.model.classes = train.classes;
   cfg.model.lowercase = cfg.trees > 0;  // read_sst_trees lowercases: so must whoever runs the model
   // 3. the model, then the shared loop

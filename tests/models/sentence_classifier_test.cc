@@ -14,6 +14,7 @@
 #include "heed/data/vocab.h"
 #include "heed/decode/classifier.h"
 #include "heed/metrics/metrics.h"
+#include "heed/models/registry.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/optimizer.h"
@@ -25,21 +26,37 @@ namespace fs = std::filesystem;
 namespace heed {
 namespace {
 
-ClassifierConfig tiny(Pooling p, SentenceEncoder kind = SentenceEncoder::BiLstm) {
+ClassifierConfig tiny(Pooling p, EncoderKind kind = EncoderKind::Rnn) {
   ClassifierConfig c;
-  c.kind = kind;
-  c.encoder = {.cell = CellKind::Lstm, .vocab = 9, .embed = 4, .hidden = 3, .bidirectional = true};
-  // GELU: smooth, so that finite differences do not straddle a ReLU kink
-  c.transformer = {.d_model = 4,
-                   .heads = 2,
-                   .ff = 6,
-                   .dropout = 0.f,
-                   .norm = NormPlacement::Pre,
-                   .activation = FfnActivation::Gelu};
-  c.transformer_layers = 2;
-  c.max_positions = 16;
-  c.conv = {.embed = 4, .channels = 3, .kernel = 3, .dilations = {1, 2}, .max_positions = 16};
-  c.kim = {.embed = 4, .widths = {1, 2, 3}, .maps = 2};
+  switch (kind) {
+    case EncoderKind::Rnn:
+      c.encoder = RnnEncoderConfig{
+          .cell = CellKind::Lstm, .vocab = 9, .embed = 4, .hidden = 3, .bidirectional = true};
+      break;
+    case EncoderKind::Transformer:  // GELU: smooth, so that finite differences do not straddle
+                                    // a ReLU kink
+      c.encoder = TransformerEncoderConfig{.vocab = 9,
+                                           .layer = {.d_model = 4,
+                                                     .heads = 2,
+                                                     .ff = 6,
+                                                     .dropout = 0.f,
+                                                     .norm = NormPlacement::Pre,
+                                                     .activation = FfnActivation::Gelu},
+                                           .layers = 2,
+                                           .max_positions = 16};
+      break;
+    case EncoderKind::Conv:
+      c.encoder = ConvEncoderConfig{.vocab = 9,
+                                    .embed = 4,
+                                    .channels = 3,
+                                    .kernel = 3,
+                                    .dilations = {1, 2},
+                                    .max_positions = 16};
+      break;
+    case EncoderKind::Kim:
+      c.encoder = KimEncoderConfig{.vocab = 9, .embed = 4, .widths = {1, 2, 3}, .maps = 2};
+      break;
+  }
   c.pooling = p;
   c.attn_dim = 4;
   c.hops = 2;
@@ -50,7 +67,7 @@ ClassifierConfig tiny(Pooling p, SentenceEncoder kind = SentenceEncoder::BiLstm)
   return c;
 }
 
-using EncoderAndPooling = std::tuple<SentenceEncoder, Pooling>;
+using EncoderAndPooling = std::tuple<EncoderKind, Pooling>;
 class EachPooling : public ::testing::TestWithParam<EncoderAndPooling> {
  protected:
   static ClassifierConfig config() {
@@ -105,19 +122,19 @@ TEST(SentenceClassifier, WordDropoutOnlyInTraining) {
 constexpr const char* kEncoderNames[] = {"bilstm_", "transformer_", "conv_", "kim_"};
 INSTANTIATE_TEST_SUITE_P(
     All, EachPooling,
-    ::testing::Values(EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Attention},
-                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Max},
-                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Mean},
-                      EncoderAndPooling{SentenceEncoder::BiLstm, Pooling::Last},
-                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Attention},
-                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Max},
-                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Mean},
-                      EncoderAndPooling{SentenceEncoder::Transformer, Pooling::Cls},
-                      EncoderAndPooling{SentenceEncoder::Conv, Pooling::Attention},
-                      EncoderAndPooling{SentenceEncoder::Conv, Pooling::Max},
+    ::testing::Values(EncoderAndPooling{EncoderKind::Rnn, Pooling::Attention},
+                      EncoderAndPooling{EncoderKind::Rnn, Pooling::Max},
+                      EncoderAndPooling{EncoderKind::Rnn, Pooling::Mean},
+                      EncoderAndPooling{EncoderKind::Rnn, Pooling::Last},
+                      EncoderAndPooling{EncoderKind::Transformer, Pooling::Attention},
+                      EncoderAndPooling{EncoderKind::Transformer, Pooling::Max},
+                      EncoderAndPooling{EncoderKind::Transformer, Pooling::Mean},
+                      EncoderAndPooling{EncoderKind::Transformer, Pooling::Cls},
+                      EncoderAndPooling{EncoderKind::Conv, Pooling::Attention},
+                      EncoderAndPooling{EncoderKind::Conv, Pooling::Max},
                       // (Kim's ReLU: mean pooling put a pre-activation of this case within
                       // a finite difference of the kink; max pooling's case is clear of it)
-                      EncoderAndPooling{SentenceEncoder::Kim, Pooling::Max}),
+                      EncoderAndPooling{EncoderKind::Kim, Pooling::Max}),
     [](const auto& info) {
       return std::string(kEncoderNames[static_cast<int>(std::get<0>(info.param))]) +
              pooling_name(std::get<1>(info.param));
@@ -131,28 +148,29 @@ TEST(SentenceClassifier, PoolingThatDoesNotFitTheEncoderIsRefused) {
             }).find("--pooling cls"),
             std::string::npos);
   EXPECT_NE(testing::error_of([&] {
-              SentenceClassifier(tiny(Pooling::Last, SentenceEncoder::Transformer),
+              SentenceClassifier(tiny(Pooling::Last, EncoderKind::Transformer),
                                  Scope(store, rng, "b"));
             }).find("--pooling last"),
             std::string::npos);
 }
 
 TEST(SentenceClassifier, ConfigRoundTripsThroughJson) {
-  for (SentenceEncoder kind : {SentenceEncoder::BiLstm, SentenceEncoder::Transformer,
-                               SentenceEncoder::Conv, SentenceEncoder::Kim}) {
+  for (EncoderKind kind :
+       {EncoderKind::Rnn, EncoderKind::Transformer, EncoderKind::Conv, EncoderKind::Kim}) {
     ClassifierConfig c = tiny(Pooling::Max, kind);
-    c.encoder.vocab = 11;
+    c.set_vocab(11);
     const nlohmann::json j = c.to_json();
     EXPECT_TRUE(is_classifier_config(j));
-    ClassifierConfig back = ClassifierConfig::from_json(j);
+    ClassifierConfig back = classifier_config(j, "test");
     EXPECT_EQ(back.to_json(), j);
-    EXPECT_EQ(back.kind, kind);
+    EXPECT_EQ(back.encoder.index(), c.encoder.index());
+    EXPECT_EQ(back.vocab(), 11);
     EXPECT_EQ(back.features(), c.features());
   }
-  ClassifierConfig kim = tiny(Pooling::Max, SentenceEncoder::Kim);
+  ClassifierConfig kim = tiny(Pooling::Max, EncoderKind::Kim);
   EXPECT_FALSE(kim.to_json().contains("max_norm"));  // unset: as every older model
   kim.max_norm = 3.f;
-  EXPECT_EQ(ClassifierConfig::from_json(kim.to_json()).max_norm, 3.f);
+  EXPECT_EQ(classifier_config(kim.to_json(), "test").max_norm, 3.f);
   ParameterStore store;
   Rng rng(1);
   const SentenceClassifier model(kim, Scope(store, rng, "k"));
@@ -213,7 +231,8 @@ TEST(SelfAttentiveClassifier, LearnsTheKeywordAndAttendsToIt) {
   ParameterStore store;
   Rng rng(7);
   ClassifierConfig c;
-  c.encoder = {.cell = CellKind::Lstm, .vocab = 4 + kKeywords + kFiller, .embed = 16, .hidden = 4};
+  c.encoder = RnnEncoderConfig{
+      .cell = CellKind::Lstm, .vocab = 4 + kKeywords + kFiller, .embed = 16, .hidden = 4};
   c.attn_dim = 16;
   c.hops = 1;
   c.mlp_hidden = 16;
@@ -251,9 +270,8 @@ TEST(KimCnn, LearnsTheKeyword) {
   ParameterStore store;
   Rng rng(9);
   ClassifierConfig c;
-  c.kind = SentenceEncoder::Kim;
-  c.encoder.vocab = 4 + kKeywords + kFiller;
-  c.kim = {.embed = 16, .widths = {2, 3}, .maps = 8};
+  c.encoder =
+      KimEncoderConfig{.vocab = 4 + kKeywords + kFiller, .embed = 16, .widths = {2, 3}, .maps = 8};
   c.pooling = Pooling::Max;
   c.mlp_hidden = 0;
   c.classes = kKeywords;
@@ -271,10 +289,10 @@ TEST(TransformerClassifier, LearnsTheKeywordThroughItsClsPosition) {
   ParameterStore store;
   Rng rng(8);
   ClassifierConfig c;
-  c.kind = SentenceEncoder::Transformer;
-  c.encoder.vocab = 4 + kKeywords + kFiller;
-  c.transformer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .norm = NormPlacement::Pre};
-  c.transformer_layers = 1;
+  c.encoder = TransformerEncoderConfig{
+      .vocab = 4 + kKeywords + kFiller,
+      .layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.f, .norm = NormPlacement::Pre},
+      .layers = 1};
   c.pooling = Pooling::Cls;  // the sentence reaches the classifier only through [CLS]'s attention
   c.mlp_hidden = 16;
   c.classes = kKeywords;
@@ -335,7 +353,7 @@ TEST(ClassifierTrainer, LearnsFromFilesAndClassifiesWithTheSavedModel) {
   c.train = f.task("train", 800, 1);
   c.valid = f.task("dev", 100, 2);
   c.test = f.task("test", 100, 3);
-  c.model.encoder.embed = c.model.encoder.hidden = 16;
+  c.model.encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .embed = 16, .hidden = 16};
   c.model.attn_dim = c.model.mlp_hidden = 16;
   c.model.hops = 2;
   c.model.penalty = 0.1f;
@@ -364,9 +382,8 @@ TEST(ClassifierTrainer, TransformerEncoderFromFilesAndBack) {
   ClassifyTrainConfig c;
   c.train = f.task("train", 800, 1);
   c.valid = f.task("dev", 100, 2);
-  c.model.kind = SentenceEncoder::Transformer;
-  c.model.transformer = {
-      .d_model = 16, .heads = 2, .ff = 32, .dropout = 0.1f, .norm = NormPlacement::Pre};
+  c.model.encoder = TransformerEncoderConfig{
+      .layer = {.d_model = 16, .heads = 2, .ff = 32, .dropout = 0.1f, .norm = NormPlacement::Pre}};
   c.model.pooling = Pooling::Cls;
   c.model.mlp_hidden = 16;
   c.model.dropout = 0.1f;
@@ -405,7 +422,7 @@ TEST(ClassifierTrainer, WeightDecayShrinksTheWeights) {
     ClassifyTrainConfig c;
     c.train = f.task("train", 400, 1);
     c.valid = f.task("dev", 50, 2);
-    c.model.encoder.embed = c.model.encoder.hidden = 8;
+    c.model.encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .embed = 8, .hidden = 8};
     c.model.attn_dim = c.model.mlp_hidden = 8;
     c.batch_size = 16;
     c.epochs = 1;

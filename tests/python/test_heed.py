@@ -277,3 +277,47 @@ def test_train_from_dict_and_recipe(tmp_path):
         heed.train(str(tmp_path / "missing.toml"))
     with pytest.raises(FileNotFoundError):
         heed.train({"train-src": str(tmp_path / "missing.txt"), "save": str(tmp_path / "z")})
+
+
+def test_train_keywords_are_the_flags_typed_and_bounded(tmp_path):
+    save = str(tmp_path / "never")
+    bad = [({"heads": "2"}, "heads takes an int"),
+           ({"dropout": True}, "dropout takes a number"),
+           ({"hops": 0}, "--hops: Value 0 not in range 1 to 1024"),
+           ({"label_smoothing": 1.5}, "--label-smoothing: Value 1.5 not in range"),
+           ({"unidirectional": 1}, "unidirectional is a switch"),
+           ({"attention": "nope"}, "unknown --attention 'nope'"),
+           ({"kim_widths": [3, "4"]}, "kim-widths takes a list of ints"),
+           ({"model": 3}, "model takes a string"),
+           ({"bench": True}, "the command line's"),
+           ({"no_such_flag": 1}, "unknown option 'no-such-flag'")]
+    for options, message in bad:
+        with pytest.raises(ValueError, match=message):
+            heed.train({**options, "save": save})
+    assert not os.path.exists(save)
+
+
+def test_train_a_classifier_as_the_cli_does(tmp_path):
+    if not os.path.isdir(DATA):
+        pytest.skip(f"no shared data at {DATA}")
+    sst = os.path.join(DATA, "sst")
+    common = {"task": "classify", "train": os.path.join(sst, "stsa.binary.dev"),
+              "valid": os.path.join(sst, "stsa.binary.dev"), "src-vocab-size": 500,
+              "embed": 8, "kim-maps": 4, "batch": 32, "max-steps": 6, "seed": 3}
+    # the alias, a list, a switch by its negation's name and a name, from Python
+    result = heed.train({**common, "model": "kim-cnn", "kim_widths": [2, 3],
+                         "lr_schedule": "inverse-sqrt", "warmup": 2,
+                         "save": str(tmp_path / "py")}, threads=1)
+    assert result["steps"] == 6 and result["metric"] and result["save"] == str(tmp_path / "py")
+    config = json.loads((tmp_path / "py" / "config.json").read_text())
+    assert config["model"] == "kim-cnn" and config["encoder"]["widths"] == [2, 3]
+    flags = [f"--{k}" if v is True else f"--{k}={v}" for k, v in common.items()]
+    cli(["train", *flags, "--model", "kim-cnn", "--kim-widths", "2,3", "--lr-schedule",
+         "inverse-sqrt", "--warmup", "2", "--save", str(tmp_path / "cli")])
+    assert ((tmp_path / "py" / "model.safetensors").read_bytes()
+            == (tmp_path / "cli" / "model.safetensors").read_bytes())
+    # a BiLSTM through --task classify's alias-free default, one direction by "unidirectional"
+    heed.train({**common, "hidden": 8, "attn-dim": 8, "hops": 2, "unidirectional": True,
+                "save": str(tmp_path / "sa")}, threads=1)
+    config = json.loads((tmp_path / "sa" / "config.json").read_text())
+    assert config["model"] == "self-attentive" and config["bidirectional"] is False

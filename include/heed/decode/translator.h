@@ -133,6 +133,11 @@ class Translator {
   // What a model of this kind writes for an input line: G2P models a CMUdict entry
   // ("WORD  PH PH"), the others the output text.
   std::string output_line(const TranslationResult& r, const TranslationHypothesis& h) const;
+  // The line `heed translate` prints for hypothesis h of input `index`: output_line, or with
+  // more than one hypothesis per input Marian's n-best line "ID ||| output ||| F0= log p |||
+  // score" (what Python's translate_file writes too).
+  std::string nbest_line(size_t index, const TranslationResult& r, const TranslationHypothesis& h,
+                         int num_hypotheses) const;
 
   const Seq2SeqModel& model() const { return *model_; }  // the model, or the ensemble
   const std::vector<std::unique_ptr<ModelFiles>>& members() const { return files_; }
@@ -145,5 +150,8 @@ class Translator {
   std::unique_ptr<NgramLm> lm_;  // TranslatorOptions::lm
   std::vector<int32_t> lm_ids_;  // the model's class -> the LM's word
 };
+
+// A log-probability as heed translate prints it (Marian's "%.5f").
+std::string score_text(double x);
 
 }  // namespace heed

@@ -34,6 +34,8 @@
 
 namespace heed {
 
+struct ModelOptions;  // models/model_options.h
+
 struct ConvSeq2SeqConfig {
   static constexpr const char* kFamily = "conv";  // config.json's "model", --model
   int64_t src_vocab = 0, tgt_vocab = 0;
@@ -50,6 +52,9 @@ struct ConvSeq2SeqConfig {
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static ConvSeq2SeqConfig from_json(const nlohmann::json& j);
+  // The config of the model options (models/model_options.h): this family's defaults, then
+  // what was given; an Error for an option it refuses.
+  static ConvSeq2SeqConfig configure(const ModelOptions& o);
   std::string describe() const;  // "conv 10+10 layers, E 256, C 512, k 3"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return false; }

@@ -22,6 +22,8 @@
 
 namespace heed {
 
+struct ModelOptions;  // models/model_options.h
+
 struct CtcConfig {
   static constexpr const char* kFamily = "ctc";  // config.json's "model", --model
   // a stacked BiLSTM by default (Graves et al. 2006; Rao et al. 2015), or any sequence encoder
@@ -33,6 +35,9 @@ struct CtcConfig {
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static CtcConfig from_json(const nlohmann::json& j);
+  // The config of the model options (models/model_options.h): this family's defaults, then
+  // what was given; an Error for an option it refuses.
+  static CtcConfig configure(const ModelOptions& o);
   std::string describe() const;  // "ctc, 2-layer bilstm, upsample 2"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return false; }

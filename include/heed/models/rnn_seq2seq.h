@@ -45,6 +45,8 @@
 
 namespace heed {
 
+struct ModelOptions;  // models/model_options.h
+
 // The read-out of a Bahdanau-style decoder: logits straight from [s_i ; c_i ; E y_{i-1}], or
 // through Bahdanau et al. 2015's maxout layer of `readout_dim` units.
 enum class Readout { Concat, Maxout };
@@ -88,6 +90,9 @@ struct RnnSeq2SeqConfig {
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static RnnSeq2SeqConfig from_json(const nlohmann::json& j);
+  // The config of the model options (models/model_options.h): this family's defaults, then
+  // what was given; an Error for an option it refuses.
+  static RnnSeq2SeqConfig configure(const ModelOptions& o);
   std::string describe() const;  // "rnn/bahdanau"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return false; }

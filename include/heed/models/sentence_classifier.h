@@ -36,27 +36,39 @@ std::span<const Named<Pooling>> names(Pooling);  // "attention" | "max" | "mean"
 const char* pooling_name(Pooling p);
 Pooling parse_pooling(const std::string& s);  // an Error lists the names
 
-enum class SentenceEncoder { BiLstm, Transformer, Conv, Kim };
-// config.json's "model" of the encoders (their rows in models/registry.cc)
-inline constexpr const char* kSelfAttentiveClassifier = "self-attentive";
-inline constexpr const char* kTransformerClassifier = "transformer-classifier";
-inline constexpr const char* kConvClassifier = "conv-classifier";
-inline constexpr const char* kKimCnn = "kim-cnn";
+struct ModelOptions;  // models/model_options.h
 
-// Whether a model directory's config.json is a classifier's (either encoder).
-bool is_classifier_config(const nlohmann::json& j);
+// The classifier families, one per sentence encoder (their rows in models/registry.cc): the
+// name in config.json's "model" and --model (the command line's short name, an alias), the
+// defaults each brings (configure) and its encoder's keys in config.json (from_json).
+struct ClassifierConfig;
+struct SelfAttentiveClassifier {  // a BiLSTM (Lin et al. 2017), self-attention by default
+  static constexpr const char* kFamily = "self-attentive";
+  static ClassifierConfig configure(const ModelOptions& o);
+  static ClassifierConfig from_json(const nlohmann::json& j);
+};
+struct TransformerClassifier {  // a pre-LN Transformer encoder, mean pooling by default
+  static constexpr const char* kFamily = "transformer-classifier";
+  static constexpr const char* kAlias = "transformer";
+  static ClassifierConfig configure(const ModelOptions& o);
+  static ClassifierConfig from_json(const nlohmann::json& j);
+};
+struct ConvClassifier {  // gated dilated convolutions, max pooling by default
+  static constexpr const char* kFamily = "conv-classifier";
+  static constexpr const char* kAlias = "conv";
+  static ClassifierConfig configure(const ModelOptions& o);
+  static ClassifierConfig from_json(const nlohmann::json& j);
+};
+struct KimCnn {  // Kim 2014: widths 3, 4, 5, max over time, a linear classifier, dropout 0.5
+  static constexpr const char* kFamily = "kim-cnn";
+  static ClassifierConfig configure(const ModelOptions& o);
+  static ClassifierConfig from_json(const nlohmann::json& j);
+};
 
 struct ClassifierConfig {
-  SentenceEncoder kind = SentenceEncoder::BiLstm;
-  RnnEncoderConfig encoder{.cell = CellKind::Lstm, .embed = 300, .hidden = 300};  // u per direction
-  // the Transformer encoder: embeddings of d_model, sinusoidal or learned positions
-  TransformerLayerConfig transformer{
-      .d_model = 256, .heads = 4, .ff = 512, .dropout = 0.1f, .norm = NormPlacement::Pre};
-  int64_t transformer_layers = 2;
-  Positions positions = Positions::Sinusoidal;
-  int64_t max_positions = 512;
-  ConvEncoderConfig conv{.embed = 300, .channels = 300};  // the dilated gated stack
-  KimEncoderConfig kim;                                   // Kim 2014's widths 3, 4, 5
+  // H: a BiLSTM (u per direction), a Transformer encoder, convolutions or Kim's n-gram maps; the
+  // alternative is the family
+  EncoderConfig encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .embed = 300, .hidden = 300};
   Pooling pooling = Pooling::Attention;
   int64_t attn_dim = 350;    // d_a
   int64_t hops = 4;          // r
@@ -69,17 +81,21 @@ struct ClassifierConfig {
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
   float max_norm = 0.f;      // > 0: the output layer's class vectors kept within this L2 norm
 
+  int64_t vocab() const { return vocab_size(encoder); }  // V
+  void set_vocab(int64_t v) { set_vocab_size(encoder, v); }
   int64_t annotation_dim() const;  // a row of H: 2u (BiLSTM), d_model (Transformer), C, maps |w|
   // Whether the model has attention over the tokens to show: the r hops (attention pooling),
   // or what the [CLS] position attends to in the last layer (Transformer, cls pooling); and
   // the name of row r of it.
   bool has_attention() const;
   std::string attention_row(int64_t r) const;
-  int64_t features() const;              // the classifier's input size: r * annotation_dim, or it
-  EncoderConfig encoder_config() const;  // the sequence encoder of `kind`
-  std::string describe() const;          // the encoder, for the training log
+  int64_t features() const;      // the classifier's input size: r * annotation_dim, or it
+  const char* family() const;    // config.json's "model": the encoder's family
+  std::string describe() const;  // the encoder, for the training log
   nlohmann::json to_json() const;
-  static ClassifierConfig from_json(const nlohmann::json& j);
+  // The keys every family writes (pooling, MLP, ...), into `c`; nlohmann-json's exceptions
+  // through, for the caller to name the file.
+  static void read_shared(const nlohmann::json& j, ClassifierConfig& c);
 };
 
 // A padded, time-major batch of sentences.

@@ -23,6 +23,8 @@
 
 namespace heed {
 
+struct ModelOptions;  // models/model_options.h
+
 struct TransformerSeq2SeqConfig {
   static constexpr const char* kFamily = "transformer";  // config.json's "model", --model
   int64_t src_vocab = 0, tgt_vocab = 0;
@@ -36,6 +38,9 @@ struct TransformerSeq2SeqConfig {
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
   static TransformerSeq2SeqConfig from_json(const nlohmann::json& j);
+  // The config of the model options (models/model_options.h): this family's defaults, then
+  // what was given; an Error for an option it refuses.
+  static TransformerSeq2SeqConfig configure(const ModelOptions& o);
   std::string describe() const;  // "transformer 3+3 layers, d 256, 8 heads, ff 1024"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
