@@ -26,18 +26,30 @@ struct Beam {
 
 }  // namespace
 
-void check_beam_options(const BeamOptions& o) {
+void check_search_options(int64_t beam, int64_t n_best, double length_penalty, double max_len_ratio,
+                          int64_t max_length, const SearchOptionNames& n) {
   using namespace limits;
-  check(o.beam >= 1 && o.beam <= kMaxBeam, "beam size must be in 1..", kMaxBeam, ", got ", o.beam);
-  check(o.n_best >= 1 && o.n_best <= o.beam, "n-best must be in 1..", o.beam, " (the beam), got ",
-        o.n_best);
-  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0 && o.max_len_ratio <= kMaxLenRatio,
-        "max length ratio must be in (0, ", kMaxLenRatio, "], got ", o.max_len_ratio);
-  check(o.max_length >= 0 && o.max_length <= kMaxLength, "max length must be in 0..", kMaxLength,
-        " (0: by the ratio), got ", o.max_length);
-  check(std::isfinite(o.length_penalty) && std::abs(o.length_penalty) <= kMaxLengthPenalty,
-        "length penalty must be in [-", kMaxLengthPenalty, ", ", kMaxLengthPenalty, "], got ",
-        o.length_penalty);
+  check(beam >= 1 && beam <= kMaxBeam, n.beam, " must be in 1..", kMaxBeam, ", got ", beam);
+  check(n_best >= 1 && n_best <= beam, n.n_best, " must be in 1..", beam, " (", n.beam_short,
+        "), got ", n_best);
+  check(std::isfinite(length_penalty) && std::abs(length_penalty) <= kMaxLengthPenalty,
+        n.length_penalty, " must be in [-", kMaxLengthPenalty, ", ", kMaxLengthPenalty, "], got ",
+        length_penalty);
+  check(std::isfinite(max_len_ratio) && max_len_ratio > 0 && max_len_ratio <= kMaxLenRatio,
+        n.max_len_ratio, " must be in (0, ", kMaxLenRatio, "], got ", max_len_ratio);
+  check(max_length >= 0 && max_length <= kMaxLength, n.max_length, " must be in 0..", kMaxLength,
+        " (0: by ", n.by_ratio, "), got ", max_length);
+}
+
+void check_beam_options(const BeamOptions& o) {
+  check_search_options(o.beam, o.n_best, o.length_penalty, o.max_len_ratio, o.max_length,
+                       {.beam = "beam size",
+                        .n_best = "n-best",
+                        .beam_short = "the beam",
+                        .length_penalty = "length penalty",
+                        .max_len_ratio = "max length ratio",
+                        .max_length = "max length",
+                        .by_ratio = "the ratio"});
 }
 
 int64_t output_limit(const BeamOptions& o, int64_t source_length) {

@@ -41,20 +41,15 @@ std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
 
 void check_translation_options(const TranslationOptions& o) {
   using namespace limits;
-  check(o.beam_size >= 1 && o.beam_size <= kMaxBeam, "beam_size (--beam) must be in 1..", kMaxBeam,
-        ", got ", o.beam_size);
-  check(o.num_hypotheses >= 1 && o.num_hypotheses <= o.beam_size,
-        "num_hypotheses (--n-best) must be in 1..", o.beam_size, " (beam_size), got ",
-        o.num_hypotheses);
-  check(std::isfinite(o.length_penalty) && std::abs(o.length_penalty) <= kMaxLengthPenalty,
-        "length_penalty (--length-penalty) must be in [-", kMaxLengthPenalty, ", ",
-        kMaxLengthPenalty, "], got ", o.length_penalty);
-  check(std::isfinite(o.max_len_ratio) && o.max_len_ratio > 0 && o.max_len_ratio <= kMaxLenRatio,
-        "max_len_ratio (--max-len-ratio) must be in (0, ", kMaxLenRatio, "], got ",
-        o.max_len_ratio);
-  check(o.max_decoding_length >= 0 && o.max_decoding_length <= kMaxLength,
-        "max_decoding_length (--max-length) must be in 0..", kMaxLength,
-        " (0: by max_len_ratio), got ", o.max_decoding_length);
+  check_search_options(o.beam_size, o.num_hypotheses, o.length_penalty, o.max_len_ratio,
+                       o.max_decoding_length,
+                       {.beam = "beam_size (--beam)",
+                        .n_best = "num_hypotheses (--n-best)",
+                        .beam_short = "beam_size",
+                        .length_penalty = "length_penalty (--length-penalty)",
+                        .max_len_ratio = "max_len_ratio (--max-len-ratio)",
+                        .max_length = "max_decoding_length (--max-length)",
+                        .by_ratio = "max_len_ratio"});
   check(o.max_batch_size >= 1 && o.max_batch_size <= kMaxBatch,
         "max_batch_size (--batch) must be in 1..", kMaxBatch, ", got ", o.max_batch_size);
   check(o.max_batch_size * o.beam_size <= kMaxRows, "max_batch_size (--batch) ", o.max_batch_size,

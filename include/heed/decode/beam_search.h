@@ -30,6 +30,13 @@ struct BeamOptions {
 // The options within decode/limits.h's bounds (beam, n-best, ratio, lengths, penalty), or an
 // Error naming the first that is not. Every search calls it.
 void check_beam_options(const BeamOptions& o);
+// The same bounds for any surface's names of these options (TranslationOptions' with the CLI's
+// flags: "beam_size (--beam)"): the one place they are checked.
+struct SearchOptionNames {
+  const char *beam, *n_best, *beam_short, *length_penalty, *max_len_ratio, *max_length, *by_ratio;
+};
+void check_search_options(int64_t beam, int64_t n_best, double length_penalty, double max_len_ratio,
+                          int64_t max_length, const SearchOptionNames& names);
 
 // The most output tokens for a source of `source_length` units. Each sentence of a batch has its
 // own limit, so its output does not depend on the sentences decoded beside it.
