@@ -54,7 +54,7 @@ void run_monotonic_bench(const MonotonicBenchOptions& o, std::ostream& out) {
   c.dec_hidden = 256;
   c.dec_cell = CellKind::Gru;
   c.attn_dim = 256;
-  c.chunk = o.chunk;
+  c.monotonic_attention.chunk = o.chunk;
   if (o.attn == "soft")
     c.attention = AttentionKind::Bahdanau;
   else if (o.attn == "monotonic")

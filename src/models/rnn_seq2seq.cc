@@ -24,12 +24,6 @@ std::span<const Named<Readout>> names(Readout) {
   return kNames;
 }
 
-bool RnnSeq2SeqConfig::luong_style() const {
-  return attention != AttentionKind::None && attention != AttentionKind::Bahdanau &&
-         attention != AttentionKind::Monotonic && attention != AttentionKind::Mocha &&
-         attention != AttentionKind::Hard;
-}
-
 nlohmann::json RnnSeq2SeqConfig::to_json() const {
   nlohmann::json j = {{"model", kFamily}};
   encoder_to_json(encoder, j);
@@ -39,27 +33,12 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
   j["dec_cell"] = cell_name(dec_cell);
   j["attention"] = attention_name(attention);
   j["attn_dim"] = attn_dim;
-  j["window"] = window;
+  local.to_json(j);  // every model has written its window
   if (monotonic()) {
-    j["chunk"] = chunk;
-    j["monotonic_noise"] = json_number(monotonic_noise);
-    j["monotonic_bias"] = json_number(monotonic_bias);
+    monotonic_attention.to_json(j);
     latency.to_json(j);
   }
-  if (attention == AttentionKind::Hard) {
-    j["hard_score"] = attention_name(hard.score);
-    j["hard_train"] = name_of(hard.training);
-    j["hard_mix"] = json_number(hard.mix);
-    j["hard_entropy"] = json_number(hard.entropy);
-    if (hard.baseline != HardBaseline::Global)  // absent: global, as every older model
-      j["hard_baseline"] = name_of(hard.baseline);
-    if (hard.discount != 1.f) j["hard_discount"] = json_number(hard.discount);
-    j["hard_tau"] = json_number(hard.tau);
-    j["hard_tau_min"] = json_number(hard.tau_min);
-    j["hard_anneal"] = json_number(hard.anneal);
-    j["hard_sample"] = hard.sample;
-    if (hard.marginal) j["hard_marginal"] = true;  // absent: argmax decoding, as older models
-  }
+  if (attention == AttentionKind::Hard) hard.to_json(j);
   if (wait_k > 0) j["wait_k"] = wait_k;
   if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
     j["readout"] = name_of(readout);
@@ -83,10 +62,8 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
   c.dec_hidden = o.dec_hidden;
   c.attention = o.attention.value_or(c.attention);
   c.attn_dim = o.attn_dim.value_or(c.attn_dim);
-  c.window = o.window;
-  c.chunk = o.chunk;
-  c.monotonic_noise = o.monotonic_noise;
-  c.monotonic_bias = o.monotonic_bias;
+  c.local = o.local;
+  c.monotonic_attention = o.monotonic_attention;
   c.latency = latency_loss(o);
   c.wait_k = o.wait_k;
   c.hard = o.hard;
@@ -109,31 +86,15 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
     c.dec_cell = parse_cell(j.at("dec_cell").get<std::string>());
     c.attention = parse_attention(j.at("attention").get<std::string>());
     c.attn_dim = j.at("attn_dim").get<int64_t>();
-    c.window = j.at("window").get<int64_t>();
+    c.local = LocalAttentionConfig::from_json(j);
     if (c.monotonic()) {
-      c.chunk = j.at("chunk").get<int64_t>();
-      c.monotonic_noise = j.at("monotonic_noise").get<float>();
-      c.monotonic_bias = j.at("monotonic_bias").get<float>();
+      c.monotonic_attention = MonotonicAttentionConfig::from_json(j);
       c.latency = LatencyLoss::from_json(j);
       check(c.latency.gather == LatencyGather::Mean && c.latency.var_weight == 0.f,
             "config.json: monotonic_latency_gather and monotonic_latency_var are for a "
             "transformer's heads, not an rnn's one");
     }
-    if (c.attention == AttentionKind::Hard) {
-      c.hard.score = parse_attention(j.at("hard_score").get<std::string>());
-      c.hard.training =
-          parse_name<HardTraining>(j.at("hard_train").get<std::string>(), "hard_train");
-      c.hard.mix = j.at("hard_mix").get<float>();
-      c.hard.entropy = j.at("hard_entropy").get<float>();
-      c.hard.baseline = parse_name<HardBaseline>(j.value("hard_baseline", std::string("global")),
-                                                 "hard_baseline");
-      c.hard.discount = j.value("hard_discount", 1.f);
-      c.hard.tau = j.at("hard_tau").get<float>();
-      c.hard.tau_min = j.at("hard_tau_min").get<float>();
-      c.hard.anneal = j.at("hard_anneal").get<float>();
-      c.hard.sample = j.at("hard_sample").get<bool>();
-      c.hard.marginal = j.value("hard_marginal", false);
-    }
+    if (c.attention == AttentionKind::Hard) c.hard = HardAttentionConfig::from_json(j);
     c.wait_k = j.value("wait_k", int64_t{0});
     if (j.contains("readout")) {
       c.readout = parse_name<Readout>(j.at("readout").get<std::string>(), "readout");
@@ -238,10 +199,8 @@ RnnSeq2Seq::RnnSeq2Seq(
                            .query_dim = H,
                            .memory_dim = Dm,
                            .attn_dim = c.attn_dim,
-                           .window = c.window,
-                           .chunk = c.chunk,
-                           .noise = c.monotonic_noise,
-                           .bias = c.monotonic_bias,
+                           .local = c.local,
+                           .monotonic = c.monotonic_attention,
                            .hard = c.hard};
   attention_ = make_mechanism(ac, dec / "attention");
   check(c.wait_k >= 0, "rnn model: wait-k needs k >= 1 (0: off), got ", c.wait_k);

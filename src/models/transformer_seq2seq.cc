@@ -48,9 +48,9 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions&
     check(o.wait_k == 0,
           "--wait-k and --attention monotonic|mocha are two read/write policies: give one");
     c.layer.monotonic =
-        MonotonicHeadsConfig{.chunk = a == AttentionKind::Mocha ? o.chunk : 0,
-                             .bias = o.monotonic_bias,
-                             .noise = o.monotonic_noise,
+        MonotonicHeadsConfig{.chunk = a == AttentionKind::Mocha ? o.monotonic_attention.chunk : 0,
+                             .bias = o.monotonic_attention.bias,
+                             .noise = o.monotonic_attention.noise,
                              .head_drop = o.head_drop,
                              .layers = o.monotonic_layers,
                              .shared = o.monotonic_policy == MonotonicPolicy::Shared,

@@ -348,9 +348,9 @@ TEST(RnnDecoder, DropsRowsWithEveryAttention) {
       c.dec_cell = CellKind::Lstm;
       c.attention = kind;
       c.attn_dim = 8;
-      c.window = 2;
-      c.chunk = 2;
-      c.monotonic_bias = 0.f;  // stops that move on, and some that run off the end
+      c.local.window = 2;
+      c.monotonic_attention.chunk = 2;
+      c.monotonic_attention.bias = 0.f;  // stops that move on, and some that run off the end
       c.hard.training = training;
       ParameterStore store;
       Rng rng(31);

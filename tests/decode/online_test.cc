@@ -30,7 +30,7 @@ RnnSeq2SeqConfig online_config(AttentionKind kind, int64_t wait_k) {
   c.dec_hidden = 64;
   c.attention = kind;
   c.attn_dim = 32;
-  c.chunk = 2;
+  c.monotonic_attention.chunk = 2;
   c.wait_k = wait_k;
   return c;
 }
@@ -388,7 +388,7 @@ TEST(OnlineDecoding, ExtendingTheSourceEqualsReplaying) {
     RnnSeq2SeqConfig c = online_config(
         kind, kind == AttentionKind::Bahdanau || kind == AttentionKind::LuongGeneral ? 2 : 0);
     c.dec_cell = CellKind::Lstm;
-    c.monotonic_bias = 0.f;  // stops near 0.5: some steps run off the prefix, some do not
+    c.monotonic_attention.bias = 0.f;  // stops near 0.5: some steps run off the prefix, some do not
     RnnSeq2Seq model(c, Scope(store, init, "m"));
     // a little training to reverse (which a monotonic alignment cannot follow): stops that move
     // on and energies that point back at entries already passed

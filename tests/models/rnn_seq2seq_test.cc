@@ -29,7 +29,7 @@ RnnSeq2SeqConfig tiny(AttentionKind kind, CellKind cell = CellKind::Gru) {
   c.dec_cell = cell;
   c.attention = kind;
   c.attn_dim = 5;
-  c.window = 4;
+  c.local.window = 4;
   return c;
 }
 
@@ -44,7 +44,7 @@ RnnSeq2SeqConfig reversal_sized(AttentionKind kind) {
   c.dec_hidden = 64;
   c.attention = kind;
   c.attn_dim = 32;
-  c.window = 3;
+  c.local.window = 3;
   return c;
 }
 
@@ -256,8 +256,8 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
     for (float bias : {60.f, -60.f}) {
       SCOPED_TRACE(::testing::Message() << "r = " << bias);
       RnnSeq2SeqConfig c = tiny(kind);
-      c.monotonic_noise = 0.f;
-      c.monotonic_bias = bias;
+      c.monotonic_attention.noise = 0.f;
+      c.monotonic_attention.bias = bias;
       const auto loss = [&](float lambda, Mode mode) {
         c.latency.weight = lambda;
         ParameterStore store;
@@ -281,8 +281,8 @@ TEST(RnnSeq2Seq, LatencyTermIsTheMeanExpectedDelay) {
       c.latency.warmup = 0;
     }
     RnnSeq2SeqConfig c = tiny(kind);
-    c.monotonic_noise = 0.f;
-    c.monotonic_bias = -0.5f;
+    c.monotonic_attention.noise = 0.f;
+    c.monotonic_attention.bias = -0.5f;
     c.latency.weight = 0.3f;
     expect_model_gradients(c, 8);
   }
@@ -295,13 +295,13 @@ TEST(RnnSeq2Seq, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(d.to_json(), c.to_json());
   EXPECT_FALSE(c.to_json().contains("chunk"));  // only monotonic models write their fields
   RnnSeq2SeqConfig m = tiny(AttentionKind::Mocha);
-  m.chunk = 3;
-  m.monotonic_noise = 0.5f;
-  m.monotonic_bias = -2.f;
+  m.monotonic_attention.chunk = 3;
+  m.monotonic_attention.noise = 0.5f;
+  m.monotonic_attention.bias = -2.f;
   RnnSeq2SeqConfig n = RnnSeq2SeqConfig::from_json(m.to_json());
-  EXPECT_EQ(n.chunk, 3);
-  EXPECT_EQ(n.monotonic_noise, 0.5f);
-  EXPECT_EQ(n.monotonic_bias, -2.f);
+  EXPECT_EQ(n.monotonic_attention.chunk, 3);
+  EXPECT_EQ(n.monotonic_attention.noise, 0.5f);
+  EXPECT_EQ(n.monotonic_attention.bias, -2.f);
   EXPECT_EQ(n.to_json(), m.to_json());
   EXPECT_FALSE(m.to_json().contains("monotonic_latency"));  // written when trained against it
   m.latency.weight = 0.05f;

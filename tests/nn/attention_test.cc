@@ -20,9 +20,12 @@ struct AttentionRig {
   Rng rng{17};
   std::unique_ptr<Attention> attn;
   explicit AttentionRig(AttentionKind kind, int64_t window = 10) {
-    attn = make_attention(
-        {.kind = kind, .query_dim = Dq, .memory_dim = Dm, .attn_dim = A, .window = window},
-        Scope(store, rng, "attn"));
+    attn = make_attention({.kind = kind,
+                           .query_dim = Dq,
+                           .memory_dim = Dm,
+                           .attn_dim = A,
+                           .local = {.window = window}},
+                          Scope(store, rng, "attn"));
   }
   // One step: start on the memory, attend with the query at target step t.
   Attended step(Graph& g, Var query, Var memory, int64_t t = 1) {
@@ -122,9 +125,12 @@ TEST(Attention, MonotonicDecodingNeverMovesBack) {
     const std::vector<int32_t> lengths = {9, 9, 8, 7, 6, 5, 3, 2};
     const auto B = static_cast<int64_t>(lengths.size());
     // r = 0.5: stops likely enough that rows move along rather than run off at once
-    auto attn = make_attention(
-        {.kind = kind, .query_dim = Dq, .memory_dim = Dm, .attn_dim = A, .chunk = w, .bias = 0.5f},
-        Scope(store, rng, "attn"));
+    auto attn = make_attention({.kind = kind,
+                                .query_dim = Dq,
+                                .memory_dim = Dm,
+                                .attn_dim = A,
+                                .monotonic = {.chunk = w, .bias = 0.5f}},
+                               Scope(store, rng, "attn"));
     Graph g(Mode::Inference);
     Var mem = g.constant(testing::random_tensor({B, Sl, Dm}, rng));
     AttentionState st = attn->start(g, {mem, padding_mask(lengths, Sl, g), lengths});

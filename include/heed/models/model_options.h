@@ -58,10 +58,8 @@ struct ModelOptions {
   Readout readout = RnnSeq2SeqConfig{}.readout;
   int64_t readout_dim = RnnSeq2SeqConfig{}.readout_dim;
   // the attention mechanisms' own (rnn; monotonic ones also the Transformer's heads)
-  int64_t window = RnnSeq2SeqConfig{}.window;  // local attention's D
-  int64_t chunk = RnnSeq2SeqConfig{}.chunk;    // MoChA's w
-  float monotonic_noise = RnnSeq2SeqConfig{}.monotonic_noise;
-  float monotonic_bias = RnnSeq2SeqConfig{}.monotonic_bias;
+  LocalAttentionConfig local{};                    // local-*: the window
+  MonotonicAttentionConfig monotonic_attention{};  // monotonic, mocha: chunk, noise, r's bias
   HardAttentionConfig hard{};
   int64_t wait_k = 0;  // wait-k (rnn and transformer)
   // monotonic attention against latency (the gather: unset, the mean)

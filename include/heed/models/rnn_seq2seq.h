@@ -62,22 +62,21 @@ struct RnnSeq2SeqConfig {
   int64_t dec_hidden = 512;  // H_d
   CellKind dec_cell = CellKind::Gru;
   AttentionKind attention = AttentionKind::Bahdanau;
-  int64_t attn_dim = 512;       // A: additive scorers
-  int64_t window = 10;          // D: local attention
-  int64_t chunk = 4;            // w: MoChA's chunk
-  float monotonic_noise = 1.f;  // sigma: monotonic/mocha pre-sigmoid noise in training
-  float monotonic_bias = -4.f;  // r's initial value (monotonic/mocha)
+  int64_t attn_dim = 512;  // A: additive scorers
+  // the mechanisms' own options (nn/attention/attention.h), each read by its mechanism alone
+  LocalAttentionConfig local{};                    // local-m, local-p: the window D
+  MonotonicAttentionConfig monotonic_attention{};  // monotonic, mocha: chunk, noise, r's bias
   // monotonic/mocha: training adds latency.weight times the mean expected delay, ramped up over
   // latency.warmup updates (nn/latency_loss.h; one head: no gather, no variance)
   LatencyLoss latency;
   int64_t wait_k = 0;                 // k > 0: output i attends to source positions < i + k only
-  HardAttentionConfig hard{};         // hard attention: its score function and training
+  HardAttentionConfig hard{};         // hard: its score function and training
   float dropout = 0.f;                // on embeddings and before the read-out's products
   Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
   int64_t readout_dim = 500;          // l: maxout units
   bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
 
-  bool luong_style() const;
+  bool luong_style() const { return decoder_style(attention) == DecoderStyle::Luong; }
   // online decoding's policy (models/seq2seq.h); an online model starts its decoder from a
   // learned state, s_0 = tanh(b), not from the encoder's summary of the whole source
   OnlinePolicy online_policy() const;

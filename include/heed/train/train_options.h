@@ -237,13 +237,14 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "exactly: for every source position, [s_i ; h_j ; E y_i-1])"},
            m.readout);
   v.option({"--readout-dim", "rnn, --readout maxout: its units l", Bounds::size()}, m.readout_dim);
-  v.option({"--window", "rnn: local attention half-width D", Bounds::range(1, 1 << 20)}, m.window);
+  v.option({"--window", "rnn: local attention half-width D", Bounds::range(1, 1 << 20)},
+           m.local.window);
   v.option({"--chunk",
             "rnn and transformer: mocha's chunk w, the entries ending at the monotonic stop "
             "attended softly (Chiu & Raffel 2018; at least the source's length: infinite "
             "lookback, MMA-IL)",
             Bounds::range(1, 1 << 16)},
-           m.chunk);
+           m.monotonic_attention.chunk);
   v.option({"--hard-score",
             "rnn, --attention hard: the score function alpha_i = softmax(e_i) chooses by "
             "(bahdanau or luong-*)"},
@@ -296,7 +297,7 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "before the sigmoid, which pushes the stopping probabilities towards 0 or 1 (Raffel "
             "et al. 2017; 0: none)",
             Bounds::range(0, 100, true)},
-           m.monotonic_noise);
+           m.monotonic_attention.noise);
   v.option({"--wait-k",
             "rnn and transformer: wait-k (Ma et al. 2019), prefix-to-prefix: output i attends to "
             "the first i + k source tokens only, in training and decoding (rnn: bahdanau, "
@@ -364,7 +365,7 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "rnn and transformer: initial value of monotonic/mocha's energy bias r (negative: "
             "early alignments move on rather than stop)",
             Bounds::range(-100, 100, true)},
-           m.monotonic_bias);
+           m.monotonic_attention.bias);
   v.group("Model: transformer (also the classifier's encoder)");
   v.option({"--dec-layers", "transformer and conv: decoder layers (default: --layers)",
             Bounds::range(1, 1024)},

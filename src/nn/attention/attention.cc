@@ -74,6 +74,24 @@ std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope&
   fail("unknown attention kind");
 }
 
+DecoderStyle decoder_style(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::None:
+    case AttentionKind::Bahdanau:
+    case AttentionKind::Monotonic:
+    case AttentionKind::Mocha:
+    case AttentionKind::Hard:
+      return DecoderStyle::Bahdanau;
+    case AttentionKind::LuongDot:
+    case AttentionKind::LuongGeneral:
+    case AttentionKind::LuongConcat:
+    case AttentionKind::LocalM:
+    case AttentionKind::LocalP:
+      return DecoderStyle::Luong;
+  }
+  fail("unknown attention kind");
+}
+
 Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g) {
   const auto B = static_cast<int64_t>(lengths.size());
   Tensor m = g.alloc(Shape{B, S});  // [B, S]

@@ -23,6 +23,7 @@
 #include "heed/kernels/random.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 namespace {
@@ -198,6 +199,38 @@ class HardAttention final : public Attention {
 
 std::unique_ptr<Attention> make_hard_attention(const AttentionConfig& c, const Scope& s) {
   return std::make_unique<HardAttention>(c, s);
+}
+
+void HardAttentionConfig::to_json(nlohmann::json& j) const {
+  j["hard_score"] = attention_name(score);
+  j["hard_train"] = name_of(training);
+  j["hard_mix"] = json_number(mix);
+  j["hard_entropy"] = json_number(entropy);
+  if (baseline != HardBaseline::Global)  // absent: global, as every older model
+    j["hard_baseline"] = name_of(baseline);
+  if (discount != 1.f) j["hard_discount"] = json_number(discount);
+  j["hard_tau"] = json_number(tau);
+  j["hard_tau_min"] = json_number(tau_min);
+  j["hard_anneal"] = json_number(anneal);
+  j["hard_sample"] = sample;
+  if (marginal) j["hard_marginal"] = true;  // absent: argmax decoding, as older models
+}
+
+HardAttentionConfig HardAttentionConfig::from_json(const nlohmann::json& j) {
+  HardAttentionConfig h;
+  h.score = parse_attention(j.at("hard_score").get<std::string>());
+  h.training = parse_name<HardTraining>(j.at("hard_train").get<std::string>(), "hard_train");
+  h.mix = j.at("hard_mix").get<float>();
+  h.entropy = j.at("hard_entropy").get<float>();
+  h.baseline =
+      parse_name<HardBaseline>(j.value("hard_baseline", std::string("global")), "hard_baseline");
+  h.discount = j.value("hard_discount", 1.f);
+  h.tau = j.at("hard_tau").get<float>();
+  h.tau_min = j.at("hard_tau_min").get<float>();
+  h.anneal = j.at("hard_anneal").get<float>();
+  h.sample = j.at("hard_sample").get<bool>();
+  h.marginal = j.value("hard_marginal", false);
+  return h;
 }
 
 }  // namespace heed

@@ -19,7 +19,7 @@ namespace {
 class LocalAttention final : public Attention {
  public:
   LocalAttention(const AttentionConfig& c, const Scope& s)
-      : predictive_(c.kind == AttentionKind::LocalP), D_(c.window) {
+      : predictive_(c.kind == AttentionKind::LocalP), D_(c.local.window) {
     check(D_ >= 1, "local attention needs a window half-width D >= 1, got ", D_);
     Wa_ = &s.param("W_a", {c.query_dim, c.memory_dim}, Init::glorot_uniform());
     if (predictive_) {
@@ -89,6 +89,14 @@ class LocalAttention final : public Attention {
 
 std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const Scope& s) {
   return std::make_unique<LocalAttention>(c, s);
+}
+
+void LocalAttentionConfig::to_json(nlohmann::json& j) const {
+  j["window"] = window;
+}
+
+LocalAttentionConfig LocalAttentionConfig::from_json(const nlohmann::json& j) {
+  return {.window = j.at("window").get<int64_t>()};
 }
 
 }  // namespace heed

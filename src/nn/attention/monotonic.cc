@@ -23,6 +23,7 @@
 #include "heed/kernels/vmath.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace heed {
 namespace {
@@ -30,10 +31,11 @@ namespace {
 class MonotonicAttention final : public Attention {
  public:
   MonotonicAttention(const AttentionConfig& c, const Scope& s)
-      : chunk_(c.kind == AttentionKind::Mocha ? c.chunk : 0), noise_(c.noise) {
-    check(c.kind != AttentionKind::Mocha || c.chunk >= 1,
-          "mocha needs a chunk of at least 1 entry, got ", c.chunk);
-    check(c.noise >= 0.f && std::isfinite(c.noise), "monotonic attention: noise must be >= 0");
+      : chunk_(c.kind == AttentionKind::Mocha ? c.monotonic.chunk : 0), noise_(c.monotonic.noise) {
+    check(c.kind != AttentionKind::Mocha || c.monotonic.chunk >= 1,
+          "mocha needs a chunk of at least 1 entry, got ", c.monotonic.chunk);
+    check(c.monotonic.noise >= 0.f && std::isfinite(c.monotonic.noise),
+          "monotonic attention: noise must be >= 0");
     W_ = &s.param("W", {c.attn_dim, c.query_dim}, Init::glorot_uniform());
     U_ = &s.param("U", {c.attn_dim, c.memory_dim}, Init::glorot_uniform());
     b_ = &s.param("b", {c.attn_dim}, Init::zeros());
@@ -41,7 +43,7 @@ class MonotonicAttention final : public Attention {
     // g = 1 / sqrt(A) and r = the --monotonic-bias (Raffel et al. 2017, §2.5: r = -4 starts
     // every p_ij near 0.018, so early alignments spread over the source rather than stopping)
     g_ = &s.param("g", {1}, Init::constant(1.f / std::sqrt(static_cast<float>(c.attn_dim))));
-    r_ = &s.param("r", {1}, Init::constant(c.bias));
+    r_ = &s.param("r", {1}, Init::constant(c.monotonic.bias));
     if (chunk_ > 0) {
       Wc_ = &s.param("chunk/W", {c.attn_dim, c.query_dim}, Init::glorot_uniform());
       Uc_ = &s.param("chunk/U", {c.attn_dim, c.memory_dim}, Init::glorot_uniform());
@@ -165,6 +167,18 @@ class MonotonicAttention final : public Attention {
 
 std::unique_ptr<Attention> make_monotonic_attention(const AttentionConfig& c, const Scope& s) {
   return std::make_unique<MonotonicAttention>(c, s);
+}
+
+void MonotonicAttentionConfig::to_json(nlohmann::json& j) const {
+  j["chunk"] = chunk;
+  j["monotonic_noise"] = json_number(noise);
+  j["monotonic_bias"] = json_number(bias);
+}
+
+MonotonicAttentionConfig MonotonicAttentionConfig::from_json(const nlohmann::json& j) {
+  return {.chunk = j.at("chunk").get<int64_t>(),
+          .noise = j.at("monotonic_noise").get<float>(),
+          .bias = j.at("monotonic_bias").get<float>()};
 }
 
 }  // namespace heed

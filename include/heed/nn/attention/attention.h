@@ -27,6 +27,8 @@
 #include <span>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "heed/autograd/graph.h"
 #include "heed/nn/init.h"
 #include "heed/util/names.h"
@@ -64,6 +66,25 @@ std::span<const Named<HardTraining>> names(HardTraining);  // "reinforce", "gumb
 enum class HardBaseline { Global, Word, Expected };
 std::span<const Named<HardBaseline>> names(HardBaseline);  // "global", "word", "expected"
 
+// Each mechanism's own options, with their keys in a model's config.json (written by the
+// mechanism's file: local.cc, monotonic.cc, hard.cc; reading lets nlohmann-json's exceptions
+// through). Local attention (local-m, local-p): "window", which every RNN model writes.
+struct LocalAttentionConfig {
+  int64_t window = 10;  // D: the half-width
+  void to_json(nlohmann::json& j) const;
+  static LocalAttentionConfig from_json(const nlohmann::json& j);
+};
+// Monotonic attention and MoChA: "chunk", "monotonic_noise", "monotonic_bias".
+struct MonotonicAttentionConfig {
+  int64_t chunk = 4;  // w: MoChA's chunk
+  float noise = 1.f;  // sigma: pre-sigmoid noise in training
+  float bias = -4.f;  // r's initial value
+  void to_json(nlohmann::json& j) const;
+  static MonotonicAttentionConfig from_json(const nlohmann::json& j);
+};
+
+// Hard attention: "hard_score", "hard_train", "hard_mix", ... ("hard_baseline", "hard_discount"
+// and "hard_marginal" only when not their defaults, as older models lack them).
 struct HardAttentionConfig {
   AttentionKind score = AttentionKind::Bahdanau;  // the score function: bahdanau or luong-*
   HardTraining training = HardTraining::Exact;
@@ -77,17 +98,22 @@ struct HardAttentionConfig {
   bool sample = false;    // decoding samples j ~ alpha_i instead of taking the argmax
   bool marginal = false;  // decoding, exact-trained: p(y_i) = sum_j alpha_ij p(y_i | h_j), the
                           // distribution trained on, instead of the argmax j's p(y_i | h_j)
+  void to_json(nlohmann::json& j) const;
+  static HardAttentionConfig from_json(const nlohmann::json& j);
 };
+
+// Which decoder a mechanism goes with: Bahdanau's (attend from s_{i-1}, the context into the
+// recurrence) or Luong's (attend from h_t, input feeding of h~_t). Every kind names its own.
+enum class DecoderStyle { Bahdanau, Luong };
+DecoderStyle decoder_style(AttentionKind kind);
 
 struct AttentionConfig {
   AttentionKind kind = AttentionKind::Bahdanau;
   int64_t query_dim = 0;   // Dq: decoder state size (s_{i-1} for Bahdanau, h_t for Luong)
   int64_t memory_dim = 0;  // Dm: annotation size (2H for a bidirectional encoder)
   int64_t attn_dim = 0;    // A: hidden size of the additive (bahdanau, concat) scorers
-  int64_t window = 10;     // D: local attention half-width
-  int64_t chunk = 4;       // w: MoChA's chunk
-  float noise = 1.f;       // sigma: monotonic/mocha pre-sigmoid noise in training
-  float bias = -4.f;       // r's initial value (monotonic/mocha)
+  LocalAttentionConfig local{};
+  MonotonicAttentionConfig monotonic{};
   HardAttentionConfig hard{};
 };
 
