@@ -181,315 +181,403 @@ void share(std::span<const size_t> batch, int rank, int ranks, std::vector<size_
 }
 }  // namespace
 
-LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
-                        const nlohmann::json& config, std::ostream& log) {
-  check(!o.save_dir.empty(), "train: --save DIR is required");
-  // data-parallel: this rank of `ranks`; rank 0 alone validates, logs and writes
-  dist::Communicator& comm = dist::world();
-  const int ranks = comm.size();
-  const bool root = comm.root();
-  const auto t0 = Clock::now();
-  // training time in minutes, over all runs of this model (a resumed run adds to the minutes
-  // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against
-  double minutes_before = 0;
-  auto minutes = [&] {
-    return minutes_before + std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
-  };
-  fs::create_directories(o.save_dir);
-  const std::string ckpt = checkpoint_dir(o);
-  Optimizer opt({.kind = o.adadelta           ? OptimizerConfig::Kind::Adadelta
-                         : o.weight_decay > 0 ? OptimizerConfig::Kind::AdamW
-                                              : OptimizerConfig::Kind::Adam,
-                 .beta2 = o.adam_beta2,
-                 .weight_decay = o.weight_decay,
-                 .smoothing = o.smoothing},
-                params);
-  // what validation sees and the saved models hold: the smoothed weights when there are any
-  // (swapped in for the call, out after it; every rank, so that the replicas stay equal)
-  auto with_smoothed = [&](auto&& f) {
-    if (o.smoothing > 0) opt.swap_smoothed();
-    f();
-    if (o.smoothing > 0) opt.swap_smoothed();
-  };
-  LrSchedule sched({.kind = o.schedule,
-                    .lr = o.lr,
-                    .warmup = o.warmup,
-                    .factor = o.lr_decay,
-                    .patience = o.lr_patience,
-                    .min_lr = o.lr / 32});
-  const bool lower_better = task.lower_is_better();
-  LoopResult result;
-  result.metric_name = task.metric_name();
-  result.token_name = task.token_name();
-  result.params = params.numel();
-  GradientSync sync(comm);
-  // each step's global batch: what one process with `ranks` times the batch would train on
-  // (--batch-tokens when given: --batch then only sizes the sorting window, as in one process)
-  const BatchOptions batching =
-      o.batch_tokens > 0 ? BatchOptions{.sentences = o.batch_size, .tokens = o.batch_tokens * ranks}
-                         : BatchOptions{.sentences = o.batch_size * ranks, .tokens = 0};
-  TrainerState state;
-  double best = lower_better ? 1e300 : -1e300;
-  int bad_epochs = 0;
-  // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
-  // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
-  double loss_avg = 0;
-  bool continue_avg = false;  // resumed inside an epoch: the average goes on from the checkpoint
-  if (resuming(o)) {
-    state = load_checkpoint(ckpt, params, opt);  // every rank: the directory is shared
-    check_same_run(o, config, state.config, state.extra, ckpt);
-    if (root) trim_training_log((fs::path(o.save_dir) / "train.jsonl").string(), state.step);
-    sched.load_state(state.schedule);
-    best = state.extra.at("best").get<double>();
-    bad_epochs = json_integer<int>(state.extra, "bad_epochs", ckpt + "/trainer_state.json");
-    minutes_before = state.extra.value("minutes", 0.0);  // absent from older checkpoints
-    if (state.data_position > 0 && state.extra.contains("loss_avg")) {
-      loss_avg = state.extra["loss_avg"].get<double>();
-      continue_avg = true;
+namespace {
+
+// One run of the loop, in its named stages: set up (the optimiser, schedule and batching of
+// the options), resume from the checkpoint, announce, then epochs of steps with their progress
+// lines, validations and checkpoints, and the result. What the stages share is its members.
+class TrainingRun {
+ public:
+  TrainingRun(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
+              const nlohmann::json& config, std::ostream& log)
+      : o_(o),
+        task_(task),
+        params_(params),
+        config_(config),
+        log_(log),
+        comm_(dist::world()),
+        ranks_(comm_.size()),
+        root_(comm_.root()),
+        ckpt_(checkpoint_dir(o)),
+        opt_({.kind = o.adadelta           ? OptimizerConfig::Kind::Adadelta
+                      : o.weight_decay > 0 ? OptimizerConfig::Kind::AdamW
+                                           : OptimizerConfig::Kind::Adam,
+              .beta2 = o.adam_beta2,
+              .weight_decay = o.weight_decay,
+              .smoothing = o.smoothing},
+             params),
+        sched_({.kind = o.schedule,
+                .lr = o.lr,
+                .warmup = o.warmup,
+                .factor = o.lr_decay,
+                .patience = o.lr_patience,
+                .min_lr = o.lr / 32}),
+        lower_better_(task.lower_is_better()),
+        sync_(comm_),
+        // each step's global batch: what one process with `ranks` times the batch would train
+        // on (--batch-tokens when given: --batch then only sizes the sorting window)
+        batching_(o.batch_tokens > 0
+                      ? BatchOptions{.sentences = o.batch_size, .tokens = o.batch_tokens * ranks_}
+                      : BatchOptions{.sentences = o.batch_size * ranks_, .tokens = 0}),
+        best_(lower_better_ ? 1e300 : -1e300),
+        curve_path_((fs::path(o.save_dir) / "train.jsonl").string()),
+        g_(Mode::Train, o.seed),
+        // a rank's dropout and sampling streams differ from the others' (rank 0's are one
+        // process's)
+        rank_stream_(root_ ? 0 : mix64(~static_cast<uint64_t>(comm_.rank()))) {
+    result_.metric_name = task.metric_name();
+    result_.token_name = task.token_name();
+    result_.params = params.numel();
+    g_.set_precision(o.precision);
+  }
+
+  // The checkpoint's state, when resuming: weights, optimiser, schedule, the best metric, the
+  // position in the epoch (moved to the same share of it under another global batch).
+  void resume() {
+    if (!resuming(o_)) return;
+    state_ = load_checkpoint(ckpt_, params_, opt_);  // every rank: the directory is shared
+    check_same_run(o_, config_, state_.config, state_.extra, ckpt_);
+    if (root_) trim_training_log(curve_path_, state_.step);
+    sched_.load_state(state_.schedule);
+    best_ = state_.extra.at("best").get<double>();
+    bad_epochs_ = json_integer<int>(state_.extra, "bad_epochs", ckpt_ + "/trainer_state.json");
+    minutes_before_ = state_.extra.value("minutes", 0.0);  // absent from older checkpoints
+    if (state_.data_position > 0 && state_.extra.contains("loss_avg")) {
+      loss_avg_ = state_.extra["loss_avg"].get<double>();
+      continue_avg_ = true;
     }
-    log << "resuming from " << ckpt << ": epoch " << state.epoch + 1 << ", batch "
-        << state.data_position << ", step " << state.step << ", " << minutes_before
-        << " min trained\n"
-        << std::flush;
+    log_ << "resuming from " << ckpt_ << ": epoch " << state_.epoch + 1 << ", batch "
+         << state_.data_position << ", step " << state_.step << ", " << minutes_before_
+         << " min trained\n"
+         << std::flush;
     // resumed with another global batch (another number of ranks or --batch): the epoch's
     // batches are drawn anew, and it goes on from the same share of them
-    const nlohmann::json was = state.extra.value("global_batch", nlohmann::json());
-    const nlohmann::json now = {batching.sentences, batching.tokens};
-    if (state.data_position > 0 && was.is_array() && was != now) {
+    const nlohmann::json was = state_.extra.value("global_batch", nlohmann::json());
+    const nlohmann::json now = {batching_.sentences, batching_.tokens};
+    if (state_.data_position > 0 && was.is_array() && was != now) {
       auto count = [&](const BatchOptions& b) {
-        return epoch_batches(task.lengths(), task.costs(), b, o.seed, state.epoch).size();
+        return epoch_batches(task_.lengths(), task_.costs(), b, o_.seed, state_.epoch).size();
       };
       const size_t before =
                        count({.sentences = was[0].get<int64_t>(), .tokens = was[1].get<int64_t>()}),
-                   after = count(batching);
+                   after = count(batching_);
       const int64_t position = static_cast<int64_t>(
-          static_cast<double>(state.data_position) * static_cast<double>(after) /
+          static_cast<double>(state_.data_position) * static_cast<double>(after) /
           static_cast<double>(std::max<size_t>(before, 1)));
-      log << "the checkpoint's global batch was " << was.dump() << " (sentences, tokens), now "
-          << now.dump() << " (" << ranks << " rank(s)): epoch " << state.epoch + 1
-          << " goes on from batch " << position << " of " << after << " (it was at "
-          << state.data_position << " of " << before << ")\n";
-      state.data_position = position;
+      log_ << "the checkpoint's global batch was " << was.dump() << " (sentences, tokens), now "
+           << now.dump() << " (" << ranks_ << " rank(s)): epoch " << state_.epoch + 1
+           << " goes on from batch " << position << " of " << after << " (it was at "
+           << state_.data_position << " of " << before << ")\n";
+      state_.data_position = position;
     }
   }
-  // the replicas start equal (the same seed, files and checkpoint on every rank)
-  check_replicas_agree(comm, params, "at the start");
-  if (ranks > 1)
-    log << "data-parallel: " << ranks << " ranks, each step a global batch of "
-        << (o.batch_tokens > 0 ? std::to_string(batching.tokens) + " padded positions"
-                               : std::to_string(batching.sentences) + " examples")
-        << " split across them\n";
-  if (o.smoothing > 0)
-    log << "exponential smoothing " << o.smoothing
-        << ": validation, the best model and kept epochs use the weights' moving average\n";
-  if (o.precision == Precision::bf16)
-    log << "mixed precision: the products of the linear layers and recurrent cells in bfloat16, "
-           "sums and weights in float32\n";
-  // The share of the training budget spent, whichever of --max-minutes, --max-steps and --epochs
-  // runs out first: the clock of the cooldown (schedule.h). `done` batches of epoch `epoch`.
-  double spent = 0;
-  auto budget_spent = [&](int64_t epoch, int64_t done, size_t epoch_batches) {
+
+  // The replicas checked equal; what the run does that the log should say; train.jsonl opened.
+  void announce() {
+    check_replicas_agree(comm_, params_, "at the start");
+    if (ranks_ > 1)
+      log_ << "data-parallel: " << ranks_ << " ranks, each step a global batch of "
+           << (o_.batch_tokens > 0 ? std::to_string(batching_.tokens) + " padded positions"
+                                   : std::to_string(batching_.sentences) + " examples")
+           << " split across them\n";
+    if (o_.smoothing > 0)
+      log_ << "exponential smoothing " << o_.smoothing
+           << ": validation, the best model and kept epochs use the weights' moving average\n";
+    if (o_.precision == Precision::bf16)
+      log_ << "mixed precision: the products of the linear layers and recurrent cells in "
+              "bfloat16, sums and weights in float32\n";
+    if (root_) {
+      curve_.open(curve_path_, std::ios::app);
+      check(curve_.good(), curve_path_, ": cannot open for appending (", std::strerror(errno), ")");
+    }
+  }
+
+  // Every epoch from the checkpoint's until --epochs, the budget or early stopping.
+  void epochs() {
+    start_step_ = state_.step;
+    for (int64_t epoch = state_.epoch; epoch < o_.epochs && !out_of_time_; ++epoch)
+      if (!run_epoch(epoch)) break;
+  }
+
+  LoopResult finish() {
+    if (out_of_time_ && state_.step == start_step_)
+      log_ << "the time or step budget is used up: nothing trained (a larger --max-steps or "
+              "--max-minutes with --resume continues)\n";
+    else if (out_of_time_ && !o_.measure)
+      log_ << "stopped by the time or step budget; --resume continues\n";
+    if (ranks_ > 1 && result_.run_steps > 0)
+      log_ << "data-parallel: rank 0 spent " << result_.comm_seconds << " s of "
+           << result_.step_seconds << " s of training steps in collectives ("
+           << 1000 * result_.comm_seconds / static_cast<double>(result_.run_steps)
+           << " ms per step: waiting for the other ranks and summing gradients)\n";
+    result_.best_metric = best_;
+    result_.steps = state_.step;
+    result_.minutes = minutes();
+    return result_;
+  }
+
+ private:
+  // Training time in minutes, over all runs of this model (a resumed run adds to the minutes
+  // its checkpoint recorded): what --max-minutes bounds and train.jsonl's curves are against.
+  double minutes() const {
+    return minutes_before_ + std::chrono::duration<double>(Clock::now() - t0_).count() / 60.0;
+  }
+
+  // What validation sees and the saved models hold: the smoothed weights when there are any
+  // (swapped in for the call, out after it; every rank, so that the replicas stay equal).
+  template <class F>
+  void with_smoothed(F&& f) {
+    if (o_.smoothing > 0) opt_.swap_smoothed();
+    f();
+    if (o_.smoothing > 0) opt_.swap_smoothed();
+  }
+
+  // The share of the training budget spent, whichever of --max-minutes, --max-steps and
+  // --epochs runs out first: the clock of the cooldown (schedule.h). `done` batches of epoch
+  // `epoch`.
+  double budget_spent(int64_t epoch, int64_t done, size_t epoch_batches) {
     double p =
         (static_cast<double>(epoch) +
          static_cast<double>(done) / static_cast<double>(std::max<size_t>(epoch_batches, 1))) /
-        std::max(o.epochs, 1);
-    if (o.max_minutes > 0) p = std::max(p, minutes() / o.max_minutes);
-    if (o.max_steps > 0) p = std::max(p, static_cast<double>(state.step) / o.max_steps);
-    return ranks > 1 && o.max_minutes > 0 ? dist::agree(comm, p) : p;  // rank 0's clock
-  };
-  // the rate of the next update
-  auto rate = [&] { return sched.lr(state.step + 1) * cooldown_factor(spent, o.cooldown); };
-  auto save_state = [&](int64_t epoch, int64_t position) {
-    check_replicas_agree(comm, params, "at step " + std::to_string(state.step));
-    if (!root) return;
-    state.epoch = epoch;
-    state.data_position = position;
-    state.schedule = sched.state();
-    state.extra = {{"best", best},
-                   {"bad_epochs", bad_epochs},
-                   {"minutes", minutes()},
-                   {"seed", std::to_string(o.seed)},
-                   {"data", o.data},
-                   {"loss_avg", loss_avg},
-                   {"global_batch", {batching.sentences, batching.tokens}},
-                   {"ranks", ranks}};
-    save_checkpoint(ckpt, config, params, opt, state);
-  };
-  const std::string curve_path = (fs::path(o.save_dir) / "train.jsonl").string();
-  std::ofstream curve;
-  if (root) {
-    curve.open(curve_path, std::ios::app);
-    check(curve.good(), curve_path, ": cannot open for appending (", std::strerror(errno), ")");
+        std::max(o_.epochs, 1);
+    if (o_.max_minutes > 0) p = std::max(p, minutes() / o_.max_minutes);
+    if (o_.max_steps > 0) p = std::max(p, static_cast<double>(state_.step) / o_.max_steps);
+    return ranks_ > 1 && o_.max_minutes > 0 ? dist::agree(comm_, p) : p;  // rank 0's clock
   }
+
+  // The rate of the next update.
+  double rate() const { return sched_.lr(state_.step + 1) * cooldown_factor(spent_, o_.cooldown); }
+
+  // The time or step budget used up (counted over a run and its resumptions).
+  bool exhausted() {
+    const bool out = (o_.max_minutes > 0 && minutes() >= o_.max_minutes) ||
+                     (o_.max_steps > 0 && state_.step >= o_.max_steps);
+    return ranks_ > 1 && o_.max_minutes > 0 ? dist::agree(comm_, out) : out;  // rank 0's clock
+  }
+
+  void save_state(int64_t epoch, int64_t position) {
+    check_replicas_agree(comm_, params_, "at step " + std::to_string(state_.step));
+    if (!root_) return;
+    state_.epoch = epoch;
+    state_.data_position = position;
+    state_.schedule = sched_.state();
+    state_.extra = {{"best", best_},
+                    {"bad_epochs", bad_epochs_},
+                    {"minutes", minutes()},
+                    {"seed", std::to_string(o_.seed)},
+                    {"data", o_.data},
+                    {"loss_avg", loss_avg_},
+                    {"global_batch", {batching_.sentences, batching_.tokens}},
+                    {"ranks", ranks_}};
+    save_checkpoint(ckpt_, config_, params_, opt_, state_);
+  }
+
   // Validation: dev cross-entropy and metric, the best model saved. At the end of an epoch also
   // the schedule and early stopping; a validation inside an epoch (--valid-every, or a stop)
   // leaves them alone, so that a resumed run continues exactly.
-  auto validate_and_record = [&](int64_t epoch, bool epoch_done, double loss_avg,
-                                 bool record = true) {
+  void validate_and_record(int64_t epoch, bool epoch_done, double loss_avg, bool record = true) {
     TrainingTask::Validation v;
     bool better = false;
     with_smoothed([&] {
-      if (root) v = task.validate();
-      if (ranks > 1) {  // the others decide on rank 0's figures
-        v.ce = dist::agree(comm, v.ce);
-        v.metric = dist::agree(comm, v.metric);
+      if (root_) v = task_.validate();
+      if (ranks_ > 1) {  // the others decide on rank 0's figures
+        v.ce = dist::agree(comm_, v.ce);
+        v.metric = dist::agree(comm_, v.metric);
       }
-      better = lower_better ? v.metric < best : v.metric > best;
+      better = lower_better_ ? v.metric < best_ : v.metric > best_;
       if (better) {
-        best = v.metric;
-        if (root) save_model(o.save_dir, config, params);
+        best_ = v.metric;
+        if (root_) save_model(o_.save_dir, config_, params_);
       }
     });
     if (epoch_done) {
-      bad_epochs = better ? 0 : bad_epochs + 1;
-      sched.report(v.ce);
+      bad_epochs_ = better ? 0 : bad_epochs_ + 1;
+      sched_.report(v.ce);
     }
     const double ppl = std::exp(v.ce);
     char line[200];
     std::snprintf(line, sizeof line,
                   "validation  epoch %lld  step %lld  dev ce %.4f  ppl %.2f  %s %.2f%s  lr %.2e  "
                   "(%.1f min)\n",
-                  static_cast<long long>(epoch) + 1, static_cast<long long>(state.step), v.ce, ppl,
-                  result.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "", rate(),
+                  static_cast<long long>(epoch) + 1, static_cast<long long>(state_.step), v.ce, ppl,
+                  result_.metric_name.c_str(), v.metric, better ? "  (best, saved)" : "", rate(),
                   minutes());
-    log << line << std::flush;
-    if (!record || !root) return;
-    curve << nlohmann::json{{"epoch", epoch + 1},
-                            {"step", state.step},
-                            {"minutes", minutes()},
-                            {"dev_ce", v.ce},
-                            {"dev_ppl", ppl},
-                            {"metric", result.metric_name},
-                            {"dev_metric", v.metric},
-                            {"train_loss", loss_avg},
-                            {"lr", rate()}}
-                 .dump()
-          << "\n"
-          << std::flush;
-    check(curve.good(), curve_path, ": write failed (", std::strerror(errno), ")");
-  };
-  Graph g(Mode::Train, o.seed);
-  g.set_precision(o.precision);
-  // the time or step budget used up (counted over a run and its resumptions)
-  auto exhausted = [&] {
-    const bool out = (o.max_minutes > 0 && minutes() >= o.max_minutes) ||
-                     (o.max_steps > 0 && state.step >= o.max_steps);
-    return ranks > 1 && o.max_minutes > 0 ? dist::agree(comm, out) : out;  // rank 0's clock
-  };
-  // a rank's dropout and sampling streams differ from the others' (rank 0's are one process's)
-  const uint64_t rank_stream = root ? 0 : mix64(~static_cast<uint64_t>(comm.rank()));
-  const int64_t start_step = state.step;
-  std::vector<size_t> mine;  // this rank's examples of the step
-  bool out_of_time = false;
-  for (int64_t epoch = state.epoch; epoch < o.epochs && !out_of_time; ++epoch) {
-    auto batches = epoch_batches(task.lengths(), task.costs(), batching, o.seed, epoch);
+    log_ << line << std::flush;
+    if (!record || !root_) return;
+    curve_ << nlohmann::json{{"epoch", epoch + 1},
+                             {"step", state_.step},
+                             {"minutes", minutes()},
+                             {"dev_ce", v.ce},
+                             {"dev_ppl", ppl},
+                             {"metric", result_.metric_name},
+                             {"dev_metric", v.metric},
+                             {"train_loss", loss_avg},
+                             {"lr", rate()}}
+                  .dump()
+           << "\n"
+           << std::flush;
+    check(curve_.good(), curve_path_, ": write failed (", std::strerror(errno), ")");
+  }
+
+  // One update on this rank's share of global batch `batch`: its loss, the gradients summed
+  // over the ranks, clipped and applied. The global batch's mean loss and tokens.
+  std::pair<double, int64_t> step(const std::vector<size_t>& batch) {
+    const auto step_start = Clock::now();
+    const double flops_before = kernels::product_flops();
+    g_.reseed(o_.seed ^ mix64(static_cast<uint64_t>(state_.step)) ^ rank_stream_);
+    const double comm_before = comm_.seconds();
+    // this rank's share of the global batch (all of it in one process)
+    share(batch, comm_.rank(), ranks_, mine_);
+    TrainingTask::BatchLoss b{};
+    if (!mine_.empty()) b = task_.loss(g_, mine_, state_.step);
+    double l = mine_.empty() ? 0 : b.loss.value().data()[0];
+    // the global batch's mean loss: the ranks' means weighed by their shares of its weight
+    double share_of_loss = 1;
+    if (ranks_ > 1) {
+      double sums[3] = {l * b.weight, b.weight, static_cast<double>(b.tokens)};
+      comm_.allreduce_sum(sums);
+      l = sums[0] / sums[1];
+      share_of_loss = b.weight / sums[1];
+      b.tokens = static_cast<int64_t>(sums[2]);
+    }
+    // a NaN or infinite loss poisons every weight at the next update: stop before it, with the
+    // checkpoint and best model as they were
+    check(std::isfinite(l), "training: the loss is ", l, " at step ", state_.step + 1,
+          " (a learning rate too high?); nothing of this step was saved: the checkpoint in ", ckpt_,
+          " and the best model are as they were");
+    if (!mine_.empty()) g_.backward(b.loss);
+    sync_.reduce(params_, static_cast<float>(share_of_loss));    // the global batch's gradient
+    opt_.step(rate(), clip_scale(grad_norm(params_), o_.clip));  // clipped inside the update
+    g_.clear();
+    ++state_.step;
+    result_.run_steps += 1;
+    result_.run_tokens += b.tokens;
+    result_.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
+    result_.step_flops += kernels::product_flops() - flops_before;
+    result_.comm_seconds += comm_.seconds() - comm_before;
+    return {l, b.tokens};
+  }
+
+  // The progress line: the epoch's batches, the loss's moving average, the rate, time and ETA.
+  void progress(int64_t epoch, int64_t k, int64_t first, size_t batches, int64_t tokens,
+                double secs) {
+    double per_batch = secs / static_cast<double>(k + 1 - first);
+    double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches) - k - 1);
+    if (o_.max_minutes > 0) eta = std::min(eta, 60 * (o_.max_minutes - minutes()));
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f %s/s  "
+                  "elapsed %s  ETA %s\n",
+                  static_cast<long long>(epoch) + 1, o_.epochs, static_cast<long long>(k) + 1,
+                  batches, loss_avg_, std::exp(loss_avg_), static_cast<double>(tokens) / secs,
+                  task_.token_name().c_str(), clock_text(minutes() * 60).c_str(),
+                  clock_text(std::max(eta, 0.0)).c_str());
+    log_ << line << std::flush;
+  }
+
+  // One epoch from the checkpoint's position: its steps (with validations inside it every
+  // --valid-every steps and checkpoints), then its validation, kept weights and checkpoint.
+  // False when early stopping ends training.
+  bool run_epoch(int64_t epoch) {
+    auto batches = epoch_batches(task_.lengths(), task_.costs(), batching_, o_.seed, epoch);
     auto epoch_start = Clock::now();
     auto last_print = Clock::now();
-    int64_t tokens = 0, first = state.data_position;
-    spent = budget_spent(epoch, first, batches.size());
-    if (!continue_avg) loss_avg = 0;
+    int64_t tokens = 0, first = state_.data_position;
+    spent_ = budget_spent(epoch, first, batches.size());
+    if (!continue_avg_) loss_avg_ = 0;
     int64_t k = first;
     for (; k < static_cast<int64_t>(batches.size()); ++k) {
       if (exhausted()) {  // checked before a step: a run resumed with its budget spent trains none
-        out_of_time = true;
+        out_of_time_ = true;
         break;
       }
-      const auto step_start = Clock::now();
-      const double flops_before = kernels::product_flops();
-      g.reseed(o.seed ^ mix64(static_cast<uint64_t>(state.step)) ^ rank_stream);
-      const double comm_before = comm.seconds();
-      // this rank's share of the global batch (all of it in one process)
-      share(batches[k], comm.rank(), ranks, mine);
-      TrainingTask::BatchLoss b{};
-      if (!mine.empty()) b = task.loss(g, mine, state.step);
-      double l = mine.empty() ? 0 : b.loss.value().data()[0];
-      // the global batch's mean loss: the ranks' means weighed by their shares of its weight
-      double share_of_loss = 1;
-      if (ranks > 1) {
-        double sums[3] = {l * b.weight, b.weight, static_cast<double>(b.tokens)};
-        comm.allreduce_sum(sums);
-        l = sums[0] / sums[1];
-        share_of_loss = b.weight / sums[1];
-        b.tokens = static_cast<int64_t>(sums[2]);
-      }
-      // a NaN or infinite loss poisons every weight at the next update: stop before it, with
-      // the checkpoint and best model as they were
-      check(std::isfinite(l), "training: the loss is ", l, " at step ", state.step + 1,
-            " (a learning rate too high?); nothing of this step was saved: the checkpoint in ",
-            ckpt, " and the best model are as they were");
-      if (!mine.empty()) g.backward(b.loss);
-      sync.reduce(params, static_cast<float>(share_of_loss));   // the global batch's gradient
-      opt.step(rate(), clip_scale(grad_norm(params), o.clip));  // clipped inside the update
-      g.clear();
-      ++state.step;
-      result.run_steps += 1;
-      result.run_tokens += b.tokens;
-      result.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
-      result.step_flops += kernels::product_flops() - flops_before;
-      result.comm_seconds += comm.seconds() - comm_before;
-      spent = budget_spent(epoch, k + 1, batches.size());
-      tokens += b.tokens;
-      loss_avg = k == first && !continue_avg ? l : 0.98 * loss_avg + 0.02 * l;
-      continue_avg = false;
-      double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
+      const auto [l, step_tokens] = step(batches[k]);
+      spent_ = budget_spent(epoch, k + 1, batches.size());
+      tokens += step_tokens;
+      loss_avg_ = k == first && !continue_avg_ ? l : 0.98 * loss_avg_ + 0.02 * l;
+      continue_avg_ = false;
+      const double secs = std::chrono::duration<double>(Clock::now() - epoch_start).count();
       if (std::chrono::duration<double>(Clock::now() - last_print).count() > 5 ||
           k + 1 == static_cast<int64_t>(batches.size())) {
         last_print = Clock::now();
-        double per_batch = secs / static_cast<double>(k + 1 - first);
-        double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches.size()) - k - 1);
-        if (o.max_minutes > 0) eta = std::min(eta, 60 * (o.max_minutes - minutes()));
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "epoch %lld/%d  batch %lld/%zu  loss %.3f  ppl %.1f  %.0f %s/s  "
-                      "elapsed %s  ETA %s\n",
-                      static_cast<long long>(epoch) + 1, o.epochs, static_cast<long long>(k) + 1,
-                      batches.size(), loss_avg, std::exp(loss_avg),
-                      static_cast<double>(tokens) / secs, task.token_name().c_str(),
-                      clock_text(minutes() * 60).c_str(), clock_text(std::max(eta, 0.0)).c_str());
-        log << line << std::flush;
+        progress(epoch, k, first, batches.size(), tokens, secs);
       }
-      if (o.measure) continue;  // nothing validated or written
-      if (o.valid_every > 0 && state.step % o.valid_every == 0 &&
+      if (o_.measure) continue;  // nothing validated or written
+      if (o_.valid_every > 0 && state_.step % o_.valid_every == 0 &&
           k + 1 < static_cast<int64_t>(batches.size())) {
         auto t = Clock::now();
-        validate_and_record(epoch, false, loss_avg);
+        validate_and_record(epoch, false, loss_avg_);
         save_state(epoch, k + 1);
         epoch_start += Clock::now() - t;  // throughput counts training time only
-      } else if (state.step % o.checkpoint_every == 0) {
+      } else if (state_.step % o_.checkpoint_every == 0) {
         save_state(epoch, k + 1);
       }
     }
-    if (exhausted()) out_of_time = true;  // with the epoch's last step
-    continue_avg = false;                 // the next epoch's average starts afresh
+    if (exhausted()) out_of_time_ = true;  // with the epoch's last step
+    continue_avg_ = false;                 // the next epoch's average starts afresh
     const bool epoch_done = k >= static_cast<int64_t>(batches.size());
-    result.epochs = static_cast<int>(epoch + 1);
-    if (o.measure) continue;
+    result_.epochs = static_cast<int>(epoch + 1);
+    if (o_.measure) return true;
     // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
     // an epoch's end is recorded even when a resumed run had no batch of it left to train
-    validate_and_record(epoch, epoch_done, loss_avg, /*record=*/k > first || epoch_done);
-    if (epoch_done && o.keep_epochs > 0 && root)
-      with_smoothed([&] { keep_epoch_weights(o, params, epoch + 1); });
+    validate_and_record(epoch, epoch_done, loss_avg_, /*record=*/k > first || epoch_done);
+    if (epoch_done && o_.keep_epochs > 0 && root_)
+      with_smoothed([&] { keep_epoch_weights(o_, params_, epoch + 1); });
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
-    if (bad_epochs > o.patience) {
-      log << "early stopping: no better dev " << result.metric_name << " for " << bad_epochs
-          << " epochs\n";
-      break;
+    if (bad_epochs_ > o_.patience) {
+      log_ << "early stopping: no better dev " << result_.metric_name << " for " << bad_epochs_
+           << " epochs\n";
+      return false;
     }
+    return true;
   }
-  if (out_of_time && state.step == start_step)
-    log << "the time or step budget is used up: nothing trained (a larger --max-steps or "
-           "--max-minutes with --resume continues)\n";
-  else if (out_of_time && !o.measure)
-    log << "stopped by the time or step budget; --resume continues\n";
-  if (ranks > 1 && result.run_steps > 0)
-    log << "data-parallel: rank 0 spent " << result.comm_seconds << " s of " << result.step_seconds
-        << " s of training steps in collectives ("
-        << 1000 * result.comm_seconds / static_cast<double>(result.run_steps)
-        << " ms per step: waiting for the other ranks and summing gradients)\n";
-  result.best_metric = best;
-  result.steps = state.step;
-  result.minutes = minutes();
-  return result;
+
+  const LoopOptions& o_;
+  const TrainingTask& task_;
+  ParameterStore& params_;
+  const nlohmann::json& config_;
+  std::ostream& log_;
+  // data-parallel: this rank of `ranks`; rank 0 alone validates, logs and writes
+  dist::Communicator& comm_;
+  const int ranks_;
+  const bool root_;
+  const Clock::time_point t0_ = Clock::now();
+  double minutes_before_ = 0;
+  const std::string ckpt_;
+  Optimizer opt_;
+  LrSchedule sched_;
+  const bool lower_better_;
+  LoopResult result_;
+  GradientSync sync_;
+  const BatchOptions batching_;
+  TrainerState state_;
+  double best_;
+  int bad_epochs_ = 0;
+  // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
+  // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
+  double loss_avg_ = 0;
+  bool continue_avg_ = false;  // resumed inside an epoch: the average goes on from the checkpoint
+  double spent_ = 0;           // the budget's share spent (budget_spent), the cooldown's clock
+  const std::string curve_path_;
+  std::ofstream curve_;
+  Graph g_;
+  const uint64_t rank_stream_;
+  int64_t start_step_ = 0;
+  bool out_of_time_ = false;
+  std::vector<size_t> mine_;  // this rank's examples of the step
+};
+
+}  // namespace
+
+LoopResult run_training(const LoopOptions& o, const TrainingTask& task, ParameterStore& params,
+                        const nlohmann::json& config, std::ostream& log) {
+  check(!o.save_dir.empty(), "train: --save DIR is required");
+  fs::create_directories(o.save_dir);
+  TrainingRun run(o, task, params, config, log);
+  run.resume();
+  run.announce();
+  run.epochs();
+  return run.finish();
 }
 
 }  // namespace heed
