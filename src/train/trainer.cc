@@ -203,6 +203,7 @@ void drop_unalignable(std::vector<Pair>& data, const Corpus& corpus, const std::
     else
       dropped.push_back(p.index);
   }
+  data = std::move(kept);  // (the pairs were moved out: kept is all there is, dropped or not)
   if (dropped.empty()) return;
   log << file << ": " << dropped.size() << " training pairs cannot be aligned by CTC (more labels "
       << "than " << upsample << " position(s) per source unit hold; left out; --upsample "
@@ -212,8 +213,7 @@ void drop_unalignable(std::vector<Pair>& data, const Corpus& corpus, const std::
     log << (k ? "," : "") << " line " << sp.line << " (" << sp.src << " -> " << sp.tgt << ")";
   }
   log << (dropped.size() > 10 ? ", ...\n" : "\n");
-  check(!kept.empty(), file, ": no training pair can be aligned by CTC; raise --upsample");
-  data = std::move(kept);
+  check(!data.empty(), file, ": no training pair can be aligned by CTC; raise --upsample");
 }
 
 }  // namespace

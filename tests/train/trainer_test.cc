@@ -365,26 +365,25 @@ TEST(RnnTrainer, BadInputNamesTheFile) {
 // "a a b b", which needs a blank between the two, and one before a next a: --upsample 4), the
 // pairs it cannot align
 // counted and named in the log, then decoded from the model directory with its picture.
-TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
-  Dataset d;
-  {
-    Rng rng(5);
-    for (const std::string name : {"ctrain", "cvalid"}) {
-      std::ofstream s(d.dir / (name + ".src")), t(d.dir / (name + ".tgt"));
-      for (int i = 0; i < (name == "ctrain" ? 600 : 40); ++i) {
-        std::string src, tgt;
-        for (int64_t k = 0, len = 2 + rng.below(4); k < len; ++k) {
-          const char c = static_cast<char>('a' + rng.below(6));
-          src += std::string(k ? " " : "") + c;
-          tgt += std::string(k ? " " : "") + c + " " + c;
-        }
-        s << src << "\n";
-        t << tgt << "\n";
+// The doubling task's files in d.dir (ctrain.*, cvalid.*), with `unalignable` a 601st training
+// line of 7 labels (and 6 blanks between) for 4 x 1 positions; and the CTC model's config.
+TrainConfig doubling_task(Dataset& d, bool unalignable) {
+  Rng rng(5);
+  for (const std::string name : {"ctrain", "cvalid"}) {
+    std::ofstream s(d.dir / (name + ".src")), t(d.dir / (name + ".tgt"));
+    for (int i = 0; i < (name == "ctrain" ? 600 : 40); ++i) {
+      std::string src, tgt;
+      for (int64_t k = 0, len = 2 + rng.below(4); k < len; ++k) {
+        const char c = static_cast<char>('a' + rng.below(6));
+        src += std::string(k ? " " : "") + c;
+        tgt += std::string(k ? " " : "") + c + " " + c;
       }
-      if (name == "ctrain") {  // line 601: 7 labels (and 6 blanks between) for 4 x 1 positions
-        s << "a\n";
-        t << "a a a a a a a\n";
-      }
+      s << src << "\n";
+      t << tgt << "\n";
+    }
+    if (name == "ctrain" && unalignable) {
+      s << "a\n";
+      t << "a a a a a a a\n";
     }
   }
   TrainConfig c = d.config("ctc");
@@ -396,6 +395,12 @@ TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
   ctc.encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .embed = 16, .hidden = 32};
   ctc.upsample = 4;
   c.model = ctc;
+  return c;
+}
+
+TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
+  Dataset d;
+  TrainConfig c = doubling_task(d, /*unalignable=*/true);
   c.epochs = 10;
   std::ostringstream log;
   TrainResult r = train_seq2seq(c, log);
@@ -428,6 +433,19 @@ TEST(CtcTrainer, LearnsNamesUnalignablePairsAndDecodes) {
     last = path[i];
   }
   EXPECT_EQ(last, 5);
+}
+
+// Every pair alignable (none left out): the training pairs are all kept as they were (the
+// filter once moved them out and kept nothing when it dropped nothing: empty sources at step 1).
+TEST(CtcTrainer, KeepsEveryPairWhenAllAlign) {
+  Dataset d;
+  TrainConfig c = doubling_task(d, /*unalignable=*/false);
+  c.max_steps = 3;
+  std::ostringstream log;
+  const TrainResult r = train_seq2seq(c, log);
+  EXPECT_EQ(r.steps, 3) << log.str();
+  EXPECT_NE(log.str().find(", 600 training pairs"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("cannot be aligned"), std::string::npos) << log.str();
 }
 
 }  // namespace
