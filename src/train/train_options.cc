@@ -2,6 +2,7 @@
 // optimiser's defaults from the family, then the task's trainer.
 #include "heed/train/train_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -88,8 +89,11 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::string& ou
       flatten(value, prefix + key + ".", out);
       continue;
     }
-    out += (out.empty() ? "" : ", ") + prefix + key + " " +
-           (value.is_string() ? value.get<std::string>() : value.dump());
+    if (!out.empty()) out += ", ";
+    out += prefix;
+    out += key;
+    out += ' ';
+    out += value.is_string() ? value.get<std::string>() : value.dump();
   }
 }
 
@@ -108,16 +112,16 @@ std::string family_defaults() {
 }
 
 std::vector<std::string> family_choices() {
-  std::vector<std::string> names;
-  const auto add = [&names](std::string_view n) {
-    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end())
-      names.emplace_back(n);
+  std::vector<std::string> choices;
+  const auto choose = [&choices](std::string_view n) {
+    if (!n.empty() && std::find(choices.begin(), choices.end(), n) == choices.end())
+      choices.emplace_back(n);
   };
   for (const ModelFamily& f : model_families()) {
-    add(f.name);
-    add(f.alias);
+    choose(f.name);
+    choose(f.alias);
   }
-  return names;
+  return choices;
 }
 
 namespace {
@@ -149,9 +153,15 @@ TrainOutcome train_translation(const TrainOptions& o, const ModelFamily& family,
 
 TrainOutcome train_classification(const TrainOptions& o, const ModelFamily& family,
                                   std::ostream& log) {
-  check(family.role == ModelRole::Classifier, "train --task classify: --model ", family.name,
-        " is an encoder-decoder; the classifiers: ", family_names(ModelRole::Classifier),
-        " (also transformer, conv)");
+  if (family.role != ModelRole::Classifier) {
+    std::string classifiers;  // "self-attentive | transformer-classifier (transformer) | ..."
+    for (const ModelFamily& f : model_families())
+      if (f.role == ModelRole::Classifier)
+        classifiers += (classifiers.empty() ? "" : " | ") + std::string(f.name) +
+                       (f.alias.empty() ? "" : " (" + std::string(f.alias) + ")");
+    fail("train --task classify: --model ", family.name,
+         " is an encoder-decoder; the classifiers: ", classifiers);
+  }
   ClassifyTrainConfig c = o.classify;
   static_cast<LoopOptions&>(c) = o.seq2seq;
   if (!o.train_trees.empty() || !o.valid_trees.empty() || !o.test_trees.empty()) {

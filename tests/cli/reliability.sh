@@ -84,6 +84,14 @@ head -n "$(wc -l < "$work/log.before")" "$work/m/train.jsonl" | cmp -s - "$work/
 ! grep -q '"step": 9' "$work/m/train.jsonl" || fail "a record past the checkpoint was kept"
 python3 -c 'import json, sys
 for l in open(sys.argv[1]): json.loads(l)' "$work/m/train.jsonl" || fail "train.jsonl holds a torn line"
+# a family of the other task: each names what runs it (the registry's names and aliases)
+expect_error "--model rnn is an encoder-decoder; the classifiers: self-attentive | transformer-classifier (transformer)" \
+  "$heed" train --task classify --model rnn --train "$cmu" --valid "$cmu" --save "$work/never"
+expect_error "--model kim-cnn is a classifier: add --task classify" \
+  "$heed" train --model kim-cnn --train-src "$cmu" --valid-src "$cmu" --save "$work/never"
+expect_error "--head-drop masks out heads of monotonic multihead attention" \
+  "$heed" train --model rnn --head-drop 0.1 --train-src "$cmu" --valid-src "$cmu" --save "$work/never"
+[ -e "$work/never" ] && fail "a refused run made its directory"
 # --resume with another seed, data or model: refused, listing the differences
 head -2000 "$cmu" > "$work/short.txt"
 expect_error '--seed: "9" (the checkpoint: "1")' "${train[@]}" --max-steps 9 --save "$work/m" --resume --seed 9

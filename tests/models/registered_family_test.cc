@@ -87,6 +87,7 @@ TEST(RegisteredFamily, TrainsLoadsAndDecodesThroughTheRegistry) {
       "--train-tgt",   dir / "train.tgt", "--valid-src", dir / "dev.src", "--valid-tgt",
       dir / "dev.tgt", "--max-steps",     "3",           "--save",        dir / "cli"};
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (std::string& a : args) argv.push_back(a.data());
   ::testing::internal::CaptureStdout();
   const int status = cli::run(static_cast<int>(argv.size()), argv.data());
