@@ -148,7 +148,7 @@ std::unique_ptr<ClassifierFiles> load_classifier(const std::string& dir) {
   check(m->vocab.size() == c.vocab(), dir, ": the vocabulary does not match config.json");
   const ExpectedShapes expected = weights_header(dir);
   try {
-    m->model = std::make_unique<SentenceClassifier>(c, Scope::for_loading(m->params, &expected));
+    m->model = make_classifier(c, Scope::for_loading(m->params, &expected));
   } catch (const Error& e) {
     fail(dir, "/config.json: ", e.what());
   }

@@ -36,7 +36,10 @@ ModelFamily classifier_family(std::string_view summary, TrainingDefaults default
           .defaults = defaults,
           .alias = alias,
           .classifier_from_json = &Family::from_json,
-          .classifier_configure = &Family::configure};
+          .classifier_configure = &Family::configure,
+          .make_classifier = [](const ClassifierConfig& c, const Scope& s) {
+            return std::make_unique<SentenceClassifier>(c, s);
+          }};
 }
 
 std::deque<ModelFamily>& rows() {
@@ -128,6 +131,11 @@ bool is_classifier_config(const nlohmann::json& config) {
 
 ClassifierConfig classifier_config(const nlohmann::json& config, std::string_view dir) {
   return config_family(config, dir, ModelRole::Classifier).classifier_from_json(config);
+}
+
+std::unique_ptr<SentenceClassifier> make_classifier(const ClassifierConfig& config,
+                                                    const Scope& scope) {
+  return model_family(config.family()).make_classifier(config, scope);
 }
 
 namespace {

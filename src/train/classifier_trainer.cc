@@ -14,6 +14,7 @@
 #include "heed/dist/communicator.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/model_files.h"
+#include "heed/models/registry.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -150,7 +151,8 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
   config["units"] = units_name(cfg.units);
   ParameterStore params;
   Rng init_rng(cfg.seed);
-  SentenceClassifier model(cfg.model, Scope(params, init_rng));
+  const std::unique_ptr<SentenceClassifier> model =
+      make_classifier(cfg.model, Scope(params, init_rng));
   char penalty_text[32];
   std::snprintf(penalty_text, sizeof penalty_text, "%g", static_cast<double>(cfg.model.penalty));
   log << "heed train: " << cfg.model.describe() << " classifier ("
@@ -162,7 +164,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
       << (cfg.trees > 0 ? " training phrases, " : " training sentences, ") << train.classes
       << " classes, vocab " << vocab.size() << ", " << params.numel() << " parameters\n"
       << std::flush;
-  ClassifyTask task(model, std::move(train_ids), train.labels, encode_all(valid.texts, seg, vocab),
+  ClassifyTask task(*model, std::move(train_ids), train.labels, encode_all(valid.texts, seg, vocab),
                     valid.labels, cfg.batch_size);
   ClassifyResult result;
   cfg.data = {{"train", cfg.train}, {"valid", cfg.valid}, {"training_sentences", units.size()}};
@@ -173,7 +175,7 @@ ClassifyResult train_classifier(const ClassifyTrainConfig& cfg_in, std::ostream&
       comm.root()) {  // the selected (best dev) model on the test file
     LabeledCorpus test = read(cfg.test, TreeExamples::Roots, train.classes);
     load_weights((dir / "model.safetensors").string(), params);
-    auto v = evaluate(model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);
+    auto v = evaluate(*model, encode_all(test.texts, seg, vocab), test.labels, cfg.batch_size);
     result.test_accuracy = v.metric;
     char line[160];
     std::snprintf(line, sizeof line,

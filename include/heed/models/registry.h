@@ -112,9 +112,11 @@ struct ModelFamily {
   Seq2SeqConfig (*config_from_json)(const nlohmann::json& j) = nullptr;
   Seq2SeqConfig (*configure)(const ModelOptions& options) = nullptr;
   std::unique_ptr<Seq2SeqModel> (*make)(const Seq2SeqConfig& config, const Scope& scope) = nullptr;
-  // classifier families: the config of a config.json, and of the model options
+  // classifier families: the config of a config.json, and of the model options, a model
   ClassifierConfig (*classifier_from_json)(const nlohmann::json& j) = nullptr;
   ClassifierConfig (*classifier_configure)(const ModelOptions& options) = nullptr;
+  std::unique_ptr<SentenceClassifier> (*make_classifier)(const ClassifierConfig& config,
+                                                         const Scope& scope) = nullptr;
 };
 
 // Every row, heed's in their order, then the registered ones (references to rows stay valid).
@@ -137,6 +139,9 @@ std::string family_names(ModelRole role);  // "rnn | transformer"
 bool is_classifier_config(const nlohmann::json& config);
 // A classifier's config from its config.json object (its family's from_json); `dir` names it.
 ClassifierConfig classifier_config(const nlohmann::json& config, std::string_view dir);
+// A classifier of a typed config (its family's factory), with fresh parameters in `scope`.
+std::unique_ptr<SentenceClassifier> make_classifier(const ClassifierConfig& config,
+                                                    const Scope& scope);
 
 // Every seq2seq config, whatever its family
 const ModelFamily& family_of(const Seq2SeqConfig& c);
