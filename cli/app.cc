@@ -85,6 +85,7 @@ int run(int argc, char** argv) {
   heed::cli::AttentionCommand attention;
   heed::cli::ReportCommand report;
   heed::cli::LmCommand lm;
+  heed::cli::FeaturesCommand features;
   heed::cli::ServeCommand serve;
   demo.add(app, threads);
   train.add(app, threads);
@@ -97,6 +98,7 @@ int run(int argc, char** argv) {
   attention.add(app, threads);
   report.add(app, threads);
   lm.add(app);
+  features.add(app);
   serve.add(app, threads);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") +
@@ -145,6 +147,7 @@ int run(int argc, char** argv) {
   if (*attention.app) rc = attention.run();
   if (*report.app) rc = report.run();
   if (*lm.app) rc = lm.run();
+  if (*features.app) rc = features.run();
   if (*serve.app) rc = serve.run();
   heed::cli::check_stdout();
   return rc;

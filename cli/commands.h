@@ -171,6 +171,17 @@ struct SplitCommand {
 
 // `heed lm`: a modified Kneser–Ney n-gram model of output units, as an ARPA file (for the
 // prefix search of ctc models: heed translate --lm).
+// `heed features`: audio files to Kaldi's log-mel filterbanks (.npy).
+struct FeaturesCommand {
+  std::vector<std::string> inputs;
+  std::string out;
+  int bins = 80;
+  double max_seconds = 3600;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
 struct LmCommand {
   std::string train;  // CMUdict (its pronunciations) or text (every line)
   CorpusFormat format = CorpusFormat::Auto;

@@ -2,18 +2,21 @@
 # Installs the Debian packages heed needs to build, test and benchmark; a no-op when all are present.
 # Called first by `make`, `make test`, `make demo` and `make bench`, so each works on a fresh machine.
 # Optional parts, named as arguments, add their packages: `clang` (clang, libFuzzer and LLVM's
-# OpenMP runtime, for `make fuzz` and `make test-tsan`).
+# OpenMP runtime, for `make fuzz` and `make test-tsan`); `torchaudio` (Debian's python3-torchaudio,
+# about 250 packages with PyTorch: the Python test of `heed features` against its Kaldi fbank).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev libcpp-httplib-dev
       fonts-dejavu-core
+      libsndfile1-dev libsamplerate0-dev libkissfft-dev  # audio in, resampling, the fbank's FFT
       python3 python3-nltk
       pybind11-dev python3-dev python3-numpy python3-pytest  # the Python package and its tests
       libopenmpi-dev openmpi-bin)  # data-parallel training (mpirun -np N heed train)
 for part in "$@"; do
   case $part in
     clang) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
-    *) echo "install-deps.sh: unknown part '$part' (known: clang)" >&2; exit 2 ;;
+    torchaudio) pkgs+=(python3-torchaudio) ;;
+    *) echo "install-deps.sh: unknown part '$part' (known: clang, torchaudio)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -84,6 +84,20 @@ head -n "$(wc -l < "$work/log.before")" "$work/m/train.jsonl" | cmp -s - "$work/
 ! grep -q '"step": 9' "$work/m/train.jsonl" || fail "a record past the checkpoint was kept"
 python3 -c 'import json, sys
 for l in open(sys.argv[1]): json.loads(l)' "$work/m/train.jsonl" || fail "train.jsonl holds a torn line"
+# heed features: audio in, .npy out; bad audio and ambiguous outputs refused naming them
+speech=$golden/audio/speech16k.wav
+"$heed" features "$speech" --out "$work/feat.npy" > /dev/null || fail "features: one file"
+python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+assert b[:6] == b"\x93NUMPY" and b"(190, 80)" in b[:128], b[:128]' "$work/feat.npy" \
+  || fail "features: not a [190, 80] .npy file"
+expect_error "$cmu: not an audio file" "$heed" features "$cmu" --out "$work/f"
+expect_error "2 inputs need a directory" "$heed" features "$speech" "$speech" --out "$work/two.npy"
+mkdir -p "$work/again" && cp "$speech" "$work/again/"
+expect_error "two inputs named speech16k" "$heed" features "$speech" "$work/again/speech16k.wav" \
+  --out "$work/f"
+expect_error "more than the limit of 1 s" "$heed" features "$speech" --max-audio-seconds 1 \
+  --out "$work/f"
 # a family of the other task: each names what runs it (the registry's names and aliases)
 expect_error "--model rnn is an encoder-decoder; the classifiers: self-attentive | transformer-classifier (transformer)" \
   "$heed" train --task classify --model rnn --train "$cmu" --valid "$cmu" --save "$work/never"

@@ -321,3 +321,26 @@ def test_train_a_classifier_as_the_cli_does(tmp_path):
                 "save": str(tmp_path / "sa")}, threads=1)
     config = json.loads((tmp_path / "sa" / "config.json").read_text())
     assert config["model"] == "self-attentive" and config["bidirectional"] is False
+
+
+def test_features_are_torchaudios_kaldi_fbank(tmp_path):
+    torchaudio = pytest.importorskip("torchaudio")  # scripts/install-deps.sh torchaudio
+    import torch
+    import wave
+    import torchaudio.compliance.kaldi as kaldi
+    rng = np.random.default_rng(7)
+    t = np.arange(24000) / 16000
+    x = 0.2 * np.sin(2 * np.pi * (300 + 1500 * t) * t) + 0.03 * rng.standard_normal(t.size)
+    path = tmp_path / "a.wav"
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+    cli(["features", str(path), "--out", str(tmp_path / "a.npy")])
+    ours = np.load(tmp_path / "a.npy")
+    wav, rate = torchaudio.load(str(path))
+    ref = kaldi.fbank(wav.to(torch.float64) * 32768, num_mel_bins=80, dither=0.0,
+                      energy_floor=0.0, sample_frequency=rate).numpy()
+    assert ours.dtype == np.float32 and ours.shape == ref.shape == (148, 80)
+    assert np.abs(ours - ref).max() < 2e-3 and np.abs(ours - ref).mean() < 2e-5

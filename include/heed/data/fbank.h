@@ -1,0 +1,67 @@
+// Log-mel filterbank features exactly as Kaldi's compute-fbank-feats and
+// torchaudio.compliance.kaldi.fbank compute them with their defaults (dither off). For frame t
+// of N = 25 ms (400 samples at 16 kHz), shifted by 10 ms, only whole frames (snip_edges):
+//   x_n <- x_n - mean(x)                                   DC offset removed
+//   x_n <- x_n - 0.97 x_{n-1}  (x_{-1} = x_0)              pre-emphasis
+//   x_n <- x_n w_n,  w_n = (0.5 - 0.5 cos(2 pi n / (N - 1)))^0.85     Povey's window
+//   P_k = |FFT_512(x)_k|^2, k = 0..256                      power spectrum, zero-padded to 512
+//   E_m = sum_k H_mk P_k,  m = 0..79                        triangular filters, equally spaced on
+//                                                           mel(f) = 1127 ln(1 + f / 700) from
+//                                                           20 Hz to Nyquist (the top bin's weight
+//                                                           0)
+//   fbank_tm = ln max(E_m, eps)                             eps = FLT_EPSILON
+// The samples on Kaldi's scale: 16-bit values (full scale 32768), as it reads WAV files; heed's
+// audio reader gives [-1, 1), so callers multiply by 32768 (fbank_of_audio does).
+// The FFT is kissfft's (Debian's libkissfft).
+// Leaves out: reading audio (io/audio.h), normalisation and augmentation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace heed {
+
+struct FbankOptions {
+  int sample_rate = 16000;
+  double frame_length_ms = 25, frame_shift_ms = 10;
+  int num_mel_bins = 80;
+  double low_freq = 20;  // Hz
+  double high_freq = 0;  // Hz; <= 0: Nyquist plus this
+  double preemphasis = 0.97;
+  bool remove_dc_offset = true;
+};
+
+// The filterbank of one configuration: its window, filters and FFT made once; compute() per
+// signal. Thread-safe (compute keeps its buffers per call).
+class Fbank {
+ public:
+  explicit Fbank(const FbankOptions& options = {});
+  ~Fbank();
+  Fbank(const Fbank&) = delete;
+  Fbank& operator=(const Fbank&) = delete;
+  int64_t frame_length() const { return frame_length_; }  // N, samples
+  int64_t frame_shift() const { return frame_shift_; }
+  int64_t bins() const { return bins_; }
+  // Whole frames in n samples: 1 + (n - N) / shift, 0 when n < N.
+  int64_t frames(int64_t n) const;
+  // samples on Kaldi's scale -> [frames, bins] row-major
+  std::vector<float> compute(std::span<const float> samples) const;
+
+ private:
+  int64_t frame_length_, frame_shift_, fft_size_, bins_;
+  FbankOptions options_;
+  std::vector<float> window_;  // [N] Povey's
+  // the filters as runs of nonzero weights over FFT bins: filter m covers bins
+  // [first_[m], first_[m] + weights_[m].size())
+  std::vector<int64_t> first_;
+  std::vector<std::vector<float>> weights_;
+  struct Fft;
+  std::unique_ptr<Fft> fft_;
+};
+
+// Kaldi's mel scale: 1127 ln(1 + f / 700).
+double mel_scale(double hz);
+
+}  // namespace heed
