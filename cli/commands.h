@@ -174,6 +174,7 @@ struct SplitCommand {
 // `heed features`: audio files to Kaldi's log-mel filterbanks (.npy).
 struct FeaturesCommand {
   std::vector<std::string> inputs;
+  std::string data;  // or a Kaldi data directory / manifest
   std::string out;
   int bins = 80;
   double max_seconds = 3600;

@@ -1,13 +1,16 @@
 // `heed features`: audio files to Kaldi's log-mel filterbanks, as float32 [frames, bins] .npy
 // files (one per input, named after it in --out's directory; or one input to --out FILE.npy).
 // Leaves out: reading audio (io/audio.h), the filterbank (data/fbank.h).
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <set>
 
 #include "commands.h"
 #include "heed/data/fbank.h"
+#include "heed/data/speech_corpus.h"
 #include "heed/io/audio.h"
+#include "heed/io/files.h"
 #include "heed/io/npy.h"
 #include "heed/util/error.h"
 
@@ -20,7 +23,12 @@ void FeaturesCommand::add(CLI::App& parent) {
       "features",
       "Audio (WAV, FLAC, OGG/Vorbis...; any rate and channels, resampled to 16 kHz mono) to "
       "Kaldi's log-mel filterbank features, float32 [frames, bins] .npy files");
-  app->add_option("inputs", inputs, "Audio files")->required();
+  auto* files = app->add_option("inputs", inputs, "Audio files");
+  app->add_option("--data", data,
+                  "Instead of files: a Kaldi data directory (wav.scp, text, optional segments) "
+                  "or a manifest of \"path<TAB>transcript\" lines; each utterance's features "
+                  "as --out/ID.npy, and --out/index.tsv listing id, .npy, frames and transcript")
+      ->excludes(files);
   app->add_option("--out", out,
                   "A directory (created; each input's features as NAME.npy) or, for one input, "
                   "a .npy file")
@@ -38,7 +46,52 @@ void FeaturesCommand::add(CLI::App& parent) {
       "Nyquist, natural log; the samples on the 16-bit scale.");
 }
 
+namespace {
+
+// The utterances of a Kaldi directory or manifest: each one's stretch of its recording (the
+// recording read once for its consecutive utterances), its features in DIR/ID.npy, and an index.
+int features_of_corpus(const std::string& data, const std::string& out, const Fbank& fbank,
+                       double max_seconds) {
+  const SpeechCorpus corpus = read_speech_corpus(data);
+  check(fs::path(out).extension() != ".npy", "features: --data writes a directory, not ", out);
+  fs::create_directories(out);
+  std::string index, last_path;
+  Audio audio;
+  for (const Utterance& u : corpus.utterances) {
+    check(!u.id.empty() && u.id.find('/') == std::string::npos && u.id != "." && u.id != "..",
+          u.where, ": utterance id '", u.id, "' cannot name a file");
+    if (u.path != last_path) {
+      audio = read_audio(u.path, {.max_seconds = max_seconds});
+      for (float& s : audio.samples) s *= 32768.f;  // Kaldi's scale
+      last_path = u.path;
+    }
+    const auto n = static_cast<int64_t>(audio.samples.size());
+    const auto first = static_cast<int64_t>(std::llround(u.start * audio.sample_rate));
+    int64_t last = u.end < 0 ? n : static_cast<int64_t>(std::llround(u.end * audio.sample_rate));
+    // an end within 10 ms past the recording is its end (rounding of times written by tools)
+    if (last > n && last - n <= audio.sample_rate / 100) last = n;
+    check(first < last && last <= n, u.where, ": utterance ", u.id, " spans [", u.start, ", ",
+          u.end, "] s of ", u.path, ", which holds ", audio.seconds(), " s");
+    const std::vector<float> f =
+        fbank.compute(std::span<const float>(audio.samples)
+                          .subspan(static_cast<size_t>(first), static_cast<size_t>(last - first)));
+    const int64_t frames = static_cast<int64_t>(f.size()) / fbank.bins();
+    const std::string path = (fs::path(out) / (u.id + ".npy")).string();
+    write_npy(path, f, {frames, fbank.bins()});
+    index += u.id + "\t" + path + "\t" + std::to_string(frames) + "\t" + u.text + "\n";
+  }
+  write_file_atomic((fs::path(out) / "index.tsv").string(), index);
+  std::cout << corpus.utterances.size() << " utterances of " << data << ": features in " << out
+            << " (index.tsv)\n";
+  return 0;
+}
+
+}  // namespace
+
 int FeaturesCommand::run() const {
+  const Fbank features({.num_mel_bins = bins});
+  if (!data.empty()) return features_of_corpus(data, out, features, max_seconds);
+  check(!inputs.empty(), "features: give audio files, or --data DIR|MANIFEST");
   const bool one_file = inputs.size() == 1 && fs::path(out).extension() == ".npy";
   if (!one_file) {
     check(fs::path(out).extension() != ".npy", "features: --out ", out,
@@ -50,7 +103,7 @@ int FeaturesCommand::run() const {
             ".npy in ", out);
     fs::create_directories(out);
   }
-  const Fbank fbank({.num_mel_bins = bins});
+  const Fbank& fbank = features;
   for (const auto& in : inputs) {
     Audio a = read_audio(in, {.max_seconds = max_seconds});
     for (float& s : a.samples) s *= 32768.f;  // Kaldi's scale

@@ -98,6 +98,27 @@ expect_error "two inputs named speech16k" "$heed" features "$speech" "$work/agai
   --out "$work/f"
 expect_error "more than the limit of 1 s" "$heed" features "$speech" --max-audio-seconds 1 \
   --out "$work/f"
+# --data: a Kaldi directory's segments, each its stretch of the recording (the first second's
+# frames are the whole file's first frames), an index, and a segment past the end refused
+mkdir -p "$work/kaldi" && cp "$speech" "$work/kaldi/"
+printf 'rec1 speech16k.wav\n' > "$work/kaldi/wav.scp"
+printf 'u1 rec1 0.0 1.0\nu2 rec1 0.9 -1\n' > "$work/kaldi/segments"
+printf 'u1 listen attend\nu2 and spell\n' > "$work/kaldi/text"
+"$heed" features --data "$work/kaldi" --out "$work/kf" > /dev/null || fail "features --data"
+python3 -c 'import sys
+def npy(path):  # (header, data bytes)
+    b = open(path, "rb").read()
+    n = 10 + b[8] + 256 * b[9]
+    return b[10:n].decode(), b[n:]
+(whole_h, whole), (u1_h, u1) = npy(sys.argv[1]), npy(sys.argv[2] + "/u1.npy")
+assert "(98, 80)" in u1_h and u1 == whole[:98 * 80 * 4], u1_h
+rows = [l.split("\t") for l in open(sys.argv[2] + "/index.tsv").read().splitlines()]
+assert [(r[0], r[2], r[3]) for r in rows] == [("u1", "98", "listen attend"), ("u2", "100", "and spell")], rows' \
+  "$work/feat.npy" "$work/kf" || fail "features --data: segments"
+printf 'u1 rec1 0.0 5.0\n' > "$work/kaldi/segments"
+printf 'u1 x\n' > "$work/kaldi/text"
+expect_error "text:1: utterance u1 spans [0, 5] s" "$heed" features --data "$work/kaldi" \
+  --out "$work/kf2"
 # a family of the other task: each names what runs it (the registry's names and aliases)
 expect_error "--model rnn is an encoder-decoder; the classifiers: self-attentive | transformer-classifier (transformer)" \
   "$heed" train --task classify --model rnn --train "$cmu" --valid "$cmu" --save "$work/never"
