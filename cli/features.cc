@@ -48,6 +48,22 @@ void FeaturesCommand::add(CLI::App& parent) {
 
 namespace {
 
+// A file's samples on Kaldi's 16-bit scale.
+Audio read_kaldi_scaled(const std::string& path, double max_seconds) {
+  Audio a = read_audio(path, {.max_seconds = max_seconds});
+  for (float& s : a.samples) s *= 32768.f;
+  return a;
+}
+
+// The features of `samples` as a [frames, bins] .npy file; the frames.
+int64_t write_features(const Fbank& fbank, std::span<const float> samples,
+                       const std::string& path) {
+  const std::vector<float> f = fbank.compute(samples);
+  const int64_t frames = static_cast<int64_t>(f.size()) / fbank.bins();
+  write_npy(path, f, {frames, fbank.bins()});
+  return frames;
+}
+
 // The utterances of a Kaldi directory or manifest: each one's stretch of its recording (the
 // recording read once for its consecutive utterances), its features in DIR/ID.npy, and an index.
 int features_of_corpus(const std::string& data, const std::string& out, const Fbank& fbank,
@@ -61,8 +77,7 @@ int features_of_corpus(const std::string& data, const std::string& out, const Fb
     check(!u.id.empty() && u.id.find('/') == std::string::npos && u.id != "." && u.id != "..",
           u.where, ": utterance id '", u.id, "' cannot name a file");
     if (u.path != last_path) {
-      audio = read_audio(u.path, {.max_seconds = max_seconds});
-      for (float& s : audio.samples) s *= 32768.f;  // Kaldi's scale
+      audio = read_kaldi_scaled(u.path, max_seconds);
       last_path = u.path;
     }
     const auto n = static_cast<int64_t>(audio.samples.size());
@@ -72,12 +87,12 @@ int features_of_corpus(const std::string& data, const std::string& out, const Fb
     if (last > n && last - n <= audio.sample_rate / 100) last = n;
     check(first < last && last <= n, u.where, ": utterance ", u.id, " spans [", u.start, ", ",
           u.end, "] s of ", u.path, ", which holds ", audio.seconds(), " s");
-    const std::vector<float> f =
-        fbank.compute(std::span<const float>(audio.samples)
-                          .subspan(static_cast<size_t>(first), static_cast<size_t>(last - first)));
-    const int64_t frames = static_cast<int64_t>(f.size()) / fbank.bins();
     const std::string path = (fs::path(out) / (u.id + ".npy")).string();
-    write_npy(path, f, {frames, fbank.bins()});
+    const int64_t frames =
+        write_features(fbank,
+                       std::span<const float>(audio.samples)
+                           .subspan(static_cast<size_t>(first), static_cast<size_t>(last - first)),
+                       path);
     index += u.id + "\t" + path + "\t" + std::to_string(frames) + "\t" + u.text + "\n";
   }
   write_file_atomic((fs::path(out) / "index.tsv").string(), index);
@@ -89,8 +104,8 @@ int features_of_corpus(const std::string& data, const std::string& out, const Fb
 }  // namespace
 
 int FeaturesCommand::run() const {
-  const Fbank features({.num_mel_bins = bins});
-  if (!data.empty()) return features_of_corpus(data, out, features, max_seconds);
+  const Fbank fbank({.num_mel_bins = bins});
+  if (!data.empty()) return features_of_corpus(data, out, fbank, max_seconds);
   check(!inputs.empty(), "features: give audio files, or --data DIR|MANIFEST");
   const bool one_file = inputs.size() == 1 && fs::path(out).extension() == ".npy";
   if (!one_file) {
@@ -103,15 +118,11 @@ int FeaturesCommand::run() const {
             ".npy in ", out);
     fs::create_directories(out);
   }
-  const Fbank& fbank = features;
   for (const auto& in : inputs) {
-    Audio a = read_audio(in, {.max_seconds = max_seconds});
-    for (float& s : a.samples) s *= 32768.f;  // Kaldi's scale
-    const std::vector<float> f = fbank.compute(a.samples);
-    const int64_t frames = static_cast<int64_t>(f.size()) / fbank.bins();
+    const Audio a = read_kaldi_scaled(in, max_seconds);
     const std::string path =
         one_file ? out : (fs::path(out) / (fs::path(in).stem().string() + ".npy")).string();
-    write_npy(path, f, {frames, fbank.bins()});
+    const int64_t frames = write_features(fbank, a.samples, path);
     std::cout << in << "\t" << path << "\t" << frames << " frames\t" << a.seconds() << " s\n";
   }
   return 0;

@@ -35,11 +35,6 @@ struct BenchRun {
 
 namespace {
 
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
-
 // The CLI11 check of a numeric option's bounds (integer: an integer range)
 template <class V>
 CLI::Validator validator(const Bounds& b) {
@@ -80,7 +75,7 @@ struct FlagAdder {
     CLI::Option* opt = nullptr;
     if constexpr (std::is_enum_v<T>) {
       opt = add_enum_option(app, i.flags, field, i.help);
-    } else if constexpr (is_optional<T>::value) {
+    } else if constexpr (is_optional_v<T>) {
       using V = typename T::value_type;
       if constexpr (std::is_enum_v<V>) {
         opt = add_enum_option(app, i.flags, field, i.help);

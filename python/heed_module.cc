@@ -341,9 +341,8 @@ struct KeywordSetter {
   void option(const OptionInfo& i, T& field) {
     bool negated = false;
     if (!matches(i, negated)) return;
-    if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string> &&
-                  !std::is_same_v<T, std::vector<int64_t>>)
-      field = convert<typename T::value_type>(i);  // an optional one
+    if constexpr (is_optional_v<T>)
+      field = convert<typename T::value_type>(i);
     else
       field = convert<T>(i);
   }

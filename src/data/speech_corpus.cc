@@ -71,14 +71,7 @@ SpeechCorpus read_kaldi_dir(const std::string& dir) {
   if (has_segments)
     for (const auto& [n, line] : numbered_lines(segments)) {
       const std::string where = segments + ":" + std::to_string(n);
-      std::vector<std::string> f;
-      for (size_t i = 0; i < line.size();) {
-        const size_t b = line.find_first_not_of(" \t", i);
-        if (b == std::string::npos) break;
-        const size_t e = line.find_first_of(" \t", b);
-        f.push_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b));
-        i = e == std::string::npos ? line.size() : e;
-      }
+      const std::vector<std::string> f = split_words(line);
       check(f.size() == 4, where, ": expected \"<utterance-id> <recording-id> <start> <end>\"");
       check(recordings.contains(f[1]), where, ": recording ", f[1], " is not in wav.scp");
       const Segment s{f[1], seconds(f[2], where), seconds(f[3], where)};
@@ -92,7 +85,10 @@ SpeechCorpus read_kaldi_dir(const std::string& dir) {
     const std::string where = text + ":" + std::to_string(n);
     auto [id, transcript] = key_and_rest(line);
     check(seen.insert(id).second, where, ": utterance ", id, " is listed twice");
-    Utterance u{.id = id, .text = transcript, .where = where};
+    Utterance u;
+    u.id = id;
+    u.text = transcript;
+    u.where = where;
     if (has_segments) {
       const auto it = segs.find(id);
       check(it != segs.end(), where, ": utterance ", id, " has no line in ", segments);

@@ -15,7 +15,7 @@
 
 namespace heed {
 
-std::vector<float> resample(const std::vector<float>& samples, int rate, int to_rate,
+std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
                             const std::string& what) {
   if (rate == to_rate || samples.empty()) return samples;
   const double ratio = static_cast<double>(to_rate) / rate;
@@ -71,15 +71,18 @@ Audio read_audio(const std::string& path, const AudioOptions& o) {
   a.file_rate = info.samplerate;
   a.file_channels = info.channels;
   a.file_frames = info.frames;
-  std::vector<float> mono(static_cast<size_t>(info.frames));
-  const auto C = static_cast<size_t>(info.channels);
-  for (size_t t = 0; t < mono.size(); ++t) {  // the channels' mean
-    float s = 0;
-    for (size_t c = 0; c < C; ++c) s += interleaved[t * C + c];
-    mono[t] = s / static_cast<float>(C);
+  // the channels' mean, in place (frame t's mean goes to t, after the frames it was read from)
+  const auto C = static_cast<size_t>(info.channels), T = static_cast<size_t>(info.frames);
+  if (C > 1) {
+    for (size_t t = 0; t < T; ++t) {
+      float s = 0;
+      for (size_t c = 0; c < C; ++c) s += interleaved[t * C + c];
+      interleaved[t] = s / static_cast<float>(C);
+    }
+    interleaved.resize(T);
   }
   a.sample_rate = o.sample_rate;
-  a.samples = resample(mono, info.samplerate, o.sample_rate, path);
+  a.samples = resample(std::move(interleaved), info.samplerate, o.sample_rate, path);
   return a;
 }
 

@@ -84,10 +84,13 @@ void register_model_family(const ModelFamily& family) {
   rows().push_back(family);
 }
 
-std::string family_names(ModelRole role) {
+std::string family_names(ModelRole role, bool aliases) {
   std::string s;
   for (const auto& f : rows())
-    if (f.role == role) s += (s.empty() ? "" : " | ") + std::string(f.name);
+    if (f.role == role) {
+      s += (s.empty() ? "" : " | ") + std::string(f.name);
+      if (aliases && !f.alias.empty()) s += " (" + std::string(f.alias) + ")";
+    }
   return s;
 }
 

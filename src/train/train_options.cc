@@ -153,15 +153,9 @@ TrainOutcome train_translation(const TrainOptions& o, const ModelFamily& family,
 
 TrainOutcome train_classification(const TrainOptions& o, const ModelFamily& family,
                                   std::ostream& log) {
-  if (family.role != ModelRole::Classifier) {
-    std::string classifiers;  // "self-attentive | transformer-classifier (transformer) | ..."
-    for (const ModelFamily& f : model_families())
-      if (f.role == ModelRole::Classifier)
-        classifiers += (classifiers.empty() ? "" : " | ") + std::string(f.name) +
-                       (f.alias.empty() ? "" : " (" + std::string(f.alias) + ")");
-    fail("train --task classify: --model ", family.name,
-         " is an encoder-decoder; the classifiers: ", classifiers);
-  }
+  check(family.role == ModelRole::Classifier, "train --task classify: --model ", family.name,
+        " is an encoder-decoder; the classifiers: ",
+        family_names(ModelRole::Classifier, /*aliases=*/true));
   ClassifyTrainConfig c = o.classify;
   static_cast<LoopOptions&>(c) = o.seq2seq;
   if (!o.train_trees.empty() || !o.valid_trees.empty() || !o.test_trees.empty()) {

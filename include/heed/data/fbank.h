@@ -11,7 +11,7 @@
 //                                                           0)
 //   fbank_tm = ln max(E_m, eps)                             eps = FLT_EPSILON
 // The samples on Kaldi's scale: 16-bit values (full scale 32768), as it reads WAV files; heed's
-// audio reader gives [-1, 1), so callers multiply by 32768 (fbank_of_audio does).
+// audio reader gives [-1, 1), so callers multiply by 32768 (heed features does).
 // The FFT is kissfft's (Debian's libkissfft).
 // Leaves out: reading audio (io/audio.h), normalisation and augmentation.
 #pragma once

@@ -28,9 +28,9 @@ struct Audio {
 
 Audio read_audio(const std::string& path, const AudioOptions& options = {});
 
-// Mono samples from `rate` to `to_rate` (libsamplerate, SRC_SINC_BEST_QUALITY); `what` names
-// the source in errors.
-std::vector<float> resample(const std::vector<float>& samples, int rate, int to_rate,
+// Mono samples from `rate` to `to_rate` (libsamplerate, SRC_SINC_BEST_QUALITY; at the same
+// rate, the samples themselves); `what` names the source in errors.
+std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
                             const std::string& what);
 
 }  // namespace heed

@@ -133,7 +133,8 @@ const ModelFamily& config_family(const nlohmann::json& config, std::string_view 
 // The same, which must have `role`: an Error names what the model is and what runs it.
 const ModelFamily& config_family(const nlohmann::json& config, std::string_view dir,
                                  ModelRole role);
-std::string family_names(ModelRole role);  // "rnn | transformer"
+// "rnn | transformer"; with `aliases`, each alias after its name: "conv-classifier (conv)"
+std::string family_names(ModelRole role, bool aliases = false);
 
 // Whether a config.json object is a classifier's (its "model" a classifier family).
 bool is_classifier_config(const nlohmann::json& config);

@@ -92,6 +92,12 @@ struct Bounds {
 // An Error "FLAG: Value V not in range LO to HI" (the command line's words) when v is out.
 void check_bounds(std::string_view flag, const Bounds& bounds, double v);
 
+// Whether an option's field is optional (unset: the family's default), for the visitors.
+template <class T>
+inline constexpr bool is_optional_v = false;
+template <class T>
+inline constexpr bool is_optional_v<std::optional<T>> = true;
+
 struct OptionInfo {
   const char* flags;  // "--name", or "--name,!--negation" for a switch
   std::string help;
