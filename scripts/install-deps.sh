@@ -3,7 +3,9 @@
 # Called first by `make`, `make test`, `make demo` and `make bench`, so each works on a fresh machine.
 # Optional parts, named as arguments, add their packages: `clang` (clang, libFuzzer and LLVM's
 # OpenMP runtime, for `make fuzz` and `make test-tsan`); `torchaudio` (Debian's python3-torchaudio,
-# about 250 packages with PyTorch: the Python test of `heed features` against its Kaldi fbank).
+# about 250 packages with PyTorch: the Python test of `heed features` against its Kaldi fbank);
+# `speech-corpus` (espeak-ng's and flite's libraries and festival with its kal voice: the
+# speech synthesisers of tools/spoken_corpus.cc and scripts/make-spoken-corpus.sh).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev libcpp-httplib-dev
@@ -16,7 +18,9 @@ for part in "$@"; do
   case $part in
     clang) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
     torchaudio) pkgs+=(python3-torchaudio) ;;
-    *) echo "install-deps.sh: unknown part '$part' (known: clang, torchaudio)" >&2; exit 2 ;;
+    speech-corpus) pkgs+=(libespeak-ng-dev flite1-dev festival festvox-kallpc16k festlex-cmu) ;;
+    *) echo "install-deps.sh: unknown part '$part' (known: clang, torchaudio, speech-corpus)" >&2
+       exit 2 ;;
   esac
 done
 missing=()

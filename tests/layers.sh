@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The layer check: no file includes a header of a higher layer. The order is that of
 # docs/ARCHITECTURE.md, bottom to top; a folder's headers (include/heed/<layer>/) and sources
-# (src/<layer>/) are its layer, then python/ (the package: the library, never the command line)
-# and, on top, cli/. Run by ctest (and by hand): layers.sh SOURCE_DIR
+# (src/<layer>/) are its layer, then python/ (the package: the library, never the command line),
+# cli/ and, on top, tools/ (programs beside heed). Run by ctest (and by hand): layers.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-order=(util tensor kernels autograd nn io data metrics models decode viz dist train bench serve python cli)
+order=(util tensor kernels autograd nn io data metrics models decode viz dist train bench serve python cli tools)
 declare -A rank
 for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
 bad=0
@@ -14,6 +14,7 @@ while IFS= read -r file; do
     include/heed/*/*) layer=${file#include/heed/}; layer=${layer%%/*} ;;
     src/*/*) layer=${file#src/}; layer=${layer%%/*} ;;
     cli/*) layer=cli ;;
+    tools/*) layer=tools ;;
     python/*) layer=python ;;
     *) continue ;;
   esac
@@ -36,8 +37,8 @@ while IFS= read -r file; do
       fi
     done < <(grep -n '^#include "[a-z_]*\.h"' "$file")
   fi
-done < <(git ls-files --cached --others --exclude-standard 'include/heed/*.h' 'src/*.cc' 'src/*.h' 'cli/*.cc' 'cli/*.h' 'python/*.cc' 2>/dev/null ||
-         find include src cli python -name '*.h' -o -name '*.cc')
+done < <(git ls-files --cached --others --exclude-standard 'include/heed/*.h' 'src/*.cc' 'src/*.h' 'cli/*.cc' 'cli/*.h' 'python/*.cc' 'tools/*.cc' 2>/dev/null ||
+         find include src cli python tools -name '*.h' -o -name '*.cc')
 if [ "$bad" -ne 0 ]; then
   echo "layer order (bottom to top): ${order[*]}" >&2
   exit 1

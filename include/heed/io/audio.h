@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace heed {
@@ -27,10 +29,23 @@ struct Audio {
 };
 
 Audio read_audio(const std::string& path, const AudioOptions& options = {});
+// The same from a file's bytes in memory (an HTTP request's body); `name` names it in errors.
+Audio read_audio_bytes(std::string_view bytes, const std::string& name,
+                       const AudioOptions& options = {});
 
-// Mono samples from `rate` to `to_rate` (libsamplerate, SRC_SINC_BEST_QUALITY; at the same
-// rate, the samples themselves); `what` names the source in errors.
+// libsamplerate's sinc converters: best (SRC_SINC_BEST_QUALITY, what read_audio uses) or
+// medium (SRC_SINC_MEDIUM_QUALITY: about 4x faster, for synthesised speech).
+enum class ResampleQuality { best, medium };
+
+// Mono samples from `rate` to `to_rate` (at the same rate, the samples themselves); `what`
+// names the source in errors.
 std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
-                            const std::string& what);
+                            const std::string& what,
+                            ResampleQuality quality = ResampleQuality::best);
+
+// A 16-bit PCM mono WAV file of samples in [-1, 1) (clipped beyond), written atomically
+// (io/files.h); its bytes alone by wav_bytes.
+std::string wav_bytes(std::span<const float> samples, int rate);
+void write_wav(const std::string& path, std::span<const float> samples, int rate);
 
 }  // namespace heed

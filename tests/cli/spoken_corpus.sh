@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# heed-spoken-corpus (tools/spoken_corpus.cc) as scripts/make-spoken-corpus.sh runs it: two shards
+# and a merge give the manifest, utt2spk and timings of every line; its WAVs are 16 kHz audio heed
+# reads; the same seed gives the same bytes whatever the shards; a deleted utterance is made again
+# identically (resume); the test part is read by festival (an engine training never hears) and
+# dev and test by no training speaker; an empty line and a bad --shard are errors naming them.
+# Run by ctest when the tool is built: spoken_corpus.sh TOOL HEED
+set -euo pipefail
+tool=$1 heed=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+printf '%s\n' "Two young, White males are outside." "A girl in a pink dress." \
+  "Five people sit on a bench." "A dog runs." > "$work/text"
+
+for k in 0 1; do "$tool" --text "$work/text" --part train --out "$work/a" --shard "$k/2"; done
+"$tool" --text "$work/text" --part train --out "$work/a" --merge 2> /dev/null
+[ "$(wc -l < "$work/a/train.tsv")" = 4 ] || fail "train.tsv: $(cat "$work/a/train.tsv")"
+[ "$(wc -l < "$work/a/train.align.jsonl")" = 4 ] || fail "timings"
+[ "$(wc -l < "$work/a/train.utt2spk")" = 4 ] || fail "utt2spk"
+head -1 "$work/a/train.tsv" | grep -q $'^wav/train-000001.wav\tTwo young, White males are outside.$' ||
+  fail "manifest line: $(head -1 "$work/a/train.tsv")"
+# heed reads every utterance of the manifest
+"$heed" features --data "$work/a/train.tsv" --out "$work/feats" > /dev/null
+[ "$(wc -l < "$work/feats/index.tsv")" = 4 ] || fail "features of the corpus"
+# the timings: words in order, each start <= end, within the audio
+python3 - "$work/a/train.align.jsonl" <<'PY' || fail "timings"
+import json, sys
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    assert j["words"], j["id"]
+    last = 0.0
+    for w in j["words"]:
+        assert last - 1e-3 <= w["start"] <= w["end"] <= j["seconds"] + 1e-3, (j["id"], w)
+        last = w["start"]
+    assert [w["word"].lower().strip(",.") for w in j["words"]][:2] != [], j
+PY
+# one shard gives the same bytes as two; a deleted utterance comes back identical
+"$tool" --text "$work/text" --part train --out "$work/b" 2> /dev/null
+for f in "$work"/a/wav/*.wav; do cmp -s "$f" "$work/b/wav/$(basename "$f")" || fail "$f differs"; done
+cmp -s "$work/a/train.tsv" "$work/b/train.tsv" || fail "manifests differ"
+rm "$work/b/wav/train-000003.wav"
+"$tool" --text "$work/text" --part train --out "$work/b" 2> /dev/null
+cmp -s "$work/a/wav/train-000003.wav" "$work/b/wav/train-000003.wav" || fail "resumed utterance differs"
+# dev and test: no training speaker; test reads with festival when it is installed
+"$tool" --text "$work/text" --part dev --out "$work/a" 2> /dev/null
+if command -v festival > /dev/null; then
+  "$tool" --text "$work/text" --part test --out "$work/a" --seed 3 2> /dev/null
+  cut -d' ' -f2 "$work/a/test.utt2spk" | grep -q '^festival:' ||
+    echo "note: no festival utterance among 4 test lines (seeded draw)" >&2
+  if sort -u <(cut -d' ' -f2 "$work/a/train.utt2spk") | grep -qxFf <(cut -d' ' -f2 "$work/a/test.utt2spk"); then
+    fail "a test speaker reads training"
+  fi
+fi
+if sort -u <(cut -d' ' -f2 "$work/a/train.utt2spk") | grep -qxFf <(cut -d' ' -f2 "$work/a/dev.utt2spk"); then
+  fail "a dev speaker reads training"
+fi
+# refusals
+printf 'one\n\nthree\n' > "$work/bad"
+if "$tool" --text "$work/bad" --part train --out "$work/c" 2> "$work/err"; then fail "empty line: exit 0"; fi
+grep -q "bad:2: an empty line" "$work/err" || fail "empty line: $(cat "$work/err")"
+if "$tool" --text "$work/text" --part train --out "$work/c" --shard 2/2 2> "$work/err"; then
+  fail "--shard 2/2: exit 0"
+fi
+grep -q -- "--shard: '2/2'" "$work/err" || fail "--shard: $(cat "$work/err")"
+echo "spoken_corpus: ok"
