@@ -446,8 +446,17 @@ class TrainingRun {
           " (a learning rate too high?); nothing of this step was saved: the checkpoint in ", ckpt_,
           " and the best model are as they were");
     if (!mine_.empty()) g_.backward(b.loss);
-    sync_.reduce(params_, static_cast<float>(share_of_loss));    // the global batch's gradient
-    opt_.step(rate(), clip_scale(grad_norm(params_), o_.clip));  // clipped inside the update
+    sync_.reduce(params_, static_cast<float>(share_of_loss));  // the global batch's gradient
+    const double norm = grad_norm(params_);
+    if (std::isfinite(norm)) {
+      opt_.step(rate(), clip_scale(norm, o_.clip));  // clipped inside the update
+      skipped_in_a_row_ = 0;
+    } else {
+      // an overflowed gradient would turn every weight to NaN (clipping scales inf to 0 x inf):
+      // the update is skipped, as fairseq and ESPnet do, and said; a run that keeps overflowing
+      // stops with its checkpoint as it was (every rank sees the same summed norm)
+      skip_update(norm);
+    }
     g_.clear();
     ++state_.step;
     result_.run_steps += 1;
@@ -456,6 +465,28 @@ class TrainingRun {
     result_.step_flops += kernels::product_flops() - flops_before;
     result_.comm_seconds += comm_.seconds() - comm_before;
     return {l, b.tokens};
+  }
+
+  // A step whose gradient is not finite: no update, its gradients cleared, the parameter that
+  // overflowed first named on the log; 20 such steps in a row end the run.
+  void skip_update(double norm) {
+    std::string where;
+    for (Parameter* p : params_.all()) {
+      if (where.empty() && !std::isfinite(p->grad_sum_squares())) where = p->name;
+      p->zero_grad();
+    }
+    ++skipped_in_a_row_;
+    ++result_.skipped_updates;
+    log_ << "step " << state_.step + 1 << ": the gradient's norm is " << norm << " (first in "
+         << where << "); update skipped\n"
+         << std::flush;
+    check(skipped_in_a_row_ < 20,
+          "training: 20 steps in a row with a gradient that is not "
+          "finite (to step ",
+          state_.step + 1,
+          "; a learning rate too "
+          "high?); the checkpoint in ",
+          ckpt_, " is as it was");
   }
 
   // The progress line: the epoch's batches, the loss's moving average, the rate, time and ETA.
@@ -565,6 +596,7 @@ class TrainingRun {
   int64_t start_step_ = 0;
   bool out_of_time_ = false;
   std::vector<size_t> mine_;  // this rank's examples of the step
+  int skipped_in_a_row_ = 0;  // updates skipped for a gradient that was not finite
 };
 
 }  // namespace

@@ -106,8 +106,9 @@ struct LoopResult {
   double step_seconds = 0;
   double step_flops = 0;
   std::string token_name;
-  int64_t params = 0;       // the model's parameter count
-  double comm_seconds = 0;  // this rank's seconds inside collectives during the steps
+  int64_t params = 0;           // the model's parameter count
+  double comm_seconds = 0;      // this rank's seconds inside collectives during the steps
+  int64_t skipped_updates = 0;  // steps whose gradient was not finite (no update made)
 };
 
 // LoopOptions::data's "fingerprints": each named file's size and content hash
