@@ -86,6 +86,7 @@ int run(int argc, char** argv) {
   heed::cli::ReportCommand report;
   heed::cli::LmCommand lm;
   heed::cli::FeaturesCommand features;
+  heed::cli::TranscribeCommand transcribe;
   heed::cli::ServeCommand serve;
   demo.add(app, threads);
   train.add(app, threads);
@@ -99,6 +100,7 @@ int run(int argc, char** argv) {
   report.add(app, threads);
   lm.add(app);
   features.add(app);
+  transcribe.add(app, threads);
   serve.add(app, threads);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") +
@@ -148,6 +150,7 @@ int run(int argc, char** argv) {
   if (*report.app) rc = report.run();
   if (*lm.app) rc = lm.run();
   if (*features.app) rc = features.run();
+  if (*transcribe.app) rc = transcribe.run();
   if (*serve.app) rc = serve.run();
   heed::cli::check_stdout();
   return rc;

@@ -13,9 +13,14 @@ namespace heed::cli {
 
 std::span<const Named<Workload>> names(Workload) {
   static constexpr Named<Workload> kNames[] = {
-      {Workload::RnnSeq2Seq, "rnn-seq2seq"}, {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
-      {Workload::Attention, "attention"},    {Workload::Ctc, "ctc"},
-      {Workload::Monotonic, "monotonic"},    {Workload::Conv, "conv"}};
+      {Workload::RnnSeq2Seq, "rnn-seq2seq"},
+      {Workload::TransformerSeq2Seq, "transformer-seq2seq"},
+      {Workload::Attention, "attention"},
+      {Workload::Ctc, "ctc"},
+      {Workload::Monotonic, "monotonic"},
+      {Workload::Conv, "conv"},
+      {Workload::Asr, "asr"},
+      {Workload::Features, "features"}};
   return kNames;
 }
 
@@ -33,7 +38,10 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "rnn-seq2seq (bahdanau_seq2seq.py's workload) | transformer-seq2seq "
                   "(transformer_seq2seq.py's) | attention (attention_bench.py's) | ctc "
                   "(ctc_bench.py's) | monotonic (monotonic_bench.py's) | conv (conv_bench.py's: "
-                  "kim_cnn and tcn) | train: `heed bench train [heed train's flags and --config "
+                  "kim_cnn and tcn) | asr (asr_bench.py's features and ctc parts: Kaldi "
+                  "filterbanks, a conv-subsampled 3-layer BiLSTM-CTC's training and greedy "
+                  "decoding) | features (asr --only features) | train: `heed bench train [heed "
+                  "train's flags and --config "
                   "recipes]` is `heed train --bench`, any recipe on its data for --max-minutes. "
                   "Every line names the CPU and the GEMM rates measured at its start")
       ->required();
@@ -95,8 +103,18 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--src-lens", monotonic.src_lens,
                   "monotonic: comma-separated source lengths (one line each)")
       ->capture_default_str();
-  app->add_option("--only", conv.only, "conv: kim or tcn alone")
-      ->check(CLI::IsMember({"kim", "tcn"}));
+  app->add_option("--only", only,
+                  "conv: kim or tcn alone; asr: a comma list of its parts, features and ctc "
+                  "(default both)");
+  app->add_option("--n", asr.n, "asr, features: utterances of white noise per rep")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--asr-reps", asr.reps, "asr: timed repeats of features and of decoding")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app->add_option("--utt-s", asr.utt_s, "asr: decoding utterance length, seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 600.0));
   app->add_option("--channels", conv.channels, "conv, tcn: channels C")->capture_default_str();
   app->add_option("--kernel", conv.kernel, "conv, tcn: kernel width k")->capture_default_str();
   app->add_option("--layers", conv.layers, "conv, tcn: blocks L (dilation 2^(l mod 8))")
@@ -154,7 +172,23 @@ int BenchCommand::run() const {
     return 0;
   }
   if (workload == Workload::Conv) {
-    run_conv_bench(with_shared_flags(conv), std::cout);
+    ConvBenchOptions c = conv;
+    check(only.empty() || only == "kim" || only == "tcn", "bench conv: --only ", only,
+          ": kim or tcn");
+    c.only = only;
+    run_conv_bench(with_shared_flags(c), std::cout);
+    return 0;
+  }
+  if (workload == Workload::Asr || workload == Workload::Features) {
+    AsrBenchOptions a = with_shared_flags(asr);
+    if (workload == Workload::Features) {
+      check(only.empty() || only == "features", "bench features: --only ", only,
+            " (features is asr --only features)");
+      a.only = "features";
+    } else if (!only.empty()) {
+      a.only = only;
+    }
+    run_asr_bench(a, std::cout);
     return 0;
   }
   AttentionBenchOptions a = attention;

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "heed/bench/asr_bench.h"
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/conv_bench.h"
 #include "heed/bench/ctc_bench.h"
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
+#include "heed/decode/recognizer.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
 #include "heed/serve/server.h"
@@ -103,8 +105,8 @@ struct DemoCommand {
   int run() const;
 };
 
-enum class Metric { Bleu, Chrf, Wer, Per, Acc, Latency };
-std::span<const Named<Metric>> names(Metric);  // "bleu" | "chrf" | "wer" | "per" | "acc" | ...
+enum class Metric { Bleu, Chrf, Wer, Cer, Per, Acc, Latency };
+std::span<const Named<Metric>> names(Metric);  // "bleu" | "chrf" | "wer" | "cer" | "per" | ...
 
 // BLEU's tokenisation: none (the text as given, multi-bleu.perl) or sacreBLEU's 13a.
 enum class BleuTokenize { None, Intl13a };
@@ -116,6 +118,7 @@ struct ScoreCommand {
   std::string hyp;                // the hypothesis file ("-": stdin)
   BleuTokenize tokenize = BleuTokenize::None;
   bool lowercase = false;     // BLEU: case-insensitive
+  bool normalise = false;     // WER/CER of transcripts: data/transcript.h on both sides
   bool json = false;          // one JSON object instead of the human line
   std::string by_src_length;  // BLEU/chrF per source-length bucket of this source file
   std::vector<int> buckets = {10, 20, 30, 40};  // upper edges (words) of the length buckets
@@ -183,6 +186,18 @@ struct FeaturesCommand {
   int run() const;
 };
 
+struct TranscribeCommand {
+  std::string model;
+  std::vector<std::string> inputs;  // audio, manifests, Kaldi directories (none: stdin)
+  RecognizeOptions options;
+  std::string lm;             // an ARPA file
+  DecodeOverrides overrides;  // --ctc-weight
+  double max_seconds = 3600;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent, int& threads);
+  int run() const;
+};
+
 struct LmCommand {
   std::string train;  // CMUdict (its pronunciations) or text (every line)
   CorpusFormat format = CorpusFormat::Auto;
@@ -246,7 +261,16 @@ struct ServeCommand {
 };
 
 // `heed bench`'s workloads, those of ../shared/bench/pytorch.
-enum class Workload { RnnSeq2Seq, TransformerSeq2Seq, Attention, Ctc, Monotonic, Conv };
+enum class Workload {
+  RnnSeq2Seq,
+  TransformerSeq2Seq,
+  Attention,
+  Ctc,
+  Monotonic,
+  Conv,
+  Asr,
+  Features
+};
 std::span<const Named<Workload>> names(Workload);
 
 struct BenchCommand {
@@ -256,6 +280,8 @@ struct BenchCommand {
   CtcBenchOptions ctc;
   MonotonicBenchOptions monotonic;
   ConvBenchOptions conv;
+  AsrBenchOptions asr;
+  std::string only;  // conv: kim | tcn; asr: its parts
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

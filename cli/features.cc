@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "heed/data/fbank.h"
 #include "heed/data/speech_corpus.h"
+#include "heed/data/speech_features.h"
 #include "heed/io/audio.h"
 #include "heed/io/files.h"
 #include "heed/io/npy.h"
@@ -48,13 +49,6 @@ void FeaturesCommand::add(CLI::App& parent) {
 
 namespace {
 
-// A file's samples on Kaldi's 16-bit scale.
-Audio read_kaldi_scaled(const std::string& path, double max_seconds) {
-  Audio a = read_audio(path, {.max_seconds = max_seconds});
-  for (float& s : a.samples) s *= 32768.f;
-  return a;
-}
-
 // The features of `samples` as a [frames, bins] .npy file; the frames.
 int64_t write_features(const Fbank& fbank, std::span<const float> samples,
                        const std::string& path) {
@@ -80,19 +74,8 @@ int features_of_corpus(const std::string& data, const std::string& out, const Fb
       audio = read_kaldi_scaled(u.path, max_seconds);
       last_path = u.path;
     }
-    const auto n = static_cast<int64_t>(audio.samples.size());
-    const auto first = static_cast<int64_t>(std::llround(u.start * audio.sample_rate));
-    int64_t last = u.end < 0 ? n : static_cast<int64_t>(std::llround(u.end * audio.sample_rate));
-    // an end within 10 ms past the recording is its end (rounding of times written by tools)
-    if (last > n && last - n <= audio.sample_rate / 100) last = n;
-    check(first < last && last <= n, u.where, ": utterance ", u.id, " spans [", u.start, ", ",
-          u.end, "] s of ", u.path, ", which holds ", audio.seconds(), " s");
     const std::string path = (fs::path(out) / (u.id + ".npy")).string();
-    const int64_t frames =
-        write_features(fbank,
-                       std::span<const float>(audio.samples)
-                           .subspan(static_cast<size_t>(first), static_cast<size_t>(last - first)),
-                       path);
+    const int64_t frames = write_features(fbank, utterance_samples(audio, u), path);
     index += u.id + "\t" + path + "\t" + std::to_string(frames) + "\t" + u.text + "\n";
   }
   write_file_atomic((fs::path(out) / "index.tsv").string(), index);

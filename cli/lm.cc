@@ -6,7 +6,9 @@
 
 #include "commands.h"
 #include "heed/data/corpus.h"
+#include "heed/data/speech_corpus.h"
 #include "heed/data/text.h"
+#include "heed/data/transcript.h"
 #include "heed/train/kneser_ney.h"
 #include "heed/util/error.h"
 
@@ -21,12 +23,15 @@ void LmCommand::add(CLI::App& parent) {
                   "Training text: a CMUdict file (its pronunciations are the sentences) or one "
                   "sentence per line (use the training targets only)")
       ->required()
-      ->check(CLI::ExistingFile);
-  app->add_option("--format", format, "cmudict | text (default: by the file's first line)")
+      ->check(CLI::ExistingPath);
+  app->add_option("--format", format,
+                  "cmudict | text | audio (a speech manifest or Kaldi data directory: its "
+                  "normalised transcripts; default: by the file's first line)")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, CorpusFormat>{{"auto", CorpusFormat::Auto},
                                               {"cmudict", CorpusFormat::Cmudict},
-                                              {"text", CorpusFormat::Parallel}}));
+                                              {"text", CorpusFormat::Parallel},
+                                              {"audio", CorpusFormat::Audio}}));
   add_enum_option(*app, "--units", units,
                   "Units of a sentence: word (split at spaces; CMUdict phones) or char (spm: not "
                   "supported)");
@@ -43,7 +48,13 @@ int LmCommand::run() const {
   auto add = [&](const std::string& s) {
     sentences.push_back(units == Units::Char ? split_chars(s) : split_words(s));
   };
-  if (f == CorpusFormat::Cmudict) {
+  if (f == CorpusFormat::Audio) {  // a speech corpus: its transcripts as a recognizer reads them
+    check(units == Units::Char,
+          "lm: a speech corpus' transcripts are modelled in characters "
+          "(--units char), the units of a recognizer");
+    for (const Utterance& u : read_speech_corpus(train).utterances)
+      add(normalise_transcript(u.text));
+  } else if (f == CorpusFormat::Cmudict) {
     for (const SentencePair& p : read_corpus(f, train, "", {}).pairs) add(p.tgt);
   } else {
     for (const std::string& line : read_lines(train)) add(line);

@@ -3,6 +3,7 @@
 // Leaves out: the metrics themselves (metrics/).
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <tuple>
@@ -12,7 +13,9 @@
 #include "commands.h"
 #include "heed/data/corpus.h"
 #include "heed/data/labeled.h"
+#include "heed/data/speech_corpus.h"
 #include "heed/data/text.h"
+#include "heed/data/transcript.h"
 #include "heed/metrics/latency.h"
 #include "heed/metrics/metrics.h"
 #include "heed/util/error.h"
@@ -52,17 +55,21 @@ std::span<const Named<BleuTokenize>> names(BleuTokenize) {
 }
 
 std::span<const Named<Metric>> names(Metric) {
-  static constexpr Named<Metric> kNames[] = {{Metric::Bleu, "bleu"}, {Metric::Chrf, "chrf"},
-                                             {Metric::Wer, "wer"},   {Metric::Per, "per"},
-                                             {Metric::Acc, "acc"},   {Metric::Latency, "latency"}};
+  static constexpr Named<Metric> kNames[] = {{Metric::Bleu, "bleu"},      {Metric::Chrf, "chrf"},
+                                             {Metric::Wer, "wer"},        {Metric::Cer, "cer"},
+                                             {Metric::Per, "per"},        {Metric::Acc, "acc"},
+                                             {Metric::Latency, "latency"}};
   return kNames;
 }
 
 void ScoreCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("score", "Score a hypothesis file against references");
   add_enum_option(*app, "--metric", metric,
-                  "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/per: G2P word and "
-                  "phone error rates (--ref/--hyp in CMUdict format, a word's lines are its "
+                  "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/cer: word and "
+                  "character error rates of transcripts, corpus-level (edits / reference words or "
+                  "characters, spaces counted; --ref may be a speech manifest or Kaldi data "
+                  "directory, whose transcripts are the references; see --normalise); wer/per "
+                  "with a CMUdict --ref: G2P word and phone error rates (a word's lines are its "
                   "alternative pronunciations); acc: classification accuracy and confusion matrix "
                   "(the first field of each line is its label, so an SST file and `heed "
                   "classify` output compare directly); latency: AL, AP and DAL of online decoding "
@@ -76,6 +83,12 @@ void ScoreCommand::add(CLI::App& parent) {
                   "BLEU tokenisation: none (tokenised text, as multi-bleu.perl) or 13a "
                   "(sacreBLEU's, on detokenised text; adds its signature)");
   app->add_flag("--lowercase", lowercase, "BLEU: lowercase both sides first");
+  app->add_flag("--normalise", normalise,
+                "wer/cer of transcripts: normalise both sides first as heed's recognizers are "
+                "trained (lower case; accented Latin-1 letters to their base; curly quotes to "
+                "the apostrophe; every other character but a-z and the apostrophe a space; "
+                "spaces collapsed). Without it the lines are compared as given (words split at "
+                "whitespace)");
   app->add_flag("--json", json, "Print one JSON object instead of the human-readable line");
   app->add_option("--by-src-length", by_src_length,
                   "Source file (line-parallel): also score each source-length bucket, to see how "
@@ -114,6 +127,33 @@ int ScoreCommand::run() const {
     AccuracyScore s = accuracy(r, h);
     line = s.str();
     out = {{"metric", "acc"}, {"score", s.accuracy}, {"n", s.n}, {"confusion", s.confusion}};
+  } else if (metric == Metric::Cer || (metric == Metric::Wer && !refs.empty() &&
+                                       (std::filesystem::is_directory(refs.front()) ||
+                                        detect_format(refs.front()) != CorpusFormat::Cmudict))) {
+    check(refs.size() == 1, name_of(metric), " takes one reference file");
+    std::vector<std::string> r;
+    if (std::filesystem::is_directory(refs.front()) ||
+        detect_format(refs.front()) == CorpusFormat::Audio) {
+      for (const Utterance& u : read_speech_corpus(refs.front()).utterances) r.push_back(u.text);
+    } else {
+      r = lines_of(refs.front());
+    }
+    std::vector<std::string> h = lines_of(hyp);
+    check(h.size() == r.size(), "score: ", hyp, " has ", h.size(), " lines but ", refs.front(),
+          " has ", r.size(), " transcripts");
+    if (normalise) {
+      for (auto& x : h) x = normalise_transcript(x);
+      for (auto& x : r) x = normalise_transcript(x);
+    }
+    const bool words = metric == Metric::Wer;
+    const ErrorRate e = words ? word_error_rate(h, r) : char_error_rate(h, r);
+    line = e.str(words ? "WER" : "CER") +
+           (normalise ? "  (normalised: lower case a-z, apostrophe, space)" : "  (as given)");
+    out = {{"metric", words ? "wer" : "cer"},
+           {"score", e.percent()},
+           {"edits", e.edits},
+           {"length", e.length},
+           {"normalised", normalise}};
   } else if (metric == Metric::Wer || metric == Metric::Per) {
     check(refs.size() == 1, "wer/per take one reference file (alternatives are its lines)");
     std::map<std::string, std::string> hyps;

@@ -23,7 +23,9 @@
 
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
+#include "heed/decode/recognizer.h"
 #include "heed/decode/translator.h"
+#include "heed/io/audio.h"
 #include "heed/io/files.h"
 #include "heed/kernels/parallel.h"
 #include "heed/train/train_options.h"
@@ -238,6 +240,76 @@ class PyClassifier {
 
  private:
   std::unique_ptr<Classifier> classifier_;
+};
+
+// A speech recognizer (decode/recognizer.h): audio as file paths (any format libsndfile reads,
+// resampled to 16 kHz mono) or float arrays of 16 kHz samples in [-1, 1).
+class PyRecognizer {
+ public:
+  PyRecognizer(const std::string& dir, int threads, const std::string& lm) {
+    require_directories({dir});
+    check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
+    if (threads > 0) set_threads(threads);
+    py::gil_scoped_release release;
+    recognizer_ = std::make_unique<Recognizer>(dir);
+    if (!lm.empty()) recognizer_->load_lm(lm);
+  }
+
+  py::list transcribe(const py::list& audio, int beam, int n_best, double lm_weight,
+                      double lm_bonus, bool timestamps, int64_t batch_size) const {
+    check(beam >= 1 && n_best >= 1 && n_best <= beam, "transcribe: beam ", beam, " and n_best ",
+          n_best, " (1 <= n_best <= beam)");
+    check(batch_size >= 1, "batch_size must be >= 1, got ", batch_size);
+    std::vector<std::vector<float>> samples;
+    for (const py::handle& item : audio) {
+      if (py::isinstance<py::str>(item) || py::hasattr(item, "__fspath__")) {
+        const std::string path = py::str(py::module_::import("os").attr("fspath")(item));
+        samples.push_back(read_audio(path).samples);
+      } else {
+        const auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(item);
+        check(a && a.ndim() == 1,
+              "transcribe: each audio is a path or a 1-D array of 16 kHz "
+              "samples");
+        samples.emplace_back(a.data(), a.data() + a.size());
+      }
+    }
+    std::vector<std::vector<Transcript>> out;
+    {
+      py::gil_scoped_release release;
+      out = recognizer_->transcribe({samples.begin(), samples.end()}, {.beam = beam,
+                                                                       .n_best = n_best,
+                                                                       .lm_weight = lm_weight,
+                                                                       .lm_bonus = lm_bonus,
+                                                                       .timestamps = timestamps,
+                                                                       .batch = batch_size});
+    }
+    py::list result;
+    for (const auto& n : out) {
+      py::list hyps;
+      for (const Transcript& t : n) {
+        py::dict d;
+        d["text"] = t.text;
+        d["log_prob"] = t.log_prob;
+        if (timestamps) {
+          py::list words;
+          for (const WordTime& w : t.words) {
+            py::dict wd;
+            wd["word"] = w.word;
+            wd["start"] = w.start;
+            wd["end"] = w.end;
+            words.append(wd);
+          }
+          d["words"] = words;
+        }
+        hyps.append(d);
+      }
+      result.append(hyps);
+    }
+    return result;
+  }
+
+ private:
+  std::unique_ptr<Recognizer> recognizer_;
 };
 
 // The options a call gave, checked as every caller's are (decode/limits.h; errors name them).
@@ -550,6 +622,16 @@ PYBIND11_MODULE(_heed, m) {
            "Labels, class probabilities and, with return_attention, the hops' attention of "
            "each sentence, in input order.")
       .def_property_readonly("num_classes", &PyClassifier::num_classes);
+
+  py::class_<PyRecognizer>(m, "Recognizer")
+      .def(py::init<const std::string&, int, const std::string&>(), py::arg("model_dir"),
+           py::kw_only(), py::arg("threads") = 0, py::arg("lm") = "")
+      .def("transcribe", &PyRecognizer::transcribe, py::arg("audio"), py::kw_only(),
+           py::arg("beam") = 1, py::arg("n_best") = 1, py::arg("lm_weight") = 0.5,
+           py::arg("lm_bonus") = 0.0, py::arg("timestamps") = false, py::arg("batch_size") = 16,
+           "Per audio (a file path, or a 1-D float array of 16 kHz samples in [-1, 1)), its "
+           "n_best transcripts, best first: dicts of text, log_prob and, with timestamps, words "
+           "[{word, start, end}] in seconds. The same as `heed transcribe`.");
 
   m.def("train", &heed::python::train, py::arg("options"), py::arg("threads") = 0,
         "Trains as `heed train` does on a dict of its options (flag names, without dashes); "

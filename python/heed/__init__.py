@@ -25,8 +25,8 @@ from . import _heed
 from ._heed import Prediction, ScoringResult, TranslationResult
 
 __version__ = _heed.__version__
-__all__ = ["Translator", "Classifier", "TranslationResult", "ScoringResult", "Prediction",
-           "train", "__version__"]
+__all__ = ["Translator", "Classifier", "Recognizer", "TranslationResult", "ScoringResult",
+           "Prediction", "train", "__version__"]
 
 
 class Translator(_heed.Translator):
@@ -82,6 +82,22 @@ class Classifier(_heed.Classifier):
         if isinstance(model_dirs, (str, os.PathLike)):
             model_dirs = [model_dirs]
         super().__init__([os.fspath(d) for d in model_dirs], threads=threads)
+
+
+class Recognizer(_heed.Recognizer):
+    """A speech recognizer (`heed train --format audio`), loaded once for many transcriptions.
+
+    model_dir: the recognizer's directory. lm: an ARPA n-gram model of its output units
+    (`heed lm --format audio`), used by the beam search (beam >= 2).
+    transcribe(audio, *, beam=1, n_best=1, lm_weight=0.5, lm_bonus=0.0, timestamps=False,
+    batch_size=16) -> per audio (a path, or a 1-D float array of 16 kHz samples in [-1, 1)),
+    its n_best transcripts as dicts: text, log_prob, and with timestamps words [{word, start,
+    end}] in seconds; what `heed transcribe` prints.
+    """
+
+    def __init__(self, model_dir: Union[str, os.PathLike], *, threads: int = 0,
+                 lm: Union[str, os.PathLike] = "") -> None:
+        super().__init__(os.fspath(model_dir), threads=threads, lm=os.fspath(lm))
 
 
 def train(config: Union[str, os.PathLike, Mapping[str, object], None] = None, *,

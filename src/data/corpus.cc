@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
 #include <string_view>
 #include <unordered_map>
 
+#include "heed/data/speech_corpus.h"
 #include "heed/data/text.h"
 #include "heed/util/error.h"
 
@@ -106,9 +108,13 @@ Corpus read_cmudict(const std::string& path) {
 }
 
 CorpusFormat detect_format(const std::string& path) {
+  if (std::filesystem::is_directory(path) &&
+      std::filesystem::exists(std::filesystem::path(path) / "wav.scp"))
+    return CorpusFormat::Audio;
   std::vector<std::string> lines = read_lines(path);
   const std::string& first = lines.front();
-  if (first.find('\t') != std::string::npos) return CorpusFormat::Tsv;
+  if (const size_t tab = first.find('\t'); tab != std::string::npos)
+    return has_audio_extension(first.substr(0, tab)) ? CorpusFormat::Audio : CorpusFormat::Tsv;
   std::string w, p;
   if (parse_cmudict_line(first, &w, &p)) return CorpusFormat::Cmudict;
   return CorpusFormat::Parallel;
@@ -118,7 +124,8 @@ std::span<const Named<CorpusFormat>> names(CorpusFormat) {
   static constexpr Named<CorpusFormat> kNames[] = {{CorpusFormat::Auto, "auto"},
                                                    {CorpusFormat::Parallel, "parallel"},
                                                    {CorpusFormat::Tsv, "tsv"},
-                                                   {CorpusFormat::Cmudict, "cmudict"}};
+                                                   {CorpusFormat::Cmudict, "cmudict"},
+                                                   {CorpusFormat::Audio, "audio"}};
   return kNames;
 }
 
@@ -137,6 +144,8 @@ Corpus read_corpus(CorpusFormat format, const std::string& src_path, const std::
       return read_tsv(src_path, columns.src, columns.tgt);
     case CorpusFormat::Cmudict:
       return read_cmudict(src_path);
+    case CorpusFormat::Audio:
+      fail(src_path, ": a speech corpus is read by data/speech_corpus.h, not as text");
     case CorpusFormat::Auto:
       break;
   }

@@ -1,6 +1,8 @@
 // Kaldi data directories and TSV manifests (see the header).
 #include "heed/data/speech_corpus.h"
 
+#include <cctype>
+
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -127,6 +129,14 @@ SpeechCorpus read_manifest(const std::string& path) {
 
 SpeechCorpus read_speech_corpus(const std::string& path) {
   return fs::is_directory(path) ? read_kaldi_dir(path) : read_manifest(path);
+}
+
+bool has_audio_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* audio : {".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aiff", ".au"})
+    if (ext == audio) return true;
+  return false;
 }
 
 }  // namespace heed

@@ -80,11 +80,22 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(
     const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src, const BeamOptions& o,
     const AttentionChoice& attention) {
   check_beam_options(o);
-  const int64_t N = static_cast<int64_t>(src.size()), K = o.beam, V = model.tgt_vocab();
-  const bool reversed = model.reverse_source();
   // each source encoded once; decoder rows n*K .. n*K+K-1 belong to sentence n
-  Seq2SeqBatch b = make_batch(src, std::vector<std::vector<int32_t>>(src.size()), reversed);
-  const std::vector<int64_t> limit = output_limits(o, model, src);  // [N]
+  const Seq2SeqBatch b =
+      make_batch(src, std::vector<std::vector<int32_t>>(src.size()), model.reverse_source());
+  return beam_search_batch(model, b, output_limits(o, model, src), o, attention);
+}
+
+std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model,
+                                                       const Seq2SeqBatch& b,
+                                                       std::span<const int64_t> limit,
+                                                       const BeamOptions& o,
+                                                       const AttentionChoice& attention) {
+  check_beam_options(o);
+  const int64_t N = b.B, K = o.beam, V = model.tgt_vocab();
+  check(static_cast<int64_t>(limit.size()) == N, "beam search: ", limit.size(), " limits for ", N,
+        " sources");
+  const bool reversed = model.reverse_source();
   const int64_t max_len = limit.empty() ? 0 : *std::max_element(limit.begin(), limit.end());
   Graph g(Mode::Inference);
   auto decoder = model.start_decoding(g, b, max_len, attention, K);

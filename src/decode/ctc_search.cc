@@ -246,31 +246,35 @@ struct Row {
   }
 };
 
-// Encodes a batch of sources (an empty one read as <unk>) and calls each(b, row) for every b.
+// Scores a batch (ids or frames) and calls each(b, row) for every row b.
 template <class Each>
-void for_each_row(const Seq2SeqModel& model, std::vector<std::vector<int32_t>> src, Each each) {
-  if (src.empty()) return;
+void for_each_row(const Seq2SeqModel& model, const Seq2SeqBatch& batch, Each each) {
   const FrameLabeller* labeller = model.frame_labeller();
   check(labeller != nullptr, "CTC decoding: the model is not an alignment-free one");
+  Graph g(Mode::Inference);
+  const FrameScores f = labeller->frame_log_probs(g, batch);
+  const int64_t T = f.log_probs.dim(1), C = f.log_probs.dim(2);
+  for (int64_t b = 0; b < batch.B; ++b)
+    each(static_cast<size_t>(b), Row{f.log_probs.value().data() + b * T * C,
+                                     f.lengths[static_cast<size_t>(b)], C, *labeller});
+}
+
+// A batch of id sources (an empty one read as <unk>), targets none.
+Seq2SeqBatch source_batch(const Seq2SeqModel& model, std::vector<std::vector<int32_t>> src) {
   for (auto& ids : src)
     if (ids.empty()) ids.push_back(Vocab::kUnk);
   std::vector<std::vector<int32_t>> none(src.size());
-  Graph g(Mode::Inference);
-  const FrameScores f = labeller->frame_log_probs(g, make_batch(src, none, model.reverse_source()));
-  const int64_t T = f.log_probs.dim(1), C = f.log_probs.dim(2);
-  for (size_t b = 0; b < src.size(); ++b)
-    each(b, Row{f.log_probs.value().data() + static_cast<int64_t>(b) * T * C, f.lengths[b], C,
-                *labeller});
+  return make_batch(src, none, model.reverse_source());
 }
 
 }  // namespace
 
-std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model,
-                                                       std::vector<std::vector<int32_t>> src,
-                                                       const CtcBeamOptions& o, bool attention) {
+std::vector<std::vector<Hypothesis>> ctc_decode_batch(const Seq2SeqModel& model,
+                                                      const Seq2SeqBatch& batch,
+                                                      const CtcBeamOptions& o, bool attention) {
   check(o.beam > 1 || o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
-  std::vector<std::vector<Hypothesis>> out(src.size());
-  for_each_row(model, std::move(src), [&](size_t b, const Row& r) {
+  std::vector<std::vector<Hypothesis>> out(static_cast<size_t>(batch.B));
+  for_each_row(model, batch, [&](size_t b, const Row& r) {
     const int32_t blank = r.m.blank();
     std::vector<CtcHypothesis> found;
     if (o.beam == 1) {
@@ -291,6 +295,13 @@ std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model
   return out;
 }
 
+std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model,
+                                                       std::vector<std::vector<int32_t>> src,
+                                                       const CtcBeamOptions& o, bool attention) {
+  if (src.empty()) return {};
+  return ctc_decode_batch(model, source_batch(model, std::move(src)), o, attention);
+}
+
 std::vector<Hypothesis> ctc_force_decode(const Seq2SeqModel& model,
                                          std::vector<std::vector<int32_t>> src,
                                          const std::vector<std::vector<int32_t>>& tgt,
@@ -298,7 +309,8 @@ std::vector<Hypothesis> ctc_force_decode(const Seq2SeqModel& model,
   check(src.size() == tgt.size(), "forced decoding: ", src.size(), " sources but ", tgt.size(),
         " targets");
   std::vector<Hypothesis> out(src.size());
-  for_each_row(model, std::move(src), [&](size_t b, const Row& r) {
+  if (src.empty()) return out;
+  for_each_row(model, source_batch(model, std::move(src)), [&](size_t b, const Row& r) {
     for (int32_t y : tgt[b])
       check(y > r.m.blank() && y < r.C, "forced decoding: token id ", y, " is not a label");
     Hypothesis& h = out[b];

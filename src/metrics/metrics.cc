@@ -226,6 +226,54 @@ int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::
   return prev[b.size()];
 }
 
+double ErrorRate::percent() const {
+  return length > 0 ? 100.0 * static_cast<double>(edits) / static_cast<double>(length) : 0.0;
+}
+
+std::string ErrorRate::str(const char* name) const {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s = %.2f (%lld/%lld)", name, percent(),
+                static_cast<long long>(edits), static_cast<long long>(length));
+  return buf;
+}
+
+namespace {
+
+ErrorRate error_rate(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                     std::vector<std::string> (*units)(std::string_view)) {
+  check(hyps.size() == refs.size(), "error rate: ", hyps.size(), " hypotheses for ", refs.size(),
+        " references");
+  ErrorRate e;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const std::vector<std::string> r = units(refs[i]);
+    e.edits += edit_distance(units(hyps[i]), r);
+    e.length += static_cast<int64_t>(r.size());
+  }
+  return e;
+}
+
+// code points of the words joined by single spaces
+std::vector<std::string> characters(std::string_view line) {
+  std::string joined;
+  for (const std::string& w : split_words(line)) joined += (joined.empty() ? "" : " ") + w;
+  std::vector<std::string> out = split_chars(joined);
+  for (std::string& c : out)
+    if (c == kSpaceUnit) c = " ";
+  return out;
+}
+
+}  // namespace
+
+ErrorRate word_error_rate(const std::vector<std::string>& hyps,
+                          const std::vector<std::string>& refs) {
+  return error_rate(hyps, refs, [](std::string_view l) { return split_words(l); });
+}
+
+ErrorRate char_error_rate(const std::vector<std::string>& hyps,
+                          const std::vector<std::string>& refs) {
+  return error_rate(hyps, refs, characters);
+}
+
 G2pScore g2p_error_rates(const std::map<std::string, std::string>& hyps,
                          const std::map<std::string, std::vector<std::string>>& refs) {
   G2pScore s;

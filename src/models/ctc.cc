@@ -21,6 +21,7 @@ nlohmann::json CtcConfig::to_json() const {
   j["tgt_vocab"] = tgt_vocab;
   j["upsample"] = upsample;
   j["dropout"] = json_number(dropout);
+  if (audio) j["audio"] = audio->to_json();
   return j;
 }
 
@@ -43,27 +44,43 @@ CtcConfig CtcConfig::from_json(const nlohmann::json& j) {
     c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     c.upsample = j.at("upsample").get<int64_t>();
     c.dropout = j.at("dropout").get<float>();
+    if (j.contains("audio")) c.audio = AudioFrontEndConfig::from_json(j.at("audio"));
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed ctc model config (", e.what(), ")");
   }
   check(c.upsample >= 1 && c.upsample <= 64, "config.json: ctc upsample must be in 1..64, got ",
         c.upsample);
   if (auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder)) rnn->dropout = c.dropout;
+  if (c.audio) c.set_audio(*c.audio);
   return c;
 }
 
 std::string CtcConfig::describe() const {
   const std::string enc = heed::describe(encoder);
+  if (audio) return "ctc, " + audio->describe() + ", " + enc;
   return "ctc, " + enc + ", upsample " + std::to_string(upsample);
 }
 
 void CtcConfig::set_vocabularies(int64_t src, int64_t tgt) {
-  set_vocab_size(encoder, src);
+  if (!audio) set_vocab_size(encoder, src);
   tgt_vocab = tgt;
 }
 
+void CtcConfig::set_audio(const AudioFrontEndConfig& front) {
+  auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
+  check(rnn != nullptr, "ctc: a speech recognizer's encoder is a birnn (--encoder birnn), not ",
+        heed::describe(encoder));
+  check(upsample == 1, "ctc: a speech recognizer has more frames than labels (--upsample 1, got ",
+        upsample, ")");
+  rnn->vocab = 0;  // no table: the front end's vectors, as wide as the embeddings were (--embed)
+  audio = front;
+  audio->dim = rnn->embed;
+}
+
 CtcModel::CtcModel(const CtcConfig& c, const Scope& scope)
-    : config_(c), encoder_(make_sequence_encoder(c.encoder, scope)) {
+    : config_(c),
+      front_(c.audio ? std::make_unique<AudioFrontEnd>(*c.audio, scope) : nullptr),
+      encoder_(make_sequence_encoder(c.encoder, scope)) {
   check(c.tgt_vocab > Vocab::kUnk + 1, "ctc model: empty target vocabulary");
   check(c.upsample >= 1, "ctc model: upsample must be >= 1, got ", c.upsample);
   const int64_t D = encoder_->width(), V = c.tgt_vocab;
@@ -89,26 +106,27 @@ Var CtcModel::frame_logits(Graph& g, std::span<const int32_t> src, int64_t S,
   return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, KS, V]
 }
 
-Var CtcModel::loss(Graph& g, const Seq2SeqBatch& b, float /*label_smoothing*/) const {
-  const int64_t B = b.B, L = std::max<int64_t>(b.T - 1, 1);  // labels: tgt_out without EOS
-  int32_t* frames = g.arena().array<int32_t>(static_cast<size_t>(B));
-  int32_t* targets = g.arena().array<int32_t>(static_cast<size_t>(B * L));
-  int32_t* target_lengths = g.arena().array<int32_t>(static_cast<size_t>(B));
-  std::fill_n(targets, B * L, kBlank);
-  for (int64_t i = 0; i < B; ++i) {
-    int32_t n = 0;
-    for (int64_t t = 0; t < b.T; ++t) {
-      const int32_t y = b.tgt_out[t * B + i];
-      if (y == Vocab::kEos || y == Vocab::kPad) break;
-      targets[i * L + n++] = y;
-    }
-    target_lengths[i] = n;
+Var CtcModel::frame_logits(Graph& g, const Seq2SeqBatch& b,
+                           std::span<int32_t> frame_lengths) const {
+  if (b.F == 0) {
+    check(!front_, "ctc: this recognizer reads audio (frames), not token ids");
+    return frame_logits(g, b.src, b.S, b.src_lengths, frame_lengths);
   }
-  const auto nB = static_cast<size_t>(B);
-  Var logits = frame_logits(g, b.src, b.S, b.src_lengths, {frames, nB});
-  Var nll =
-      ctc_loss(logits, {frames, nB}, {targets, nB * static_cast<size_t>(L)}, {target_lengths, nB},
-               {.blank = kBlank, .reduction = Reduction::Sum, .zero_infinity = true});
+  check(front_ != nullptr, "ctc: this model reads token ids, not audio");
+  check(b.F == front_->config().features, "ctc: frames of ", b.F, " bins for a model of ",
+        front_->config().features);
+  Var x = front_->forward(g, b.features, b.S, b.src_lengths, frame_lengths);       // [S', B, D]
+  Var h = encoder_->encode_vectors(g, x, frame_lengths, {}).states;                // [B, S', H]
+  return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, S', V]
+}
+
+Var CtcModel::loss(Graph& g, const Seq2SeqBatch& b, float /*label_smoothing*/) const {
+  const auto nB = static_cast<size_t>(b.B);
+  int32_t* frames = g.arena().array<int32_t>(nB);
+  const CtcTargets y = ctc_targets(g, b);  // tgt_out without <eos>
+  Var logits = frame_logits(g, b, {frames, nB});
+  Var nll = ctc_loss(logits, {frames, nB}, y.labels, y.lengths,
+                     {.blank = kBlank, .reduction = Reduction::Sum, .zero_infinity = true});
   return affine(nll, 1.f / static_cast<float>(std::max<int64_t>(b.target_tokens, 1)), 0.f);
 }
 
@@ -125,7 +143,7 @@ std::unique_ptr<IncrementalDecoder> CtcModel::start_decoding(Graph& /*g*/,
 FrameScores CtcModel::Labeller::frame_log_probs(Graph& g, const Seq2SeqBatch& b) const {
   FrameScores out;
   out.lengths.resize(static_cast<size_t>(b.B));
-  out.log_probs = log_softmax(m_.frame_logits(g, b.src, b.S, b.src_lengths, out.lengths));
+  out.log_probs = log_softmax(m_.frame_logits(g, b, out.lengths));
   return out;
 }
 

@@ -64,6 +64,13 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
           "exact; this one was not");
     j["hard_marginal"] = true;
   }
+  if (o.ctc_weight >= 0.f) {
+    check(j.value("ctc_weight", 0.0) > 0.0, dir, ": --ctc-weight ", o.ctc_weight,
+          " needs a model trained with --ctc-weight (a CTC head beside its attention); this one "
+          "was not");
+    check(o.ctc_weight <= 1.f, "--ctc-weight ", o.ctc_weight, ": a weight in [0, 1]");
+    j["ctc_decode_weight"] = o.ctc_weight;
+  }
   m->config = j;
   const ModelFamily& family = config_family(j, dir, ModelRole::Seq2Seq);
   m->family = family.name;
@@ -72,18 +79,21 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
     src_vocab = j.at("src_vocab").get<int64_t>();
     tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     const fs::path d(dir);
-    m->src_seg =
-        load_segmenter(parse_units(j.at("src_units").get<std::string>()), (d / "src.spm").string());
+    m->audio = j.at("src_units").get<std::string>() == "audio";
+    if (!m->audio)
+      m->src_seg = load_segmenter(parse_units(j.at("src_units").get<std::string>()),
+                                  (d / "src.spm").string());
     m->tgt_seg =
         load_segmenter(parse_units(j.at("tgt_units").get<std::string>()), (d / "tgt.spm").string());
     m->g2p = j.at("g2p").get<bool>();
   } catch (const nlohmann::json::exception& e) {
     fail(dir, "/config.json: ", e.what());
   }
-  m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
+  if (!m->audio) m->src_vocab = Vocab::load((fs::path(dir) / "src.vocab").string());
   m->tgt_vocab = Vocab::load((fs::path(dir) / "tgt.vocab").string());
-  check(m->src_vocab.size() == src_vocab && m->tgt_vocab.size() == tgt_vocab, dir,
-        ": the vocabularies do not match config.json");
+  check((m->audio ? src_vocab == 0 : m->src_vocab.size() == src_vocab) &&
+            m->tgt_vocab.size() == tgt_vocab,
+        dir, ": the vocabularies do not match config.json");
   const Seq2SeqConfig config = family.config_from_json(j);
   check_integer_fields(j, to_json(config), (fs::path(dir) / "config.json").string());
   // the model built only as far as the weights file's header agrees with it (names, shapes)

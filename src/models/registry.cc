@@ -169,6 +169,28 @@ void set_vocabularies(Seq2SeqConfig& c, int64_t src, int64_t tgt) {
   std::visit([&](auto& x) { x.set_vocabularies(src, tgt); }, c);
 }
 
+void set_audio(Seq2SeqConfig& c, const AudioFrontEndConfig& front) {
+  std::visit(
+      [&](auto& x) {
+        if constexpr (requires { x.set_audio(front); })
+          x.set_audio(front);
+        else
+          fail("the ", family_of(c).name, " family does not read audio (yet): --model ctc does");
+      },
+      c);
+}
+
+bool reads_audio(const Seq2SeqConfig& c) {
+  return std::visit(
+      [](const auto& x) {
+        if constexpr (requires { x.audio.has_value(); })
+          return x.audio.has_value();
+        else
+          return false;
+      },
+      c);
+}
+
 bool joint_vocabulary(const Seq2SeqConfig& c) {
   return std::visit([](const auto& x) { return x.joint_vocabulary(); }, c);
 }

@@ -6,10 +6,12 @@
 #include <cmath>
 
 #include "heed/autograd/ops.h"
+#include "heed/autograd/ops/ctc.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/layout.h"
 #include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
+#include "heed/models/joint_ctc_decoder.h"
 #include "heed/models/model_options.h"
 #include "heed/nn/latency_loss.h"
 #include "heed/util/error.h"
@@ -39,6 +41,10 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
     latency.to_json(j);
   }
   if (attention == AttentionKind::Hard) hard.to_json(j);
+  if (attention == AttentionKind::Location) location.to_json(j);
+  if (audio) j["audio"] = audio->to_json();
+  if (ctc_weight > 0) j["ctc_weight"] = json_number(ctc_weight);
+  if (ctc_decode_weight >= 0) j["ctc_decode_weight"] = json_number(ctc_decode_weight);
   if (wait_k > 0) j["wait_k"] = wait_k;
   if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
     j["readout"] = name_of(readout);
@@ -67,6 +73,8 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
   c.latency = latency_loss(o);
   c.wait_k = o.wait_k;
   c.hard = o.hard;
+  c.location = o.location;
+  c.ctc_weight = o.ctc_weight;
   c.dropout = o.dropout.value_or(c.dropout);
   c.readout = o.readout;
   c.readout_dim = o.readout_dim;
@@ -95,6 +103,10 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
             "transformer's heads, not an rnn's one");
     }
     if (c.attention == AttentionKind::Hard) c.hard = HardAttentionConfig::from_json(j);
+    if (c.attention == AttentionKind::Location) c.location = LocationAttentionConfig::from_json(j);
+    if (j.contains("audio")) c.audio = AudioFrontEndConfig::from_json(j.at("audio"));
+    c.ctc_weight = j.value("ctc_weight", 0.f);
+    c.ctc_decode_weight = j.value("ctc_decode_weight", -1.f);
     c.wait_k = j.value("wait_k", int64_t{0});
     if (j.contains("readout")) {
       c.readout = parse_name<Readout>(j.at("readout").get<std::string>(), "readout");
@@ -131,12 +143,27 @@ std::string RnnSeq2SeqConfig::describe() const {
     return "rnn/" + attention_name(attention) + ", " + heed::describe(encoder);
   if (attention == AttentionKind::Hard)
     return "rnn/hard (" + attention_name(hard.score) + ", " + name_of(hard.training) + ")";
+  if (audio)
+    return "rnn/" + attention_name(attention) + ", " + audio->describe() + ", " +
+           heed::describe(encoder);
   return "rnn/" + attention_name(attention);
 }
 
 void RnnSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
-  set_vocab_size(encoder, src);
+  if (!audio) set_vocab_size(encoder, src);
   tgt_vocab = tgt;
+}
+
+void RnnSeq2SeqConfig::set_audio(const AudioFrontEndConfig& front) {
+  auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
+  check(rnn != nullptr, "rnn: a speech recognizer's encoder is a birnn (--encoder birnn), not ",
+        heed::describe(encoder));
+  check(!reverse_source && wait_k == 0 && !monotonic(),
+        "rnn: a speech recognizer reads its whole utterance forwards (no --reverse-source, "
+        "--wait-k or monotonic attention yet)");
+  rnn->vocab = 0;  // no table: the front end's vectors, as wide as the embeddings were (--embed)
+  audio = front;
+  audio->dim = rnn->embed;
 }
 
 RnnSeq2Seq::RnnSeq2Seq(const RnnSeq2SeqConfig& c, const Scope& scope)
@@ -147,6 +174,7 @@ RnnSeq2Seq::RnnSeq2Seq(
     const std::function<std::unique_ptr<Attention>(const AttentionConfig&, const Scope&)>&
         make_mechanism)
     : config_(c),
+      front_(c.audio ? std::make_unique<AudioFrontEnd>(*c.audio, scope) : nullptr),
       encoder_(make_sequence_encoder(c.encoder, scope)),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
@@ -195,13 +223,22 @@ RnnSeq2Seq::RnnSeq2Seq(
     out_W_ = &dec.param("out/W", {V, H + Dm + c.tgt_embed}, Init::glorot_uniform());
   }
   out_b_ = &dec.param("out/b", {V}, Init::zeros());
+  check(c.ctc_weight >= 0.f && c.ctc_weight < 1.f && c.ctc_decode_weight <= 1.f,
+        "rnn model: the CTC weight lambda is in [0, 1), got ", c.ctc_weight);
+  if (c.ctc_weight > 0) {  // Kim et al. 2017: a CTC head sharing the encoder
+    ctc_W_ = &scope.param("ctc/W", {V, Dm}, Init::glorot_uniform());
+    ctc_b_ = &scope.param("ctc/b", {V}, Init::zeros());
+  }
+  check(c.ctc_decode_weight <= 0.f || c.ctc_weight > 0.f,
+        "rnn model: joint CTC-attention decoding needs a model trained with --ctc-weight");
   const AttentionConfig ac{.kind = c.attention,
                            .query_dim = H,
                            .memory_dim = Dm,
                            .attn_dim = c.attn_dim,
                            .local = c.local,
                            .monotonic = c.monotonic_attention,
-                           .hard = c.hard};
+                           .hard = c.hard,
+                           .location = c.location};
   attention_ = make_mechanism(ac, dec / "attention");
   check(c.wait_k >= 0, "rnn model: wait-k needs k >= 1 (0: off), got ", c.wait_k);
   check(c.wait_k == 0 || supports_wait_k(c.attention),
@@ -210,12 +247,36 @@ RnnSeq2Seq::RnnSeq2Seq(
         attention_name(c.attention), " does not");
 }
 
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, const Seq2SeqBatch& b,
+                                           int64_t rows_per_source) const {
+  if (b.F == 0) {
+    check(!front_, "rnn: this recognizer reads audio (frames), not token ids");
+    return start(g, b.src, b.S, b.src_lengths, rows_per_source);
+  }
+  check(front_ != nullptr, "rnn: this model reads token ids, not audio");
+  check(b.F == front_->config().features, "rnn: frames of ", b.F, " bins for a model of ",
+        front_->config().features);
+  // Listen (Chan et al. 2016): the front end's 40 ms vectors, then the BiLSTM's annotations
+  const auto n = static_cast<size_t>(b.B);
+  int32_t* frames = g.arena().array<int32_t>(n);
+  Var x = front_->forward(g, b.features, b.S, b.src_lengths, {frames, n});  // [S', B, D]
+  return start_encoded(g, encoder_->encode_vectors(g, x, {frames, n}, {.summary = true}),
+                       {frames, n}, rows_per_source);
+}
+
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> src, int64_t S,
                                            std::span<const int32_t> lengths,
                                            int64_t rows_per_source) const {
-  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
   // each source once: h [B, S, Dm] and [->h_S ; <-h_1] [B, Dm]
-  SequenceEncoder::Output enc = encoder_->encode(g, src, S, lengths, {.summary = true});
+  return start_encoded(g, encoder_->encode(g, src, S, lengths, {.summary = true}), lengths,
+                       rows_per_source);
+}
+
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start_encoded(Graph& g, const SequenceEncoder::Output& enc,
+                                                   std::span<const int32_t> lengths,
+                                                   int64_t rows_per_source) const {
+  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
+  const int64_t S = enc.states.dim(1);
   const std::span<const int32_t> rows = repeat_rows(g, lengths, k);
   const Memory memory{repeat_rows(enc.states, k), padding_mask(rows, S, g), rows};
   DecoderState st;
@@ -414,7 +475,13 @@ Var RnnSeq2Seq::read_out(Var o) const {
 }
 
 Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
-  DecoderState st = start(g, b.src, b.S, b.src_lengths);
+  DecoderState st = start(g, b);
+  // joint CTC-attention: lambda CTC + (1 - lambda) attention (Kim, Hori & Watanabe 2017, eq. 9)
+  const float lambda = config_.ctc_weight;
+  Var ctc = lambda > 0 ? ctc_loss_of(g, b, st.attention.memory) : Var{};
+  auto joint = [&](Var attention) {
+    return lambda > 0 ? affine(attention, 1.f - lambda, 0.f) + affine(ctc, lambda, 0.f) : attention;
+  };
   if (b.wait_k > 0) {
     check(config_.wait_k > 0, "rnn model: a batch at wait-", b.wait_k,
           " for a model trained without --wait-k");
@@ -443,8 +510,8 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
     // stays the cross-entropy)
     const LatencyLoss terms = config_.latency.at_step(b.step);  // after its warm-up
     if (config_.monotonic() && terms.trains() && g.training())
-      return nll + latency_term(b, steps, terms);
-    return nll;
+      return joint(nll) + latency_term(b, steps, terms);
+    return joint(nll);
   }
   Var logits, expected_logits;
   if (config_.hard_exact()) {
@@ -466,7 +533,16 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   Var loss = cross_entropy(logits, b.tgt_out, ce);
   if (sampled)  // hard attention, sampled
     loss = loss + reinforce_term(g, logits, expected_logits, b, steps);
-  return loss;
+  return joint(loss);
+}
+
+Var RnnSeq2Seq::ctc_loss_of(Graph& g, const Seq2SeqBatch& b, const Memory& memory) const {
+  const CtcTargets y = ctc_targets(g, b);  // tgt_out without <eos>; the blank is the padding id
+  Var logits = linear(dropout(memory.annotations, config_.dropout), g.param(*ctc_W_),
+                      g.param(*ctc_b_));  // [B, S, V]
+  Var nll = ctc_loss(logits, memory.lengths, y.labels, y.lengths,
+                     {.blank = Vocab::kPad, .reduction = Reduction::Sum, .zero_infinity = true});
+  return affine(nll, 1.f / static_cast<float>(std::max<int64_t>(b.target_tokens, 1)), 0.f);
 }
 
 Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
@@ -496,7 +572,7 @@ class RnnDecoder final : public IncrementalDecoder {
       : model_(model),
         g_(g),
         start_(g.mark()),
-        state_(model.start(g, b.src, b.S, b.src_lengths, rows_per_source)),
+        state_(model.start(g, b, rows_per_source)),
         encoded_(g.mark()),
         rows_per_source_(rows_per_source),
         weights_(a.wanted),
@@ -525,6 +601,7 @@ class RnnDecoder final : public IncrementalDecoder {
   }
 
   void reorder(std::span<const int32_t> from) override { state_.reorder(from); }
+  const Memory& memory() const { return state_.attention.memory; }
 
   // Greedy and beam search drop finished sentences: every row-indexed tensor of the state (the
   // memory, its mask and projections, s, the LSTM cell, the fed-back vector, the last alignment)
@@ -630,7 +707,16 @@ std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const S
                                                                int64_t /*max_len*/,
                                                                const AttentionChoice& a,
                                                                int64_t rows_per_source) const {
-  return std::make_unique<RnnDecoder>(*this, g, b, a, rows_per_source);
+  auto decoder = std::make_unique<RnnDecoder>(*this, g, b, a, rows_per_source);
+  if (ctc_W_ == nullptr) return decoder;
+  const float lambda = config_.joint_decode_weight();  // 0: attention's scores, through the wrapper
+  // joint CTC-attention decoding: the CTC head's frames of every row, copied out of the graph
+  // (the decoder's steps rewind past them)
+  const Memory& m = decoder->memory();
+  const Var lp = log_softmax(linear(m.annotations, g.param(*ctc_W_), g.param(*ctc_b_)));
+  const std::vector<int32_t> lengths(m.lengths.begin(), m.lengths.end());
+  return std::make_unique<JointCtcDecoder>(std::move(decoder), lp.value(), lengths, Vocab::kPad,
+                                           lambda);
 }
 
 }  // namespace heed

@@ -80,8 +80,9 @@ CellKind parse_cell(const std::string& s) {
 }
 
 RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(c) {
-  check(c.vocab > 0 && c.layers >= 1, "encoder: vocabulary and layers must be positive");
-  embed_ = &scope.param("embed", {c.vocab, c.embed}, Init::normal(0.1f), /*row_sparse=*/true);
+  check(c.vocab >= 0 && c.layers >= 1, "encoder: a negative vocabulary, or no layer");
+  if (c.vocab > 0)
+    embed_ = &scope.param("embed", {c.vocab, c.embed}, Init::normal(0.1f), /*row_sparse=*/true);
   int64_t in = c.embed;
   for (int l = 0; l < c.layers; ++l) {
     Scope layer = scope / ("layer_" + std::to_string(l));
@@ -94,8 +95,15 @@ RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(
 RnnEncoder::Output RnnEncoder::forward(Graph& g, std::span<const int32_t> ids, int64_t S,
                                        std::span<const int32_t> lengths) const {
   const auto B = static_cast<int64_t>(lengths.size());
+  check(embed_ != nullptr, "encoder: this encoder reads vectors (a speech front end's), not ids");
+  return forward_vectors(g, embedding(g.param(*embed_), ids, Shape{S, B}), lengths);  // [S, B, E]
+}
+
+RnnEncoder::Output RnnEncoder::forward_vectors(Graph& g, Var x,
+                                               std::span<const int32_t> lengths) const {
+  const int64_t S = x.dim(0);
   Tensor mask = step_mask(lengths, S, g);
-  Var x = dropout(embedding(g.param(*embed_), ids, Shape{S, B}), config_.dropout);  // [S, B, E]
+  x = dropout(x, config_.dropout);
   Output out;
   for (size_t l = 0; l < fwd_.size(); ++l) {
     auto f = fwd_[l].forward(g, x, mask);

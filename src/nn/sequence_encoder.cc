@@ -13,6 +13,12 @@
 #include "heed/util/overloaded.h"
 
 namespace heed {
+SequenceEncoder::Output SequenceEncoder::encode_vectors(Graph& /*g*/, Var /*x*/,
+                                                        std::span<const int32_t> /*lengths*/,
+                                                        const Options& /*options*/) const {
+  fail("this encoder reads token ids only (a speech front end needs the birnn encoder)");
+}
+
 namespace {
 
 class BiRnnSequenceEncoder final : public SequenceEncoder {
@@ -22,7 +28,15 @@ class BiRnnSequenceEncoder final : public SequenceEncoder {
   int64_t width() const override { return rnn_.annotation_dim(); }
   Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
                 const Options& o) const override {
-    RnnEncoder::Output e = rnn_.forward(g, ids, S, lengths);
+    return output(rnn_.forward(g, ids, S, lengths), o);
+  }
+  Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
+                        const Options& o) const override {
+    return output(rnn_.forward_vectors(g, x, lengths), o);
+  }
+
+ private:
+  static Output output(const RnnEncoder::Output& e, const Options& o) {
     Output out;
     out.states = e.annotations;  // [B, S, Dm]
     // [->h_n ; <-h_1] (Bahdanau et al. 2015, A.2.2; Lin et al. 2017's "last" baseline)
@@ -30,8 +44,6 @@ class BiRnnSequenceEncoder final : public SequenceEncoder {
       out.summary = e.final_bwd.valid() ? concat({e.final_fwd, e.final_bwd}, 1) : e.final_fwd;
     return out;
   }
-
- private:
   RnnEncoder rnn_;
 };
 

@@ -5,15 +5,20 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "heed/decode/classifier.h"
+#include "heed/decode/recognizer.h"
+#include "heed/io/audio.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/registry.h"
 #include "heed/serve/connection_guard.h"
@@ -33,7 +38,8 @@ struct Model {
   std::unique_ptr<Translator> translator;  // encoder-decoders
   std::unique_ptr<Batcher> batcher;
   std::unique_ptr<Classifier> classifier;    // classifiers
-  std::timed_mutex classify_mu;              // one classification at a time per model
+  std::unique_ptr<Recognizer> recognizer;    // speech recognizers (POST /transcribe)
+  std::timed_mutex classify_mu;              // one classification (transcription) at a time
   std::atomic<int64_t> classify_waiting{0};  // sentences of the requests waiting for it
   int layers = 0, heads = 0;                 // a Transformer's decoder (0: no layer/head choice)
   int first_layer = 0;                       // the lowest decoder layer with cross-attention
@@ -47,8 +53,8 @@ void reply(httplib::Response& res, int status, const json& body) {
 
 // The few routes with their own series in /metrics; anything else is "other".
 std::string route_name(const std::string& path) {
-  for (const char* r :
-       {"/translate", "/translator/translate", "/classify", "/health", "/models", "/metrics", "/"})
+  for (const char* r : {"/translate", "/translator/translate", "/classify", "/transcribe",
+                        "/health", "/models", "/metrics", "/"})
     if (path == r) return r;
   return "other";
 }
@@ -62,11 +68,22 @@ struct Server::Impl {
   httplib::Server http;
   std::shared_ptr<ConnectionGuard> guard;  // its connections' threads, cap and deadlines
 
+  enum class Kind { EncoderDecoder, Classifier, Recognizer };
+  static Kind kind_of(const Model& m) {
+    return m.classifier ? Kind::Classifier : m.recognizer ? Kind::Recognizer : Kind::EncoderDecoder;
+  }
+  static const char* kind_name(Kind k) {
+    return k == Kind::Classifier   ? "classifier"
+           : k == Kind::Recognizer ? "recognizer"
+                                   : "encoder-decoder";
+  }
   Model& model_named(const json& j, bool classifier) {
-    const std::string kind = classifier ? "classifier" : "encoder-decoder";
+    return model_named(j, classifier ? Kind::Classifier : Kind::EncoderDecoder);
+  }
+  Model& model_named(const json& j, Kind kind) {
     std::vector<Model*> of_kind;
     for (auto& m : models)
-      if ((m->classifier != nullptr) == classifier) of_kind.push_back(m.get());
+      if (kind_of(*m) == kind) of_kind.push_back(m.get());
     const auto it = j.find("model");
     if (it == j.end() || it->is_null()) {
       if (of_kind.size() == 1) return *of_kind.front();
@@ -78,7 +95,7 @@ struct Server::Impl {
     const std::string name = it->get<std::string>();
     for (Model* m : of_kind)
       if (m->name == name) return *m;
-    throw HttpError{404, "no " + kind + " named '" + name + "'"};
+    throw HttpError{404, std::string("no ") + kind_name(kind) + " named '" + name + "'"};
   }
 
   RequestLimits limits() const {
@@ -195,11 +212,82 @@ struct Server::Impl {
     reply(res, 200, {{"predictions", std::move(out)}});
   }
 
+  // POST /transcribe: the audio as the body (any format libsndfile reads), or the first file of
+  // a multipart/form-data body; model, beam, n_best and timestamps in the query string.
+  void post_transcribe(const httplib::Request& req, const std::string& body,
+                       httplib::Response& res) {
+    json q = json::object();
+    for (const auto& [k, v] : req.params) q[k] = v;
+    Model& m = model_named(q, Kind::Recognizer);
+    auto number = [&](const char* key, int fallback) {
+      if (!req.has_param(key)) return fallback;
+      const std::string v = req.get_param_value(key);
+      int out = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec != std::errc() || end != v.data() + v.size() || out < 1 || out > o.max_beam)
+        throw HttpError{400, std::string(key) + " must be an integer in 1.." +
+                                 std::to_string(o.max_beam) + ", got '" + v + "'"};
+      return out;
+    };
+    RecognizeOptions opts{.beam = number("beam", 1), .n_best = number("n_best", 1)};
+    if (opts.n_best > opts.beam) throw HttpError{400, "n_best must be at most beam"};
+    const std::string ts = req.has_param("timestamps") ? req.get_param_value("timestamps") : "";
+    opts.timestamps = ts == "1" || ts == "true";
+    if (body.empty()) throw HttpError{400, "no audio in the request's body"};
+    const Audio a = read_audio_bytes(body, "the request's audio");
+    std::vector<std::vector<Transcript>> out;
+    {
+      std::unique_lock lock(m.classify_mu, std::defer_lock);
+      if (!lock.try_lock_for(std::chrono::milliseconds(o.timeout_ms)))
+        throw HttpError{504, "not transcribed within " + std::to_string(o.timeout_ms) + " ms"};
+      out = m.recognizer->transcribe({std::span<const float>(a.samples)}, opts);
+    }
+    auto one = [&](const Transcript& t) {
+      json r = {{"text", t.text}, {"log_prob", t.log_prob}};
+      if (opts.timestamps) {
+        json words = json::array();
+        for (const WordTime& w : t.words)
+          words.push_back({{"word", w.word}, {"start", w.start}, {"end", w.end}});
+        r["words"] = std::move(words);
+      }
+      return r;
+    };
+    json answer = one(out.at(0).at(0));
+    answer["seconds"] = a.seconds();
+    if (opts.n_best > 1) {
+      json list = json::array();
+      for (const Transcript& t : out[0]) list.push_back(one(t));
+      answer["n_best"] = std::move(list);
+    }
+    reply(res, 200, answer);
+  }
+
+  // handle() for a route that also reads the request (its query and headers)
+  template <class F>
+  httplib::Server::HandlerWithContentReader handle_request(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res,
+                     const httplib::ContentReader& read) {
+      try {
+        std::string body = req.is_multipart_form_data() ? bounded_first_file(res, read)
+                                                        : bounded_body(req, res, read);
+        ConnectionGuard::body_read();
+        (this->*f)(req, body, res);
+      } catch (const HttpError& e) {
+        if (e.status == 503) res.set_header("Retry-After", "1");
+        reply(res, e.status, {{"error", e.what()}});
+      } catch (const Error& e) {
+        reply(res, 400, {{"error", e.what()}});
+      } catch (const std::exception& e) {
+        reply(res, 500, {{"error", e.what()}});
+      }
+    };
+  }
+
   json model_list() const {
     json out = json::array();
     for (const auto& m : models)
       out.push_back({{"name", m->name},
-                     {"kind", m->classifier ? "classifier" : "encoder-decoder"},
+                     {"kind", kind_name(kind_of(*m))},
                      {"family", m->family},
                      {"layers", m->layers},
                      {"first_layer", m->first_layer},
@@ -230,6 +318,30 @@ struct Server::Impl {
     if (over) throw HttpError{413, too_large};
     if (!whole) throw HttpError{400, "the body could not be read whole"};
     return body;
+  }
+
+  // The first file of a multipart/form-data body (RFC 7578), under the same bound as a body.
+  std::string bounded_first_file(httplib::Response& res, const httplib::ContentReader& read) const {
+    std::string file;
+    int part = 0;
+    bool over = false;
+    const bool whole = read(
+        [&](const httplib::MultipartFormData&) {
+          ++part;
+          return true;
+        },
+        [&](const char* data, size_t n) {
+          if (part != 1) return true;
+          over = file.size() + n > o.max_body_bytes;
+          if (!over) file.append(data, n);
+          return !over;
+        });
+    if (over || !whole) res.set_header("Connection", "close");
+    if (over)
+      throw HttpError{413, "the file is larger than the limit of " +
+                               std::to_string(o.max_body_bytes) + " bytes (--max-body)"};
+    if (!whole) throw HttpError{400, "the multipart body could not be read whole"};
+    return file;
   }
 
   // A route's handler with the errors turned into JSON answers; it gets the bounded body.
@@ -268,6 +380,8 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
     m->family = std::string(family.name);
     if (family.role == ModelRole::Classifier) {
       m->classifier = std::make_unique<Classifier>(sm.dir);
+    } else if (config.value("src_units", std::string()) == "audio") {
+      m->recognizer = std::make_unique<Recognizer>(sm.dir);
     } else {
       m->translator =
           std::make_unique<Translator>(std::vector<std::string>{sm.dir}, s.o.translator);
@@ -318,6 +432,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   http.Post("/translate", s.handle(&Impl::post_translate));
   http.Post("/translator/translate", s.handle(&Impl::post_onmt));
   http.Post("/classify", s.handle(&Impl::post_classify));
+  http.Post("/transcribe", s.handle_request(&Impl::post_transcribe));
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
     json names = json::array();
     for (const auto& m : s.models) names.push_back(m->name);

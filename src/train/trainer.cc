@@ -223,6 +223,7 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   check(!cfg.save_dir.empty(), "train: --save DIR is required");
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
+  if (fmt == CorpusFormat::Audio) return train_recognizer(cfg, log);
   const bool g2p = fmt == CorpusFormat::Cmudict;
   // a TSV or CMUdict file holds both sides: a target file given beside it would be ignored
   check(fmt == CorpusFormat::Parallel || (cfg.train_tgt.empty() && cfg.valid_tgt.empty()),

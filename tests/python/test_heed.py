@@ -344,3 +344,49 @@ def test_features_are_torchaudios_kaldi_fbank(tmp_path):
                       energy_floor=0.0, sample_frequency=rate).numpy()
     assert ours.dtype == np.float32 and ours.shape == ref.shape == (148, 80)
     assert np.abs(ours - ref).max() < 2e-3 and np.abs(ours - ref).mean() < 2e-5
+
+
+def tone_word(word, rng):
+    """A "word" of letters a-e spoken as tones: each letter 150 ms at its pitch, 50 ms quiet."""
+    hz = {"a": 400, "b": 700, "c": 1100, "d": 1600, "e": 2300}
+    parts = []
+    for ch in word:
+        t = np.arange(int(0.15 * 16000)) / 16000
+        parts += [0.3 * np.sin(2 * np.pi * hz[ch] * t), np.zeros(int(0.05 * 16000))]
+    x = np.concatenate(parts)
+    return (x + 0.01 * rng.standard_normal(x.size)).astype(np.float32)
+
+
+def write_wav(path, x):
+    import wave
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.clip(x, -1, 32767 / 32768) * 32768).round().astype("<i2").tobytes())
+
+
+def test_recognizer_equals_cli(tmp_path):
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list("abcde"), size=rng.integers(2, 6))) for _ in range(240)]
+    for name, part in (("train", words[:200]), ("dev", words[200:])):
+        with open(tmp_path / f"{name}.tsv", "w") as f:
+            for i, w in enumerate(part):
+                write_wav(tmp_path / f"{name}{i}.wav", tone_word(w, rng))
+                f.write(f"{name}{i}.wav\t{w}\n")
+    heed.train({"model": "ctc", "train-src": str(tmp_path / "train.tsv"),
+                "valid-src": str(tmp_path / "dev.tsv"), "embed": 32, "hidden": 32, "layers": 1,
+                "num-mel-bins": 23, "front-channels": 4, "max-steps": 40, "lr": 3e-3,
+                "save": str(tmp_path / "asr")}, threads=1)
+    rec = heed.Recognizer(tmp_path / "asr", threads=1)
+    paths = [str(tmp_path / f"dev{i}.wav") for i in range(5)]
+    arrays = [tone_word(w, np.random.default_rng(9)) for w in ("abc", "eed")]
+    out = rec.transcribe(paths + arrays, timestamps=True)
+    assert len(out) == 7 and all(len(n) == 1 and "words" in n[0] for n in out)
+    cli_out = cli(["transcribe", "--model", str(tmp_path / "asr"), *paths])
+    assert cli_out == [n[0]["text"] for n in out[:5]]
+    assert all(isinstance(n[0]["text"], str) for n in out[5:])
+    with pytest.raises(ValueError, match="beam"):
+        rec.transcribe(paths, n_best=2)
+    with pytest.raises(ValueError, match="not a speech recognizer"):
+        heed.Recognizer(os.path.join(GOLDEN, "models", "rnn-bahdanau"))

@@ -33,7 +33,7 @@ void expect_round_trips(size_t size) {
 }
 
 TEST(Names, EveryTableRoundTrips) {
-  expect_round_trips<AttentionKind>(10);
+  expect_round_trips<AttentionKind>(11);
   expect_round_trips<HardTraining>(3);
   expect_round_trips<NormPlacement>(2);
   expect_round_trips<FfnActivation>(2);
@@ -41,7 +41,7 @@ TEST(Names, EveryTableRoundTrips) {
   expect_round_trips<CellKind>(2);
   expect_round_trips<Units>(3);
   expect_round_trips<SpmType>(2);
-  expect_round_trips<CorpusFormat>(4);
+  expect_round_trips<CorpusFormat>(5);
   expect_round_trips<Split>(3);
   expect_round_trips<Precision>(2);
   expect_round_trips<Pooling>(5);

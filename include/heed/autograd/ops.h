@@ -8,6 +8,7 @@
 #include "heed/autograd/ops/arithmetic.h"
 #include "heed/autograd/ops/attention.h"
 #include "heed/autograd/ops/conv1d.h"
+#include "heed/autograd/ops/conv2d.h"
 #include "heed/autograd/ops/ctc.h"
 #include "heed/autograd/ops/dropout.h"
 #include "heed/autograd/ops/embedding.h"

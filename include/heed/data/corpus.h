@@ -20,6 +20,8 @@ enum class CorpusFormat {
   Parallel,  // --*-src and --*-tgt, line i of one translates line i of the other
   Tsv,       // one file; columns chosen by the reader
   Cmudict,   // one file; source = the word, target = its phones
+  Audio,     // speech: a Kaldi data directory or a "path<TAB>transcript" manifest
+             // (data/speech_corpus.h), detected by its wav.scp or its first path's extension
 };
 
 struct SentencePair {
@@ -48,11 +50,13 @@ TsvColumns parse_tsv_columns(const std::string& spec);
 // CMUdict: "WORD  PH PH ...": word, two spaces, phones. A malformed line is an error.
 Corpus read_cmudict(const std::string& path);
 
-// Guesses the format of a file from its first line: a tab means TSV; an upper-case word,
-// two spaces and upper-case phones means CMUdict; else parallel text.
+// Guesses the format of a file from its first line: a tab after an audio file's name (.wav,
+// .flac, .ogg, ...) means a speech manifest, any other tab TSV; an upper-case word, two spaces
+// and upper-case phones means CMUdict; else parallel text. A directory with a wav.scp is a Kaldi
+// data directory.
 CorpusFormat detect_format(const std::string& path);
 std::span<const Named<CorpusFormat>> names(
-    CorpusFormat);                                   // "auto" | "parallel" | "tsv" | "cmudict"
+    CorpusFormat);  // "auto" | "parallel" | "tsv" | "cmudict" | "audio"
 CorpusFormat parse_format(const std::string& name);  // an Error lists the names
 // Reads per format; tgt_path is used by Parallel only (and must be given for it), columns by
 // Tsv only.

@@ -33,5 +33,9 @@ SpeechCorpus read_kaldi_dir(const std::string& dir);
 SpeechCorpus read_manifest(const std::string& path);
 // By what `path` is: a directory is a Kaldi data directory, a file a manifest.
 SpeechCorpus read_speech_corpus(const std::string& path);
+// Whether a path names an audio file by its extension (.wav, .flac, .ogg, .oga, .opus, .mp3,
+// .aiff, .au; any case): how a manifest is told from other TSV files, and an audio argument
+// from a list of them.
+bool has_audio_extension(const std::string& path);
 
 }  // namespace heed

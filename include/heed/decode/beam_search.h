@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "heed/models/seq2seq.h"
@@ -51,6 +52,14 @@ double normalised_score(const Hypothesis& h, double alpha);
 std::vector<std::vector<Hypothesis>> beam_search_n_best(
     const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src,
     const BeamOptions& options, const AttentionChoice& attention = {});
+
+// The same on a batch as the model reads it (a recognizer's frames), limit[n] output tokens at
+// most for source n.
+std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model,
+                                                       const Seq2SeqBatch& batch,
+                                                       std::span<const int64_t> limit,
+                                                       const BeamOptions& options,
+                                                       const AttentionChoice& attention = {});
 
 // The best hypothesis of each sentence (beam_search_n_best with n_best = 1).
 std::vector<Hypothesis> beam_search(const Seq2SeqModel& model,

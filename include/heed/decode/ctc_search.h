@@ -77,6 +77,12 @@ std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model
                                                        std::vector<std::vector<int32_t>> src,
                                                        const CtcBeamOptions& options,
                                                        bool attention);
+// The same for a batch as the model reads it (a recognizer's frames: models/seq2seq.h
+// make_audio_batch); Hypothesis::path is per model frame (after its front end's subsampling).
+std::vector<std::vector<Hypothesis>> ctc_decode_batch(const Seq2SeqModel& model,
+                                                      const Seq2SeqBatch& batch,
+                                                      const CtcBeamOptions& options,
+                                                      bool attention);
 
 // log p(tgt | src) of line-parallel pairs, with the rows above when `attention`; -inf when a
 // target cannot be aligned to its source.

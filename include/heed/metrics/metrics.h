@@ -69,4 +69,19 @@ AccuracyScore accuracy(const std::vector<int32_t>& refs, const std::vector<int32
 // Levenshtein distance between token sequences.
 int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
+// Speech recognition's error rates, corpus-level: the edits (substitutions, deletions,
+// insertions) of every hypothesis against its reference, over the references' length. Words
+// are whitespace-separated; characters are Unicode code points, spaces included (runs of
+// whitespace count as one space, the ends stripped). Transcripts are compared as given:
+// normalise them first (data/transcript.h).
+struct ErrorRate {
+  int64_t edits = 0, length = 0;            // length: of the references, in words or characters
+  double percent() const;                   // 100 edits / length (0 for empty references)
+  std::string str(const char* name) const;  // "WER = 12.34 (567/4593)"
+};
+ErrorRate word_error_rate(const std::vector<std::string>& hyps,
+                          const std::vector<std::string>& refs);
+ErrorRate char_error_rate(const std::vector<std::string>& hyps,
+                          const std::vector<std::string>& refs);
+
 }  // namespace heed

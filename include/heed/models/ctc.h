@@ -3,7 +3,10 @@
 //        letters, X -> EH K S, and CTC emits at most one label per position)
 //   h  = Encoder(x')                   [B, K S, D]   any sequence encoder (nn/sequence_encoder.h)
 //   y  = softmax(W Dropout(h) + b)     [B, K S, V]   per position, over the target vocabulary
-// where class 0 (the padding id, which no target holds) is CTC's blank. Training minimises
+// where class 0 (the padding id, which no target holds) is CTC's blank. A speech recognizer
+// (Graves et al. 2006's own task; the seed's BiLSTM-CTC) reads log-mel frames instead of ids:
+//   x' = FrontEnd(frames)              [K=1, S/4, B, D]  nn/audio_front_end.h, then the encoder
+// as above on its vectors. Training minimises
 // -log p(l | x), the sum over every alignment (autograd/ops/ctc.h); there is no decoder, and so
 // no attention: decoding reads the labels off y (decode/ctc_search.h) and the picture is the
 // alignment's posterior (frame_log_probs).
@@ -12,12 +15,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "heed/models/seq2seq.h"
+#include "heed/nn/audio_front_end.h"
 #include "heed/nn/sequence_encoder.h"
 
 namespace heed {
@@ -31,6 +36,8 @@ struct CtcConfig {
   int64_t tgt_vocab = 0;  // V, the blank (id 0) included
   int64_t upsample = 1;   // K positions per source unit
   float dropout = 0.f;    // on the encoder's inputs and between its layers, and before W
+  // a speech recognizer's front end (its source is audio; the encoder a birnn reading vectors)
+  std::optional<AudioFrontEndConfig> audio;
 
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
@@ -40,6 +47,8 @@ struct CtcConfig {
   static CtcConfig configure(const ModelOptions& o);
   std::string describe() const;  // "ctc, 2-layer bilstm, upsample 2"
   void set_vocabularies(int64_t src, int64_t tgt);
+  // The source is audio, through `front` (its encoder must be a birnn: it reads its vectors).
+  void set_audio(const AudioFrontEndConfig& front);
   bool joint_vocabulary() const { return false; }
 };
 
@@ -64,6 +73,8 @@ class CtcModel final : public Seq2SeqModel {
   // lengths (K lengths[b]).
   Var frame_logits(Graph& g, std::span<const int32_t> src, int64_t S,
                    std::span<const int32_t> lengths, std::span<int32_t> frame_lengths) const;
+  // Of a batch's source, ids or (a recognizer) frames: [B, T, V] and each row's T.
+  Var frame_logits(Graph& g, const Seq2SeqBatch& b, std::span<int32_t> frame_lengths) const;
 
  private:
   class Labeller final : public FrameLabeller {
@@ -77,6 +88,7 @@ class CtcModel final : public Seq2SeqModel {
     const CtcModel& m_;
   };
   CtcConfig config_;
+  std::unique_ptr<AudioFrontEnd> front_;  // a recognizer's
   std::unique_ptr<SequenceEncoder> encoder_;
   Parameter *out_W_, *out_b_;  // [V, D], [V]
   Labeller labeller_{*this};

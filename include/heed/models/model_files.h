@@ -30,7 +30,9 @@ struct ModelFiles {
   nlohmann::json config;  // config.json
   std::string family;     // its "model" (models/registry.h)
   Segmenter src_seg, tgt_seg;
-  bool g2p = false;  // trained on CMUdict: input/output lines are "WORD  PH PH"
+  bool g2p = false;    // trained on CMUdict: input/output lines are "WORD  PH PH"
+  bool audio = false;  // a speech recognizer (config.json's src_units "audio"): no source
+                       // segmenter or vocabulary; it reads frames (decode/recognizer.h)
   Vocab src_vocab, tgt_vocab;
   ParameterStore params;
   std::unique_ptr<Seq2SeqModel> model;
@@ -42,6 +44,8 @@ struct DecodeOverrides {
                        // of its own (one trained with --wait-k-sample serves any k)
   bool hard_marginal = false;  // hard attention trained exactly: decode with the marginal over
                                // positions it was trained on, not the argmax position
+  float ctc_weight = -1.f;     // >= 0: joint CTC-attention decoding at this weight instead of
+                               // the one trained with (a model trained with --ctc-weight)
 };
 std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverrides& o = {});
 

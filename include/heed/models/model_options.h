@@ -59,9 +59,11 @@ struct ModelOptions {
   int64_t readout_dim = RnnSeq2SeqConfig{}.readout_dim;
   // the attention mechanisms' own (rnn; monotonic ones also the Transformer's heads)
   LocalAttentionConfig local{};                    // local-*: the window
+  LocationAttentionConfig location{};              // location: its filters, width, options
   MonotonicAttentionConfig monotonic_attention{};  // monotonic, mocha: chunk, noise, r's bias
   HardAttentionConfig hard{};
-  int64_t wait_k = 0;  // wait-k (rnn and transformer)
+  int64_t wait_k = 0;      // wait-k (rnn and transformer)
+  float ctc_weight = 0.f;  // rnn: joint CTC-attention's lambda (0: attention alone)
   // monotonic attention against latency (the gather: unset, the mean)
   LatencyLoss latency;
   std::optional<LatencyGather> latency_gather;

@@ -150,6 +150,10 @@ nlohmann::json to_json(const Seq2SeqConfig& c);  // config.json's model part
 std::string describe(const Seq2SeqConfig& c);    // for the training log
 void set_vocabularies(Seq2SeqConfig& c, int64_t src, int64_t tgt);
 bool joint_vocabulary(const Seq2SeqConfig& c);  // one vocabulary (and table) of both sides
+// A speech recognizer: the source is audio through `front` (an Error for a family that has no
+// front end yet); reads_audio says whether a config's source is audio.
+void set_audio(Seq2SeqConfig& c, const AudioFrontEndConfig& front);
+bool reads_audio(const Seq2SeqConfig& c);
 
 // A model of a typed config, with fresh parameters in `scope`.
 std::unique_ptr<Seq2SeqModel> make_seq2seq_model(const Seq2SeqConfig& config, const Scope& scope);

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@
 
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
+#include "heed/nn/audio_front_end.h"
 #include "heed/nn/latency_loss.h"
 #include "heed/nn/reinforce.h"
 #include "heed/nn/rnn.h"
@@ -65,6 +67,7 @@ struct RnnSeq2SeqConfig {
   int64_t attn_dim = 512;  // A: additive scorers
   // the mechanisms' own options (nn/attention/attention.h), each read by its mechanism alone
   LocalAttentionConfig local{};                    // local-m, local-p: the window D
+  LocationAttentionConfig location{};              // location: filters, width, sharpening...
   MonotonicAttentionConfig monotonic_attention{};  // monotonic, mocha: chunk, noise, r's bias
   // monotonic/mocha: training adds latency.weight times the mean expected delay, ramped up over
   // latency.warmup updates (nn/latency_loss.h; one head: no gather, no variance)
@@ -75,6 +78,17 @@ struct RnnSeq2SeqConfig {
   Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
   int64_t readout_dim = 500;          // l: maxout units
   bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
+  // a speech recognizer's front end (Listen, Attend and Spell: its source is audio, the encoder
+  // a birnn reading the front end's vectors)
+  std::optional<AudioFrontEndConfig> audio;
+  // joint CTC-attention (Kim, Hori & Watanabe 2017): > 0, a CTC head on the encoder's states
+  // and the loss lambda CTC + (1 - lambda) attention; decoding then scores with CTC's prefix
+  // probabilities at ctc_decode_weight (models/joint_ctc_decoder.h; < 0: lambda itself)
+  float ctc_weight = 0.f;
+  float ctc_decode_weight = -1.f;
+  float joint_decode_weight() const {
+    return ctc_decode_weight >= 0 ? ctc_decode_weight : ctc_weight;
+  }
 
   bool luong_style() const { return decoder_style(attention) == DecoderStyle::Luong; }
   // online decoding's policy (models/seq2seq.h); an online model starts its decoder from a
@@ -95,6 +109,8 @@ struct RnnSeq2SeqConfig {
   std::string describe() const;  // "rnn/bahdanau"
   void set_vocabularies(int64_t src, int64_t tgt);
   bool joint_vocabulary() const { return false; }
+  // The source is audio, through `front` (the encoder a birnn; its --embed the front end's width).
+  void set_audio(const AudioFrontEndConfig& front);
 };
 
 class RnnSeq2Seq final : public Seq2SeqModel {
@@ -145,6 +161,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // `rows_per_source` rows per source (row n k + j decodes source n).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, int64_t rows_per_source = 1) const;
+  // The same for a batch's source: its ids, or a recognizer's frames (Seq2SeqBatch::features).
+  DecoderState start(Graph& g, const Seq2SeqBatch& b, int64_t rows_per_source = 1) const;
   using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Scores scores = Scores::LogProbs) const;
@@ -155,6 +173,12 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   const Attention& attention() const { return *attention_; }
 
  private:
+  // start's second half: the decoder state over an encoded source of `lengths` rows
+  DecoderState start_encoded(Graph& g, const SequenceEncoder::Output& enc,
+                             std::span<const int32_t> lengths, int64_t rows_per_source) const;
+  // joint CTC-attention: the CTC head's loss over the encoder's states (the memory), summed
+  // over the batch and divided by its target tokens
+  Var ctc_loss_of(Graph& g, const Seq2SeqBatch& b, const Memory& memory) const;
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
   // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style), h~_t (Luong style) or s_i
@@ -196,7 +220,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
                    const LatencyLoss& terms) const;
   RnnSeq2SeqConfig config_;
-  std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
+  std::unique_ptr<AudioFrontEnd> front_;           // a recognizer's (Listen, Attend and Spell)
+  Parameter *ctc_W_ = nullptr, *ctc_b_ = nullptr;  // joint CTC-attention's head [V, Dm], [V]
+  std::unique_ptr<SequenceEncoder> encoder_;       // annotations and their summary
   RnnCell dec_cell_;
   Parameter* tgt_embed_;         // [V, E]
   Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d] (online

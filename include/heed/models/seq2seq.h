@@ -28,12 +28,22 @@ struct Seq2SeqBatch {
                        // training, Elbayad et al. 2020: one model for every k)
   int64_t step = 0;    // the training step (a schedule inside a model: hard attention's Gumbel
                        // temperature)
+  // A spoken source (a model with an audio front end, nn/audio_front_end.h): log-mel frames
+  // [S, B, F] time-major, zero past each length, instead of src (left empty); src_lengths are
+  // then the frame counts.
+  std::vector<float> features;
+  int64_t F = 0;  // bins per frame; 0: the source is src's ids
 };
 // The target side's lengths [B]: BOS y_1 .. y_n in tgt_in, as many as y_1 .. y_n EOS in tgt_out.
 std::vector<int32_t> target_lengths(const Seq2SeqBatch& b);
 // Builds a batch from id sequences (without BOS/EOS); reverse_source flips each source.
 Seq2SeqBatch make_batch(const std::vector<std::vector<int32_t>>& src,
                         const std::vector<std::vector<int32_t>>& tgt, bool reverse_source);
+// A batch of spoken sources: each utterance's frames [n_i, bins] row-major, time-major in
+// `features` and zero-padded to max(n_i, min_frames) frames; targets as make_batch's (empty
+// ones for decoding).
+Seq2SeqBatch make_audio_batch(const std::vector<std::span<const float>>& frames, int64_t bins,
+                              const std::vector<std::vector<int32_t>>& tgt, int64_t min_frames);
 
 // A decoded output: tokens before EOS and, per output token, the attention weights over its
 // source in the order given (the EOS row included last).
@@ -128,6 +138,14 @@ class FrameLabeller {
   virtual int64_t upsample() const = 0;  // positions per source unit
   virtual int32_t blank() const = 0;     // the blank's class id
 };
+
+// CTC's targets of a batch: each row's tgt_out up to its <eos>, padded with the blank (the
+// padding id, which no target holds) to L = max(T - 1, 1) labels, in the graph's arena.
+struct CtcTargets {
+  std::span<const int32_t> labels;   // [B, L]
+  std::span<const int32_t> lengths;  // [B]
+};
+CtcTargets ctc_targets(Graph& g, const Seq2SeqBatch& b);
 
 // Whether labels can be aligned to `positions` frames at all: CTC needs a frame per label and
 // a blank between two equal neighbours (Graves et al. 2006, §4.1).

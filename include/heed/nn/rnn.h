@@ -66,7 +66,8 @@ class RnnLayer {
 
 struct RnnEncoderConfig {
   CellKind cell = CellKind::Gru;
-  int64_t vocab = 0;     // V
+  int64_t vocab = 0;     // V; 0: no embedding table, the encoder reads vectors of E
+                         // (forward_vectors: a speech front end's output)
   int64_t embed = 256;   // E
   int64_t hidden = 256;  // H per direction
   int layers = 1;
@@ -85,11 +86,13 @@ class RnnEncoder {
   // ids [S * B] time-major, lengths [B]
   Output forward(Graph& g, std::span<const int32_t> ids, int64_t S,
                  std::span<const int32_t> lengths) const;
+  // x [S, B, E] time-major (the embeddings, or a front end's vectors), lengths [B]
+  Output forward_vectors(Graph& g, Var x, std::span<const int32_t> lengths) const;
   int64_t annotation_dim() const { return config_.hidden * (config_.bidirectional ? 2 : 1); }
 
  private:
   RnnEncoderConfig config_;
-  Parameter* embed_;  // [V, E]
+  Parameter* embed_ = nullptr;  // [V, E] (none when V is 0)
   std::vector<RnnLayer> fwd_, bwd_;
 };
 

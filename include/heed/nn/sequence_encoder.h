@@ -117,6 +117,10 @@ class SequenceEncoder {
   // ids [S * B] time-major (padding Vocab::kPad), lengths [B] in 1..S
   virtual Output encode(Graph& g, std::span<const int32_t> ids, int64_t S,
                         std::span<const int32_t> lengths, const Options& options) const = 0;
+  // Vectors instead of ids: x [S, B, E] time-major (a speech front end's output, E its width),
+  // lengths [B] in 1..S. The encoders that read ids only refuse (an Error).
+  virtual Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
+                                const Options& options) const;
 };
 
 // ids time-major [S, B] -> batch-major [B, S], in the graph's arena (the convolutional

@@ -7,6 +7,10 @@
 //   POST /translator/translate OpenNMT-py's route: [{"src": "...", "id": NAME}, ...]
 //                              -> [[{"src", "tgt", "n_best", "pred_score"}, ...]]
 //   POST /classify             {"src": [...], "model": NAME, "attention": bool, "svg": bool}
+//   POST /transcribe?model=NAME&beam=K&n_best=N&timestamps=1   the audio as the body (WAV,
+//                              FLAC, OGG...) or a multipart/form-data file -> {"text",
+//                              "log_prob", "seconds", "words": [{"word", "start", "end"}],
+//                              "n_best": [...]}, what heed transcribe writes
 //   GET  /health, /models (names, kinds, a Transformer's layers and heads), /metrics
 //   (Prometheus), / (the page)
 // Translation requests are batched across clients (batcher.h); a full queue is 503 with
@@ -28,7 +32,7 @@ namespace heed::serve {
 
 struct ServedModel {
   std::string name;  // how requests name it ("model", OpenNMT-py's "id")
-  std::string dir;   // a model directory (an encoder-decoder or a classifier)
+  std::string dir;   // a model directory (an encoder-decoder, a classifier or a recognizer)
 };
 
 struct ServeOptions {

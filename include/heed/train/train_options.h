@@ -134,7 +134,11 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "part (see `heed split --help`)"},
            c.valid_src);
   v.option({"--valid-tgt", "Validation target file (parallel text)"}, c.valid_tgt);
-  v.option({"--format", "The files' format (auto: by the first file)"}, c.format);
+  v.option({"--format",
+            "The files' format (auto: by the first file; audio: a Kaldi data directory with "
+            "wav.scp and text, or a manifest of \"path<TAB>transcript\" lines, detected by its "
+            "wav.scp or its first path's extension)"},
+           c.format);
   v.option({"--tsv-columns",
             "TSV: source and target columns, 1-based (Anki spa.txt is en<TAB>es: 2,1 trains "
             "es->en)"},
@@ -155,6 +159,21 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
   v.option({"--min-freq", "Drop tokens seen fewer times in training", Bounds::range(1, 1 << 30)},
            c.src_vocab.min_freq);
   v.option({"--max-len", "Skip training pairs with a longer side", Bounds::size()}, c.max_len);
+  v.group("Speech (--format audio)");
+  v.option({"--max-audio-seconds", "A longer recording is refused (an error naming it)",
+            Bounds::range(0.1, 1e6, true)},
+           c.max_audio_seconds);
+  v.option({"--num-mel-bins", "Kaldi filterbank features per 10 ms frame", Bounds::range(7, 1024)},
+           c.mel_bins);
+  v.option({"--front-channels",
+            "Channels of the front end's two 3x3 stride-2 convolutions (time and frequency / 4)",
+            Bounds::range(1, 1024)},
+           c.front_channels);
+  v.flag({"--spec-augment",
+          "SpecAugment (Park et al. 2019, LD policy without time warping): per training "
+          "utterance 2 frequency masks of up to 27 bins and 2 time masks of up to min(100, 0.2 "
+          "frames), masked to the bin's mean; seeded by the step (a resumed run masks alike)"},
+         c.spec_augment.enabled);
   v.group("Classifier (--task classify)");
   v.option({"--train", "classify: training file, \"<label> <sentence>\" per line (SST's stsa.*)"},
            o.classify.train);
@@ -245,6 +264,32 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
   v.option({"--readout-dim", "rnn, --readout maxout: its units l", Bounds::size()}, m.readout_dim);
   v.option({"--window", "rnn: local attention half-width D", Bounds::range(1, 1 << 20)},
            m.local.window);
+  v.option({"--ctc-weight",
+            "rnn: joint CTC-attention (Kim, Hori & Watanabe 2017): a CTC head on the encoder, "
+            "the loss lambda CTC + (1 - lambda) attention, and decoding that adds CTC's prefix "
+            "scores at the same weight (Watanabe et al. 2017); 0: attention alone",
+            Bounds::range(0, 0.99, true)},
+           m.ctc_weight);
+  v.option({"--location-filters",
+            "rnn --attention location: filters K over the previous alignment (Chorowski et al. "
+            "2015, eq. 8)",
+            Bounds::range(1, 1024)},
+           m.location.filters);
+  v.option({"--location-width", "rnn --attention location: the filters' width r (odd)",
+            Bounds::range(1, 4095)},
+           m.location.width);
+  v.option({"--location-sharpen",
+            "rnn --attention location: sharpening beta >= 1, alpha = softmax(beta e)",
+            Bounds::range(1, 1000, true)},
+           m.location.sharpen);
+  v.flag({"--location-smooth",
+          "rnn --attention location: smoothing, alpha = sigmoid(e) / sum sigmoid(e)"},
+         m.location.smooth);
+  v.option({"--location-window",
+            "rnn --attention location: attend within this many frames of the previous "
+            "alignment's median (0: everywhere)",
+            Bounds::range(0, 1 << 20)},
+           m.location.window);
   v.option({"--chunk",
             "rnn and transformer: mocha's chunk w, the entries ending at the monotonic stop "
             "attended softly (Chiu & Raffel 2018; at least the source's length: infinite "

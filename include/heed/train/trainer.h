@@ -21,6 +21,7 @@
 #include "heed/data/vocab.h"
 #include "heed/models/registry.h"
 #include "heed/train/loop.h"
+#include "heed/train/spec_augment.h"
 
 namespace heed {
 
@@ -42,10 +43,22 @@ struct TrainConfig : LoopOptions {
   // at a k drawn uniformly from 1..wait_k_sample, so that one model decodes at any k
   int64_t wait_k_sample = 0;
   int64_t valid_max = 0;  // dev sentences decoded for the metric (0: all)
+  // speech (--format audio, or a manifest or Kaldi directory detected): train_recognizer
+  double max_audio_seconds = 60;  // a longer recording is refused
+  int64_t mel_bins = 80;          // filterbank features per frame
+  int64_t front_channels = 32;    // the convolutional front end's channels (nn/audio_front_end.h)
+  SpecAugmentOptions spec_augment;
 };
 
 using TrainResult = LoopResult;
 
 TrainResult train_seq2seq(const TrainConfig& config, std::ostream& log);
+// A speech recognizer (train/speech_trainer.cc): train_src and valid_src are Kaldi data
+// directories or manifests (data/speech_corpus.h); the transcripts normalised
+// (data/transcript.h) and split into characters (or SentencePiece pieces, --tgt-units spm); the
+// features Kaldi's filterbanks, their mean and deviation over the training set stored in the
+// model's front end; validation by greedy decoding's WER on dev. train_seq2seq comes here for
+// audio data.
+TrainResult train_recognizer(const TrainConfig& config, std::ostream& log);
 
 }  // namespace heed

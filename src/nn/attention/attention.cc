@@ -15,6 +15,7 @@ std::unique_ptr<Attention> make_luong_attention(const AttentionConfig& c, const 
 std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_monotonic_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_hard_attention(const AttentionConfig& c, const Scope& s);
+std::unique_ptr<Attention> make_location_attention(const AttentionConfig& c, const Scope& s);
 
 std::span<const Named<AttentionKind>> names(AttentionKind) {
   static constexpr Named<AttentionKind> kNames[] = {{AttentionKind::None, "none"},
@@ -26,7 +27,8 @@ std::span<const Named<AttentionKind>> names(AttentionKind) {
                                                     {AttentionKind::LocalP, "local-p"},
                                                     {AttentionKind::Monotonic, "monotonic"},
                                                     {AttentionKind::Mocha, "mocha"},
-                                                    {AttentionKind::Hard, "hard"}};
+                                                    {AttentionKind::Hard, "hard"},
+                                                    {AttentionKind::Location, "location"}};
   return kNames;
 }
 
@@ -70,6 +72,8 @@ std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope&
       return make_monotonic_attention(c, scope);
     case AttentionKind::Hard:
       return make_hard_attention(c, scope);
+    case AttentionKind::Location:
+      return make_location_attention(c, scope);
   }
   fail("unknown attention kind");
 }
@@ -81,6 +85,7 @@ DecoderStyle decoder_style(AttentionKind kind) {
     case AttentionKind::Monotonic:
     case AttentionKind::Mocha:
     case AttentionKind::Hard:
+    case AttentionKind::Location:
       return DecoderStyle::Bahdanau;
     case AttentionKind::LuongDot:
     case AttentionKind::LuongGeneral:

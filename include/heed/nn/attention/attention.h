@@ -11,6 +11,9 @@
 //               in decoding                                       (Raffel et al. 2017)
 //   mocha       monotonic, then soft attention over the w entries ending at the stop
 //                                                                 (Chiu & Raffel 2018)
+//   location    e_ij = w^T tanh(W s_{i-1} + V h_j + U f_ij + b), f_i = F * alpha_{i-1}: the
+//               previous alignment's convolutional features inside the energy (Chorowski et
+//               al. 2015, eqs. 8-9), with sharpening, smoothing and windowing
 //   hard        one position j per step, scored by any of the global mechanisms: sampled
 //               (REINFORCE, Xu et al. 2015), straight-through Gumbel-softmax, or marginalised
 //               exactly by the decoder (Wu, Shapiro & Cotterell 2018); argmax in decoding
@@ -45,7 +48,8 @@ enum class AttentionKind {
   LocalP,
   Monotonic,
   Mocha,
-  Hard
+  Hard,
+  Location
 };
 std::span<const Named<AttentionKind>> names(AttentionKind);  // "none", "bahdanau", "luong-dot", ...
 AttentionKind parse_attention(const std::string& name);      // an Error lists the names
@@ -102,6 +106,18 @@ struct HardAttentionConfig {
   static HardAttentionConfig from_json(const nlohmann::json& j);
 };
 
+// Location-aware attention: "location_filters", "location_width", "location_sharpen",
+// "location_smooth", "location_window" (written by every model with location attention).
+struct LocationAttentionConfig {
+  int64_t filters = 10;  // K convolution filters of alpha_{i-1} (Chorowski et al.: 10)
+  int64_t width = 31;    // r, odd (Chorowski et al.: 201 at 100 frames/s; the peer: 31)
+  float sharpen = 1.f;   // beta >= 1: alpha = softmax(beta e)
+  bool smooth = false;   // alpha = sigmoid(e) / sum sigmoid(e) instead of the softmax
+  int64_t window = 0;    // > 0: attend within this many frames of alpha_{i-1}'s median
+  void to_json(nlohmann::json& j) const;
+  static LocationAttentionConfig from_json(const nlohmann::json& j);
+};
+
 // Which decoder a mechanism goes with: Bahdanau's (attend from s_{i-1}, the context into the
 // recurrence) or Luong's (attend from h_t, input feeding of h~_t). Every kind names its own.
 enum class DecoderStyle { Bahdanau, Luong };
@@ -115,6 +131,7 @@ struct AttentionConfig {
   LocalAttentionConfig local{};
   MonotonicAttentionConfig monotonic{};
   HardAttentionConfig hard{};
+  LocationAttentionConfig location{};
 };
 
 struct Attended {
@@ -151,7 +168,8 @@ struct AttentionState {
   Var keys;            // start()'s projection of the memory, per mechanism: U h_j + b [B, S, A]
                        // (bahdanau), W_a h_s [B, S, Dq] (luong-general, local-*), W_s h_s
                        // [B, S, A] (luong-concat), h_s (luong-dot), the context h_{S_b}
-                       // [B, Dm] (none), U h_j + b [B, S, A] (monotonic, mocha)
+                       // [B, Dm] (none), U h_j + b [B, S, A] (monotonic, mocha), V h_j + b
+                       // [B, S, A] (location)
   Var chunk_keys;      // U' h_j + b' [B, S, A] (mocha's chunk energies)
   Var previous;        // alpha_{i-1} [B, S]: the weights of the last step (none before the first;
                        // monotonic decoding: one-hot at the last stop, all 0 once run off the end)

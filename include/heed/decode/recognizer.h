@@ -1,0 +1,68 @@
+// The inference API of a speech recognizer: a trained model's directory (models/model_files.h,
+// config.json's src_units "audio"), audio in, transcripts out. heed transcribe, Python's
+// heed.Recognizer and heed serve's POST /transcribe all run this.
+//   samples (16 kHz mono, full scale 1) -> Kaldi filterbanks (data/fbank.h) -> the model's
+//   front end and encoder -> CTC search (decode/ctc_search.h: best path, or the prefix beam
+//   with an n-gram LM) -> units joined into text.
+// Word timestamps come from the most probable alignment of the transcript: a model frame is
+// 40 ms (the front end subsamples the 10 ms frames by 4); a word starts at the first frame of
+// its first unit and ends after the last frame of its last one.
+// Leaves out: reading files (io/audio.h), streaming (audio that arrives in pieces).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "heed/decode/ctc_search.h"
+#include "heed/models/model_files.h"
+#include "heed/models/ngram_lm.h"
+
+namespace heed {
+
+struct RecognizeOptions {
+  int beam = 1;             // 1: the best path; more: the prefix beam search
+  int n_best = 1;           // transcripts per utterance (<= beam)
+  double lm_weight = 0.5;   // with an LM (load_lm): w ln p_lm in the beam's score
+  double lm_bonus = 0.0;    // with an LM: added per output unit
+  bool timestamps = false;  // each word's start and end
+  int64_t batch = 16;       // utterances decoded together
+};
+
+struct WordTime {
+  std::string word;
+  double start = 0, end = 0;  // seconds
+};
+
+struct Transcript {
+  std::string text;
+  double log_prob = 0;          // log p(units | audio)
+  std::vector<WordTime> words;  // with RecognizeOptions::timestamps
+};
+
+class Recognizer {
+ public:
+  explicit Recognizer(const std::string& dir, const DecodeOverrides& overrides = {});
+  const ModelFiles& files() const { return *m_; }
+  // An ARPA n-gram model of the output units (heed lm over the training transcripts, in the
+  // model's units) joins the prefix beam search (beam >= 2) from now on.
+  void load_lm(const std::string& arpa);
+  static constexpr int kSampleRate = 16000;
+  static constexpr double kFrameSeconds = 0.04;  // one model frame: 4 feature frames of 10 ms
+  // Per utterance (samples at 16 kHz, full scale 1), its n best transcripts, best first.
+  std::vector<std::vector<Transcript>> transcribe(const std::vector<std::span<const float>>& audio,
+                                                  const RecognizeOptions& options) const;
+  // The same from features already computed ([frames, bins] each, the model's bins).
+  std::vector<std::vector<Transcript>> transcribe_features(
+      const std::vector<std::span<const float>>& features, const RecognizeOptions& options) const;
+
+ private:
+  std::unique_ptr<ModelFiles> m_;
+  int64_t bins_ = 80;
+  std::shared_ptr<const NgramLm> lm_;
+  std::vector<int32_t> lm_ids_;  // the model's unit -> the LM's word id
+};
+
+}  // namespace heed

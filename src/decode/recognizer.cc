@@ -1,0 +1,166 @@
+// The speech recognizer's inference API (see the header).
+#include "heed/decode/recognizer.h"
+
+#include <algorithm>
+
+#include "heed/data/fbank.h"
+#include "heed/data/text.h"
+#include "heed/decode/beam_search.h"
+#include "heed/decode/greedy.h"
+#include "heed/nn/audio_front_end.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+Recognizer::Recognizer(const std::string& dir, const DecodeOverrides& overrides)
+    : m_(load_model(dir, overrides)) {
+  check(m_->audio, dir, ": not a speech recognizer (its config.json reads ",
+        m_->config.value("src_units", std::string("?")), " units, not audio)");
+  try {
+    bins_ = m_->config.at("audio").at("features").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(dir, "/config.json: no audio front end (", e.what(), ")");
+  }
+}
+
+void Recognizer::load_lm(const std::string& arpa) {
+  auto lm = std::make_shared<NgramLm>(NgramLm::read_arpa(arpa));
+  std::vector<int32_t> ids;
+  size_t known = 0;
+  for (int32_t c = 0; c < m_->tgt_vocab.size(); ++c) {
+    ids.push_back(c <= Vocab::kUnk ? NgramLm::kUnk : lm->id(m_->tgt_vocab.token(c)));
+    known += ids.back() != NgramLm::kUnk ? 1 : 0;
+  }
+  check(known > 0, "--lm ", arpa, ": none of the model's output units is among its words");
+  lm_ = std::move(lm);
+  lm_ids_ = std::move(ids);
+}
+
+std::vector<std::vector<Transcript>> Recognizer::transcribe(
+    const std::vector<std::span<const float>>& audio, const RecognizeOptions& o) const {
+  const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
+  std::vector<std::vector<float>> features;
+  std::vector<float> scaled;
+  for (std::span<const float> a : audio) {
+    scaled.assign(a.begin(), a.end());
+    for (float& s : scaled) s *= 32768.f;  // Kaldi's 16-bit scale
+    features.push_back(fbank.compute(scaled));
+    check(!features.back().empty(), "transcribe: an utterance of ", a.size(),
+          " samples is shorter than one 25 ms frame");
+  }
+  return transcribe_features({features.begin(), features.end()}, o);
+}
+
+namespace {
+
+// Each unit's first and last model frame: CTC's best alignment (path: per frame the unit's
+// index, or units for the blank), or an attention model's most attended frame per unit.
+std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t units, bool ctc) {
+  std::vector<std::pair<int64_t, int64_t>> span(units, {-1, -1});
+  if (ctc) {
+    for (size_t t = 0; t < h.path.size(); ++t) {
+      const auto k = static_cast<size_t>(h.path[t]);
+      if (k >= units) continue;
+      if (span[k].first < 0) span[k].first = static_cast<int64_t>(t);
+      span[k].second = static_cast<int64_t>(t);
+    }
+  } else {
+    for (size_t k = 0; k < units && k < h.attention.size(); ++k) {
+      const auto& row = h.attention[k];
+      const auto best =
+          static_cast<int64_t>(std::max_element(row.begin(), row.end()) - row.begin());
+      span[k] = {best, best};
+    }
+  }
+  return span;
+}
+
+// Words and their times from the units and each unit's frames.
+std::vector<WordTime> word_times(const std::vector<std::string>& units,
+                                 const std::vector<std::pair<int64_t, int64_t>>& frames,
+                                 double frame_seconds) {
+  std::vector<WordTime> words;
+  WordTime w;
+  int64_t begin = -1, end = -1;
+  auto close = [&]() {
+    if (!w.word.empty())
+      words.push_back({w.word, static_cast<double>(std::max<int64_t>(begin, 0)) * frame_seconds,
+                       static_cast<double>(end + 1) * frame_seconds});
+    w = {};
+    begin = end = -1;
+  };
+  for (size_t k = 0; k < units.size(); ++k) {
+    // a character model's space, or a SentencePiece piece that starts a word
+    const bool space = units[k] == kSpaceUnit;
+    const bool starts = units[k].rfind(kSpaceUnit, 0) == 0;
+    if (space || starts) close();
+    if (space) continue;
+    w.word += starts ? units[k].substr(kSpaceUnit.size()) : units[k];
+    if (frames[k].first >= 0 && (begin < 0 || frames[k].first < begin)) begin = frames[k].first;
+    end = std::max(end, frames[k].second);
+  }
+  close();
+  return words;
+}
+
+}  // namespace
+
+std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
+    const std::vector<std::span<const float>>& features, const RecognizeOptions& o) const {
+  check(o.batch >= 1, "transcribe: a batch of ", o.batch);
+  const CtcLm lm{.lm = lm_.get(), .ids = lm_ids_, .weight = o.lm_weight, .bonus = o.lm_bonus};
+  check(!lm_ || o.beam > 1,
+        "--lm: the n-gram model joins the prefix search, which needs a beam "
+        "of 2 or more (--beam)");
+  const CtcBeamOptions beam{.beam = o.beam, .n_best = o.n_best, .lm = lm_ ? &lm : nullptr};
+  // similar lengths together; the answers in the input's order
+  std::vector<size_t> order(features.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return features[a].size() < features[b].size(); });
+  std::vector<std::vector<Transcript>> out(features.size());
+  for (size_t i = 0; i < order.size(); i += static_cast<size_t>(o.batch)) {
+    const size_t n = std::min(order.size() - i, static_cast<size_t>(o.batch));
+    std::vector<std::span<const float>> frames;
+    for (size_t k = 0; k < n; ++k) {
+      const std::span<const float> f = features[order[i + k]];
+      check(!f.empty() && static_cast<int64_t>(f.size()) % bins_ == 0, "transcribe: ", f.size(),
+            " feature values are not frames of the model's ", bins_, " bins");
+      frames.push_back(f);
+    }
+    const Seq2SeqBatch b = make_audio_batch(frames, bins_, std::vector<std::vector<int32_t>>(n),
+                                            AudioFrontEndConfig::kMinFrames);
+    const bool ctc = m_->model->frame_labeller() != nullptr;
+    std::vector<std::vector<Hypothesis>> hyps;
+    if (ctc) {
+      hyps = ctc_decode_batch(*m_->model, b, beam, o.timestamps);
+    } else {  // an attention decoder: up to a character per model frame, and 10 more
+      std::vector<int64_t> limits;
+      for (const auto& f : frames)
+        limits.push_back(
+            AudioFrontEndConfig::subsampled(std::max<int64_t>(
+                static_cast<int64_t>(f.size()) / bins_, AudioFrontEndConfig::kMinFrames)) +
+            10);
+      const AttentionChoice choice{.wanted = o.timestamps};
+      if (o.beam > 1) {
+        hyps =
+            beam_search_batch(*m_->model, b, limits,
+                              {.beam = o.beam, .length_penalty = 1.0, .n_best = o.n_best}, choice);
+      } else {
+        for (Hypothesis& h : greedy_decode(*m_->model, b, limits, choice))
+          hyps.push_back({std::move(h)});
+      }
+    }
+    for (size_t k = 0; k < n; ++k)
+      for (Hypothesis& h : hyps[k]) {
+        const std::vector<std::string> units = m_->tgt_vocab.decode(h.tokens);
+        Transcript t{.text = m_->tgt_seg.join(units), .log_prob = h.log_prob, .words = {}};
+        if (o.timestamps)
+          t.words = word_times(units, unit_frames(h, units.size(), ctc), kFrameSeconds);
+        out[order[i + k]].push_back(std::move(t));
+      }
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,88 @@
+// Joint CTC-attention decoding (see the header).
+#include "heed/models/joint_ctc_decoder.h"
+
+#include <cmath>
+#include <limits>
+
+#include "heed/data/vocab.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+JointCtcDecoder::JointCtcDecoder(std::unique_ptr<IncrementalDecoder> inner, const Tensor& log_probs,
+                                 std::span<const int32_t> lengths, int32_t blank, float lambda)
+    : inner_(std::move(inner)), V_(log_probs.shape().dim(2)), blank_(blank), lambda_(lambda) {
+  check(lambda >= 0.f && lambda <= 1.f, "joint CTC-attention decoding: a CTC weight of ", lambda,
+        " (0 to 1)");
+  const int64_t R = log_probs.shape().dim(0), S = log_probs.shape().dim(1);
+  check(static_cast<int64_t>(lengths.size()) == R, "joint decoding: ", lengths.size(),
+        " lengths for ", R, " rows");
+  rows_.resize(static_cast<size_t>(R));
+  for (int64_t r = 0; r < R; ++r) {
+    Row& row = rows_[static_cast<size_t>(r)];
+    row.T = lengths[static_cast<size_t>(r)];
+    check(row.T >= 1 && row.T <= S, "joint decoding: a row of ", row.T, " frames");
+    const float* src = log_probs.data() + r * S * V_;
+    row.log_probs.assign(src, src + row.T * V_);
+    row.prefix = scorer(row).empty();
+  }
+}
+
+IncrementalDecoder::Step JointCtcDecoder::step(std::span<const int32_t> prev, Scores scores) {
+  const auto R = static_cast<int64_t>(rows_.size());
+  check(static_cast<int64_t>(prev.size()) == R, "joint decoding: ", prev.size(), " tokens for ", R,
+        " rows");
+  // the prefixes grow by the tokens the search chose (not by <bos>, or the <eos> and padding
+  // it feeds finished rows)
+  if (t_ > 0)
+    for (int64_t r = 0; r < R; ++r) {
+      const int32_t y = prev[static_cast<size_t>(r)];
+      if (y >= Vocab::kSpecials || y == Vocab::kUnk) {
+        Row& row = rows_[static_cast<size_t>(r)];
+        row.prefix = scorer(row).extend(row.prefix, y);
+      }
+    }
+  ++t_;
+  Step inner = inner_->step(prev, Scores::LogProbs);
+  if (scores == Scores::None) return {nullptr, inner.weights, inner.ran_off};
+  scores_.resize(static_cast<size_t>(R * V_));
+  psi_.resize(static_cast<size_t>(V_));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < R; ++r) {
+    const Row& row = rows_[static_cast<size_t>(r)];
+    const float* att = inner.scores + r * V_;
+    float* out = scores_.data() + r * V_;
+    scorer(row).scores(row.prefix, Vocab::kEos, psi_);
+    if (lambda_ == 0.f) {  // the attention decoder's own scores, bit for bit
+      std::copy(att, att + V_, out);
+      continue;
+    }
+    for (int64_t c = 0; c < V_; ++c) {
+      // <bos>, the blank (= padding) and anything CTC cannot emit: not a candidate
+      const float ctc = psi_[static_cast<size_t>(c)] - row.prefix.psi;
+      out[c] = (c == Vocab::kBos || c == blank_ || !std::isfinite(psi_[static_cast<size_t>(c)]))
+                   ? neg_inf
+                   : (1.f - lambda_) * att[c] + lambda_ * ctc;
+    }
+  }
+  return {scores_.data(), inner.weights, inner.ran_off};
+}
+
+void JointCtcDecoder::reorder(std::span<const int32_t> from) {
+  inner_->reorder(from);
+  std::vector<Row> next;
+  next.reserve(from.size());
+  for (int32_t r : from) next.push_back(rows_[static_cast<size_t>(r)]);
+  rows_ = std::move(next);
+}
+
+bool JointCtcDecoder::drop_rows(std::span<const int32_t> keep) {
+  if (!inner_->drop_rows(keep)) return false;
+  std::vector<Row> next;
+  next.reserve(keep.size());
+  for (int32_t r : keep) next.push_back(std::move(rows_[static_cast<size_t>(r)]));
+  rows_ = std::move(next);
+  return true;
+}
+
+}  // namespace heed

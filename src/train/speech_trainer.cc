@@ -1,0 +1,299 @@
+// Training a speech recognizer (train/trainer.h train_recognizer): spoken corpora to features
+// once, then the shared loop (train/loop.h) over batches of frames.
+// Leaves out: the features themselves (data/speech_features.h), the models (models/), search
+// (decode/ctc_search.h).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <ostream>
+
+#include "heed/data/speech_features.h"
+#include "heed/data/transcript.h"
+#include "heed/decode/ctc_search.h"
+#include "heed/decode/greedy.h"
+#include "heed/dist/communicator.h"
+#include "heed/io/files.h"
+#include "heed/kernels/random.h"
+#include "heed/metrics/metrics.h"
+#include "heed/models/model_files.h"
+#include "heed/train/loop.h"
+#include "heed/train/trainer.h"
+#include "heed/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+
+namespace {
+
+// One part of a spoken corpus: each utterance's frames, normalised transcript and its ids.
+struct SpokenSet {
+  std::string source;
+  CorpusFeatures features;
+  std::vector<std::string> text;          // normalised transcripts
+  std::vector<std::vector<int32_t>> ids;  // their units' ids
+  double hours() const {
+    double s = 0;
+    for (double x : features.seconds) s += x;
+    return s / 3600;
+  }
+};
+
+// The features and normalised transcripts of a corpus already read (its utterances).
+SpokenSet features_of(const SpeechCorpus& corpus, const TrainConfig& c, std::ostream& log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SpokenSet set;
+  set.source = corpus.source;
+  set.features =
+      corpus_features(corpus, {.num_mel_bins = static_cast<int>(c.mel_bins)}, c.max_audio_seconds);
+  for (const Utterance& u : corpus.utterances) set.text.push_back(normalise_transcript(u.text));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log << corpus.source << ": " << corpus.utterances.size() << " utterances, " << set.hours()
+      << " h of audio, features in " << secs << " s\n"
+      << std::flush;
+  return set;
+}
+
+// The front end's normalisation: the mean and deviation of every bin over the training frames.
+AudioFrontEndConfig normalisation(const CorpusFeatures& f) {
+  AudioFrontEndConfig front;
+  front.features = f.bins;
+  std::vector<double> s1(static_cast<size_t>(f.bins)), s2(static_cast<size_t>(f.bins));
+  int64_t n = 0;
+  for (const auto& u : f.frames) {
+    for (size_t k = 0; k < u.size(); ++k) {
+      const double v = u[k];
+      s1[k % s1.size()] += v;
+      s2[k % s1.size()] += v * v;
+    }
+    n += static_cast<int64_t>(u.size()) / f.bins;
+  }
+  check(n > 0, "train: the training utterances hold no frame");
+  for (size_t k = 0; k < s1.size(); ++k) {
+    const double mean = s1[k] / static_cast<double>(n);
+    const double var = std::max(s2[k] / static_cast<double>(n) - mean * mean, 1e-10);
+    front.mean.push_back(static_cast<float>(mean));
+    front.stddev.push_back(static_cast<float>(std::sqrt(var)));
+  }
+  return front;
+}
+
+std::vector<std::span<const float>> frames_of(const SpokenSet& s, std::span<const size_t> ids) {
+  std::vector<std::span<const float>> out;
+  for (size_t i : ids) out.emplace_back(s.features.frames[i]);
+  return out;
+}
+
+// Greedy transcripts of a set, in batches of similar length.
+std::vector<std::string> transcribe_set(const Seq2SeqModel& model, const SpokenSet& s,
+                                        const Segmenter& seg, const Vocab& vocab, int64_t batch) {
+  std::vector<size_t> order(s.text.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return s.features.frames[a].size() < s.features.frames[b].size();
+  });
+  std::vector<std::string> hyps(order.size());
+  for (size_t i = 0; i < order.size(); i += static_cast<size_t>(batch)) {
+    std::span<const size_t> ids(order.data() + i,
+                                std::min(order.size() - i, static_cast<size_t>(batch)));
+    std::vector<std::vector<int32_t>> none(ids.size());
+    const Seq2SeqBatch b =
+        make_audio_batch(frames_of(s, ids), s.features.bins, none, AudioFrontEndConfig::kMinFrames);
+    std::vector<Hypothesis> out;
+    if (model.frame_labeller()) {
+      for (auto& n_best : ctc_decode_batch(model, b, {.beam = 1}, false))
+        out.push_back(std::move(n_best.front()));
+    } else {  // an attention decoder: a character per model frame at most, and 10 more
+      std::vector<int64_t> limits;
+      for (int32_t n : b.src_lengths)
+        limits.push_back(
+            AudioFrontEndConfig::subsampled(std::max<int64_t>(n, AudioFrontEndConfig::kMinFrames)) +
+            10);
+      out = greedy_decode(model, b, limits, {.wanted = false});
+    }
+    for (size_t k = 0; k < ids.size(); ++k)
+      hyps[ids[k]] = normalise_transcript(seg.join(vocab.decode(out[k].tokens)));
+  }
+  return hyps;
+}
+
+class SpeechTask final : public TrainingTask {
+ public:
+  SpeechTask(const Seq2SeqModel& model, const TrainConfig& cfg, const SpokenSet& train,
+             std::vector<size_t> kept, const SpokenSet& valid, const Segmenter& seg,
+             const Vocab& vocab, std::vector<float> fill)
+      : model_(model),
+        cfg_(cfg),
+        train_(train),
+        kept_(std::move(kept)),
+        valid_(valid),
+        seg_(seg),
+        vocab_(vocab),
+        fill_(std::move(fill)) {
+    for (size_t i : kept_) {
+      const auto frames =
+          static_cast<int64_t>(train_.features.frames[i].size()) / train_.features.bins;
+      lengths_.push_back(frames);
+      costs_.push_back(frames);
+    }
+  }
+  std::span<const int64_t> lengths() const override { return lengths_; }
+  std::span<const int64_t> costs() const override { return costs_; }
+  BatchLoss loss(Graph& g, std::span<const size_t> examples, int64_t step) const override {
+    std::vector<size_t> ids;
+    std::vector<std::vector<int32_t>> tgt;
+    for (size_t e : examples) {
+      ids.push_back(kept_[e]);
+      tgt.push_back(train_.ids[kept_[e]]);
+    }
+    Seq2SeqBatch b;
+    if (cfg_.spec_augment.enabled) {
+      // the step's own stream: a resumed run masks as the uninterrupted one did
+      Rng rng(g.next_stream());
+      std::vector<std::vector<float>> masked;
+      for (size_t i : ids) {
+        masked.push_back(train_.features.frames[i]);
+        spec_augment(masked.back(), train_.features.bins, fill_, cfg_.spec_augment, rng);
+      }
+      std::vector<std::span<const float>> frames(masked.begin(), masked.end());
+      b = make_audio_batch(frames, train_.features.bins, tgt, AudioFrontEndConfig::kMinFrames);
+    } else {
+      b = make_audio_batch(frames_of(train_, ids), train_.features.bins, tgt,
+                           AudioFrontEndConfig::kMinFrames);
+    }
+    b.step = step;
+    return {model_.loss(g, b), b.target_tokens, static_cast<double>(b.target_tokens)};
+  }
+  Validation validate() const override {
+    Validation v;
+    double total = 0;
+    int64_t tokens = 0;
+    Graph g(Mode::Inference);
+    std::vector<size_t> all(valid_.text.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    for (size_t i = 0; i < all.size(); i += static_cast<size_t>(cfg_.batch_size)) {
+      std::span<const size_t> ids(all.data() + i,
+                                  std::min(all.size() - i, static_cast<size_t>(cfg_.batch_size)));
+      std::vector<std::vector<int32_t>> tgt;
+      for (size_t k : ids) tgt.push_back(valid_.ids[k]);
+      const Seq2SeqBatch b = make_audio_batch(frames_of(valid_, ids), valid_.features.bins, tgt,
+                                              AudioFrontEndConfig::kMinFrames);
+      total += model_.loss(g, b).value().data()[0] * static_cast<double>(b.target_tokens);
+      tokens += b.target_tokens;
+      g.clear();
+    }
+    v.ce = total / static_cast<double>(std::max<int64_t>(tokens, 1));
+    const auto hyps = transcribe_set(model_, valid_, seg_, vocab_, cfg_.batch_size);
+    v.metric = word_error_rate(hyps, valid_.text).percent();
+    return v;
+  }
+  std::string metric_name() const override { return "WER"; }
+  bool lower_is_better() const override { return true; }
+  std::string token_name() const override { return "labels"; }
+
+ private:
+  const Seq2SeqModel& model_;
+  const TrainConfig& cfg_;
+  const SpokenSet& train_;
+  std::vector<size_t> kept_;  // the training utterances used (aligned, not empty)
+  const SpokenSet& valid_;
+  const Segmenter& seg_;
+  const Vocab& vocab_;
+  std::vector<float> fill_;  // SpecAugment's masked value per bin: the mean
+  std::vector<int64_t> lengths_, costs_;
+};
+
+}  // namespace
+
+TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
+  TrainConfig cfg = cfg_in;
+  check(!cfg.save_dir.empty(), "train: --save DIR is required");
+  check(!cfg.valid_src.empty(),
+        "train: --valid-src is required (a Kaldi data directory or a "
+        "manifest of the dev utterances)");
+  check(cfg.train_tgt.empty() && cfg.valid_tgt.empty(),
+        "train: --train-tgt/--valid-tgt are for parallel text; a speech corpus holds its "
+        "transcripts (Kaldi's text, a manifest's second column)");
+  check(cfg.src_units == Units::Word, "train: --src-units is for text; a recognizer reads audio");
+  check(cfg.mel_bins >= 7, "train: --num-mel-bins must be at least 7 (the front end's kernel)");
+  // characters unless SentencePiece was asked for (words would leave most of a test set unknown)
+  const Units units = cfg.tgt_units == Units::Spm ? Units::Spm : Units::Char;
+  // the lists first (cheap, and every malformed line named), the model directory claimed, then
+  // the features (minutes for a large corpus)
+  const SpeechCorpus train_list = read_speech_corpus(cfg.train_src);
+  const SpeechCorpus valid_list = read_speech_corpus(cfg.valid_src);
+  check(!train_list.utterances.empty(), cfg.train_src, ": no utterance");
+  check(!valid_list.utterances.empty(), cfg.valid_src, ": no utterance");
+  const SaveDir save = prepare_save_dir(cfg);
+  SpokenSet train = features_of(train_list, cfg, log);
+  SpokenSet valid = features_of(valid_list, cfg, log);
+  const fs::path dir(cfg.save_dir);
+  dist::Communicator& comm = dist::world();
+  const bool derive = !save.resumes && comm.root();
+  if (!comm.root()) comm.barrier();
+  if (units == Units::Spm && derive)
+    write_file_atomic((dir / "tgt.spm").string(), Segmenter::train_spm(train.text, cfg.spm));
+  const Segmenter seg = load_segmenter(units, (dir / "tgt.spm").string());
+  std::vector<std::vector<std::string>> split_train;
+  for (const std::string& t : train.text) split_train.push_back(seg.split(t));
+  const Vocab vocab =
+      derive ? Vocab::build(split_train, cfg.tgt_vocab) : Vocab::load((dir / "tgt.vocab").string());
+  if (derive) vocab.save((dir / "tgt.vocab").string());
+  if (comm.root()) comm.barrier();
+  auto encode = [&](SpokenSet& s) {
+    for (const std::string& t : s.text) s.ids.push_back(vocab.encode(seg.split(t)));
+  };
+  encode(train);
+  encode(valid);
+  // the model: the family's config with its front end (normalised by the training set)
+  AudioFrontEndConfig front = normalisation(train.features);
+  front.channels = cfg.front_channels;
+  set_audio(cfg.model, front);
+  set_vocabularies(cfg.model, 0, vocab.size());
+  nlohmann::json config_json = to_json(cfg.model);
+  config_json["src_units"] = "audio";
+  config_json["tgt_units"] = units_name(units);
+  config_json["g2p"] = false;
+  config_json["transcripts"] = "lowercase a-z, apostrophe, space (data/transcript.h)";
+  ParameterStore params;
+  Rng init_rng(cfg.seed);
+  std::unique_ptr<Seq2SeqModel> model =
+      make_seq2seq_model(config_json, Scope(params, init_rng), cfg.save_dir);
+  // utterances with no transcript, or more labels than the model has frames, are left out
+  std::vector<size_t> kept;
+  size_t empty = 0, unalignable = 0;
+  for (size_t i = 0; i < train.ids.size(); ++i) {
+    const int64_t frames = AudioFrontEndConfig::subsampled(std::max<int64_t>(
+        static_cast<int64_t>(train.features.frames[i].size()) / train.features.bins,
+        AudioFrontEndConfig::kMinFrames));
+    if (train.ids[i].empty())
+      ++empty;
+    else if (model->frame_labeller() && !ctc_alignable(frames, train.ids[i]))
+      ++unalignable;
+    else
+      kept.push_back(i);
+  }
+  if (empty + unalignable > 0)
+    log << cfg.train_src << ": " << empty << " utterances without a transcript and " << unalignable
+        << " with more labels than frames (after subsampling by 4) left out\n";
+  check(!kept.empty(), cfg.train_src, ": no usable training utterance");
+  log << "heed train: " << describe(cfg.model) << ", " << kept.size() << " training utterances ("
+      << train.hours() << " h), " << vocab.size() << " " << units_name(units) << " units, "
+      << params.numel() << " parameters\n"
+      << std::flush;
+  SpeechTask task(*model, cfg, train, std::move(kept), valid, seg, vocab, front.mean);
+  cfg.data = {{"train", cfg.train_src},
+              {"valid", cfg.valid_src},
+              {"training_utterances", task.lengths().size()},
+              {"spec_augment", cfg.spec_augment.enabled},
+              {"fingerprints",
+               data_fingerprints(
+                   {fs::is_directory(cfg.train_src) ? (fs::path(cfg.train_src) / "wav.scp").string()
+                                                    : cfg.train_src,
+                    fs::is_directory(cfg.valid_src) ? (fs::path(cfg.valid_src) / "wav.scp").string()
+                                                    : cfg.valid_src})}};
+  return run_training(cfg, task, params, config_json, log);
+}
+
+}  // namespace heed
