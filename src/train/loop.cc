@@ -470,15 +470,21 @@ class TrainingRun {
   // A step whose gradient is not finite: no update, its gradients cleared, the parameter that
   // overflowed first named on the log; 20 such steps in a row end the run.
   void skip_update(double norm) {
-    std::string where;
+    std::string first, last;
+    size_t bad = 0;
     for (Parameter* p : params_.all()) {
-      if (where.empty() && !std::isfinite(p->grad_sum_squares())) where = p->name;
+      if (!std::isfinite(p->grad_sum_squares())) {
+        if (first.empty()) first = p->name;
+        last = p->name;
+        ++bad;
+      }
       p->zero_grad();
     }
     ++skipped_in_a_row_;
     ++result_.skipped_updates;
-    log_ << "step " << state_.step + 1 << ": the gradient's norm is " << norm << " (first in "
-         << where << "); update skipped\n"
+    log_ << "step " << state_.step + 1 << ": the gradient's norm is " << norm << " (in " << bad
+         << " of " << params_.all().size() << " parameters, " << first << " to " << last
+         << "); update skipped\n"
          << std::flush;
     check(skipped_in_a_row_ < 20,
           "training: 20 steps in a row with a gradient that is not "
