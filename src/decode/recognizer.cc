@@ -105,6 +105,23 @@ std::vector<WordTime> word_times(const std::vector<std::string>& units,
 
 }  // namespace
 
+std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
+                                                     const Seq2SeqBatch& b,
+                                                     const RecognizeOptions& o, const CtcLm* lm) {
+  if (model.frame_labeller())
+    return ctc_decode_batch(model, b, {.beam = o.beam, .n_best = o.n_best, .lm = lm}, o.timestamps);
+  // an attention decoder: up to a character per model frame, and 10 more
+  std::vector<int64_t> limits;
+  for (int32_t n : b.src_lengths) limits.push_back(AudioFrontEndConfig::output_frames(n) + 10);
+  const AttentionChoice choice{.wanted = o.timestamps};
+  if (o.beam > 1)
+    return beam_search_batch(model, b, limits,
+                             {.beam = o.beam, .length_penalty = 1.0, .n_best = o.n_best}, choice);
+  std::vector<std::vector<Hypothesis>> out;
+  for (Hypothesis& h : greedy_decode(model, b, limits, choice)) out.push_back({std::move(h)});
+  return out;
+}
+
 std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
     const std::vector<std::span<const float>>& features, const RecognizeOptions& o) const {
   check(o.batch >= 1, "transcribe: a batch of ", o.batch);
@@ -112,7 +129,6 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
   check(!lm_ || o.beam > 1,
         "--lm: the n-gram model joins the prefix search, which needs a beam "
         "of 2 or more (--beam)");
-  const CtcBeamOptions beam{.beam = o.beam, .n_best = o.n_best, .lm = lm_ ? &lm : nullptr};
   // similar lengths together; the answers in the input's order
   std::vector<size_t> order(features.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -131,26 +147,8 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
     const Seq2SeqBatch b = make_audio_batch(frames, bins_, std::vector<std::vector<int32_t>>(n),
                                             AudioFrontEndConfig::kMinFrames);
     const bool ctc = m_->model->frame_labeller() != nullptr;
-    std::vector<std::vector<Hypothesis>> hyps;
-    if (ctc) {
-      hyps = ctc_decode_batch(*m_->model, b, beam, o.timestamps);
-    } else {  // an attention decoder: up to a character per model frame, and 10 more
-      std::vector<int64_t> limits;
-      for (const auto& f : frames)
-        limits.push_back(
-            AudioFrontEndConfig::subsampled(std::max<int64_t>(
-                static_cast<int64_t>(f.size()) / bins_, AudioFrontEndConfig::kMinFrames)) +
-            10);
-      const AttentionChoice choice{.wanted = o.timestamps};
-      if (o.beam > 1) {
-        hyps =
-            beam_search_batch(*m_->model, b, limits,
-                              {.beam = o.beam, .length_penalty = 1.0, .n_best = o.n_best}, choice);
-      } else {
-        for (Hypothesis& h : greedy_decode(*m_->model, b, limits, choice))
-          hyps.push_back({std::move(h)});
-      }
-    }
+    std::vector<std::vector<Hypothesis>> hyps =
+        recognize_batch(*m_->model, b, o, lm_ ? &lm : nullptr);
     for (size_t k = 0; k < n; ++k)
       for (Hypothesis& h : hyps[k]) {
         const std::vector<std::string> units = m_->tgt_vocab.decode(h.tokens);

@@ -89,8 +89,7 @@ Var AudioFrontEnd::forward(Graph& g, std::span<const float> features, int64_t S,
       for (int64_t f = 0; f < F; ++f)
         dst[f] = norm ? (src[f] - config_.mean[f]) / config_.stddev[f] : src[f];
     }
-    out_lengths[b] = static_cast<int32_t>(
-        std::max<int64_t>(1, AudioFrontEndConfig::subsampled(std::max<int64_t>(lengths[b], 7))));
+    out_lengths[b] = static_cast<int32_t>(AudioFrontEndConfig::output_frames(lengths[b]));
   }
   Var h = relu(conv2d(g.constant(x), g.param(*w1_), g.param(*b1_)));  // [B, S1, F1, C]
   h = relu(conv2d(h, g.param(*w2_), g.param(*b2_)));                  // [B, S2, F2, C]

@@ -10,8 +10,7 @@
 
 #include "heed/data/speech_features.h"
 #include "heed/data/transcript.h"
-#include "heed/decode/ctc_search.h"
-#include "heed/decode/greedy.h"
+#include "heed/decode/recognizer.h"
 #include "heed/dist/communicator.h"
 #include "heed/io/files.h"
 #include "heed/kernels/random.h"
@@ -100,20 +99,9 @@ std::vector<std::string> transcribe_set(const Seq2SeqModel& model, const SpokenS
     std::vector<std::vector<int32_t>> none(ids.size());
     const Seq2SeqBatch b =
         make_audio_batch(frames_of(s, ids), s.features.bins, none, AudioFrontEndConfig::kMinFrames);
-    std::vector<Hypothesis> out;
-    if (model.frame_labeller()) {
-      for (auto& n_best : ctc_decode_batch(model, b, {.beam = 1}, false))
-        out.push_back(std::move(n_best.front()));
-    } else {  // an attention decoder: a character per model frame at most, and 10 more
-      std::vector<int64_t> limits;
-      for (int32_t n : b.src_lengths)
-        limits.push_back(
-            AudioFrontEndConfig::subsampled(std::max<int64_t>(n, AudioFrontEndConfig::kMinFrames)) +
-            10);
-      out = greedy_decode(model, b, limits, {.wanted = false});
-    }
+    const auto out = recognize_batch(model, b, {});  // greedy, as heed transcribe's default
     for (size_t k = 0; k < ids.size(); ++k)
-      hyps[ids[k]] = normalise_transcript(seg.join(vocab.decode(out[k].tokens)));
+      hyps[ids[k]] = normalise_transcript(seg.join(vocab.decode(out[k].front().tokens)));
   }
   return hyps;
 }
@@ -264,9 +252,8 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   std::vector<size_t> kept;
   size_t empty = 0, unalignable = 0;
   for (size_t i = 0; i < train.ids.size(); ++i) {
-    const int64_t frames = AudioFrontEndConfig::subsampled(std::max<int64_t>(
-        static_cast<int64_t>(train.features.frames[i].size()) / train.features.bins,
-        AudioFrontEndConfig::kMinFrames));
+    const int64_t frames = AudioFrontEndConfig::output_frames(
+        static_cast<int64_t>(train.features.frames[i].size()) / train.features.bins);
     if (train.ids[i].empty())
       ++empty;
     else if (model->frame_labeller() && !ctc_alignable(frames, train.ids[i]))

@@ -31,6 +31,15 @@ struct RecognizeOptions {
   int64_t batch = 16;       // utterances decoded together
 };
 
+// A batch of frames (models/seq2seq.h make_audio_batch) decoded as a recognizer decodes it: a
+// CTC model's best path or prefix beam (with `lm`), an attention decoder's greedy or beam search
+// up to one unit per model frame and 10 more (joint CTC-attention scores when the model has a
+// CTC head). Per row its n best, best first; attention rows (or CTC's path) with timestamps.
+std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
+                                                     const Seq2SeqBatch& batch,
+                                                     const RecognizeOptions& options,
+                                                     const CtcLm* lm = nullptr);
+
 struct WordTime {
   std::string word;
   double start = 0, end = 0;  // seconds

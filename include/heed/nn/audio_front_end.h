@@ -34,6 +34,10 @@ struct AudioFrontEndConfig {
   // frames after subsampling: ((S - 3) / 2 + 1 - 3) / 2 + 1, and 0 for S < 7
   static int64_t subsampled(int64_t frames);
   static constexpr int64_t kMinFrames = 7;  // the shortest input with an output frame
+  // an utterance's frames for the encoder: subsampled() of its frames, padded to kMinFrames
+  static int64_t output_frames(int64_t frames) {
+    return subsampled(frames < kMinFrames ? kMinFrames : frames);
+  }
   // {"features", "channels", "dim", "mean", "stddev"}
   nlohmann::json to_json() const;
   static AudioFrontEndConfig from_json(const nlohmann::json& j);
