@@ -134,23 +134,7 @@ int TranscribeCommand::run() const {
         continue;
       }
       nlohmann::json j = {{"id", utts[w0 + k].id}};
-      auto one = [&](const Transcript& t) {
-        nlohmann::json r = {{"text", t.text}, {"log_prob", t.log_prob}};
-        if (options.timestamps) {
-          nlohmann::json words = nlohmann::json::array();
-          for (const WordTime& wt : t.words)
-            words.push_back({{"word", wt.word}, {"start", wt.start}, {"end", wt.end}});
-          r["words"] = words;
-        }
-        return r;
-      };
-      if (options.n_best > 1) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const Transcript& t : out[k]) list.push_back(one(t));
-        j["n_best"] = list;
-      } else {
-        j.update(one(out[k].front()));
-      }
+      j.update(to_json(out[k], options.timestamps));
       std::cout << j.dump() << "\n";
     }
     check_stdout();

@@ -161,4 +161,25 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
   return out;
 }
 
+nlohmann::json to_json(const std::vector<Transcript>& n_best, bool timestamps) {
+  check(!n_best.empty(), "to_json: no transcript");
+  auto one = [&](const Transcript& t) {
+    nlohmann::json r = {{"text", t.text}, {"log_prob", t.log_prob}};
+    if (timestamps) {
+      nlohmann::json words = nlohmann::json::array();
+      for (const WordTime& w : t.words)
+        words.push_back({{"word", w.word}, {"start", w.start}, {"end", w.end}});
+      r["words"] = std::move(words);
+    }
+    return r;
+  };
+  nlohmann::json answer = one(n_best.front());
+  if (n_best.size() > 1) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Transcript& t : n_best) list.push_back(one(t));
+    answer["n_best"] = std::move(list);
+  }
+  return answer;
+}
+
 }  // namespace heed

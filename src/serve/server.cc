@@ -242,23 +242,8 @@ struct Server::Impl {
         throw HttpError{504, "not transcribed within " + std::to_string(o.timeout_ms) + " ms"};
       out = m.recognizer->transcribe({std::span<const float>(a.samples)}, opts);
     }
-    auto one = [&](const Transcript& t) {
-      json r = {{"text", t.text}, {"log_prob", t.log_prob}};
-      if (opts.timestamps) {
-        json words = json::array();
-        for (const WordTime& w : t.words)
-          words.push_back({{"word", w.word}, {"start", w.start}, {"end", w.end}});
-        r["words"] = std::move(words);
-      }
-      return r;
-    };
-    json answer = one(out.at(0).at(0));
+    json answer = to_json(out.at(0), opts.timestamps);
     answer["seconds"] = a.seconds();
-    if (opts.n_best > 1) {
-      json list = json::array();
-      for (const Transcript& t : out[0]) list.push_back(one(t));
-      answer["n_best"] = std::move(list);
-    }
     reply(res, 200, answer);
   }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <ostream>
+#include <utility>
 
 #include "heed/data/speech_features.h"
 #include "heed/data/transcript.h"
@@ -210,7 +211,10 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   // the lists first (cheap, and every malformed line named), the model directory claimed, then
   // the features (minutes for a large corpus)
   const SpeechCorpus train_list = read_speech_corpus(cfg.train_src);
-  const SpeechCorpus valid_list = read_speech_corpus(cfg.valid_src);
+  SpeechCorpus valid_list = read_speech_corpus(cfg.valid_src);
+  // validation reads the first --valid-max utterances (0: all), as the text trainer does
+  if (cfg.valid_max > 0 && std::cmp_greater(valid_list.utterances.size(), cfg.valid_max))
+    valid_list.utterances.resize(static_cast<size_t>(cfg.valid_max));
   check(!train_list.utterances.empty(), cfg.train_src, ": no utterance");
   check(!valid_list.utterances.empty(), cfg.valid_src, ": no utterance");
   const SaveDir save = prepare_save_dir(cfg);

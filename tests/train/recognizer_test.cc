@@ -81,6 +81,7 @@ TrainOptions tone_options(const testing::TempDir& dir, const std::string& save, 
   o.seq2seq.patience = 100;
   o.seq2seq.max_steps = steps;
   o.seq2seq.valid_every = steps / 2;
+  o.seq2seq.valid_max = 20;  // of the 30 dev utterances
   o.seq2seq.lr = 3e-3f;
   o.seq2seq.save_dir = dir / save;
   return o;
@@ -114,6 +115,8 @@ TEST(Recognizer, LearnsToneWordsEndToEnd) {
   EXPECT_LT(r.loop.best_metric, 25.0) << log.str();  // dev WER (one word per utterance)
   EXPECT_NE(log.str().find("conv2d x4 front end (8 channels, 23 bins -> 48)"), std::string::npos)
       << log.str();
+  // --valid-max: validation read the first 20 of the 30 dev utterances
+  EXPECT_NE(log.str().find("dev.tsv: 20 utterances"), std::string::npos) << log.str();
 
   const Recognizer rec(dir / "m");
   EXPECT_EQ(rec.files().config.at("audio").at("mean").size(), 23u);  // stored normalisation

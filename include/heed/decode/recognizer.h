@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "heed/decode/ctc_search.h"
 #include "heed/models/model_files.h"
 #include "heed/models/ngram_lm.h"
@@ -50,6 +52,11 @@ struct Transcript {
   double log_prob = 0;          // log p(units | audio)
   std::vector<WordTime> words;  // with RecognizeOptions::timestamps
 };
+
+// One utterance's answer as heed transcribe's JSON lines and POST /transcribe give it: the best
+// transcript's {"text", "log_prob"}, its "words" [{word, start, end}] when `timestamps`, and with
+// more than one hypothesis an "n_best" list of the same objects, best first.
+nlohmann::json to_json(const std::vector<Transcript>& n_best, bool timestamps);
 
 class Recognizer {
  public:
