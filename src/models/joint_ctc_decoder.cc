@@ -1,13 +1,40 @@
 // Joint CTC-attention decoding (see the header).
 #include "heed/models/joint_ctc_decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "heed/autograd/ops.h"
+#include "heed/autograd/ops/ctc.h"
 #include "heed/data/vocab.h"
 #include "heed/util/error.h"
 
 namespace heed {
+
+JointCtcHead::JointCtcHead(int64_t width, int64_t vocab, const Scope& scope)
+    : W_(&scope.param("ctc/W", {vocab, width}, Init::glorot_uniform())),
+      b_(&scope.param("ctc/b", {vocab}, Init::zeros())) {}
+
+Var JointCtcHead::loss(const Seq2SeqBatch& b, Var annotations, std::span<const int32_t> lengths,
+                       float dropout_p) const {
+  Graph& g = annotations.graph();
+  const CtcTargets y = ctc_targets(g, b);  // tgt_out without <eos>; the blank is the padding id
+  Var logits = linear(dropout(annotations, dropout_p), g.param(*W_), g.param(*b_));  // [B, S, V]
+  Var nll = ctc_loss(logits, lengths, y.labels, y.lengths,
+                     {.blank = Vocab::kPad, .reduction = Reduction::Sum, .zero_infinity = true});
+  return affine(nll, 1.f / static_cast<float>(std::max<int64_t>(b.target_tokens, 1)), 0.f);
+}
+
+std::unique_ptr<IncrementalDecoder> JointCtcHead::decoder(std::unique_ptr<IncrementalDecoder> inner,
+                                                          Var annotations,
+                                                          std::span<const int32_t> lengths,
+                                                          float lambda) const {
+  Graph& g = annotations.graph();
+  const Var lp = log_softmax(linear(annotations, g.param(*W_), g.param(*b_)));  // [R, S, V]
+  const std::vector<int32_t> rows(lengths.begin(), lengths.end());
+  return std::make_unique<JointCtcDecoder>(std::move(inner), lp.value(), rows, Vocab::kPad, lambda);
+}
 
 JointCtcDecoder::JointCtcDecoder(std::unique_ptr<IncrementalDecoder> inner, const Tensor& log_probs,
                                  std::span<const int32_t> lengths, int32_t blank, float lambda)

@@ -175,7 +175,8 @@ void set_audio(Seq2SeqConfig& c, const AudioFrontEndConfig& front) {
         if constexpr (requires { x.set_audio(front); })
           x.set_audio(front);
         else
-          fail("the ", family_of(c).name, " family does not read audio (yet): --model ctc does");
+          fail("the ", family_of(c).name,
+               " family does not read audio (yet): --model ctc, rnn and transformer do");
       },
       c);
 }

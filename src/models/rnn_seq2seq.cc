@@ -6,12 +6,10 @@
 #include <cmath>
 
 #include "heed/autograd/ops.h"
-#include "heed/autograd/ops/ctc.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/layout.h"
 #include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
-#include "heed/models/joint_ctc_decoder.h"
 #include "heed/models/model_options.h"
 #include "heed/nn/latency_loss.h"
 #include "heed/util/error.h"
@@ -226,8 +224,7 @@ RnnSeq2Seq::RnnSeq2Seq(
   check(c.ctc_weight >= 0.f && c.ctc_weight < 1.f && c.ctc_decode_weight <= 1.f,
         "rnn model: the CTC weight lambda is in [0, 1), got ", c.ctc_weight);
   if (c.ctc_weight > 0) {  // Kim et al. 2017: a CTC head sharing the encoder
-    ctc_W_ = &scope.param("ctc/W", {V, Dm}, Init::glorot_uniform());
-    ctc_b_ = &scope.param("ctc/b", {V}, Init::zeros());
+    ctc_.emplace(Dm, V, scope);
   }
   check(c.ctc_decode_weight <= 0.f || c.ctc_weight > 0.f,
         "rnn model: joint CTC-attention decoding needs a model trained with --ctc-weight");
@@ -478,7 +475,8 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   DecoderState st = start(g, b);
   // joint CTC-attention: lambda CTC + (1 - lambda) attention (Kim, Hori & Watanabe 2017, eq. 9)
   const float lambda = config_.ctc_weight;
-  Var ctc = lambda > 0 ? ctc_loss_of(g, b, st.attention.memory) : Var{};
+  const Memory& m = st.attention.memory;
+  Var ctc = lambda > 0 ? ctc_->loss(b, m.annotations, m.lengths, config_.dropout) : Var{};
   auto joint = [&](Var attention) {
     return lambda > 0 ? affine(attention, 1.f - lambda, 0.f) + affine(ctc, lambda, 0.f) : attention;
   };
@@ -534,15 +532,6 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   if (sampled)  // hard attention, sampled
     loss = loss + reinforce_term(g, logits, expected_logits, b, steps);
   return joint(loss);
-}
-
-Var RnnSeq2Seq::ctc_loss_of(Graph& g, const Seq2SeqBatch& b, const Memory& memory) const {
-  const CtcTargets y = ctc_targets(g, b);  // tgt_out without <eos>; the blank is the padding id
-  Var logits = linear(dropout(memory.annotations, config_.dropout), g.param(*ctc_W_),
-                      g.param(*ctc_b_));  // [B, S, V]
-  Var nll = ctc_loss(logits, memory.lengths, y.labels, y.lengths,
-                     {.blank = Vocab::kPad, .reduction = Reduction::Sum, .zero_infinity = true});
-  return affine(nll, 1.f / static_cast<float>(std::max<int64_t>(b.target_tokens, 1)), 0.f);
 }
 
 Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
@@ -708,15 +697,12 @@ std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const S
                                                                const AttentionChoice& a,
                                                                int64_t rows_per_source) const {
   auto decoder = std::make_unique<RnnDecoder>(*this, g, b, a, rows_per_source);
-  if (ctc_W_ == nullptr) return decoder;
-  const float lambda = config_.joint_decode_weight();  // 0: attention's scores, through the wrapper
-  // joint CTC-attention decoding: the CTC head's frames of every row, copied out of the graph
-  // (the decoder's steps rewind past them)
+  if (!ctc_) return decoder;
+  // joint CTC-attention decoding (0: attention's scores, through the wrapper)
   const Memory& m = decoder->memory();
-  const Var lp = log_softmax(linear(m.annotations, g.param(*ctc_W_), g.param(*ctc_b_)));
-  const std::vector<int32_t> lengths(m.lengths.begin(), m.lengths.end());
-  return std::make_unique<JointCtcDecoder>(std::move(decoder), lp.value(), lengths, Vocab::kPad,
-                                           lambda);
+  const Var annotations = m.annotations;
+  const std::span<const int32_t> lengths = m.lengths;
+  return ctc_->decoder(std::move(decoder), annotations, lengths, config_.joint_decode_weight());
 }
 
 }  // namespace heed

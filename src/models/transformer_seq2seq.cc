@@ -24,6 +24,9 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
   j["max_positions"] = max_positions;
   j["tie_output"] = tie_output;
   j["share_embeddings"] = share_embeddings;
+  if (audio) j["audio"] = audio->to_json();
+  if (ctc_weight > 0) j["ctc_weight"] = json_number(ctc_weight);
+  if (ctc_decode_weight >= 0) j["ctc_decode_weight"] = json_number(ctc_decode_weight);
   return j;
 }
 
@@ -39,6 +42,7 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions&
   c.dec_layers = o.dec_layers.value_or(c.enc_layers);
   c.tie_output = !o.untied_output;
   c.share_embeddings = o.share_embeddings;
+  c.ctc_weight = o.ctc_weight;
   if (o.attention) {
     const AttentionKind a = *o.attention;
     check(a == AttentionKind::Monotonic || a == AttentionKind::Mocha, "--attention ",
@@ -74,6 +78,9 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::from_json(const nlohmann::jso
     c.max_positions = j.at("max_positions").get<int64_t>();
     c.tie_output = j.at("tie_output").get<bool>();
     c.share_embeddings = j.at("share_embeddings").get<bool>();
+    if (j.contains("audio")) c.audio = AudioFrontEndConfig::from_json(j.at("audio"));
+    c.ctc_weight = j.value("ctc_weight", 0.f);
+    c.ctc_decode_weight = j.value("ctc_decode_weight", -1.f);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed transformer model config (", e.what(), ")");
   }
@@ -109,18 +116,30 @@ std::string TransformerSeq2SeqConfig::describe() const {
          (layer.monotonic && layer.monotonic->shared ? " on one shared policy" : "") +
          (layer.monotonic && layer.monotonic->layers > 0
               ? " in the top " + std::to_string(layer.monotonic->layers) + " decoder layers"
-              : "");
+              : "") +
+         (audio ? ", " + audio->describe() : "") +
+         (ctc_weight > 0 ? ", joint CTC " + nlohmann::json(json_number(ctc_weight)).dump() : "");
 }
 
 void TransformerSeq2SeqConfig::set_vocabularies(int64_t src, int64_t tgt) {
-  src_vocab = src;
+  if (!audio) src_vocab = src;
   tgt_vocab = tgt;
+}
+
+void TransformerSeq2SeqConfig::set_audio(const AudioFrontEndConfig& front) {
+  check(!share_embeddings, "transformer: a speech recognizer has no source table to share");
+  check(layer.wait_k == 0 && !layer.monotonic && !layer.causal_encoder,
+        "transformer: a speech recognizer reads its whole utterance (no --wait-k, monotonic "
+        "heads or --causal-encoder yet)");
+  src_vocab = 0;  // no table: the front end's vectors, d_model wide
+  audio = front;
+  audio->dim = layer.d_model;
 }
 
 TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const Scope& scope)
     : config_(c), encoder_(c.layer, c.enc_layers, scope / "encoder") {
   const int64_t d = c.layer.d_model;
-  check(c.src_vocab > 0 && c.tgt_vocab > 0, "transformer: empty vocabulary");
+  check((c.src_vocab > 0 || c.audio) && c.tgt_vocab > 0, "transformer: empty vocabulary");
   check(c.first_attending() >= 0, "transformer: monotonic heads in ",
         c.layer.monotonic ? c.layer.monotonic->layers : 0, " of ", c.dec_layers, " decoder layers");
   check(!c.share_embeddings || c.src_vocab == c.tgt_vocab,
@@ -131,7 +150,10 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   // A table read only by lookups gets row-sparse gradients; one that is also the (tied) output
   // matrix gets a dense gradient from it.
   const bool src_dense = c.share_embeddings && c.tie_output;
-  src_embed_ = &scope.param("src_embed", {c.src_vocab, d}, emb, /*row_sparse=*/!src_dense);
+  if (c.audio)
+    front_ = std::make_unique<AudioFrontEnd>(*c.audio, scope);
+  else
+    src_embed_ = &scope.param("src_embed", {c.src_vocab, d}, emb, /*row_sparse=*/!src_dense);
   tgt_embed_ = c.share_embeddings
                    ? src_embed_
                    : &scope.param("tgt_embed", {c.tgt_vocab, d}, emb, /*row_sparse=*/!c.tie_output);
@@ -148,6 +170,11 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
     decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)), i >= first,
                           shared && i > first);
   if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
+  check(c.ctc_weight >= 0.f && c.ctc_weight < 1.f && c.ctc_decode_weight <= 1.f,
+        "transformer: the CTC weight lambda is in [0, 1), got ", c.ctc_weight);
+  check(c.ctc_decode_weight <= 0.f || c.ctc_weight > 0.f,
+        "transformer: joint CTC-attention decoding needs a model trained with --ctc-weight");
+  if (c.ctc_weight > 0) ctc_.emplace(d, c.tgt_vocab, scope);  // on the memory
 }
 
 Var TransformerSeq2Seq::output(Var h) const {
@@ -156,9 +183,30 @@ Var TransformerSeq2Seq::output(Var h) const {
 }
 
 Var TransformerSeq2Seq::encode(Graph& g, std::span<const int32_t> src, const Packing& p) const {
+  check(src_embed_ != nullptr, "transformer: this recognizer reads audio (frames), not token ids");
   const PackedIds in = pack_ids(g, src, p);
   Var x = positions_->forward(g, *src_embed_, in.ids, in.positions);  // [N_s, d]
   return encoder_.forward(x, p);
+}
+
+std::pair<Var, Packing> TransformerSeq2Seq::encode(Graph& g, const Seq2SeqBatch& b) const {
+  if (b.F == 0) {
+    const Packing p = make_packing(g, b.src_lengths, b.S);
+    return {encode(g, b.src, p), p};
+  }
+  check(front_ != nullptr, "transformer: this model reads token ids, not audio");
+  check(b.F == front_->config().features, "transformer: frames of ", b.F, " bins for a model of ",
+        front_->config().features);
+  // the front end's 40 ms vectors [B, S', d], packed, at positions 0, 1, ... of each utterance
+  const auto n = static_cast<size_t>(b.B);
+  int32_t* frames = g.arena().array<int32_t>(n);
+  Var x = front_->forward_batch_major(g, b.features, b.S, b.src_lengths, {frames, n});
+  const Packing p = make_packing(g, {frames, n}, x.dim(1));
+  auto* pos = g.arena().array<int32_t>(static_cast<size_t>(p.N));
+  for (int64_t r = 0, k = 0; r < p.B(); ++r)
+    for (int32_t t = 0; t < p.lengths[static_cast<size_t>(r)]; ++t) pos[k++] = t;
+  x = positions_->forward(pack(x, p), {pos, static_cast<size_t>(p.N)});  // [N_s, d]
+  return {encoder_.forward(x, p), p};
 }
 
 Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const Packing& tgt,
@@ -178,11 +226,10 @@ Var TransformerSeq2Seq::decode(Graph& g, std::span<const int32_t> tgt_in, const 
 }
 
 Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) const {
-  const Packing src = make_packing(g, b.src_lengths, b.S);
+  const auto [memory, src] = encode(g, b);  // [N_s, d]
   const Packing tgt = make_packing(g, target_lengths(b), b.T);
   check(b.wait_k == 0 || config_.layer.wait_k > 0, "transformer: a batch at wait-", b.wait_k,
         " for a model trained without --wait-k");
-  Var memory = encode(g, b.src, src);  // [N_s, d]
   // monotonic heads trained against their latency: lambda_avg L_avg + lambda_var L_var (a
   // training term: validation's loss stays the cross-entropy)
   const auto& mono = config_.layer.monotonic;
@@ -195,7 +242,11 @@ Var TransformerSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smooth
   Var ce = linear_cross_entropy(h, g.param(config_.tie_output ? *tgt_embed_ : *out_W_),
                                 g.param(*out_b_), pack_ids(g, b.tgt_out, tgt).ids,
                                 {.ignore_index = Vocab::kPad, .label_smoothing = label_smoothing});
-  return latency ? ce + monotonic_latency_loss(delays, tgt.lengths, terms) : ce;
+  if (latency) return ce + monotonic_latency_loss(delays, tgt.lengths, terms);
+  const float lambda = config_.ctc_weight;  // joint CTC-attention: lambda CTC + (1 - lambda) CE
+  if (lambda <= 0) return ce;
+  Var ctc = ctc_->loss(b, unpack(memory, src), src.lengths, config_.layer.dropout);
+  return affine(ce, 1.f - lambda, 0.f) + affine(ctc, lambda, 0.f);
 }
 
 TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<const int32_t> src,
@@ -203,11 +254,26 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, std::span<c
                                                            std::span<const int32_t> lengths,
                                                            int64_t max_len,
                                                            int64_t rows_per_source) const {
-  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
-  DecoderState st;
   const Packing p = make_packing(g, lengths, S);
+  return start_encoded(g, encode(g, src, p), p, max_len, rows_per_source);
+}
+
+TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start(Graph& g, const Seq2SeqBatch& b,
+                                                           int64_t max_len,
+                                                           int64_t rows_per_source) const {
+  const auto [memory, p] = encode(g, b);
+  return start_encoded(g, memory, p, max_len, rows_per_source);
+}
+
+TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start_encoded(Graph& g, Var memory,
+                                                                   const Packing& p,
+                                                                   int64_t max_len,
+                                                                   int64_t rows_per_source) const {
+  const int64_t k = rows_per_source, B = p.B() * k;
+  DecoderState st;
   st.src_lengths = repeat_rows(g, p.lengths, k);  // [B]
-  Var memory = encode(g, src, p);                 // [N_s, d], each source once
+  st.memory = memory;                             // [N_s, d], each source once
+  st.packing = p;
   for (const auto& layer : decoder_) {
     // [B, S, 2d]; none for a layer that does not attend
     st.memory_kv.push_back(layer.attends() ? repeat_rows(layer.project_memory(memory, p), k)
@@ -285,12 +351,12 @@ class TransformerDecoder final : public IncrementalDecoder {
       : model_(model),
         g_(g),
         start_(g.mark()),
-        state_(model.start(g, b.src, b.S, b.src_lengths, max_len, rows_per_source)),
+        state_(model.start(g, b, max_len, rows_per_source)),
         encoded_(g.mark()),
         max_len_(max_len),
         rows_per_source_(rows_per_source),
         B_(b.B * rows_per_source),
-        S_(b.S),
+        S_(state_.packing.T),
         head_(a.head) {
     const auto layers = static_cast<int>(model.config().dec_layers);
     const auto heads = static_cast<int>(model.config().layer.heads);
@@ -326,6 +392,8 @@ class TransformerDecoder final : public IncrementalDecoder {
     return out;
   }
 
+  const TransformerSeq2Seq::DecoderState& state() const { return state_; }
+
   void reorder(std::span<const int32_t> from) override {
     for (KvCache& c : state_.caches) c.reorder(from, g_);
     for (MonotonicHeadsState& h : state_.heads) h.reorder(from);
@@ -353,8 +421,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     if (B_ == 1 && model_.config().layer.causal_encoder) {
       encode_positions(longer);  // one sequence: its new positions alone
     } else {
-      state_ =
-          model_.start(g_, longer.src, longer.S, longer.src_lengths, max_len_, rows_per_source_);
+      state_ = model_.start(g_, longer, max_len_, rows_per_source_);
     }
     state_.caches = std::move(caches);
     state_.heads = std::move(heads);
@@ -445,7 +512,14 @@ class TransformerDecoder final : public IncrementalDecoder {
 std::unique_ptr<IncrementalDecoder> TransformerSeq2Seq::start_decoding(
     Graph& g, const Seq2SeqBatch& b, int64_t max_len, const AttentionChoice& a,
     int64_t rows_per_source) const {
-  return std::make_unique<TransformerDecoder>(*this, g, b, max_len, a, rows_per_source);
+  auto decoder = std::make_unique<TransformerDecoder>(*this, g, b, max_len, a, rows_per_source);
+  if (!ctc_) return decoder;
+  // joint CTC-attention decoding over each row's memory (0: attention's scores, through the
+  // wrapper)
+  const TransformerSeq2Seq::DecoderState& st = decoder->state();
+  const Var annotations = repeat_rows(unpack(st.memory, st.packing), rows_per_source);
+  const std::span<const int32_t> lengths = st.src_lengths;
+  return ctc_->decoder(std::move(decoder), annotations, lengths, config_.joint_decode_weight());
 }
 
 }  // namespace heed

@@ -67,6 +67,12 @@ AudioFrontEnd::AudioFrontEnd(const AudioFrontEndConfig& c, const Scope& scope) :
 
 Var AudioFrontEnd::forward(Graph& g, std::span<const float> features, int64_t S,
                            std::span<const int32_t> lengths, std::span<int32_t> out_lengths) const {
+  return permute(forward_batch_major(g, features, S, lengths, out_lengths), {1, 0, 2});
+}
+
+Var AudioFrontEnd::forward_batch_major(Graph& g, std::span<const float> features, int64_t S,
+                                       std::span<const int32_t> lengths,
+                                       std::span<int32_t> out_lengths) const {
   const auto B = static_cast<int64_t>(lengths.size());
   const int64_t F = config_.features;
   check(static_cast<int64_t>(features.size()) == S * B * F, "audio front end: ", features.size(),
@@ -97,7 +103,7 @@ Var AudioFrontEnd::forward(Graph& g, std::span<const float> features, int64_t S,
   h = reshape(h, Shape{B, S2, h.dim(2) * h.dim(3)});
   h = linear(h, g.param(*W_), g.param(*b_));  // [B, S2, D]
   for (int64_t b = 0; b < B; ++b) out_lengths[b] = std::min<int32_t>(out_lengths[b], S2);
-  return permute(h, {1, 0, 2});  // [S2, B, D]
+  return h;
 }
 
 }  // namespace heed

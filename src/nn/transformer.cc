@@ -114,14 +114,22 @@ PositionalEmbedding::PositionalEmbedding(int64_t d, int64_t max_positions, Posit
 Var PositionalEmbedding::forward(Graph& g, const Parameter& table, std::span<const int32_t> ids,
                                  std::span<const int32_t> positions) const {
   const Shape n{static_cast<int64_t>(ids.size())};
+  return forward(embedding(g.param(const_cast<Parameter&>(table)), ids, n),
+                 positions);  // E[w_i]  [N, d]
+}
+
+Var PositionalEmbedding::forward(Var x, std::span<const int32_t> positions) const {
+  Graph& g = x.graph();
+  check(x.dim(0) == static_cast<int64_t>(positions.size()) && x.dim(1) == d_,
+        "transformer: inputs of shape ", x.shape().str(), " for ", positions.size(),
+        " positions of d ", d_);
   for (int32_t p : positions)
     check(p < max_positions_, "transformer: position ", p, " beyond --max-positions ",
           max_positions_);
-  Var x = embedding(g.param(const_cast<Parameter&>(table)), ids, n);  // E[w_i]  [N, d]
   Var pe = embedding(
       learned_ ? g.param(*learned_)
                : g.constant(Tensor::view(const_cast<float*>(sinusoid_.data()), sinusoid_.shape())),
-      positions, n);  // P[pos_i]  [N, d]
+      positions, Shape{x.dim(0)});  // P[pos_i]  [N, d]
   return dropout(x * std::sqrt(static_cast<float>(d_)) + pe, dropout_);
 }
 

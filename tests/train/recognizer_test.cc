@@ -87,6 +87,25 @@ TrainOptions tone_options(const testing::TempDir& dir, const std::string& save, 
   return o;
 }
 
+// 40 new tone words (seeded by `seed`) transcribed greedily and by a beam of 4 with a CER under
+// 10 % (`log`: the training's, shown on failure).
+void expect_transcribes(const Recognizer& rec, unsigned seed, const std::string& log) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<float>> audio;
+  std::vector<std::string> refs;
+  for (int i = 0; i < 40; ++i) {
+    refs.push_back(random_word(rng));
+    audio.push_back(speak(refs.back(), rng));
+  }
+  for (int beam : {1, 4}) {
+    const auto out = rec.transcribe({audio.begin(), audio.end()}, {.beam = beam});
+    std::vector<std::string> hyps;
+    for (const auto& n : out) hyps.push_back(n.at(0).text);
+    const ErrorRate cer = char_error_rate(hyps, refs);
+    EXPECT_LT(cer.percent(), 10.0) << "beam " << beam << ": " << cer.str("CER") << "\n" << log;
+  }
+}
+
 // `heed ARGS...`: its stdout (captured, and released whatever happens) and its status.
 std::pair<std::string, int> run_heed(std::vector<std::string> args) {
   std::vector<char*> argv;
@@ -220,21 +239,35 @@ TEST(Recognizer, ListenAttendSpellWithLocationAttentionLearnsToneWords) {
   EXPECT_NE(log.str().find("rnn/location, conv2d x4 front end"), std::string::npos) << log.str();
   const Recognizer rec(dir / "las");
   EXPECT_EQ(rec.files().config.at("attention"), "location");
-  std::mt19937 rng(6);
-  std::vector<std::vector<float>> audio;
-  std::vector<std::string> refs;
-  for (int i = 0; i < 40; ++i) {
-    refs.push_back(random_word(rng));
-    audio.push_back(speak(refs.back(), rng));
-  }
-  for (int beam : {1, 4}) {
-    const auto out = rec.transcribe({audio.begin(), audio.end()}, {.beam = beam});
-    std::vector<std::string> hyps;
-    for (const auto& n : out) hyps.push_back(n.at(0).text);
-    const ErrorRate cer = char_error_rate(hyps, refs);
-    EXPECT_LT(cer.percent(), 10.0) << "beam " << beam << ": " << cer.str("CER") << "\n"
-                                   << log.str();
-  }
+  expect_transcribes(rec, 6, log.str());
+}
+
+// The Speech-Transformer (Dong et al. 2018: the transformer family over the same front end),
+// trained jointly with CTC, learns the task too; greedy and joint beam search transcribe it.
+TEST(Recognizer, SpeechTransformerLearnsToneWords) {
+  testing::TempDir dir;
+  make_set(dir, "train", 400, 7);
+  make_set(dir, "dev", 30, 8);
+  TrainOptions o = tone_options(dir, "st", 600);
+  o.model = "transformer";
+  o.shape.d_model = 48;
+  o.shape.heads = 4;
+  o.shape.ff = 96;
+  o.shape.layers = 2;
+  o.shape.dec_layers = 1;
+  o.shape.dropout = 0.f;
+  o.shape.ctc_weight = 0.3f;  // joint CTC-attention
+  o.warmup = 100;
+  o.seq2seq.lr = 2e-3f;
+  std::ostringstream log;
+  const TrainOutcome r = train(o, log);
+  EXPECT_LT(r.loop.best_metric, 25.0) << log.str();
+  EXPECT_NE(log.str().find("conv2d x4 front end (8 channels, 23 bins -> 48), joint CTC 0.3"),
+            std::string::npos)
+      << log.str();
+  const Recognizer rec(dir / "st");
+  EXPECT_EQ(rec.files().config.at("model"), "transformer");
+  expect_transcribes(rec, 9, log.str());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 // stopping early on long utterances. Any search over IncrementalDecoder (greedy, beam) runs it
 // unchanged: this decoder wraps the attention model's own and follows its rows (reorder,
 // drop_rows).
-// Leaves out: the models (models/rnn_seq2seq.h adds it for a model trained with --ctc-weight).
+// The head itself, JointCtcHead, is what a family adds to its encoder to be trained jointly
+// (--ctc-weight): rnn (Listen, Attend and Spell) and transformer (the Speech-Transformer) do.
+// Leaves out: the models (models/rnn_seq2seq.h, models/transformer_seq2seq.h).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,29 @@
 
 #include "heed/kernels/ctc_prefix.h"
 #include "heed/models/seq2seq.h"
+#include "heed/nn/init.h"
 
 namespace heed {
+
+// The CTC head of a joint model (Kim, Hori & Watanabe 2017, eq. 9's CTC term), on the encoder's
+// annotations h_j:
+//   p_ctc(. | h_j) = softmax(W h_j + b)                       [B, S, V], the blank the padding id
+//   L_ctc = -sum_b log p_ctc(y_b | x_b) / (target tokens)     y without <eos>
+class JointCtcHead {
+ public:
+  JointCtcHead(int64_t width, int64_t vocab, const Scope& scope);  // "ctc/W" [V, D], "ctc/b" [V]
+  // annotations [B, S, D], row b's first lengths[b] real -> L_ctc (a scalar)
+  Var loss(const Seq2SeqBatch& b, Var annotations, std::span<const int32_t> lengths,
+           float dropout) const;
+  // `inner`, an attention decoder of R rows, wrapped into joint decoding at weight lambda over
+  // its rows' annotations [R, S, D] (copied out of the graph: the decoder's steps rewind past them)
+  std::unique_ptr<IncrementalDecoder> decoder(std::unique_ptr<IncrementalDecoder> inner,
+                                              Var annotations, std::span<const int32_t> lengths,
+                                              float lambda) const;
+
+ private:
+  Parameter *W_, *b_;
+};
 
 class JointCtcDecoder final : public IncrementalDecoder {
  public:

@@ -37,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heed/models/joint_ctc_decoder.h"
 #include "heed/models/seq2seq.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/nn/audio_front_end.h"
@@ -176,9 +177,6 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // start's second half: the decoder state over an encoded source of `lengths` rows
   DecoderState start_encoded(Graph& g, const SequenceEncoder::Output& enc,
                              std::span<const int32_t> lengths, int64_t rows_per_source) const;
-  // joint CTC-attention: the CTC head's loss over the encoder's states (the memory), summed
-  // over the batch and divided by its target tokens
-  Var ctc_loss_of(Graph& g, const Seq2SeqBatch& b, const Memory& memory) const;
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
   // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style), h~_t (Luong style) or s_i
@@ -220,9 +218,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
                    const LatencyLoss& terms) const;
   RnnSeq2SeqConfig config_;
-  std::unique_ptr<AudioFrontEnd> front_;           // a recognizer's (Listen, Attend and Spell)
-  Parameter *ctc_W_ = nullptr, *ctc_b_ = nullptr;  // joint CTC-attention's head [V, Dm], [V]
-  std::unique_ptr<SequenceEncoder> encoder_;       // annotations and their summary
+  std::unique_ptr<AudioFrontEnd> front_;      // a recognizer's (Listen, Attend and Spell)
+  std::optional<JointCtcHead> ctc_;           // joint CTC-attention's head (--ctc-weight)
+  std::unique_ptr<SequenceEncoder> encoder_;  // annotations and their summary
   RnnCell dec_cell_;
   Parameter* tgt_embed_;         // [V, E]
   Parameter *init_W_, *init_b_;  // s_0 = tanh(W [->h ; <-h] + b): [H_d, Dm'], [H_d] (online

@@ -4,6 +4,12 @@
 //   logits = h E_tgt^T + b  (output projection tied to the target embedding, Press & Wolf
 //   2017, as in the paper's section 3.4; or a separate matrix)
 // with sinusoidal or learned positions and pre- or post-LN layers (nn/transformer.h).
+// The Speech-Transformer (Dong et al. 2018) is the same model over audio: the source is a log-mel
+// front end's vectors (nn/audio_front_end.h: two stride-2 convolutions, 40 ms a vector) instead
+// of E_src[src],
+//   x = Dropout(sqrt(d) Front(features) + PE),  memory = Encoder(x)        [B, S', d]
+// optionally trained and decoded jointly with a CTC head on the memory (ESPnet's recipe; Kim,
+// Hori & Watanabe 2017; models/joint_ctc_decoder.h).
 // Decoding is incremental: start() encodes the source and projects each layer's cross-attention
 // keys and values once; step() runs one position through every decoder layer with its
 // key/value cache, so the prefix is never recomputed.
@@ -11,14 +17,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "heed/models/joint_ctc_decoder.h"
 #include "heed/models/seq2seq.h"
+#include "heed/nn/audio_front_end.h"
 #include "heed/nn/transformer.h"
 
 namespace heed {
@@ -34,6 +44,15 @@ struct TransformerSeq2SeqConfig {
   int64_t max_positions = 1024;   // longest sequence (table size)
   bool tie_output = true;         // logits from the target embedding matrix
   bool share_embeddings = false;  // one table for both sides (needs one joint vocabulary)
+  // a speech recognizer: the source is audio through this front end (its dim is d_model)
+  std::optional<AudioFrontEndConfig> audio;
+  // joint CTC-attention: > 0, a CTC head on the memory and the loss lambda CTC + (1 - lambda)
+  // attention; decoding scores with CTC's prefix probabilities at ctc_decode_weight (< 0: lambda)
+  float ctc_weight = 0.f;
+  float ctc_decode_weight = -1.f;
+  float joint_decode_weight() const {
+    return ctc_decode_weight >= 0 ? ctc_decode_weight : ctc_weight;
+  }
 
   // What every seq2seq family's config offers (models/registry.h)
   nlohmann::json to_json() const;
@@ -43,6 +62,8 @@ struct TransformerSeq2SeqConfig {
   static TransformerSeq2SeqConfig configure(const ModelOptions& o);
   std::string describe() const;  // "transformer 3+3 layers, d 256, 8 heads, ff 1024"
   void set_vocabularies(int64_t src, int64_t tgt);
+  // The source is audio, through `front` (the Speech-Transformer).
+  void set_audio(const AudioFrontEndConfig& front);
   bool joint_vocabulary() const { return share_embeddings; }  // one vocabulary of both sides
   OnlinePolicy online_policy() const;  // wait-k or monotonic heads with a causal encoder
                                        // (models/seq2seq.h)
@@ -78,6 +99,9 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
   // src time-major [S, B] (as in Seq2SeqBatch), packed as p -> memory [N_s, d], packed
   // (autograd/ops/packing.h: every position-wise layer computes on real positions only)
   Var encode(Graph& g, std::span<const int32_t> src, const Packing& p) const;
+  // A batch's source, ids or audio frames (Seq2SeqBatch::F > 0) -> memory [N_s, d], packed as
+  // the returned packing (audio: the front end's frames, a quarter of the features')
+  std::pair<Var, Packing> encode(Graph& g, const Seq2SeqBatch& b) const;
   // Teacher-forced decoder over tgt_in time-major [T, B], packed as tgt -> the output layer's
   // input [N_t, d] (loss() fuses the output layer with the cross-entropy)
   // (wait_k: the cross-attention's prefix, Seq2SeqBatch::wait_k or the config's; monotonic
@@ -91,12 +115,17 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
     std::vector<MonotonicHeadsState> heads;  // per decoder layer: monotonic heads' stops (none
                                              // in a layer that does not attend)
     std::span<const int32_t> src_lengths;    // [B], in the graph's arena
-    int64_t t = 0;                           // the next target position
+    Var memory;                              // [N_s, d], each source once, packed as `packing`
+    Packing packing;
+    int64_t t = 0;  // the next target position
   };
   // Encodes the source and prepares caches for at most `max_len` target positions, with
   // `rows_per_source` decoder rows per source (the memory repeated, not re-encoded).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, int64_t max_len,
+                     int64_t rows_per_source = 1) const;
+  // The same for a batch's source, ids or audio.
+  DecoderState start(Graph& g, const Seq2SeqBatch& b, int64_t max_len,
                      int64_t rows_per_source = 1) const;
   // Online decoding with a causal encoder, the source growing a position at a time: the source
   // ids [B] at `position`, and one key/value cache per encoder layer (appended to) -> per
@@ -118,8 +147,14 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
             Scores scores = Scores::LogProbs, int attention_layer = -1) const;
 
  private:
+  // the decoder state over an encoded memory [N_s, d] packed as p
+  DecoderState start_encoded(Graph& g, Var memory, const Packing& p, int64_t max_len,
+                             int64_t rows_per_source) const;
+
   TransformerSeq2SeqConfig config_;
-  Parameter* src_embed_;                          // [V_src, d]
+  std::unique_ptr<AudioFrontEnd> front_;          // a recognizer's (the Speech-Transformer)
+  std::optional<JointCtcHead> ctc_;               // joint CTC-attention's head (--ctc-weight)
+  Parameter* src_embed_ = nullptr;                // [V_src, d] (none for audio)
   Parameter* tgt_embed_;                          // [V_tgt, d] (the same as src_embed_ when shared)
   std::optional<PositionalEmbedding> positions_;  // made after the tables, as saved models expect
   Parameter* out_W_ = nullptr;                    // untied output: [V_tgt, d]

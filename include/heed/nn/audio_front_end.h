@@ -53,6 +53,9 @@ class AudioFrontEnd {
   // [S2, B, D] time-major; out_lengths [B] gets each utterance's S2 (at least 1)
   Var forward(Graph& g, std::span<const float> features, int64_t S,
               std::span<const int32_t> lengths, std::span<int32_t> out_lengths) const;
+  // The same, batch-major: [B, S2, D] (what a Transformer packs)
+  Var forward_batch_major(Graph& g, std::span<const float> features, int64_t S,
+                          std::span<const int32_t> lengths, std::span<int32_t> out_lengths) const;
 
  private:
   AudioFrontEndConfig config_;

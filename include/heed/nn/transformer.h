@@ -60,13 +60,15 @@ Tensor sinusoidal_positions(int64_t positions, int64_t d);
 // The input layer (sections 3.4 and 3.5): token embeddings scaled by sqrt(d) plus positions,
 //   x_i = sqrt(d) E[w_i] + P[pos_i],   then dropout                                   [N, d]
 // P is the sinusoidal table above or a learned one (the parameter "positions" of the scope,
-// [max_positions, d]). The table E is passed in: models share or tie it.
+// [max_positions, d]). The table E is passed in: models share or tie it. A recognizer's input
+// is vectors instead of ids (a front end's, Dong et al. 2018): x_i = sqrt(d) v_i + P[pos_i].
 class PositionalEmbedding {
  public:
   PositionalEmbedding(int64_t d, int64_t max_positions, Positions positions, float dropout,
                       const Scope& scope);
   Var forward(Graph& g, const Parameter& table, std::span<const int32_t> ids,
               std::span<const int32_t> positions) const;
+  Var forward(Var vectors, std::span<const int32_t> positions) const;  // [N, d] -> [N, d]
 
  private:
   int64_t d_, max_positions_;

@@ -265,7 +265,8 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
   v.option({"--window", "rnn: local attention half-width D", Bounds::range(1, 1 << 20)},
            m.local.window);
   v.option({"--ctc-weight",
-            "rnn: joint CTC-attention (Kim, Hori & Watanabe 2017): a CTC head on the encoder, "
+            "rnn, transformer: joint CTC-attention (Kim, Hori & Watanabe 2017): a CTC head on the "
+            "encoder, "
             "the loss lambda CTC + (1 - lambda) attention, and decoding that adds CTC's prefix "
             "scores at the same weight (Watanabe et al. 2017); 0: attention alone",
             Bounds::range(0, 0.99, true)},
