@@ -2,7 +2,9 @@
 // heatmaps into one SVG or PNG file (by its extension): seq2seq alignments (output tokens x
 // source tokens; for the Transformer one layer/head, their mean, or a grid of every head) or a
 // classifier's r hops over the tokens. The outputs go to stdout, one line per input line.
-// Several seq2seq --model directories are drawn as one ensemble (models/ensemble.h).
+// Several seq2seq --model directories are drawn as one ensemble (models/ensemble.h). A speech
+// recognizer reads audio paths (or manifest lines) from stdin and draws each transcript's
+// alignment above the utterance's spectrogram (viz/speech_alignment.h).
 // Leaves out: layouts and drawing (viz/), the models and search.
 #include <iostream>
 
@@ -10,10 +12,13 @@
 #include "heed/data/text.h"
 #include "heed/decode/classifier.h"
 #include "heed/decode/limits.h"
+#include "heed/decode/recognizer.h"
+#include "heed/io/audio.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
+#include "heed/viz/speech_alignment.h"
 
 // Designated initializers leave the other members at their defaults on purpose (GCC 12
 // warns about each one under -Wextra).
@@ -26,7 +31,9 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
       "attention",
       "Draw what a trained model attends to, for each sentence on stdin, as heatmaps in one "
       "SVG or PNG file (rows: output tokens, or a classifier's hops; columns: source tokens; "
-      "brightness: weight); the outputs are printed on stdout");
+      "brightness: weight); the outputs are printed on stdout. A speech recognizer reads audio "
+      "paths (or manifest lines) on stdin and draws each transcript's alignment over 40 ms "
+      "frames above the utterance's log-mel spectrogram (Chorowski et al. 2015)");
   app->add_option("--model", model_dirs,
                   "Model directory (heed train); several (--model A B): a sequence-to-sequence "
                   "ensemble, as `heed translate` decodes it, drawn with the mean of its members' "
@@ -78,7 +85,30 @@ int AttentionCommand::run() const {
   const size_t drawn =
       std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
   const std::string& model_dir = model_dirs.front();
-  if (config_family(read_config(model_dir), model_dir).role == ModelRole::Classifier) {
+  const nlohmann::json config = read_config(model_dir);
+  if (config.value("src_units", "") == "audio") {
+    check(model_dirs.size() == 1, "attention: ", model_dir,
+          " is a speech recognizer (no ensemble)");
+    check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,
+          "attention: --layer/--head/--all-heads/--all-layers are for a Transformer translating "
+          "text; a recognizer's figure is its decoder's alignment");
+    const Recognizer recognizer(model_dir);
+    const bool ctc = recognizer.files().model->frame_labeller() != nullptr;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      // an audio path, or a manifest line (its path before the tab)
+      const std::string path = lines[i].substr(0, lines[i].find('\t'));
+      const Audio audio = read_audio(path);
+      const std::vector<float> f = recognizer.features(audio.samples);
+      const std::vector<Transcript> t = recognizer.transcribe_features(
+          {std::span<const float>(f)},
+          {.beam = static_cast<int>(align.search.beam), .alignment = true})[0];
+      std::cout << t.front().text << "\n";
+      if (i < drawn)
+        figures.push_back(viz::speech_alignment_figure(
+            t.front(), f, recognizer.bins(), ctc, style,
+            std::to_string(i + 1) + ". " + path + "  →  " + t.front().text));
+    }
+  } else if (config_family(config, model_dir).role == ModelRole::Classifier) {
     check(model_dirs.size() == 1, "attention: an ensemble is for sequence-to-sequence models; ",
           model_dir, " is a classifier");
     check(!align.all_heads && !align.all_layers && align.layer == -1 && align.head == -1,

@@ -117,10 +117,11 @@ struct ScoreCommand {
   std::vector<std::string> refs;  // one or more reference files, line-parallel to hyp
   std::string hyp;                // the hypothesis file ("-": stdin)
   BleuTokenize tokenize = BleuTokenize::None;
-  bool lowercase = false;     // BLEU: case-insensitive
-  bool normalise = false;     // WER/CER of transcripts: data/transcript.h on both sides
-  bool json = false;          // one JSON object instead of the human line
-  std::string by_src_length;  // BLEU/chrF per source-length bucket of this source file
+  bool lowercase = false;      // BLEU: case-insensitive
+  bool normalise = false;      // WER/CER of transcripts: data/transcript.h on both sides
+  bool json = false;           // one JSON object instead of the human line
+  std::string by_src_length;   // BLEU/chrF per source-length bucket of this source file
+  bool by_ref_length = false;  // WER/CER per reference-length bucket
   std::vector<int> buckets = {10, 20, 30, 40};  // upper edges (words) of the length buckets
   CLI::App* app = nullptr;
   void add(CLI::App& parent);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <tuple>
@@ -44,6 +45,45 @@ std::vector<int32_t> labels_of(const std::string& path) {
 // G2P files: CMUdict format ("WORD  PH PH"), several lines of a word = its alternatives.
 std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path) {
   return group_alternatives(read_cmudict(path));
+}
+
+// A corpus score of the lines `keep` (all when empty): its human line and its JSON.
+using SubsetScore =
+    std::function<std::pair<std::string, nlohmann::json>(const std::vector<size_t>& keep)>;
+
+// The score of each length bucket (upper edges `edges`; a line of length n falls in the first
+// bucket whose edge is >= n), appended to `line` (one indented line each, "<what> 1-10 (N
+// lines): ...") and to out[key] (one object each, with "<unit>": "1-10" and "lines").
+void score_buckets(const std::vector<int>& lengths, const std::vector<int>& edges,
+                   const std::string& what, const std::string& key, const std::string& unit,
+                   const SubsetScore& score, std::string& line, nlohmann::json& out) {
+  check(!edges.empty() && std::is_sorted(edges.begin(), edges.end()) && edges.front() > 0,
+        "--buckets: positive, increasing upper edges, e.g. 10,20,30");
+  std::vector<std::vector<size_t>> lines_in(edges.size() + 1);
+  for (size_t i = 0; i < lengths.size(); ++i)
+    lines_in[std::lower_bound(edges.begin(), edges.end(), lengths[i]) - edges.begin()].push_back(i);
+  out[key] = nlohmann::json::array();
+  for (size_t b = 0; b < lines_in.size(); ++b) {
+    if (lines_in[b].empty()) continue;
+    const int lo = b == 0 ? 1 : edges[b - 1] + 1;
+    const std::string range = b < edges.size() ? std::to_string(lo) + "-" + std::to_string(edges[b])
+                                               : std::to_string(lo) + "+";
+    auto [bl, bj] = score(lines_in[b]);
+    line +=
+        "\n  " + what + " " + range + " (" + std::to_string(lines_in[b].size()) + " lines): " + bl;
+    bj[unit] = range;
+    bj["lines"] = lines_in[b].size();
+    out[key].push_back(bj);
+  }
+}
+
+template <class T>
+std::vector<T> pick(const std::vector<T>& v, const std::vector<size_t>& keep) {
+  if (keep.empty()) return v;
+  std::vector<T> sub;
+  sub.reserve(keep.size());
+  for (size_t i : keep) sub.push_back(v[i]);
+  return sub;
 }
 
 }  // namespace
@@ -93,7 +133,12 @@ void ScoreCommand::add(CLI::App& parent) {
   app->add_option("--by-src-length", by_src_length,
                   "Source file (line-parallel): also score each source-length bucket, to see how "
                   "quality falls with sentence length (Cho et al. 2014; Bahdanau et al. 2015)");
-  app->add_option("--buckets", buckets, "Upper edges in source words of the length buckets")
+  app->add_flag("--by-ref-length", by_ref_length,
+                "wer/cer of transcripts: also score each bucket of reference length (words), to "
+                "see how recognizers fare on long utterances (Chorowski et al. 2015; Chan et al. "
+                "2016)");
+  app->add_option("--buckets", buckets,
+                  "Upper edges in words of the length buckets (of the source, or the reference)")
       ->delimiter(',')
       ->capture_default_str();
 }
@@ -103,6 +148,8 @@ int ScoreCommand::run() const {
   std::string line;
   check(metric == Metric::Latency || !refs.empty(), "score: --ref is required for ",
         name_of(metric));
+  check(!by_ref_length || metric == Metric::Wer || metric == Metric::Cer,
+        "score: --by-ref-length is for --metric wer|cer of transcripts");
   if (metric == Metric::Latency) {
     check(refs.size() <= 1, "latency takes at most one reference file (for LAAL)");
     const std::vector<Delays> d = hyp == "-" ? read_delays(std::cin, "<stdin>") : read_delays(hyp);
@@ -146,16 +193,27 @@ int ScoreCommand::run() const {
       for (auto& x : r) x = normalise_transcript(x);
     }
     const bool words = metric == Metric::Wer;
-    const ErrorRate e = words ? word_error_rate(h, r) : char_error_rate(h, r);
-    line = e.str(words ? "WER" : "CER") +
-           (normalise ? "  (normalised: lower case a-z, apostrophe, space)" : "  (as given)");
-    out = {{"metric", words ? "wer" : "cer"},
-           {"score", e.percent()},
-           {"edits", e.edits},
-           {"length", e.length},
-           {"normalised", normalise}};
+    const SubsetScore score = [&](const std::vector<size_t>& keep) {
+      const ErrorRate e = words ? word_error_rate(pick(h, keep), pick(r, keep))
+                                : char_error_rate(pick(h, keep), pick(r, keep));
+      return std::make_pair(e.str(words ? "WER" : "CER"),
+                            nlohmann::json{{"metric", words ? "wer" : "cer"},
+                                           {"score", e.percent()},
+                                           {"edits", e.edits},
+                                           {"length", e.length},
+                                           {"normalised", normalise}});
+    };
+    std::tie(line, out) = score({});
+    line += normalise ? "  (normalised: lower case a-z, apostrophe, space)" : "  (as given)";
+    if (by_ref_length) {
+      std::vector<int> lengths;
+      for (const std::string& x : r) lengths.push_back(static_cast<int>(split_words(x).size()));
+      score_buckets(lengths, buckets, "reference words", "by_ref_length", "ref_words", score, line,
+                    out);
+    }
   } else if (metric == Metric::Wer || metric == Metric::Per) {
     check(refs.size() == 1, "wer/per take one reference file (alternatives are its lines)");
+    check(!by_ref_length, "score: --by-ref-length is for transcripts, not a CMUdict reference");
     std::map<std::string, std::string> hyps;
     for (auto& [word, prons] : g2p_file(hyp)) hyps[word] = prons.front();
     G2pScore s = g2p_error_rates(hyps, g2p_file(refs.front()));
@@ -173,21 +231,14 @@ int ScoreCommand::run() const {
       check(r.back().size() == h.size(), "score: ", hyp, " has ", h.size(), " lines but ", f,
             " has ", r.back().size());
     }
-    // the corpus score of the lines `keep` (all when empty): its line and its JSON
-    auto score = [&](const std::vector<size_t>& keep) -> std::pair<std::string, nlohmann::json> {
-      auto pick = [&](const std::vector<std::string>& v) {
-        if (keep.empty()) return v;
-        std::vector<std::string> sub;
-        sub.reserve(keep.size());
-        for (size_t i : keep) sub.push_back(v[i]);
-        return sub;
-      };
+    const SubsetScore score =
+        [&](const std::vector<size_t>& keep) -> std::pair<std::string, nlohmann::json> {
       std::vector<std::vector<std::string>> rr;
       rr.reserve(r.size());
-      for (const auto& ref : r) rr.push_back(pick(ref));
+      for (const auto& ref : r) rr.push_back(pick(ref, keep));
       if (metric == Metric::Bleu) {
         BleuScore s = corpus_bleu(
-            pick(h), rr,
+            pick(h, keep), rr,
             {.tokenize_13a = tokenize == BleuTokenize::Intl13a, .lowercase = lowercase});
         return {s.str(),
                 {{"metric", "bleu"},
@@ -199,7 +250,7 @@ int ScoreCommand::run() const {
                  {"ref_len", s.ref_len},
                  {"signature", s.signature}}};
       }
-      ChrfScore s = corpus_chrf(pick(h), rr);
+      ChrfScore s = corpus_chrf(pick(h, keep), rr);
       return {s.str(), {{"metric", "chrf"}, {"score", s.score}}};
     };
     std::tie(line, out) = score({});
@@ -207,31 +258,10 @@ int ScoreCommand::run() const {
       std::vector<std::string> src = lines_of(by_src_length);
       check(src.size() == h.size(), "score: ", hyp, " has ", h.size(), " lines but ", by_src_length,
             " has ", src.size());
-      check(
-          !buckets.empty() && std::is_sorted(buckets.begin(), buckets.end()) && buckets.front() > 0,
-          "--buckets: positive, increasing upper edges, e.g. 10,20,30");
-      std::vector<std::vector<size_t>> lines_in(buckets.size() + 1);
-      for (size_t i = 0; i < src.size(); ++i) {
-        auto len = static_cast<int>(split_words(src[i]).size());
-        lines_in[std::lower_bound(buckets.begin(), buckets.end(), len) - buckets.begin()].push_back(
-            i);
-      }
-      out["by_src_length"] = nlohmann::json::array();
-      for (size_t b = 0; b < lines_in.size(); ++b) {
-        if (lines_in[b].empty()) continue;
-        int lo = b == 0 ? 1 : buckets[b - 1] + 1;
-        std::string range = b < buckets.size()
-                                ? std::to_string(lo) + "-" + std::to_string(buckets[b])
-                                : std::to_string(lo) + "+";
-        auto [bl, bj] = score(lines_in[b]);
-        line += "\n  source words ";
-        line += range;
-        line += " (" + std::to_string(lines_in[b].size()) + " lines): ";
-        line += bl;
-        bj["src_words"] = range;
-        bj["lines"] = lines_in[b].size();
-        out["by_src_length"].push_back(bj);
-      }
+      std::vector<int> lengths;
+      for (const std::string& x : src) lengths.push_back(static_cast<int>(split_words(x).size()));
+      score_buckets(lengths, buckets, "source words", "by_src_length", "src_words", score, line,
+                    out);
     }
   }
   std::cout << (json ? out.dump() : line) << "\n";

@@ -36,18 +36,20 @@ void Recognizer::load_lm(const std::string& arpa) {
   lm_ids_ = std::move(ids);
 }
 
+std::vector<float> Recognizer::features(std::span<const float> audio) const {
+  const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
+  std::vector<float> scaled(audio.begin(), audio.end());
+  for (float& s : scaled) s *= 32768.f;  // Kaldi's 16-bit scale
+  std::vector<float> f = fbank.compute(scaled);
+  check(!f.empty(), "transcribe: an utterance of ", audio.size(),
+        " samples is shorter than one 25 ms frame");
+  return f;
+}
+
 std::vector<std::vector<Transcript>> Recognizer::transcribe(
     const std::vector<std::span<const float>>& audio, const RecognizeOptions& o) const {
-  const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
   std::vector<std::vector<float>> features;
-  std::vector<float> scaled;
-  for (std::span<const float> a : audio) {
-    scaled.assign(a.begin(), a.end());
-    for (float& s : scaled) s *= 32768.f;  // Kaldi's 16-bit scale
-    features.push_back(fbank.compute(scaled));
-    check(!features.back().empty(), "transcribe: an utterance of ", a.size(),
-          " samples is shorter than one 25 ms frame");
-  }
+  for (std::span<const float> a : audio) features.push_back(this->features(a));
   return transcribe_features({features.begin(), features.end()}, o);
 }
 
@@ -73,6 +75,16 @@ std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t
     }
   }
   return span;
+}
+
+// Per unit and then </s> (CTC: the blank) its row over the model frames: the attention, or 1
+// where CTC's best path is in that row.
+std::vector<std::vector<float>> alignment_rows(const Hypothesis& h, size_t units, bool ctc) {
+  if (!ctc) return h.attention;
+  std::vector<std::vector<float>> rows(units + 1, std::vector<float>(h.path.size(), 0.f));
+  for (size_t t = 0; t < h.path.size(); ++t)
+    rows[std::min(static_cast<size_t>(h.path[t]), units)][t] = 1.f;
+  return rows;
 }
 
 // Words and their times from the units and each unit's frames.
@@ -109,11 +121,12 @@ std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
                                                      const Seq2SeqBatch& b,
                                                      const RecognizeOptions& o, const CtcLm* lm) {
   if (model.frame_labeller())
-    return ctc_decode_batch(model, b, {.beam = o.beam, .n_best = o.n_best, .lm = lm}, o.timestamps);
+    return ctc_decode_batch(model, b, {.beam = o.beam, .n_best = o.n_best, .lm = lm},
+                            o.timestamps || o.alignment);
   // an attention decoder: up to a character per model frame, and 10 more
   std::vector<int64_t> limits;
   for (int32_t n : b.src_lengths) limits.push_back(AudioFrontEndConfig::output_frames(n) + 10);
-  const AttentionChoice choice{.wanted = o.timestamps};
+  const AttentionChoice choice{.wanted = o.timestamps || o.alignment};
   if (o.beam > 1)
     return beam_search_batch(model, b, limits,
                              {.beam = o.beam, .length_penalty = 1.0, .n_best = o.n_best}, choice);
@@ -152,9 +165,13 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
     for (size_t k = 0; k < n; ++k)
       for (Hypothesis& h : hyps[k]) {
         const std::vector<std::string> units = m_->tgt_vocab.decode(h.tokens);
-        Transcript t{.text = m_->tgt_seg.join(units), .log_prob = h.log_prob, .words = {}};
+        Transcript t;
+        t.text = m_->tgt_seg.join(units);
+        t.log_prob = h.log_prob;
         if (o.timestamps)
           t.words = word_times(units, unit_frames(h, units.size(), ctc), kFrameSeconds);
+        if (o.alignment) t.alignment = alignment_rows(h, units.size(), ctc);
+        if (o.alignment) t.units = units;
         out[order[i + k]].push_back(std::move(t));
       }
   }

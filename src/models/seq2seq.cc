@@ -5,14 +5,18 @@
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
+#include "heed/nn/audio_front_end.h"
 #include "heed/util/error.h"
 
 namespace heed {
 
 std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
                                     int64_t source, bool reversed) {
-  const float* w = weights + row * b.S;  // [S]
-  std::vector<float> a(w, w + b.src_lengths[source]);
+  const int64_t S = b.F > 0 ? AudioFrontEndConfig::subsampled(b.S) : b.S;
+  const int64_t n = b.F > 0 ? std::min(S, AudioFrontEndConfig::output_frames(b.src_lengths[source]))
+                            : b.src_lengths[source];
+  const float* w = weights + row * S;  // [S]
+  std::vector<float> a(w, w + n);
   if (reversed) std::reverse(a.begin(), a.end());
   return a;
 }

@@ -47,8 +47,8 @@ Figure heatmap_figure(const Heatmap& h, const HeatmapStyle& st) {
     return w;
   };
   const double title_h = h.title.empty() ? 0 : st.font * 2;
-  const double left = widest(rows) + 8;           // row labels, right-aligned
-  const double top = title_h + widest(cols) + 8;  // column labels, vertical
+  const double left = std::max(widest(rows), st.label_width) + 8;  // row labels, right-aligned
+  const double top = title_h + widest(cols) + 8;                   // column labels, vertical
   const double R = static_cast<double>(rows.size()), C = static_cast<double>(cols.size());
   Figure f;
   const Rgb ink{40, 40, 40};

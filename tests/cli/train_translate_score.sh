@@ -216,6 +216,18 @@ assert [x["src_words"] for x in b]==["1-10","11-20","21+"], b
 assert all(abs(x["score"]-100)<1e-9 for x in b) and sum(x["lines"] for x in b)==1014' "$work/buckets.json" \
   || fail "score by source length"
 
+# WER by reference length: one edit in a 2-word line, none in the 3-word one, 2 in the 12-word one
+printf 'a b\nc d e\n1 2 3 4 5 6 7 8 9 10 11 12\n' > "$work/wref.txt"
+printf 'a x\nc d e\n1 2 3 4 5 6 7 8 9 10\n' > "$work/whyp.txt"
+"$heed" score --metric wer --ref "$work/wref.txt" --hyp "$work/whyp.txt" --by-ref-length \
+  --buckets 2,10 --json > "$work/wbuckets.json"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); b=j["by_ref_length"]
+assert [(x["ref_words"], x["lines"], x["edits"], x["length"]) for x in b]==[("1-2",1,1,2),("3-10",1,0,3),("11+",1,2,12)], b
+assert (j["edits"], j["length"]) == (3, 17), j' "$work/wbuckets.json" || fail "WER by reference length"
+if "$heed" score --metric bleu --ref "$work/wref.txt" --hyp "$work/whyp.txt" --by-ref-length \
+  2> "$work/err" > /dev/null; then fail "--by-ref-length accepted for BLEU"; fi
+grep -q "by-ref-length is for --metric wer|cer" "$work/err" || fail "no message for --by-ref-length"
+
 # heed bench attention: the peer's fields, one line per mode x mask, each from its own process
 "$heed" --threads 1 bench attention --shapes 1x2x70x16 --budget 0.02 > "$work/attn.jsonl"
 python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]

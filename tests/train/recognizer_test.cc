@@ -10,6 +10,8 @@
 #include <cmath>
 #include <fstream>
 #include <future>
+#include <iostream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -24,6 +26,7 @@
 #include "heed/decode/recognizer.h"
 #include "heed/io/audio.h"
 #include "heed/metrics/metrics.h"
+#include "heed/nn/audio_front_end.h"
 #include "heed/serve/server.h"
 #include "heed/train/train_options.h"
 #include "support/temp_dir.h"
@@ -240,6 +243,44 @@ TEST(Recognizer, ListenAttendSpellWithLocationAttentionLearnsToneWords) {
   const Recognizer rec(dir / "las");
   EXPECT_EQ(rec.files().config.at("attention"), "location");
   expect_transcribes(rec, 6, log.str());
+
+  // where it listens: each unit's attention (a distribution over the model frames), drawn by
+  // heed attention above the spectrogram (Chorowski et al. 2015's figure)
+  std::mt19937 rng(10);
+  const std::string word = random_word(rng);
+  const std::vector<float> audio = speak(word, rng);
+  const std::vector<Transcript> t =
+      rec.transcribe({std::span<const float>(audio)}, {.alignment = true})[0];
+  const std::vector<float> f = rec.features(audio);
+  const auto frames = AudioFrontEndConfig::output_frames(static_cast<int64_t>(f.size()) / 23);
+  ASSERT_EQ(t[0].alignment.size(), t[0].units.size() + 1);  // the units and </s>
+  for (const auto& row : t[0].alignment) {
+    ASSERT_EQ(static_cast<int64_t>(row.size()), frames);
+    double sum = 0;
+    for (float w : row) sum += w;
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+  }
+  write_wav(dir / "w.wav", audio, kRate);
+  std::istringstream in(dir / "w.wav" + "\n");
+  std::streambuf* was = std::cin.rdbuf(in.rdbuf());
+  std::pair<std::string, int> drawn;
+  try {
+    drawn = run_heed({"heed", "attention", "--model", dir / "las", "--out", dir / "a.svg"});
+  } catch (...) {
+    std::cin.rdbuf(was);
+    throw;
+  }
+  std::cin.rdbuf(was);
+  EXPECT_EQ(drawn, std::make_pair(t[0].text + "\n", 0));
+  std::ifstream svg_file(dir / "a.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_file)), {});
+  EXPECT_NE(svg.find("log-mel filterbanks (23 bins"), std::string::npos);
+  size_t cells = 0;
+  for (size_t at = svg.find("class=\"cell\""); at != std::string::npos;
+       at = svg.find("class=\"cell\"", at + 1))
+    ++cells;
+  // the alignment's (units + 1) rows and the spectrogram's 23 over the same frames
+  EXPECT_EQ(cells, (t[0].units.size() + 1 + 23) * static_cast<size_t>(frames));
 }
 
 // The Speech-Transformer (Dong et al. 2018: the transformer family over the same front end),

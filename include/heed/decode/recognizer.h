@@ -30,6 +30,7 @@ struct RecognizeOptions {
   double lm_weight = 0.5;   // with an LM (load_lm): w ln p_lm in the beam's score
   double lm_bonus = 0.0;    // with an LM: added per output unit
   bool timestamps = false;  // each word's start and end
+  bool alignment = false;   // each unit's row over the model frames (Transcript::alignment)
   int64_t batch = 16;       // utterances decoded together
 };
 
@@ -51,6 +52,11 @@ struct Transcript {
   std::string text;
   double log_prob = 0;          // log p(units | audio)
   std::vector<WordTime> words;  // with RecognizeOptions::timestamps
+  // with RecognizeOptions::alignment: the units, and per unit and then </s> (CTC: <blank>) its
+  // weights over the utterance's model frames [units + 1][frames] — an attention decoder's
+  // attention, CTC's most probable alignment (1 where the path is in that unit's row)
+  std::vector<std::string> units;
+  std::vector<std::vector<float>> alignment;
 };
 
 // One utterance's answer as heed transcribe's JSON lines and POST /transcribe give it: the best
@@ -67,6 +73,9 @@ class Recognizer {
   void load_lm(const std::string& arpa);
   static constexpr int kSampleRate = 16000;
   static constexpr double kFrameSeconds = 0.04;  // one model frame: 4 feature frames of 10 ms
+  // The model's filterbanks of one utterance (samples at 16 kHz, full scale 1): [frames, bins]
+  std::vector<float> features(std::span<const float> audio) const;
+  int64_t bins() const { return bins_; }
   // Per utterance (samples at 16 kHz, full scale 1), its n best transcripts, best first.
   std::vector<std::vector<Transcript>> transcribe(const std::vector<std::span<const float>>& audio,
                                                   const RecognizeOptions& options) const;

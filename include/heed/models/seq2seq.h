@@ -60,7 +60,8 @@ struct Hypothesis {
 
 // Row `row` of a decoding step's attention weights [rows, S] as the rows of a Hypothesis keep
 // it: over the real positions of source `source` of batch b, in the order the source was given
-// (turned back for a model that reads its source reversed).
+// (turned back for a model that reads its source reversed). Audio (b.F > 0) is attended at the
+// front end's frames: S and the lengths are the subsampled ones (nn/audio_front_end.h).
 std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
                                     int64_t source, bool reversed);
 

@@ -25,6 +25,8 @@ struct HeatmapStyle {
   double font = 12;             // label size, px
   size_t max_label_chars = 24;  // longer tokens are cut with "…"
   bool color_bar = true;
+  double label_width = 0;  // the row labels' column at least this wide, px (so that
+                           // heatmaps stacked one above the other share their columns)
 };
 
 // Throws heed::Error when weights is not R x C.
