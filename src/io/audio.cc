@@ -29,8 +29,11 @@ std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
   d.data_out = out.data();
   d.output_frames = static_cast<long>(out.size());
   d.src_ratio = ratio;
-  const int err = src_simple(
-      &d, quality == ResampleQuality::best ? SRC_SINC_BEST_QUALITY : SRC_SINC_MEDIUM_QUALITY, 1);
+  const int err = src_simple(&d,
+                             quality == ResampleQuality::best     ? SRC_SINC_BEST_QUALITY
+                             : quality == ResampleQuality::medium ? SRC_SINC_MEDIUM_QUALITY
+                                                                  : SRC_SINC_FASTEST,
+                             1);
   check(err == 0, what, ": resampling from ", rate, " Hz to ", to_rate, " Hz failed (",
         src_strerror(err), ")");
   out.resize(static_cast<size_t>(d.output_frames_gen));

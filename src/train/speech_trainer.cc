@@ -9,10 +9,12 @@
 #include <ostream>
 #include <utility>
 
+#include "heed/data/fbank.h"
 #include "heed/data/speech_features.h"
 #include "heed/data/transcript.h"
 #include "heed/decode/recognizer.h"
 #include "heed/dist/communicator.h"
+#include "heed/io/audio.h"
 #include "heed/io/files.h"
 #include "heed/kernels/random.h"
 #include "heed/metrics/metrics.h"
@@ -33,6 +35,7 @@ struct SpokenSet {
   CorpusFeatures features;
   std::vector<std::string> text;          // normalised transcripts
   std::vector<std::vector<int32_t>> ids;  // their units' ids
+  std::vector<Utterance> utterances;      // where each is read from (waveform augmentation)
   double hours() const {
     double s = 0;
     for (double x : features.seconds) s += x;
@@ -48,6 +51,7 @@ SpokenSet features_of(const SpeechCorpus& corpus, const TrainConfig& c, std::ost
   set.features =
       corpus_features(corpus, {.num_mel_bins = static_cast<int>(c.mel_bins)}, c.max_audio_seconds);
   for (const Utterance& u : corpus.utterances) set.text.push_back(normalise_transcript(u.text));
+  set.utterances = corpus.utterances;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log << corpus.source << ": " << corpus.utterances.size() << " utterances, " << set.hours()
       << " h of audio, features in " << secs << " s\n"
@@ -119,7 +123,8 @@ class SpeechTask final : public TrainingTask {
         valid_(valid),
         seg_(seg),
         vocab_(vocab),
-        fill_(std::move(fill)) {
+        fill_(std::move(fill)),
+        fbank_({.num_mel_bins = static_cast<int>(cfg.mel_bins)}) {
     for (size_t i : kept_) {
       const auto frames =
           static_cast<int64_t>(train_.features.frames[i].size()) / train_.features.bins;
@@ -137,13 +142,15 @@ class SpeechTask final : public TrainingTask {
       tgt.push_back(train_.ids[kept_[e]]);
     }
     Seq2SeqBatch b;
-    if (cfg_.spec_augment.enabled) {
-      // the step's own stream: a resumed run masks as the uninterrupted one did
+    if (cfg_.spec_augment.enabled || cfg_.wave_augment.enabled()) {
+      // the step's own stream: a resumed run augments as the uninterrupted one did
       Rng rng(g.next_stream());
       std::vector<std::vector<float>> masked;
       for (size_t i : ids) {
-        masked.push_back(train_.features.frames[i]);
-        spec_augment(masked.back(), train_.features.bins, fill_, cfg_.spec_augment, rng);
+        masked.push_back(cfg_.wave_augment.enabled() ? augmented(i, rng)
+                                                     : train_.features.frames[i]);
+        if (cfg_.spec_augment.enabled)
+          spec_augment(masked.back(), train_.features.bins, fill_, cfg_.spec_augment, rng);
       }
       std::vector<std::span<const float>> frames(masked.begin(), masked.end());
       b = make_audio_batch(frames, train_.features.bins, tgt, AudioFrontEndConfig::kMinFrames);
@@ -178,6 +185,22 @@ class SpeechTask final : public TrainingTask {
     return v;
   }
   std::string metric_name() const override { return "WER"; }
+
+  // Utterance i's features from its waveform sped up or slowed down and noised
+  // (train/wave_augment.h); its own features when a faster copy leaves CTC too few frames.
+  std::vector<float> augmented(size_t i, Rng& rng) const {
+    const Utterance& u = train_.utterances[i];
+    const Audio a = read_audio(u.path, {.max_seconds = cfg_.max_audio_seconds});
+    const std::span<const float> x = utterance_samples(a, u);
+    std::vector<float> y = wave_augment({x.begin(), x.end()}, cfg_.wave_augment, rng);
+    for (float& v : y) v *= 32768.f;  // Kaldi's 16-bit scale
+    std::vector<float> f = fbank_.compute(y);
+    const auto frames = static_cast<int64_t>(f.size()) / train_.features.bins;
+    if (f.empty() || (model_.frame_labeller() &&
+                      !ctc_alignable(AudioFrontEndConfig::output_frames(frames), train_.ids[i])))
+      return train_.features.frames[i];
+    return f;
+  }
   bool lower_is_better() const override { return true; }
   std::string token_name() const override { return "labels"; }
 
@@ -190,6 +213,7 @@ class SpeechTask final : public TrainingTask {
   const Segmenter& seg_;
   const Vocab& vocab_;
   std::vector<float> fill_;  // SpecAugment's masked value per bin: the mean
+  Fbank fbank_;              // waveform augmentation's features
   std::vector<int64_t> lengths_, costs_;
 };
 
@@ -206,6 +230,8 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
         "transcripts (Kaldi's text, a manifest's second column)");
   check(cfg.src_units == Units::Word, "train: --src-units is for text; a recognizer reads audio");
   check(cfg.mel_bins >= 7, "train: --num-mel-bins must be at least 7 (the front end's kernel)");
+  check(cfg.wave_augment.snr_lo <= cfg.wave_augment.snr_hi, "train: --noise-snr-min ",
+        cfg.wave_augment.snr_lo, " is above --noise-snr-max ", cfg.wave_augment.snr_hi);
   // characters unless SentencePiece was asked for (words would leave most of a test set unknown)
   const Units units = cfg.tgt_units == Units::Spm ? Units::Spm : Units::Char;
   // the lists first (cheap, and every malformed line named), the model directory claimed, then
@@ -274,16 +300,22 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
       << params.numel() << " parameters\n"
       << std::flush;
   SpeechTask task(*model, cfg, train, std::move(kept), valid, seg, vocab, front.mean);
-  cfg.data = {{"train", cfg.train_src},
-              {"valid", cfg.valid_src},
-              {"training_utterances", task.lengths().size()},
-              {"spec_augment", cfg.spec_augment.enabled},
-              {"fingerprints",
-               data_fingerprints(
-                   {fs::is_directory(cfg.train_src) ? (fs::path(cfg.train_src) / "wav.scp").string()
-                                                    : cfg.train_src,
-                    fs::is_directory(cfg.valid_src) ? (fs::path(cfg.valid_src) / "wav.scp").string()
-                                                    : cfg.valid_src})}};
+  cfg.data = {
+      {"train", cfg.train_src},
+      {"valid", cfg.valid_src},
+      {"training_utterances", task.lengths().size()},
+      {"spec_augment", cfg.spec_augment.enabled},
+      {"speed_perturb", cfg.wave_augment.speed_perturb},
+      {"noise", cfg.wave_augment.noise_prob > 0
+                    ? nlohmann::json{{"prob", cfg.wave_augment.noise_prob},
+                                     {"snr_db", {cfg.wave_augment.snr_lo, cfg.wave_augment.snr_hi}}}
+                    : nlohmann::json(nullptr)},
+      {"fingerprints",
+       data_fingerprints(
+           {fs::is_directory(cfg.train_src) ? (fs::path(cfg.train_src) / "wav.scp").string()
+                                            : cfg.train_src,
+            fs::is_directory(cfg.valid_src) ? (fs::path(cfg.valid_src) / "wav.scp").string()
+                                            : cfg.valid_src})}};
   return run_training(cfg, task, params, config_json, log);
 }
 

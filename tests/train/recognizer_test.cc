@@ -129,6 +129,8 @@ TEST(Recognizer, LearnsToneWordsEndToEnd) {
   const std::vector<std::string> dev = make_set(dir, "dev", 30, 2);
   TrainOptions o = tone_options(dir, "m", 500);
   o.model = "ctc";
+  // waveform augmentation at every step: speed 0.9 / 1.0 / 1.1 and, half the time, noise
+  o.seq2seq.wave_augment = {.speed_perturb = true, .noise_prob = 0.5, .snr_lo = 20, .snr_hi = 30};
   o.shape.hidden = 48;
   o.shape.embed = 48;
   o.shape.layers = 1;

@@ -174,6 +174,22 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
           "utterance 2 frequency masks of up to 27 bins and 2 time masks of up to min(100, 0.2 "
           "frames), masked to the bin's mean; seeded by the step (a resumed run masks alike)"},
          c.spec_augment.enabled);
+  v.flag({"--speed-perturb",
+          "Speed perturbation (Ko et al. 2015): each training utterance, at each step, played at "
+          "0.9, 1.0 or 1.1 times its speed (resampled: shorter or longer, pitch shifted), its "
+          "features computed again; seeded by the step"},
+         c.wave_augment.speed_perturb);
+  v.option({"--noise-prob",
+            "Additive noise: each training utterance, at each step, gets white noise with this "
+            "probability, at an SNR drawn from --noise-snr-min..--noise-snr-max dB; 0: none",
+            Bounds::range(0, 1, true)},
+           c.wave_augment.noise_prob);
+  v.option({"--noise-snr-min", "Additive noise: the lowest SNR drawn, dB",
+            Bounds::range(-50, 100, true)},
+           c.wave_augment.snr_lo);
+  v.option({"--noise-snr-max", "Additive noise: the highest SNR drawn, dB",
+            Bounds::range(-50, 100, true)},
+           c.wave_augment.snr_hi);
   v.group("Classifier (--task classify)");
   v.option({"--train", "classify: training file, \"<label> <sentence>\" per line (SST's stsa.*)"},
            o.classify.train);

@@ -22,6 +22,7 @@
 #include "heed/models/registry.h"
 #include "heed/train/loop.h"
 #include "heed/train/spec_augment.h"
+#include "heed/train/wave_augment.h"
 
 namespace heed {
 
@@ -48,6 +49,7 @@ struct TrainConfig : LoopOptions {
   int64_t mel_bins = 80;          // filterbank features per frame
   int64_t front_channels = 32;    // the convolutional front end's channels (nn/audio_front_end.h)
   SpecAugmentOptions spec_augment;
+  WaveAugmentOptions wave_augment;  // speed perturbation, additive noise
 };
 
 using TrainResult = LoopResult;
