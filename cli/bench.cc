@@ -104,8 +104,8 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "monotonic: comma-separated source lengths (one line each)")
       ->capture_default_str();
   app->add_option("--only", only,
-                  "conv: kim or tcn alone; asr: a comma list of its parts, features and ctc "
-                  "(default both)");
+                  "conv: kim or tcn alone; asr: a comma list of its parts, features, ctc and las "
+                  "(default all)");
   app->add_option("--n", asr.n, "asr, features: utterances of white noise per rep")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
@@ -115,6 +115,11 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--utt-s", asr.utt_s, "asr: decoding utterance length, seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 600.0));
+  app->add_option("--las-decode-steps", asr.las_decode_steps,
+                  "asr, las: exactly this many greedy speller steps (0: up to <eos>, at most 200; "
+                  "an untrained model's <eos> is arbitrary), as asr_bench.py's")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app->add_option("--channels", conv.channels, "conv, tcn: channels C")->capture_default_str();
   app->add_option("--kernel", conv.kernel, "conv, tcn: kernel width k")->capture_default_str();
   app->add_option("--layers", conv.layers, "conv, tcn: blocks L (dilation 2^(l mod 8))")

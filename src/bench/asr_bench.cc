@@ -15,6 +15,7 @@
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/models/ctc.h"
+#include "heed/models/rnn_seq2seq.h"
 #include "heed/nn/init.h"
 #include "heed/train/optimizer.h"
 #include "heed/util/error.h"
@@ -106,6 +107,44 @@ Batch make_batch(Rng& rng, int64_t B, double lo, double hi) {
   return out;
 }
 
+// `steps` training steps (forward, loss, backward, clip 5, Adam 1e-3) after 2 warm-ups, each on a
+// fresh batch of asr_bench.py's: what they read and how long they took.
+struct Trained {
+  double seconds = 0, train_s = 0, median_step_ms = 0;
+  int64_t frames = 0, labels = 0, tokens = 0;  // tokens: labels and each utterance's <eos>
+};
+
+Trained train_steps(const Seq2SeqModel& model, ParameterStore& params, Rng& rng,
+                    const AsrBenchOptions& o) {
+  std::vector<Batch> data;
+  for (int i = 0; i < o.steps + 2; ++i) data.push_back(make_batch(rng, o.batch, 2.0, 8.0));
+  Optimizer opt({}, params);
+  Graph g(Mode::Train, o.seed);
+  g.set_precision(o.precision);
+  Trained t;
+  std::vector<double> ms;
+  Clock::time_point t0;
+  for (int i = 0; i < o.steps + 2; ++i) {
+    const auto start = Clock::now();
+    if (i == 2) t0 = start;
+    const Batch& d = data[static_cast<size_t>(i)];
+    Var l = model.loss(g, d.b);
+    g.backward(l);
+    opt.step(1e-3f, clip_scale(grad_norm(params), 5.0));
+    g.clear();
+    if (i >= 2) {
+      ms.push_back(1000 * since(start));
+      t.seconds += d.seconds;
+      t.frames += d.frames;
+      t.labels += d.labels;
+      t.tokens += d.labels + d.b.B;
+    }
+  }
+  t.train_s = since(t0);
+  t.median_step_ms = bench::median(ms);
+  return t;
+}
+
 void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
   Rng rng(o.seed);
   CtcConfig c;
@@ -121,41 +160,18 @@ void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
   ParameterStore params;
   Rng init(o.seed);
   const CtcModel model(c, Scope(params, init));
-  std::vector<Batch> data;
-  for (int i = 0; i < o.steps + 2; ++i) data.push_back(make_batch(rng, o.batch, 2.0, 8.0));
-  Optimizer opt({}, params);
-  Graph g(Mode::Train, o.seed);
-  g.set_precision(o.precision);
-  double secs = 0;
-  int64_t frames = 0, labels = 0;
-  std::vector<double> ms;
-  Clock::time_point t0;
-  for (int i = 0; i < o.steps + 2; ++i) {
-    const auto t = Clock::now();
-    if (i == 2) t0 = t;
-    Var l = model.loss(g, data[static_cast<size_t>(i)].b);
-    g.backward(l);
-    opt.step(1e-3f, clip_scale(grad_norm(params), 5.0));
-    g.clear();
-    if (i >= 2) {
-      ms.push_back(1000 * since(t));
-      secs += data[static_cast<size_t>(i)].seconds;
-      frames += data[static_cast<size_t>(i)].frames;
-      labels += data[static_cast<size_t>(i)].labels;
-    }
-  }
-  const double train_s = since(t0);
-  write_line(
-      out, nlohmann::json{{"bench", "asr_ctc_train"},
-                          {"batch", o.batch},
-                          {"steps", o.steps},
-                          {"params", params.numel()},
-                          {"precision", name_of(o.precision)},
-                          {"audio_s_per_s", round_to(secs / train_s, 2)},
-                          {"frames_per_s", round_to(static_cast<double>(frames) / train_s, 1)},
-                          {"tgt_labels_per_s", round_to(static_cast<double>(labels) / train_s, 1)},
-                          {"median_step_ms", round_to(bench::median(ms), 1)},
-                          {"threads", threads()}});
+  const Trained t = train_steps(model, params, rng, o);
+  write_line(out, nlohmann::json{
+                      {"bench", "asr_ctc_train"},
+                      {"batch", o.batch},
+                      {"steps", o.steps},
+                      {"params", params.numel()},
+                      {"precision", name_of(o.precision)},
+                      {"audio_s_per_s", round_to(t.seconds / t.train_s, 2)},
+                      {"frames_per_s", round_to(static_cast<double>(t.frames) / t.train_s, 1)},
+                      {"tgt_labels_per_s", round_to(static_cast<double>(t.labels) / t.train_s, 1)},
+                      {"median_step_ms", round_to(t.median_step_ms, 1)},
+                      {"threads", threads()}});
   params.prepare_for_inference(o.compute == ComputeType::Int8);
   for (int64_t B : {int64_t{1}, o.batch}) {
     const Batch d = make_batch(rng, B, o.utt_s, o.utt_s);
@@ -180,6 +196,92 @@ void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
   }
 }
 
+// Listen, Attend and Spell as the peer's: the ctc part's listener, an LSTM speller of 512 over
+// embeddings of 128, location-aware attention (10 filters of width 31, attention dim 320).
+// heed's concat read-out also reads E y_{i-1} (the peer's reads [s_i; c_i]).
+void las_bench(const AsrBenchOptions& o, std::ostream& out) {
+  Rng rng(o.seed);
+  RnnSeq2SeqConfig c;
+  c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
+                               .vocab = 0,
+                               .embed = o.d,
+                               .hidden = 320,
+                               .layers = 3,
+                               .bidirectional = true};
+  c.tgt_vocab = Vocab::kSpecials + kChars;
+  c.tgt_embed = 128;
+  c.dec_hidden = 512;
+  c.dec_cell = CellKind::Lstm;
+  c.attention = AttentionKind::Location;
+  c.attn_dim = 320;
+  c.location.filters = 10;
+  c.location.width = 31;
+  c.set_audio(
+      AudioFrontEndConfig{.features = kBins, .channels = 32, .dim = o.d, .mean = {}, .stddev = {}});
+  ParameterStore params;
+  Rng init(o.seed);
+  const RnnSeq2Seq model(c, Scope(params, init));
+  const Trained t = train_steps(model, params, rng, o);
+  write_line(out, nlohmann::json{
+                      {"bench", "asr_las_train"},
+                      {"loc_filters", 10},
+                      {"loc_width", 31},
+                      {"batch", o.batch},
+                      {"steps", o.steps},
+                      {"params", params.numel()},
+                      {"precision", name_of(o.precision)},
+                      {"audio_s_per_s", round_to(t.seconds / t.train_s, 2)},
+                      {"tgt_tokens_per_s", round_to(static_cast<double>(t.tokens) / t.train_s, 1)},
+                      {"median_step_ms", round_to(t.median_step_ms, 1)},
+                      {"threads", threads()}});
+  // greedy decoding at batch 1: the listener once, then exactly las_decode_steps speller steps
+  // (an untrained model's <eos> is arbitrary), or up to <eos> and 200 steps
+  params.prepare_for_inference(o.compute == ComputeType::Int8);
+  const Batch d = make_batch(rng, 1, o.utt_s, o.utt_s);
+  const bool fixed = o.las_decode_steps > 0;
+  const int max_out = fixed ? o.las_decode_steps : 200;
+  Graph g(Mode::Inference);
+  int steps = 0;
+  double encoder_s = 0;
+  auto decode = [&] {
+    g.clear();
+    const auto t0 = Clock::now();
+    auto dec = model.start_decoding(g, d.b, max_out, {});
+    encoder_s = since(t0);
+    std::vector<int32_t> y = {Vocab::kBos};
+    for (steps = 0; steps < max_out;) {
+      const IncrementalDecoder::Step s = dec->step(y, Scores::LogitsOnly);
+      ++steps;
+      const float* row = s.scores;
+      y[0] = static_cast<int32_t>(std::max_element(row, row + c.tgt_vocab) - row);
+      if (!fixed && y[0] == Vocab::kEos) break;
+    }
+  };
+  decode();
+  decode();
+  std::vector<double> wall, speller_ms;
+  for (int r = 0; r < o.reps; ++r) {
+    const auto t0 = Clock::now();
+    decode();
+    wall.push_back(since(t0));
+    speller_ms.push_back(1000 * (wall.back() - encoder_s) / steps);
+  }
+  const double w = bench::median(wall);
+  write_line(out, nlohmann::json{{"bench", "asr_las_greedy"},
+                                 {"loc_filters", 10},
+                                 {"loc_width", 31},
+                                 {"batch", 1},
+                                 {"utt_s", o.utt_s},
+                                 {"out_steps", steps},
+                                 {"max_out", max_out},
+                                 {"reps", o.reps},
+                                 {"median_ms", round_to(1000 * w, 2)},
+                                 {"rtf", round_to(w / d.seconds, 5)},
+                                 {"speller_ms_per_step", round_to(bench::median(speller_ms), 3)},
+                                 {"compute", name_of(o.compute)},
+                                 {"threads", threads()}});
+}
+
 }  // namespace
 
 void run_asr_bench(const AsrBenchOptions& o, std::ostream& out) {
@@ -192,12 +294,14 @@ void run_asr_bench(const AsrBenchOptions& o, std::ostream& out) {
       features_bench(o, out);
     } else if (p == "ctc") {
       ctc_bench(o, out);
+    } else if (p == "las") {
+      las_bench(o, out);
     } else {
-      fail("bench asr: --only: unknown part '", p, "' (parts: features, ctc)");
+      fail("bench asr: --only: unknown part '", p, "' (parts: features, ctc, las)");
     }
     any = true;
   }
-  check(any, "bench asr: --only names no part (features, ctc)");
+  check(any, "bench asr: --only names no part (features, ctc, las)");
 }
 
 }  // namespace heed

@@ -544,6 +544,7 @@ class TrainingRun {
           k + 1 < static_cast<int64_t>(batches.size())) {
         auto t = Clock::now();
         validate_and_record(epoch, false, loss_avg_);
+        validated_at_ = state_.step;
         save_state(epoch, k + 1);
         epoch_start += Clock::now() - t;  // throughput counts training time only
       } else if (state_.step % o_.checkpoint_every == 0) {
@@ -556,8 +557,10 @@ class TrainingRun {
     result_.epochs = static_cast<int>(epoch + 1);
     if (o_.measure) return true;
     // a run that trained nothing here (its budget was spent) re-evaluates, recording nothing;
-    // an epoch's end is recorded even when a resumed run had no batch of it left to train
-    validate_and_record(epoch, epoch_done, loss_avg_, /*record=*/k > first || epoch_done);
+    // an epoch's end is recorded even when a resumed run had no batch of it left to train; a
+    // budget that ran out right after a --valid-every validation is not validated twice
+    if (epoch_done || state_.step != validated_at_)
+      validate_and_record(epoch, epoch_done, loss_avg_, /*record=*/k > first || epoch_done);
     if (epoch_done && o_.keep_epochs > 0 && root_)
       with_smoothed([&] { keep_epoch_weights(o_, params_, epoch + 1); });
     save_state(epoch_done ? epoch + 1 : epoch, epoch_done ? 0 : k);
@@ -594,6 +597,7 @@ class TrainingRun {
   // kept in checkpoints, so that a run resumed inside an epoch logs what it would have
   double loss_avg_ = 0;
   bool continue_avg_ = false;  // resumed inside an epoch: the average goes on from the checkpoint
+  int64_t validated_at_ = -1;  // the step of this run's last --valid-every validation
   double spent_ = 0;           // the budget's share spent (budget_spent), the cooldown's clock
   const std::string curve_path_;
   std::ofstream curve_;

@@ -143,6 +143,20 @@ TEST(RnnTrainer, ValidationInsideEpochsChangesNoTrainingStep) {
   expect_same_weights(d);
 }
 
+TEST(RnnTrainer, ABudgetEndingAtAValidationDoesNotValidateTwice) {
+  // the first run stops at step 40, which --valid-every 10 has just validated: 10, 20, 30, the
+  // epoch's end at 38, 40 once, then the resumed run's 50, 60, 70 and 76
+  Dataset d;
+  std::ostringstream log;
+  TrainConfig every = d.config("a");
+  every.valid_every = 10;
+  train_in_two_runs(every, 40, log);
+  size_t count = 0;
+  for (size_t p = 0; (p = log.str().find("validation  epoch", p)) != std::string::npos; ++p)
+    ++count;
+  EXPECT_EQ(count, 9u) << log.str();
+}
+
 TEST(RnnTrainer, CooldownDecaysTheRateToZeroAtTheBudgetsEnd) {
   // --cooldown 0.5 over a 2-epoch budget of 76 steps: the constant rate until step 38, then
   // linearly to 0; train.jsonl records the rate of the next update at every validation.

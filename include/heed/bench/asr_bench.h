@@ -11,9 +11,16 @@
 //                   labels per second, the median step
 //   asr_ctc_greedy  best-path decoding of 5 s utterances at batch 1 and `batch`: the median of
 //                   `reps` after 2 warm-ups, as a real-time factor (compute / audio seconds)
-// --only features,ctc chooses the parts (as the peer's --only); --precision bfloat16 and
+//   asr_las_train   Listen, Attend and Spell: the same listener, an LSTM speller of 512 over
+//                   embeddings of 128 with location-aware attention (10 filters of width 31,
+//                   attention dim 320), trained as ctc on the same batches: audio seconds and
+//                   target tokens (characters and <eos>) per second, the median step
+//   asr_las_greedy  greedy decoding of a 5 s utterance at batch 1: up to <eos> or 200 steps, or
+//                   exactly `las_decode_steps`; RTF and the speller's ms per step (the listener's
+//                   time subtracted)
+// --only features,ctc,las chooses the parts (as the peer's --only); --precision bfloat16 and
 // --compute-type int8 measure heed's mixed-precision training and int8 decoding.
-// Leaves out: the peer's LAS part (heed has no LAS yet).
+// Leaves out: the peer's pyramidal listener (--encoder pblstm).
 #pragma once
 
 #include <cstdint>
@@ -26,13 +33,14 @@
 namespace heed {
 
 struct AsrBenchOptions {
-  std::string only = "features,ctc";
+  std::string only = "features,ctc,las";
   int n = 20;  // features: utterances per rep
   int reps = 5;
   int64_t batch = 16;
-  int steps = 10;      // timed training steps (after 2 warm-ups)
-  int64_t d = 320;     // the front end's output width
-  double utt_s = 5.0;  // decoding utterances, seconds
+  int steps = 10;            // timed training steps (after 2 warm-ups)
+  int64_t d = 320;           // the front end's output width
+  double utt_s = 5.0;        // decoding utterances, seconds
+  int las_decode_steps = 0;  // las: exactly this many greedy steps (0: up to <eos>, 200 at most)
   uint64_t seed = 1;
   Precision precision = Precision::fp32;       // training products (--precision)
   ComputeType compute = ComputeType::Float32;  // decoding weights (--compute-type)
