@@ -145,18 +145,25 @@ Trained train_steps(const Seq2SeqModel& model, ParameterStore& params, Rng& rng,
   return t;
 }
 
+// The peer's listener: a 3-layer BiLSTM of 320 per direction over the conv x4 front end's d
+RnnEncoderConfig listener(const AsrBenchOptions& o) {
+  return {.cell = CellKind::Lstm,
+          .vocab = 0,
+          .embed = o.d,
+          .hidden = 320,
+          .layers = 3,
+          .bidirectional = true};
+}
+AudioFrontEndConfig front_end(const AsrBenchOptions& o) {
+  return {.features = kBins, .channels = 32, .dim = o.d, .mean = {}, .stddev = {}};
+}
+
 void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
   Rng rng(o.seed);
   CtcConfig c;
-  c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
-                               .vocab = 0,
-                               .embed = o.d,
-                               .hidden = 320,
-                               .layers = 3,
-                               .bidirectional = true};
+  c.encoder = listener(o);
   c.tgt_vocab = Vocab::kSpecials + kChars;
-  c.set_audio(
-      AudioFrontEndConfig{.features = kBins, .channels = 32, .dim = o.d, .mean = {}, .stddev = {}});
+  c.set_audio(front_end(o));
   ParameterStore params;
   Rng init(o.seed);
   const CtcModel model(c, Scope(params, init));
@@ -202,12 +209,7 @@ void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
 void las_bench(const AsrBenchOptions& o, std::ostream& out) {
   Rng rng(o.seed);
   RnnSeq2SeqConfig c;
-  c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
-                               .vocab = 0,
-                               .embed = o.d,
-                               .hidden = 320,
-                               .layers = 3,
-                               .bidirectional = true};
+  c.encoder = listener(o);
   c.tgt_vocab = Vocab::kSpecials + kChars;
   c.tgt_embed = 128;
   c.dec_hidden = 512;
@@ -216,8 +218,7 @@ void las_bench(const AsrBenchOptions& o, std::ostream& out) {
   c.attn_dim = 320;
   c.location.filters = 10;
   c.location.width = 31;
-  c.set_audio(
-      AudioFrontEndConfig{.features = kBins, .channels = 32, .dim = o.d, .mean = {}, .stddev = {}});
+  c.set_audio(front_end(o));
   ParameterStore params;
   Rng init(o.seed);
   const RnnSeq2Seq model(c, Scope(params, init));
