@@ -10,6 +10,7 @@
 # scripts/install-deps.sh speech-corpus) and festival with its kal voice.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/spoken-corpus-lib.sh"
 out=${1:-$here/out/spoken-multi30k}
 jobs=${2:-2}
 data=${HEED_DATA:-$here/../shared/data}/multi30k/raw
@@ -19,12 +20,7 @@ command -v festival >/dev/null || { echo "make-spoken-corpus: festival is missin
 mkdir -p "$out"
 for spec in train:train dev:val test:test_2016_flickr; do
   part=${spec%%:*} file=$data/${spec#*:}
-  pids=()
-  for ((k = 0; k < jobs; k++)); do
-    "$tool" --text "$file.en" --part "$part" --out "$out" --shard "$k/$jobs" & pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
-  "$tool" --text "$file.en" --part "$part" --out "$out" --merge
+  read_part "$tool" "$file.en" "$part" "$part" "$out" "$jobs"
   paste <(cut -f1 "$out/$part.tsv") "$file.de" > "$out/$part.de.tsv.tmp" && mv "$out/$part.de.tsv.tmp" "$out/$part.de.tsv"
 done
 {
@@ -37,23 +33,9 @@ done
   echo
   echo "| part | utterances | hours | engines |"
   echo "| --- | --- | --- | --- |"
-  for part in train dev test; do
-    n=$(wc -l < "$out/$part.tsv")
-    h=$(grep -o '"seconds":[0-9.]*' "$out/$part.align.jsonl" | cut -d: -f2 | awk '{s+=$1} END {printf "%.2f", s/3600}')
-    # per engine: its speakers and utterances ("espeak-ng: 54 speakers, 24,894 utterances")
-    spk=$(cut -d' ' -f2 "$out/$part.utt2spk" | awk -F: '{n[$1]++; if (!seen[$0]++) s[$1]++}
-      END {k = 0; for (e in n) printf "%s%s: %d speakers, %d utterances", (k++ ? "; " : ""), e, s[e], n[e]}')
-    echo "| $part | $n | $h | $spk |"
-  done
+  for part in train dev test; do part_row "$out" "$part"; done
   echo
-  echo "Speakers (engine:voice+variant) of each utterance: PART.utt2spk. Training: espeak-ng's"
-  echo "en-us, en-gb, en-gb-scotland, en-gb-x-rp, en-029 and en-us-nyc with variants m1-m5, f1-f3 and"
-  echo "klatt, flite's awb and rms; dev: espeak-ng en-gb-x-gbcwmd (m6, f4), flite slt; test: espeak-ng"
-  echo "en-gb-x-gbclan (m7, f5), festival kal_diphone."
-  echo
-  echo "Licences: the captions are Multi30k's (Elliott et al. 2016; research and education use, see"
-  echo "../shared/data/README.md); espeak-ng is GPL-3+ (its output is not covered); flite's CMU"
-  echo "voices (awb, rms, slt) are BSD-style; festival's kal_diphone voice is free for any use"
-  echo "(festvox-kallpc16k: Debian's copyright file)."
+  voices_and_licences "the captions are Multi30k's (Elliott et al. 2016; research and education use, see
+../shared/data/README.md)"
 } > "$out/README.md"
 echo "make-spoken-corpus: $out"

@@ -232,8 +232,10 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   check(cfg.mel_bins >= 7, "train: --num-mel-bins must be at least 7 (the front end's kernel)");
   check(cfg.wave_augment.snr_lo <= cfg.wave_augment.snr_hi, "train: --noise-snr-min ",
         cfg.wave_augment.snr_lo, " is above --noise-snr-max ", cfg.wave_augment.snr_hi);
-  // characters unless SentencePiece was asked for (words would leave most of a test set unknown)
-  const Units units = cfg.tgt_units == Units::Spm ? Units::Spm : Units::Char;
+  // characters unless asked for SentencePiece pieces or space-separated units (word: phones,
+  // as spoken CMUdict's *.phones.tsv transcribes its words; English words would leave most of a
+  // test set unknown)
+  const Units units = cfg.tgt_units.value_or(Units::Char);
   // the lists first (cheap, and every malformed line named), the model directory claimed, then
   // the features (minutes for a large corpus)
   const SpeechCorpus train_list = read_speech_corpus(cfg.train_src);

@@ -73,7 +73,7 @@ Seq2SeqBatch batch_of(const std::vector<Pair>& data, std::span<const size_t> ids
 nlohmann::json model_json(const TrainConfig& c, bool g2p) {
   nlohmann::json j = to_json(c.model);
   j["src_units"] = units_name(c.src_units);
-  j["tgt_units"] = units_name(c.tgt_units);
+  j["tgt_units"] = units_name(c.tgt_units.value_or(Units::Word));
   j["g2p"] = g2p;
   return j;
 }
@@ -273,8 +273,8 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   } else {
     sd.src_seg = side_segmenter(cfg.src_units, derive ? &src_lines : nullptr, cfg.spm,
                                 (dir / "src.spm").string());
-    sd.tgt_seg = side_segmenter(cfg.tgt_units, derive ? &tgt_lines : nullptr, cfg.spm,
-                                (dir / "tgt.spm").string());
+    sd.tgt_seg = side_segmenter(cfg.tgt_units.value_or(Units::Word), derive ? &tgt_lines : nullptr,
+                                cfg.spm, (dir / "tgt.spm").string());
   }
   auto [train_src, train_tgt] = split(train, sd);
   // pairs with a side longer than --max-len are left out of training, and so out of the

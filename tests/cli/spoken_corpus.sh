@@ -63,4 +63,38 @@ if "$tool" --text "$work/text" --part train --out "$work/c" --shard 2/2 2> "$wor
   fail "--shard 2/2: exit 0"
 fi
 grep -q -- "--shard: '2/2'" "$work/err" || fail "--shard: $(cat "$work/err")"
+# the two corpus scripts on small copies of their data: spoken Multi30k (captions and the German
+# side) and spoken CMUdict (distinct words, every EVERY-th of train; spelling and phones)
+scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
+if command -v festival > /dev/null; then
+  mkdir -p "$work/data/multi30k/raw" "$work/data/cmudict"
+  for f in train val test_2016_flickr; do
+    printf 'A dog runs.\nTwo men sit.\n' > "$work/data/multi30k/raw/$f.en"
+    printf 'Ein Hund rennt.\nZwei Männer sitzen.\n' > "$work/data/multi30k/raw/$f.de"
+  done
+  HEED_DATA="$work/data" HEED_SPOKEN_CORPUS="$tool" "$scripts/make-spoken-corpus.sh" "$work/m30k" 2 \
+    > /dev/null 2>&1 || fail "make-spoken-corpus.sh"
+  [ "$(cut -f2 "$work/m30k/test.de.tsv")" = "$(printf 'Ein Hund rennt.\nZwei Männer sitzen.')" ] ||
+    fail "test.de.tsv: $(cat "$work/m30k/test.de.tsv")"
+  grep -q '^| test | 2 | ' "$work/m30k/README.md" || fail "README: $(cat "$work/m30k/README.md")"
+  printf 'ABLE  EY B AH L\nABLE  EY B AH L\nACT  AE K T\nADD  AE D\nAGE  EY JH\n' \
+    > "$work/data/cmudict/cmudict-0.7b.train-dev-20-21"
+  printf "BE  B IY\nBEE'S  B IY Z\n" > "$work/data/cmudict/cmudict-0.7b.train-dev-1-21"
+  printf 'CAT  K AE T\nCAT  K AE1 T\n' > "$work/data/cmudict/cmudict-0.7b.test"
+  HEED_DATA="$work/data" HEED_SPOKEN_CORPUS="$tool" "$scripts/make-spoken-words.sh" "$work/w" 2 2 \
+    > /dev/null 2>&1 || fail "make-spoken-words.sh"
+  # every 2nd distinct training word (able, add), the dev words, the test word once
+  [ "$(cut -f2 "$work/w/words-train.tsv" | tr '\n' ' ')" = "able add " ] ||
+    fail "words-train.tsv: $(cat "$work/w/words-train.tsv")"
+  [ "$(cut -f2 "$work/w/words-dev.phones.tsv" | tr '\n' ',')" = "B IY,B IY Z," ] ||
+    fail "words-dev.phones.tsv: $(cat "$work/w/words-dev.phones.tsv")"
+  [ "$(cut -f2 "$work/w/words-dev.tsv" | tr '\n' ' ')" = "be bee's " ] || fail "words-dev.tsv"
+  [ "$(wc -l < "$work/w/words-test.tsv")" = 1 ] || fail "words-test.tsv"
+  cmp -s <(cut -f1 "$work/w/words-test.tsv") <(cut -f1 "$work/w/words-test.phones.tsv") ||
+    fail "phones and spelling manifests name different audio"
+  "$heed" features --data "$work/w/words-train.tsv" --out "$work/wfeats" > /dev/null
+  if HEED_DATA="$work/data" HEED_SPOKEN_CORPUS="$tool" "$scripts/make-spoken-words.sh" "$work/w" 2 x \
+    2> "$work/err"; then fail "EVERY x: exit 0"; fi
+  grep -q "EVERY must be a positive integer" "$work/err" || fail "EVERY: $(cat "$work/err")"
+fi
 echo "spoken_corpus: ok"

@@ -145,7 +145,10 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
            o.tsv_columns);
   v.option({"--src-units", "Source units (spm: SentencePiece, trained on the training side)"},
            c.src_units);
-  v.option({"--tgt-units", "Target units"}, c.tgt_units);
+  v.option({"--tgt-units",
+            "Target units (default: word; a recognizer's: char, and word means space-separated "
+            "units such as phones)"},
+           c.tgt_units);
   v.option({"--spm-vocab-size",
             "SentencePiece pieces per side, or in all with --share-embeddings (a soft limit: "
             "small corpora get fewer)",

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ struct TrainConfig : LoopOptions {
   std::string valid_src, valid_tgt;  // empty for a TSV file: its dev split (data/corpus.h)
   CorpusFormat format = CorpusFormat::Auto;
   TsvColumns tsv_columns;  // source and target columns of a TSV file
-  Units src_units = Units::Word, tgt_units = Units::Word;
+  Units src_units = Units::Word;
+  // unset: word for text; a recognizer's characters (word: space-separated units, phones)
+  std::optional<Units> tgt_units;
   SpmOptions spm;  // for spm units, trained on each training side
   VocabOptions src_vocab, tgt_vocab;
   int64_t max_len = 100;  // training pairs with a longer side are skipped
