@@ -51,17 +51,20 @@ std::map<std::string, std::vector<std::string>> g2p_file(const std::string& path
 using SubsetScore =
     std::function<std::pair<std::string, nlohmann::json>(const std::vector<size_t>& keep)>;
 
-// The score of each length bucket (upper edges `edges`; a line of length n falls in the first
-// bucket whose edge is >= n), appended to `line` (one indented line each, "<what> 1-10 (N
-// lines): ...") and to out[key] (one object each, with "<unit>": "1-10" and "lines").
-void score_buckets(const std::vector<int>& lengths, const std::vector<int>& edges,
+// The score of each length bucket of `texts` in words (upper edges `edges`; a line of n words
+// falls in the first bucket whose edge is >= n), appended to `line` (one indented line each,
+// "<what> 1-10 (N lines): ...") and to out[key] (one object each, with "<unit>": "1-10" and
+// "lines").
+void score_buckets(const std::vector<std::string>& texts, const std::vector<int>& edges,
                    const std::string& what, const std::string& key, const std::string& unit,
                    const SubsetScore& score, std::string& line, nlohmann::json& out) {
   check(!edges.empty() && std::is_sorted(edges.begin(), edges.end()) && edges.front() > 0,
         "--buckets: positive, increasing upper edges, e.g. 10,20,30");
   std::vector<std::vector<size_t>> lines_in(edges.size() + 1);
-  for (size_t i = 0; i < lengths.size(); ++i)
-    lines_in[std::lower_bound(edges.begin(), edges.end(), lengths[i]) - edges.begin()].push_back(i);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const auto n = static_cast<int>(split_words(texts[i]).size());
+    lines_in[std::lower_bound(edges.begin(), edges.end(), n) - edges.begin()].push_back(i);
+  }
   out[key] = nlohmann::json::array();
   for (size_t b = 0; b < lines_in.size(); ++b) {
     if (lines_in[b].empty()) continue;
@@ -69,8 +72,11 @@ void score_buckets(const std::vector<int>& lengths, const std::vector<int>& edge
     const std::string range = b < edges.size() ? std::to_string(lo) + "-" + std::to_string(edges[b])
                                                : std::to_string(lo) + "+";
     auto [bl, bj] = score(lines_in[b]);
-    line +=
-        "\n  " + what + " " + range + " (" + std::to_string(lines_in[b].size()) + " lines): " + bl;
+    line += "\n  ";
+    line += what;
+    line += " " + range;
+    line += " (" + std::to_string(lines_in[b].size()) + " lines): ";
+    line += bl;
     bj[unit] = range;
     bj["lines"] = lines_in[b].size();
     out[key].push_back(bj);
@@ -206,10 +212,7 @@ int ScoreCommand::run() const {
     std::tie(line, out) = score({});
     line += normalise ? "  (normalised: lower case a-z, apostrophe, space)" : "  (as given)";
     if (by_ref_length) {
-      std::vector<int> lengths;
-      for (const std::string& x : r) lengths.push_back(static_cast<int>(split_words(x).size()));
-      score_buckets(lengths, buckets, "reference words", "by_ref_length", "ref_words", score, line,
-                    out);
+      score_buckets(r, buckets, "reference words", "by_ref_length", "ref_words", score, line, out);
     }
   } else if (metric == Metric::Wer || metric == Metric::Per) {
     check(refs.size() == 1, "wer/per take one reference file (alternatives are its lines)");
@@ -258,10 +261,7 @@ int ScoreCommand::run() const {
       std::vector<std::string> src = lines_of(by_src_length);
       check(src.size() == h.size(), "score: ", hyp, " has ", h.size(), " lines but ", by_src_length,
             " has ", src.size());
-      std::vector<int> lengths;
-      for (const std::string& x : src) lengths.push_back(static_cast<int>(split_words(x).size()));
-      score_buckets(lengths, buckets, "source words", "by_src_length", "src_words", score, line,
-                    out);
+      score_buckets(src, buckets, "source words", "by_src_length", "src_words", score, line, out);
     }
   }
   std::cout << (json ? out.dump() : line) << "\n";

@@ -117,6 +117,7 @@ struct Trained {
 Trained train_steps(const Seq2SeqModel& model, ParameterStore& params, Rng& rng,
                     const AsrBenchOptions& o) {
   std::vector<Batch> data;
+  data.reserve(static_cast<size_t>(o.steps + 2));
   for (int i = 0; i < o.steps + 2; ++i) data.push_back(make_batch(rng, o.batch, 2.0, 8.0));
   Optimizer opt({}, params);
   Graph g(Mode::Train, o.seed);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -86,35 +87,46 @@ std::vector<float> Fbank::compute(std::span<const float> samples) const {
   std::vector<float> frame(static_cast<size_t>(fft_size_));
   std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(fft_size_ / 2 + 1));
   std::vector<float> power(static_cast<size_t>(fft_size_ / 2 + 1));
+  const float* window = window_.data();
+  const float a = static_cast<float>(options_.preemphasis);
+  float* f = frame.data();
+  std::vector<float> centred(static_cast<size_t>(N));
+  float* d = centred.data();
   for (int64_t t = 0; t < T; ++t) {
     const float* x = samples.data() + t * frame_shift_;
-    std::fill(frame.begin(), frame.end(), 0.f);
-    std::copy(x, x + N, frame.begin());
-    if (options_.remove_dc_offset) {  // x_n - mean(x)
+    // DC removal (d_n = x_n - mean), then pre-emphasis (d_n - a d_{n-1}, d_{-1} = d_0) and the
+    // window in one pass
+    float mean = 0;
+    if (options_.remove_dc_offset) {
       double sum = 0;
-      for (int64_t n = 0; n < N; ++n) sum += frame[static_cast<size_t>(n)];
-      const auto mean = static_cast<float>(sum / static_cast<double>(N));
-      for (int64_t n = 0; n < N; ++n) frame[static_cast<size_t>(n)] -= mean;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t n = 0; n < N; ++n) sum += x[n];
+      mean = static_cast<float>(sum / static_cast<double>(N));
     }
-    if (options_.preemphasis != 0) {  // x_n - a x_{n-1}, x_{-1} = x_0
-      const auto a = static_cast<float>(options_.preemphasis);
-      for (int64_t n = N - 1; n > 0; --n)
-        frame[static_cast<size_t>(n)] -= a * frame[static_cast<size_t>(n - 1)];
-      frame[0] -= a * frame[0];
-    }
-    for (int64_t n = 0; n < N; ++n)
-      frame[static_cast<size_t>(n)] *= window_[static_cast<size_t>(n)];
-    kiss_fftr(fft_->cfg, frame.data(), spectrum.data());
-    for (size_t k = 0; k < power.size(); ++k)
-      power[k] = spectrum[k].r * spectrum[k].r + spectrum[k].i * spectrum[k].i;
+#pragma omp simd
+    for (int64_t n = 0; n < N; ++n) d[n] = x[n] - mean;
+    f[0] = window[0] * (d[0] - a * d[0]);
+#pragma omp simd
+    for (int64_t n = 1; n < N; ++n) f[n] = window[n] * (d[n] - a * d[n - 1]);
+    kiss_fftr(fft_->cfg, f, spectrum.data());
+    const auto K = static_cast<int64_t>(power.size());
+    const kiss_fft_cpx* c = spectrum.data();
+    float* p = power.data();
+#pragma omp simd
+    for (int64_t k = 0; k < K; ++k) p[k] = c[k].r * c[k].r + c[k].i * c[k].i;
     float* row = out.data() + t * bins_;
     for (int64_t m = 0; m < bins_; ++m) {
       const auto& w = weights_[static_cast<size_t>(m)];
-      const float* p = power.data() + first_[static_cast<size_t>(m)];
+      const float* pm = p + first_[static_cast<size_t>(m)];
+      const auto L = static_cast<int64_t>(w.size());
+      const float* wm = w.data();
       float e = 0;
-      for (size_t k = 0; k < w.size(); ++k) e += w[k] * p[k];
-      row[m] = std::log(std::max(e, FLT_EPSILON));
+#pragma omp simd reduction(+ : e)
+      for (int64_t k = 0; k < L; ++k) e += wm[k] * pm[k];
+      row[m] = e > FLT_EPSILON ? e : FLT_EPSILON;
     }
+#pragma omp simd
+    for (int64_t m = 0; m < bins_; ++m) row[m] = vmath::log(row[m]);
   }
   return out;
 }

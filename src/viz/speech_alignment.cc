@@ -2,7 +2,7 @@
 #include "heed/viz/speech_alignment.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
 #include <vector>
 
 #include "heed/util/error.h"
@@ -17,7 +17,7 @@ constexpr int64_t kMaxRows = 40;     // spectrogram rows drawn
 std::vector<std::string> time_labels(int64_t frames) {
   std::vector<std::string> cols(static_cast<size_t>(frames));
   const double seconds = Recognizer::kFrameSeconds;
-  const auto per_second = static_cast<int64_t>(1.0 / seconds + 0.5);
+  const int64_t per_second = std::lround(1.0 / seconds);
   for (int64_t c = 0; c < frames; c += per_second)
     cols[static_cast<size_t>(c)] = std::to_string(c / per_second) + " s";
   return cols;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -118,6 +119,16 @@ TEST(VMath, AgreesWithStd) {
   }
   for (float x : {-1e-3f, 1e-4f, 0.3f, -0.6f})  // near 0 tanh keeps relative precision
     EXPECT_NEAR(vmath::tanh(x), std::tanh(x), 1e-6f * std::fabs(x));
+  // log over positive normals from FLT_MIN to 1e30, through 1 and the mantissa's split point
+  for (float x = std::numeric_limits<float>::min(); x < 1e30f; x *= 1.0137f)
+    EXPECT_NEAR(vmath::log(x), std::log(static_cast<double>(x)),
+                3e-7 * std::max(1.0, std::fabs(std::log(static_cast<double>(x)))))
+        << x;
+  for (float x : {1.f, 0.70710677f, 0.70710683f, 1.4142135f, 2.f, 0.5f, FLT_EPSILON})
+    EXPECT_NEAR(vmath::log(x), std::log(static_cast<double>(x)),
+                3e-7 * std::max(1.0, std::fabs(std::log(static_cast<double>(x)))))
+        << x;
+  EXPECT_EQ(vmath::log(1.f), 0.f);
   EXPECT_EQ(vmath::exp(-std::numeric_limits<float>::infinity()), 0.f);
   EXPECT_EQ(vmath::exp(-100.f), 0.f);
   EXPECT_TRUE(std::isfinite(vmath::exp(88.f)));
