@@ -186,13 +186,7 @@ void ctc_bench(const AsrBenchOptions& o, std::ostream& out) {
     auto decode = [&] { ctc_decode_batch(model, d.b, {.beam = 1}, false); };
     decode();
     decode();
-    std::vector<double> wall;
-    for (int r = 0; r < o.reps; ++r) {
-      const auto t = Clock::now();
-      decode();
-      wall.push_back(since(t));
-    }
-    const double w = bench::median(wall);
+    const double w = bench::median(bench::timed(o.reps, 1e300, [&](int) { decode(); }));
     write_line(out, nlohmann::json{{"bench", "asr_ctc_greedy"},
                                    {"batch", B},
                                    {"utt_s", o.utt_s},
@@ -244,12 +238,12 @@ void las_bench(const AsrBenchOptions& o, std::ostream& out) {
   const int max_out = fixed ? o.las_decode_steps : 200;
   Graph g(Mode::Inference);
   int steps = 0;
-  double encoder_s = 0;
+  std::vector<double> encoder_s;  // each run's listener
   auto decode = [&] {
     g.clear();
     const auto t0 = Clock::now();
     auto dec = model.start_decoding(g, d.b, max_out, {});
-    encoder_s = since(t0);
+    encoder_s.push_back(since(t0));
     std::vector<int32_t> y = {Vocab::kBos};
     for (steps = 0; steps < max_out;) {
       const IncrementalDecoder::Step s = dec->step(y, Scores::LogitsOnly);
@@ -261,13 +255,11 @@ void las_bench(const AsrBenchOptions& o, std::ostream& out) {
   };
   decode();
   decode();
-  std::vector<double> wall, speller_ms;
-  for (int r = 0; r < o.reps; ++r) {
-    const auto t0 = Clock::now();
-    decode();
-    wall.push_back(since(t0));
-    speller_ms.push_back(1000 * (wall.back() - encoder_s) / steps);
-  }
+  encoder_s.clear();
+  const std::vector<double> wall = bench::timed(o.reps, 1e300, [&](int) { decode(); });
+  std::vector<double> speller_ms;
+  for (size_t r = 0; r < wall.size(); ++r)
+    speller_ms.push_back(1000 * (wall[r] - encoder_s[r]) / steps);
   const double w = bench::median(wall);
   write_line(out, nlohmann::json{{"bench", "asr_las_greedy"},
                                  {"loc_filters", 10},

@@ -15,6 +15,12 @@ Audio read_kaldi_scaled(const std::string& path, double max_seconds) {
   return a;
 }
 
+std::vector<float> kaldi_fbank(const Fbank& fbank, std::span<const float> samples) {
+  std::vector<float> scaled(samples.begin(), samples.end());
+  for (float& s : scaled) s *= 32768.f;
+  return fbank.compute(scaled);
+}
+
 std::span<const float> utterance_samples(const Audio& audio, const Utterance& u) {
   const auto n = static_cast<int64_t>(audio.samples.size());
   const auto first = static_cast<int64_t>(std::llround(u.start * audio.sample_rate));

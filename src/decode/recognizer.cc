@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "heed/data/fbank.h"
+#include "heed/data/speech_features.h"
 #include "heed/data/text.h"
 #include "heed/decode/beam_search.h"
 #include "heed/decode/greedy.h"
@@ -36,20 +37,29 @@ void Recognizer::load_lm(const std::string& arpa) {
   lm_ids_ = std::move(ids);
 }
 
-std::vector<float> Recognizer::features(std::span<const float> audio) const {
-  const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
-  std::vector<float> scaled(audio.begin(), audio.end());
-  for (float& s : scaled) s *= 32768.f;  // Kaldi's 16-bit scale
-  std::vector<float> f = fbank.compute(scaled);
+namespace {
+
+// One utterance's filterbanks; an Error when it is shorter than a frame.
+std::vector<float> utterance_features(const Fbank& fbank, std::span<const float> audio) {
+  std::vector<float> f = kaldi_fbank(fbank, audio);
   check(!f.empty(), "transcribe: an utterance of ", audio.size(),
         " samples is shorter than one 25 ms frame");
   return f;
 }
 
+}  // namespace
+
+std::vector<float> Recognizer::features(std::span<const float> audio) const {
+  return utterance_features(Fbank({.num_mel_bins = static_cast<int>(bins_)}), audio);
+}
+
 std::vector<std::vector<Transcript>> Recognizer::transcribe(
     const std::vector<std::span<const float>>& audio, const RecognizeOptions& o) const {
+  // one filterbank for the call (kissfft keeps scratch in its plan: not shared across calls)
+  const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
   std::vector<std::vector<float>> features;
-  for (std::span<const float> a : audio) features.push_back(this->features(a));
+  features.reserve(audio.size());
+  for (std::span<const float> a : audio) features.push_back(utterance_features(fbank, a));
   return transcribe_features({features.begin(), features.end()}, o);
 }
 
@@ -170,8 +180,10 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe_features(
         t.log_prob = h.log_prob;
         if (o.timestamps)
           t.words = word_times(units, unit_frames(h, units.size(), ctc), kFrameSeconds);
-        if (o.alignment) t.alignment = alignment_rows(h, units.size(), ctc);
-        if (o.alignment) t.units = units;
+        if (o.alignment) {
+          t.alignment = alignment_rows(h, units.size(), ctc);
+          t.units = units;
+        }
         out[order[i + k]].push_back(std::move(t));
       }
   }

@@ -192,9 +192,8 @@ class SpeechTask final : public TrainingTask {
     const Utterance& u = train_.utterances[i];
     const Audio a = read_audio(u.path, {.max_seconds = cfg_.max_audio_seconds});
     const std::span<const float> x = utterance_samples(a, u);
-    std::vector<float> y = wave_augment({x.begin(), x.end()}, cfg_.wave_augment, rng);
-    for (float& v : y) v *= 32768.f;  // Kaldi's 16-bit scale
-    std::vector<float> f = fbank_.compute(y);
+    std::vector<float> f =
+        kaldi_fbank(fbank_, wave_augment({x.begin(), x.end()}, cfg_.wave_augment, rng));
     const auto frames = static_cast<int64_t>(f.size()) / train_.features.bins;
     if (f.empty() || (model_.frame_labeller() &&
                       !ctc_alignable(AudioFrontEndConfig::output_frames(frames), train_.ids[i])))

@@ -17,6 +17,9 @@ namespace heed {
 
 // A recording's samples on Kaldi's 16-bit scale (x 32768).
 Audio read_kaldi_scaled(const std::string& path, double max_seconds);
+// The filterbanks [frames, bins] of samples at full scale 1 (read_audio's), put on Kaldi's
+// 16-bit scale first, as compute-fbank-feats and torchaudio see them.
+std::vector<float> kaldi_fbank(const Fbank& fbank, std::span<const float> samples);
 
 // The samples of utterance u in its recording: an Error names u's line when its stretch is not
 // inside the recording (an end within 10 ms past it counts as the end: times rounded by tools).
