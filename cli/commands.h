@@ -193,6 +193,7 @@ struct TranscribeCommand {
   RecognizeOptions options;
   std::string lm;             // an ARPA file
   DecodeOverrides overrides;  // --ctc-weight
+  ComputeType compute_type = ComputeType::Float32;
   double max_seconds = 3600;
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);

@@ -72,7 +72,7 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
       ->check(CLI::Range(100, 3600 * 1000))
       ->capture_default_str();
   add_enum_option(*app, "--compute-type", options.translator.compute_type,
-                  "Weights of the encoder-decoders: float32 or int8");
+                  "Weights of the encoder-decoders and recognizers: float32 or int8");
   app->add_option("--threads", threads, "Threads of the kernels (0 = all cores)");
 }
 

@@ -15,6 +15,7 @@
 #include "heed/data/speech_features.h"
 #include "heed/data/text.h"
 #include "heed/decode/recognizer.h"
+#include "heed/kernels/quantize.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -55,6 +56,9 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--timestamps", options.timestamps,
                 "JSON lines with each word's start and end in seconds (from the most probable "
                 "alignment; 40 ms steps)");
+  add_enum_option(*app, "--compute-type", compute_type,
+                  "Weights for decoding: int8 quantizes the weight matrices per row at load time "
+                  "(faster, especially at batch 1; slightly different scores)");
   app->add_option("--batch", options.batch, "Utterances decoded together")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
@@ -85,7 +89,11 @@ void add_input(const std::string& arg, const std::string& where, std::vector<Utt
 }  // namespace
 
 int TranscribeCommand::run() const {
-  Recognizer recognizer(model, overrides);
+  if (compute_type == ComputeType::Int8 && !kernels::int8_exact())
+    std::cerr << "heed transcribe: warning: this CPU has no VNNI: --compute-type int8 runs its "
+                 "products as fp32 GEMMs on the quantized values (the same outputs, no faster "
+                 "than float32)\n";
+  Recognizer recognizer(model, overrides, compute_type);
   if (!lm.empty()) recognizer.load_lm(lm);
   check(options.n_best <= options.beam, "--n-best ", options.n_best, " needs --beam of at least ",
         options.n_best);

@@ -246,12 +246,14 @@ class PyClassifier {
 // resampled to 16 kHz mono) or float arrays of 16 kHz samples in [-1, 1).
 class PyRecognizer {
  public:
-  PyRecognizer(const std::string& dir, int threads, const std::string& lm) {
+  PyRecognizer(const std::string& dir, int threads, const std::string& lm,
+               const std::string& compute_type) {
     require_directories({dir});
     check(threads >= 0, "threads must be >= 0 (0: all cores), got ", threads);
     if (threads > 0) set_threads(threads);
+    const auto compute = parse_name<ComputeType>(compute_type, "compute_type");
     py::gil_scoped_release release;
-    recognizer_ = std::make_unique<Recognizer>(dir);
+    recognizer_ = std::make_unique<Recognizer>(dir, DecodeOverrides{}, compute);
     if (!lm.empty()) recognizer_->load_lm(lm);
   }
 
@@ -624,8 +626,9 @@ PYBIND11_MODULE(_heed, m) {
       .def_property_readonly("num_classes", &PyClassifier::num_classes);
 
   py::class_<PyRecognizer>(m, "Recognizer")
-      .def(py::init<const std::string&, int, const std::string&>(), py::arg("model_dir"),
-           py::kw_only(), py::arg("threads") = 0, py::arg("lm") = "")
+      .def(py::init<const std::string&, int, const std::string&, const std::string&>(),
+           py::arg("model_dir"), py::kw_only(), py::arg("threads") = 0, py::arg("lm") = "",
+           py::arg("compute_type") = "float32")
       .def("transcribe", &PyRecognizer::transcribe, py::arg("audio"), py::kw_only(),
            py::arg("beam") = 1, py::arg("n_best") = 1, py::arg("lm_weight") = 0.5,
            py::arg("lm_bonus") = 0.0, py::arg("timestamps") = false, py::arg("batch_size") = 16,

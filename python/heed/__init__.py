@@ -88,7 +88,9 @@ class Recognizer(_heed.Recognizer):
     """A speech recognizer (`heed train --format audio`), loaded once for many transcriptions.
 
     model_dir: the recognizer's directory. lm: an ARPA n-gram model of its output units
-    (`heed lm --format audio`), used by the beam search (beam >= 2).
+    (`heed lm --format audio`), used by the beam search (beam >= 2). compute_type: "float32"
+    or "int8" (weight matrices quantised per row at load time: faster, slightly different
+    scores; `heed transcribe --compute-type`).
     transcribe(audio, *, beam=1, n_best=1, lm_weight=0.5, lm_bonus=0.0, timestamps=False,
     batch_size=16) -> per audio (a path, or a 1-D float array of 16 kHz samples in [-1, 1)),
     its n_best transcripts as dicts: text, log_prob, and with timestamps words [{word, start,
@@ -96,8 +98,9 @@ class Recognizer(_heed.Recognizer):
     """
 
     def __init__(self, model_dir: Union[str, os.PathLike], *, threads: int = 0,
-                 lm: Union[str, os.PathLike] = "") -> None:
-        super().__init__(os.fspath(model_dir), threads=threads, lm=os.fspath(lm))
+                 lm: Union[str, os.PathLike] = "", compute_type: str = "float32") -> None:
+        super().__init__(os.fspath(model_dir), threads=threads, lm=os.fspath(lm),
+                         compute_type=compute_type)
 
 
 def train(config: Union[str, os.PathLike, Mapping[str, object], None] = None, *,

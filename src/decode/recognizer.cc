@@ -13,7 +13,8 @@
 
 namespace heed {
 
-Recognizer::Recognizer(const std::string& dir, const DecodeOverrides& overrides)
+Recognizer::Recognizer(const std::string& dir, const DecodeOverrides& overrides,
+                       ComputeType compute)
     : m_(load_model(dir, overrides)) {
   check(m_->audio, dir, ": not a speech recognizer (its config.json reads ",
         m_->config.value("src_units", std::string("?")), " units, not audio)");
@@ -22,6 +23,7 @@ Recognizer::Recognizer(const std::string& dir, const DecodeOverrides& overrides)
   } catch (const nlohmann::json::exception& e) {
     fail(dir, "/config.json: no audio front end (", e.what(), ")");
   }
+  m_->params.prepare_for_inference(compute == ComputeType::Int8);
 }
 
 void Recognizer::load_lm(const std::string& arpa) {

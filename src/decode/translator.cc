@@ -15,12 +15,6 @@
 
 namespace heed {
 
-std::span<const Named<ComputeType>> names(ComputeType) {
-  static constexpr Named<ComputeType> kNames[] = {{ComputeType::Float32, "float32"},
-                                                  {ComputeType::Int8, "int8"}};
-  return kNames;
-}
-
 namespace {
 
 // What a model reads of an input line: r.input (G2P: the word of a CMUdict entry) and its units

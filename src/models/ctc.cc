@@ -3,6 +3,7 @@
 #include "heed/models/ctc.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "heed/autograd/ops.h"
 #include "heed/autograd/ops/ctc.h"
@@ -84,7 +85,12 @@ CtcModel::CtcModel(const CtcConfig& c, const Scope& scope)
   check(c.tgt_vocab > Vocab::kUnk + 1, "ctc model: empty target vocabulary");
   check(c.upsample >= 1, "ctc model: upsample must be >= 1, got ", c.upsample);
   const int64_t D = encoder_->width(), V = c.tgt_vocab;
-  out_W_ = &scope.param("out/W", {V, D}, Init::glorot_uniform());
+  // the output layer starts as the encoder's cells do: Glorot, or Torch's U(-1/sqrt(D), 1/sqrt(D))
+  const auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder);
+  out_W_ = &scope.param("out/W", {V, D},
+                        rnn && rnn->init == RnnInit::Uniform
+                            ? Init::uniform(1.f / std::sqrt(static_cast<float>(D)))
+                            : Init::glorot_uniform());
   out_b_ = &scope.param("out/b", {V}, Init::zeros());
 }
 

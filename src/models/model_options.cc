@@ -32,6 +32,7 @@ RnnEncoderConfig rnn_encoder(const ModelOptions& o, RnnEncoderConfig base) {
   if (o.hidden) base.hidden = *o.hidden;
   if (o.layers) base.layers = static_cast<int>(*o.layers);
   if (o.cell) base.cell = *o.cell;
+  if (o.rnn_init) base.init = *o.rnn_init;
   base.bidirectional = o.direction == EncoderDirection::Both;
   return base;
 }

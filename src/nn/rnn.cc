@@ -3,14 +3,24 @@
 // so little compute is spent on it).
 #include "heed/nn/rnn.h"
 
+#include <cmath>
+
 #include "heed/autograd/ops.h"
 #include "heed/util/error.h"
 
 namespace heed {
 
-RnnCell::RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& s)
+RnnCell::RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& s, RnnInit init)
     : kind_(kind), hidden_(hidden) {
   const int64_t G = kind == CellKind::Gru ? 3 : 4;
+  if (init == RnnInit::Uniform) {  // Torch's: every entry U(-k, k), k = 1/sqrt(H)
+    const Init u = Init::uniform(1.f / std::sqrt(static_cast<float>(hidden)));
+    W_ = &s.param("W", {G * hidden, input}, u);
+    b_ = &s.param("b", {G * hidden}, u);
+    U_ = &s.param("U", {G * hidden, hidden}, u);
+    bh_ = kind == CellKind::Gru ? &s.param("b_h", {G * hidden}, u) : nullptr;
+    return;
+  }
   W_ = &s.param("W", {G * hidden, input}, Init::glorot_uniform());
   b_ = &s.param("b", {G * hidden}, Init::zeros());
   U_ = &s.param("U", {G * hidden, hidden}, Init::orthogonal(static_cast<int>(G)));
@@ -46,8 +56,9 @@ Var keep_where_padded(Var h_new, Var h_prev, Var m) {
   return h_prev + m * (h_new - h_prev);
 }
 
-RnnLayer::RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& s)
-    : cell_(kind, input, hidden, s), reverse_(reverse) {}
+RnnLayer::RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& s,
+                   RnnInit init)
+    : cell_(kind, input, hidden, s, init), reverse_(reverse) {}
 
 RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const Tensor& mask) const {
   const int64_t S = x.dim(0), B = x.dim(1), H = cell_.hidden();
@@ -71,6 +82,12 @@ std::span<const Named<CellKind>> names(CellKind) {
   return kNames;
 }
 
+std::span<const Named<RnnInit>> names(RnnInit) {
+  static constexpr Named<RnnInit> kNames[] = {{RnnInit::Glorot, "glorot"},
+                                              {RnnInit::Uniform, "uniform"}};
+  return kNames;
+}
+
 const char* cell_name(CellKind k) {
   return name_of(k);
 }
@@ -86,8 +103,8 @@ RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(
   int64_t in = c.embed;
   for (int l = 0; l < c.layers; ++l) {
     Scope layer = scope / ("layer_" + std::to_string(l));
-    fwd_.emplace_back(c.cell, in, c.hidden, false, layer / "fwd");
-    if (c.bidirectional) bwd_.emplace_back(c.cell, in, c.hidden, true, layer / "bwd");
+    fwd_.emplace_back(c.cell, in, c.hidden, false, layer / "fwd", c.init);
+    if (c.bidirectional) bwd_.emplace_back(c.cell, in, c.hidden, true, layer / "bwd", c.init);
     in = annotation_dim();
   }
 }

@@ -168,6 +168,7 @@ void encoder_to_json(const EncoderConfig& c, nlohmann::json& j) {
                           j["enc_hidden"] = e.hidden;
                           j["enc_layers"] = e.layers;
                           j["bidirectional"] = e.bidirectional;
+                          if (e.init != RnnInit::Glorot) j["rnn_init"] = name_of(e.init);
                         },
                         [&](const auto& e) {  // transformer, conv, kim
                           j["src_vocab"] = e.vocab;
@@ -191,6 +192,8 @@ EncoderConfig encoder_from_json(const nlohmann::json& j) {
   e.hidden = j.at("enc_hidden").get<int64_t>();
   e.layers = j.at("enc_layers").get<int>();
   e.bidirectional = j.at("bidirectional").get<bool>();
+  if (j.contains("rnn_init"))
+    e.init = parse_name<RnnInit>(j.at("rnn_init").get<std::string>(), "config.json: rnn_init");
   return e;
 }
 

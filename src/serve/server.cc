@@ -366,7 +366,8 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
     if (family.role == ModelRole::Classifier) {
       m->classifier = std::make_unique<Classifier>(sm.dir);
     } else if (config.value("src_units", std::string()) == "audio") {
-      m->recognizer = std::make_unique<Recognizer>(sm.dir);
+      m->recognizer =
+          std::make_unique<Recognizer>(sm.dir, DecodeOverrides{}, s.o.translator.compute_type);
     } else {
       m->translator =
           std::make_unique<Translator>(std::vector<std::string>{sm.dir}, s.o.translator);

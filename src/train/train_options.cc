@@ -146,7 +146,13 @@ TrainOutcome train_translation(const TrainOptions& o, const ModelFamily& family,
   check(config.wait_k_sample == 0 || o.shape.wait_k > 0,
         "--wait-k-sample trains a wait-k model at many k: give --wait-k too (the k it decodes "
         "with unless told)");
-  config.model = family.configure(o.shape);
+  ModelOptions shape = o.shape;
+  // a recognizer's RNN cells start as PyTorch's unless told (nn/rnn.h RnnInit: measured faster
+  // per update on spoken Multi30k)
+  const CorpusFormat format =
+      config.format == CorpusFormat::Auto ? detect_format(config.train_src) : config.format;
+  if (format == CorpusFormat::Audio && !shape.rnn_init) shape.rnn_init = RnnInit::Uniform;
+  config.model = family.configure(shape);
   family_optimiser(o, family.defaults, config);
   return {.loop = train_seq2seq(config, log)};
 }

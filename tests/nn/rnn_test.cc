@@ -1,6 +1,10 @@
 // Recurrent layers: padding changes nothing (a padded batch encodes each sequence exactly as
-// the sequence alone), and the masked layer's gradients match finite differences.
+// the sequence alone), the masked layer's gradients match finite differences, and the two
+// initialisations start the weights as RnnInit says.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "heed/nn/rnn.h"
 #include "support/gradcheck.h"
@@ -63,6 +67,47 @@ TEST_P(EachCell, MaskedLayerGradients) {
         return concat({a.states, b.states}, 2);
       },
       {testing::random_tensor({3, 2, 3}, rng)}, {.max_entries = 12}, {}, params);
+}
+
+TEST_P(EachCell, InitialisationsStartTheWeightsAsDocumented) {
+  const int64_t H = 16, In = 24, G = GetParam() == CellKind::Gru ? 3 : 4;
+  for (const RnnInit init : {RnnInit::Glorot, RnnInit::Uniform}) {
+    ParameterStore store;
+    Rng rng(3);
+    const RnnCell cell(GetParam(), In, H, Scope(store, rng, "c"), init);
+    const float k = 1.f / std::sqrt(static_cast<float>(H));
+    for (const Parameter* p : store.all()) {
+      float lo = 0, hi = 0;
+      for (int64_t i = 0; i < p->value.numel(); ++i) {
+        lo = std::min(lo, p->value.data()[i]);
+        hi = std::max(hi, p->value.data()[i]);
+      }
+      const std::string name = p->name.substr(p->name.rfind('/') + 1);
+      if (init == RnnInit::Uniform) {  // every entry in [-k, k], and spread over it
+        EXPECT_GE(lo, -k) << p->name;
+        EXPECT_LE(hi, k) << p->name;
+        EXPECT_LT(lo, -0.5f * k) << p->name;
+        EXPECT_GT(hi, 0.5f * k) << p->name;
+      } else if (name == "U") {  // orthogonal per gate: U_g^T U_g = I
+        for (int64_t gate = 0; gate < G; ++gate)
+          for (int64_t i = 0; i < H; ++i)
+            for (int64_t j = 0; j < H; ++j) {
+              double dot = 0;
+              for (int64_t r = 0; r < H; ++r)
+                dot += static_cast<double>(p->value.data()[(gate * H + r) * H + i]) *
+                       p->value.data()[(gate * H + r) * H + j];
+              EXPECT_NEAR(dot, i == j ? 1.0 : 0.0, 1e-4) << "gate " << gate;
+            }
+      } else if (name == "W") {  // Glorot: U(-b, b), b = sqrt(6 / (fan_in + fan_out))
+        EXPECT_LE(std::max(-lo, hi), std::sqrt(6.f / static_cast<float>(In + G * H)));
+      } else {  // biases 0, an LSTM's forget gate (its second block) 1
+        for (int64_t i = 0; i < p->value.numel(); ++i)
+          EXPECT_EQ(p->value.data()[i],
+                    GetParam() == CellKind::Lstm && name == "b" && i >= H && i < 2 * H ? 1.f : 0.f)
+              << p->name << "[" << i << "]";
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cells, EachCell, ::testing::Values(CellKind::Gru, CellKind::Lstm),

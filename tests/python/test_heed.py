@@ -388,5 +388,10 @@ def test_recognizer_equals_cli(tmp_path):
     assert all(isinstance(n[0]["text"], str) for n in out[5:])
     with pytest.raises(ValueError, match="beam"):
         rec.transcribe(paths, n_best=2)
+    rec8 = heed.Recognizer(tmp_path / "asr", threads=1, compute_type="int8")
+    cli8 = cli(["transcribe", "--model", str(tmp_path / "asr"), "--compute-type", "int8", *paths])
+    assert cli8 == [n[0]["text"] for n in rec8.transcribe(paths)]
+    with pytest.raises(ValueError, match="compute_type"):
+        heed.Recognizer(tmp_path / "asr", compute_type="int4")
     with pytest.raises(ValueError, match="not a speech recognizer"):
         heed.Recognizer(os.path.join(GOLDEN, "models", "rnn-bahdanau"))

@@ -167,12 +167,29 @@ TEST(Recognizer, LearnsToneWordsEndToEnd) {
     ++timed;
   }
   EXPECT_GE(timed, 30);
+  // a recognizer's cells started as PyTorch's (nn/rnn.h RnnInit), and config.json says so
+  EXPECT_EQ(rec.files().config.at("rnn_init"), "uniform");
+
+  // int8 weights (--compute-type int8) transcribe nearly as the float32 ones
+  const Recognizer rec8(dir / "m", {}, ComputeType::Int8);
+  const auto out8 = rec8.transcribe({audio.begin(), audio.end()}, {});
+  std::vector<std::string> hyps8;
+  int same = 0;
+  for (size_t i = 0; i < out8.size(); ++i) {
+    hyps8.push_back(out8[i].at(0).text);
+    same += hyps8.back() == hyps[i] ? 1 : 0;
+  }
+  EXPECT_LT(char_error_rate(hyps8, refs).percent(), 10.0);
+  EXPECT_GE(same, 36) << "of 40";
 
   // heed transcribe prints the Recognizer's transcripts, in input order
   write_wav(dir / "a.wav", audio[0], kRate);
   write_wav(dir / "b.wav", audio[1], kRate);
   EXPECT_EQ(run_heed({"heed", "transcribe", "--model", dir / "m", dir / "a.wav", dir / "b.wav"}),
             std::make_pair(hyps[0] + "\n" + hyps[1] + "\n", 0));
+  EXPECT_EQ(run_heed({"heed", "transcribe", "--model", dir / "m", "--compute-type", "int8",
+                      dir / "a.wav", dir / "b.wav"}),
+            std::make_pair(hyps8[0] + "\n" + hyps8[1] + "\n", 0));
   // a file that is not audio is an error naming it
   {
     std::ofstream bad(dir / "bad.wav");

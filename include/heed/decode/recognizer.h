@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heed/decode/compute_type.h"
 #include "heed/decode/ctc_search.h"
 #include "heed/models/model_files.h"
 #include "heed/models/ngram_lm.h"
@@ -66,7 +67,10 @@ nlohmann::json to_json(const std::vector<Transcript>& n_best, bool timestamps);
 
 class Recognizer {
  public:
-  explicit Recognizer(const std::string& dir, const DecodeOverrides& overrides = {});
+  // The weights prepared for decoding once, here: int8 copies (`compute`), or float32
+  // transposes (ParameterStore::prepare_for_inference).
+  explicit Recognizer(const std::string& dir, const DecodeOverrides& overrides = {},
+                      ComputeType compute = ComputeType::Float32);
   const ModelFiles& files() const { return *m_; }
   // An ARPA n-gram model of the output units (heed lm over the training transcripts, in the
   // model's units) joins the prefix beam search (beam >= 2) from now on.

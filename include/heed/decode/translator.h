@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "heed/decode/beam_search.h"
+#include "heed/decode/compute_type.h"
 #include "heed/decode/ctc_search.h"
 #include "heed/models/ensemble.h"
 #include "heed/models/model_files.h"
@@ -24,10 +25,6 @@
 #include "heed/util/names.h"
 
 namespace heed {
-
-// The weights decoding runs on.
-enum class ComputeType { Float32, Int8 };
-std::span<const Named<ComputeType>> names(ComputeType);  // "float32" | "int8"
 
 struct TranslatorOptions {
   ComputeType compute_type = ComputeType::Float32;  // int8: weight matrices quantised per row at

@@ -36,9 +36,10 @@ struct ModelOptions {
   std::optional<int64_t> layers;      // encoder layers (and the decoder's unless dec_layers)
   std::optional<int64_t> dec_layers;  // decoder layers
   std::optional<float> dropout;
-  std::optional<int64_t> embed;   // source (or both sides') embedding size
-  std::optional<int64_t> hidden;  // an RNN encoder's hidden size per direction
-  std::optional<CellKind> cell;   // the recurrent cell
+  std::optional<int64_t> embed;     // source (or both sides') embedding size
+  std::optional<int64_t> hidden;    // an RNN encoder's hidden size per direction
+  std::optional<CellKind> cell;     // the recurrent cell
+  std::optional<RnnInit> rnn_init;  // its weights' start (glorot; a recognizer's: uniform)
   std::optional<EncoderKind> encoder;
   std::optional<AttentionKind> attention;  // rnn: the mechanism; transformer: monotonic heads
   std::optional<int64_t> attn_dim;         // additive scorers' hidden size

@@ -23,6 +23,15 @@ std::span<const Named<CellKind>> names(CellKind);  // "gru" | "lstm"
 const char* cell_name(CellKind k);
 CellKind parse_cell(const std::string& s);  // the inverse; an Error lists the names
 
+// How a cell's weights start (--rnn-init):
+//   glorot:  W Glorot-uniform, U orthogonal per gate, biases 0 and an LSTM's forget gate's 1
+//            (Jozefowicz et al. 2015) -- heed's text models;
+//   uniform: every weight and bias U(-k, k), k = 1/sqrt(H), as Torch's and PyTorch's nn.LSTM
+//            (which has two biases, b_ih + b_hh; here one) -- heed's recognizers (docs/RESULTS.md,
+//            "heed hears, continued": a BiLSTM-CTC learns faster per update from it).
+enum class RnnInit { Glorot, Uniform };
+std::span<const Named<RnnInit>> names(RnnInit);  // "glorot" | "uniform"
+
 struct RnnState {
   Var h;  // [B, H]
   Var c;  // [B, H], LSTM only
@@ -30,7 +39,8 @@ struct RnnState {
 
 class RnnCell {
  public:
-  RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& scope);
+  RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& scope,
+          RnnInit init = RnnInit::Glorot);
   int64_t hidden() const { return hidden_; }
   // W x + b for all positions at once: x [..., In] -> [..., G*H]
   Var project(Graph& g, Var x) const;
@@ -51,7 +61,8 @@ Var keep_where_padded(Var h_new, Var h_prev, Var m);
 
 class RnnLayer {
  public:
-  RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& scope);
+  RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& scope,
+           RnnInit init = RnnInit::Glorot);
   struct Output {
     Var states;     // [S, B, H]
     RnnState last;  // the state after each sequence's last token (forward) / first (reverse)
@@ -72,7 +83,8 @@ struct RnnEncoderConfig {
   int64_t hidden = 256;  // H per direction
   int layers = 1;
   bool bidirectional = true;
-  float dropout = 0.f;  // between layers and on the embeddings
+  float dropout = 0.f;             // between layers and on the embeddings
+  RnnInit init = RnnInit::Glorot;  // its cells' (config.json's "rnn_init" when uniform)
 };
 
 class RnnEncoder {

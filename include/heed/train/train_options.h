@@ -244,6 +244,12 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "every cross-attention head monotonic (Ma et al. 2020; default: soft multi-head)"},
            m.attention);
   v.option({"--cell", "The recurrent cell (encoder and decoder; default: the family's)"}, m.cell);
+  v.option({"--rnn-init",
+            "How the RNN encoder's cells (and a ctc model's output layer) start: glorot (W "
+            "Glorot-uniform, U orthogonal, an LSTM's forget-gate bias 1) | uniform (every entry "
+            "U(-1/sqrt(H), 1/sqrt(H)), as PyTorch's nn.LSTM); default: glorot for text, uniform "
+            "for a recognizer (it learns faster per update there; docs/RESULTS.md)"},
+           m.rnn_init);
   v.option({"--embed",
             "Source embedding size (the classifiers' word embeddings, ConvS2S's E of both sides; "
             "default: the family's)",
