@@ -86,6 +86,19 @@ void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64
   });
 }
 
+void gather_rows(const float* src, std::span<const int32_t> rows, int64_t D, float* dst,
+                 bool accumulate) {
+  for (size_t i = 0; i < rows.size(); ++i)
+    put(dst + static_cast<int64_t>(i) * D, src + static_cast<int64_t>(rows[i]) * D, D, accumulate);
+}
+
+void scatter_rows(const float* src, std::span<const int32_t> rows, int64_t D, float* dst,
+                  int64_t total, bool accumulate) {
+  if (!accumulate) std::memset(dst, 0, static_cast<size_t>(total * D) * sizeof(float));
+  for (size_t i = 0; i < rows.size(); ++i)
+    put(dst + static_cast<int64_t>(rows[i]) * D, src + static_cast<int64_t>(i) * D, D, true);
+}
+
 namespace {
 template <class F>
 void for_masked_rows(const float* mask, const Shape& mask_shape, const Shape& shape, F f) {

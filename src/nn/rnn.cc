@@ -1,11 +1,14 @@
 // RnnCell, RnnLayer and RnnEncoder (see the header).
-// Leaves out: packing by length (padding is masked instead; batches are bucketed by length,
-// so little compute is spent on it).
+// Leaves out: nothing of the padding is computed (time-major packing, as PyTorch's
+// pack_padded_sequence); decoding loops (models/).
 #include "heed/nn/rnn.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "heed/autograd/ops.h"
+#include "heed/autograd/ops/packing.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -44,37 +47,59 @@ RnnState RnnCell::zero_state(Graph& g, int64_t B) const {
   return {z, kind_ == CellKind::Lstm ? z : Var()};
 }
 
-Tensor step_mask(std::span<const int32_t> lengths, int64_t S, Graph& g) {
-  const auto B = static_cast<int64_t>(lengths.size());
-  Tensor m = g.alloc(Shape{S, B, 1});
-  for (int64_t t = 0; t < S; ++t)
-    for (int64_t b = 0; b < B; ++b) m.data()[t * B + b] = t < lengths[b] ? 1.f : 0.f;
-  return m;
-}
-
-Var keep_where_padded(Var h_new, Var h_prev, Var m) {
-  return h_prev + m * (h_new - h_prev);
+TimeMajorPacking time_major_packing(std::span<const int32_t> lengths, int64_t S) {
+  TimeMajorPacking p;
+  p.S = S;
+  p.B = static_cast<int64_t>(lengths.size());
+  p.order.resize(lengths.size());
+  std::iota(p.order.begin(), p.order.end(), 0);
+  std::stable_sort(p.order.begin(), p.order.end(),
+                   [&](int32_t a, int32_t b) { return lengths[a] > lengths[b]; });
+  for (int64_t i = 0; i < p.B; ++i) {
+    check(lengths[p.order[i]] >= 0 && lengths[p.order[i]] <= S, "rnn: a length of ",
+          lengths[p.order[i]], " in a batch of ", S, " steps");
+    p.identity = p.identity && p.order[i] == i;
+  }
+  p.batch_sizes.resize(static_cast<size_t>(S));
+  p.offsets.assign(static_cast<size_t>(S) + 1, 0);
+  for (int64_t t = 0; t < S; ++t) {
+    int64_t n = 0;
+    while (n < p.B && lengths[p.order[n]] > t) ++n;
+    p.batch_sizes[t] = n;
+    p.offsets[t + 1] = p.offsets[t] + n;
+    for (int64_t i = 0; i < n; ++i) p.rows.push_back(static_cast<int32_t>(t * p.B + p.order[i]));
+  }
+  p.N = p.offsets[S];
+  return p;
 }
 
 RnnLayer::RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& s,
                    RnnInit init)
     : cell_(kind, input, hidden, s, init), reverse_(reverse) {}
 
-RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const Tensor& mask) const {
-  const int64_t S = x.dim(0), B = x.dim(1), H = cell_.hidden();
-  Var gx = cell_.project(g, x);  // [S, B, G*H]: every input projection in one GEMM
-  Var masks = g.constant(mask);  // [S, B, 1]
+RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const TimeMajorPacking& p) const {
+  const int64_t S = p.S, B = p.B;
+  Var gx = cell_.project(g, x);  // [N, G*H]: every input projection in one GEMM
   RnnState s = cell_.zero_state(g, B);
   std::vector<Var> out(S);
   for (int64_t k = 0; k < S; ++k) {
-    int64_t t = reverse_ ? S - 1 - k : k;
-    RnnState n = cell_.step(g, select(gx, 0, t), s);
-    Var m = select(masks, 0, t);  // [B, 1]
-    s.h = keep_where_padded(n.h, s.h, m);
-    if (n.c.valid()) s.c = keep_where_padded(n.c, s.c, m);
-    out[t] = reshape(s.h, Shape{1, B, H});
+    const int64_t t = reverse_ ? S - 1 - k : k, n = p.batch_sizes[t];
+    if (n == 0) continue;
+    // the running sequences are rows 0 .. n-1 of the state (longest first)
+    auto running = [&](Var v) { return n < B && v.valid() ? slice(v, 0, 0, n) : v; };
+    const RnnState next =
+        cell_.step(g, slice(gx, 0, p.offsets[t], n), {running(s.h), running(s.c)});
+    out[t] = next.h;                      // [n, H]
+    auto rest = [&](Var v_next, Var v) {  // the others keep theirs (ended, or not yet begun: 0)
+      return n < B ? concat({v_next, slice(v, 0, n, B - n)}, 0) : v_next;
+    };
+    s.h = rest(next.h, s.h);
+    if (next.c.valid()) s.c = rest(next.c, s.c);
   }
-  return {concat(out, 0), s};
+  std::vector<Var> steps;
+  for (const Var& v : out)
+    if (v.valid()) steps.push_back(v);
+  return {concat(steps, 0), s};
 }
 
 std::span<const Named<CellKind>> names(CellKind) {
@@ -118,23 +143,35 @@ RnnEncoder::Output RnnEncoder::forward(Graph& g, std::span<const int32_t> ids, i
 
 RnnEncoder::Output RnnEncoder::forward_vectors(Graph& g, Var x,
                                                std::span<const int32_t> lengths) const {
-  const int64_t S = x.dim(0);
-  Tensor mask = step_mask(lengths, S, g);
+  const int64_t S = x.dim(0), B = x.dim(1), E = x.dim(2);
+  const TimeMajorPacking p = time_major_packing(lengths, S);
   x = dropout(x, config_.dropout);
+  // [S, B, E] -> packed [N, E]: padding is never read, nor computed below
+  Var h =
+      p.dense() ? reshape(x, Shape{S * B, E}) : gather_rows(reshape(x, Shape{S * B, E}), p.rows);
   Output out;
   for (size_t l = 0; l < fwd_.size(); ++l) {
-    auto f = fwd_[l].forward(g, x, mask);
+    auto f = fwd_[l].forward(g, h, p);
     out.final_fwd = f.last.h;
     if (config_.bidirectional) {
-      auto b = bwd_[l].forward(g, x, mask);
+      auto b = bwd_[l].forward(g, h, p);
       out.final_bwd = b.last.h;
-      x = concat({f.states, b.states}, 2);  // h_j = [->h_j ; <-h_j]  [S, B, 2H]
+      h = concat({f.states, b.states}, 1);  // h_j = [->h_j ; <-h_j]  [N, 2H]
     } else {
-      x = f.states;
+      h = f.states;
     }
-    if (l + 1 < fwd_.size()) x = dropout(x, config_.dropout);
+    if (l + 1 < fwd_.size()) h = dropout(h, config_.dropout);
   }
-  out.annotations = permute(x, {1, 0, 2});  // [B, S, Dm]
+  const int64_t Dm = annotation_dim();
+  // back to the batch's rows: annotations [S, B, Dm] (0 at padding), final states [B, H]
+  Var padded = p.dense() ? h : scatter_rows(h, p.rows, S * B);
+  out.annotations = permute(reshape(padded, Shape{S, B, Dm}), {1, 0, 2});  // [B, S, Dm]
+  if (!p.identity) {
+    std::vector<int32_t> where(static_cast<size_t>(B));  // where[b]: b's place in p.order
+    for (int64_t i = 0; i < B; ++i) where[p.order[i]] = static_cast<int32_t>(i);
+    out.final_fwd = gather_rows(out.final_fwd, where);
+    if (out.final_bwd.valid()) out.final_bwd = gather_rows(out.final_bwd, where);
+  }
   return out;
 }
 

@@ -158,6 +158,15 @@ std::vector<OpCase> cases() {
               static const std::vector<int32_t> lengths = {4, 0, 1, 2};
               return unpack(x[0], make_packing(g, lengths, 5));
             }});
+  // rows by index (an RNN's time-major packing): rows 5, 0, 3 of 6; and back among 6
+  add_case({"gather_rows", {{6, 3}}, [](Graph&, auto& x) {
+              static const std::vector<int32_t> rows = {5, 0, 3};
+              return gather_rows(x[0], rows);
+            }});
+  add_case({"scatter_rows", {{3, 4}}, [](Graph&, auto& x) {
+              static const std::vector<int32_t> rows = {5, 0, 3};
+              return scatter_rows(x[0], rows, 6);
+            }});
   add_case({"layer_norm",
             {{3, 7}, {7}, {7}},
             [](Graph&, auto& x) { return layer_norm(x[0] * 2.f, x[1], x[2]); },

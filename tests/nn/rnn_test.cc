@@ -1,12 +1,16 @@
 // Recurrent layers: padding changes nothing (a padded batch encodes each sequence exactly as
-// the sequence alone), the masked layer's gradients match finite differences, and the two
+// the sequence alone, and its padding's annotations are 0), the packing is what its header says,
+// the packed layer's gradients match finite differences, and the two
 // initialisations start the weights as RnnInit says.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "heed/autograd/ops.h"
+#include "heed/autograd/ops/packing.h"
 #include "heed/nn/rnn.h"
+#include "heed/util/error.h"
 #include "support/gradcheck.h"
 
 namespace heed {
@@ -44,6 +48,9 @@ TEST_P(EachCell, PaddedBatchEncodesEachSequenceAsAlone) {
         EXPECT_NEAR(batch.annotations.value().data()[(b * S + t) * Dm + d],
                     alone.annotations.value().data()[t * Dm + d], 1e-5f)
             << "sequence " << b << " position " << t;
+    for (int64_t t = lengths[b]; t < S; ++t)
+      for (int64_t d = 0; d < Dm; ++d)
+        EXPECT_EQ(batch.annotations.value().data()[(b * S + t) * Dm + d], 0.f);
     for (int64_t d = 0; d < 5; ++d) {
       EXPECT_NEAR(batch.final_fwd.value().data()[b * 5 + d], alone.final_fwd.value().data()[d],
                   1e-5f);
@@ -53,20 +60,36 @@ TEST_P(EachCell, PaddedBatchEncodesEachSequenceAsAlone) {
   }
 }
 
-TEST_P(EachCell, MaskedLayerGradients) {
+TEST_P(EachCell, PackedLayerGradients) {
   ParameterStore store;
   Rng rng(2);
   RnnLayer fwd(GetParam(), 3, 4, false, Scope(store, rng, "f"));
   RnnLayer bwd(GetParam(), 3, 4, true, Scope(store, rng, "b"));
-  const std::vector<int32_t> lengths = {3, 1};
+  const std::vector<int32_t> lengths = {1, 3, 2};  // not sorted: the packing orders them
+  const TimeMajorPacking p = time_major_packing(lengths, 3);
   std::vector<Parameter*> params(store.all().begin(), store.all().end());
   testing::expect_gradients(
       [&](Graph& g, std::vector<Var>& x) {
-        Tensor mask = step_mask(lengths, 3, g);
-        auto a = fwd.forward(g, x[0], mask), b = bwd.forward(g, x[0], mask);
-        return concat({a.states, b.states}, 2);
+        Var packed = gather_rows(reshape(x[0], Shape{9, 3}), p.rows);  // [6, 3]
+        auto a = fwd.forward(g, packed, p), b = bwd.forward(g, packed, p);
+        return concat({a.states, b.states, a.last.h, b.last.h}, 0);
       },
-      {testing::random_tensor({3, 2, 3}, rng)}, {.max_entries = 12}, {}, params);
+      {testing::random_tensor({3, 3, 3}, rng)}, {.max_entries = 12}, {}, params);
+}
+
+TEST(TimeMajorPacking, LongestFirstAndOnlyTheRunningRows) {
+  const std::vector<int32_t> lengths = {2, 4, 0, 3};
+  const TimeMajorPacking p = time_major_packing(lengths, 5);
+  EXPECT_EQ(p.order, (std::vector<int32_t>{1, 3, 0, 2}));
+  EXPECT_EQ(p.batch_sizes, (std::vector<int64_t>{3, 3, 2, 1, 0}));
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 3, 6, 8, 9, 9}));
+  // step t, i-th longest: padded row t B + order[i]
+  EXPECT_EQ(p.rows, (std::vector<int32_t>{1, 3, 0, 5, 7, 4, 9, 11, 13}));
+  EXPECT_EQ(p.N, 9);
+  EXPECT_FALSE(p.dense());
+  EXPECT_TRUE(time_major_packing(std::vector<int32_t>{3, 3}, 3).dense());
+  EXPECT_FALSE(time_major_packing(std::vector<int32_t>{3, 3}, 4).dense());
+  EXPECT_THROW(time_major_packing(std::vector<int32_t>{4}, 3), Error);
 }
 
 TEST_P(EachCell, InitialisationsStartTheWeightsAsDocumented) {

@@ -30,6 +30,13 @@ void pack_rows(const float* padded, float* packed, int64_t B, int64_t T, int64_t
 void unpack_rows(const float* packed, float* padded, int64_t B, int64_t T, int64_t D,
                  const int32_t* lengths, bool accumulate);
 
+// Rows by index: dst[i] (=|+=) src[rows[i]] for i < n (gather), and dst[rows[i]] (=|+=) src[i]
+// (scatter; without accumulate, dst's other rows among its `total` become 0). D floats a row.
+void gather_rows(const float* src, std::span<const int32_t> rows, int64_t D, float* dst,
+                 bool accumulate);
+void scatter_rows(const float* src, std::span<const int32_t> rows, int64_t D, float* dst,
+                  int64_t total, bool accumulate);
+
 // Rows `keep` (strictly ascending) of a [rows, stride] block moved in place to rows 0 .. n-1,
 // the first `width` entries of each (greedy and beam search dropping finished sentences' rows
 // from decoder state). keep[r] >= r, so no row is overwritten before it is read.

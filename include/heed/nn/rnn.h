@@ -1,9 +1,10 @@
 // Recurrent layers: RnnCell (one GRU or LSTM cell: the input projection of a whole sequence in
-// one GEMM, then one fused step per time), RnnLayer (a cell run over a padded, time-major
-// batch in either direction) and RnnEncoder (embeddings, then 1..N uni- or bidirectional
-// layers, annotations h_j = [->h_j ; <-h_j] as in Bahdanau et al. 2015, section 3.2).
-// Padding: a sequence's state is frozen after its last token (forward) and stays zero until
-// its last token (backward), so every sequence sees only its own tokens.
+// one GEMM, then one fused step per time), RnnLayer (a cell run over a time-major packed batch
+// in either direction) and RnnEncoder (embeddings, then 1..N uni- or bidirectional layers,
+// annotations h_j = [->h_j ; <-h_j] as in Bahdanau et al. 2015, section 3.2).
+// Padding is never computed: each step runs only the sequences still going (TimeMajorPacking),
+// so every sequence sees only its own tokens; a sequence's state is frozen after its last token
+// (forward) and zero until its last token (backward).
 // Leaves out: the decoder loop (models/rnn_seq2seq) and variational dropout.
 #pragma once
 
@@ -54,21 +55,33 @@ class RnnCell {
   Parameter *W_, *b_, *U_, *bh_;  // [G*H, In], [G*H], [G*H, H], [G*H] (bh: GRU only)
 };
 
-// Step masks of a batch: mask[t][b] = 1 when t < lengths[b], else 0; shape [S, B, 1].
-Tensor step_mask(std::span<const int32_t> lengths, int64_t S, Graph& g);
-// Freezes padded rows: h' = h_prev + m (h_new - h_prev),  m [B, 1]
-Var keep_where_padded(Var h_new, Var h_prev, Var m);
+// A padded, time-major batch [S, B, ...] as a recurrence reads it (PyTorch's PackedSequence):
+// the sequences longest first (order[i]: the batch row of the i-th longest), and at step t only
+// the batch_sizes[t] = #{b : lengths[b] > t} of them still running: rows offsets[t] ..
+// offsets[t] + batch_sizes[t] of the packed [N, D] block, N = the sum of the lengths; packed row
+// offsets[t] + i is padded row rows[offsets[t] + i] = t B + order[i]. Padding is never computed.
+struct TimeMajorPacking {
+  int64_t S = 0, B = 0, N = 0;
+  std::vector<int32_t> order, rows;                      // [B], [N]
+  std::vector<int64_t> batch_sizes;                      // [S]
+  std::vector<int64_t> offsets;                          // [S + 1]
+  bool dense() const { return N == S * B && identity; }  // packed and padded coincide
+  bool identity = true;                                  // order is 0 .. B-1
+};
+TimeMajorPacking time_major_packing(std::span<const int32_t> lengths, int64_t S);
 
 class RnnLayer {
  public:
   RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& scope,
            RnnInit init = RnnInit::Glorot);
   struct Output {
-    Var states;     // [S, B, H]
-    RnnState last;  // the state after each sequence's last token (forward) / first (reverse)
+    Var states;     // [N, H] packed as p
+    RnnState last;  // [B, H] in p's order (longest first): the state after each sequence's last
+                    // token (forward) / first (reverse)
   };
-  // x [S, B, In], mask [S, B, 1] from step_mask
-  Output forward(Graph& g, Var x, const Tensor& mask) const;
+  // x [N, In] packed as p. Step t runs the cell on its batch_sizes[t] rows only; a sequence
+  // that has ended keeps its state (forward), one not yet begun stays at zero (reverse).
+  Output forward(Graph& g, Var x, const TimeMajorPacking& p) const;
 
  private:
   RnnCell cell_;

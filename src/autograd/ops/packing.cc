@@ -73,4 +73,39 @@ Var unpack(Var x, const Packing& p) {
   });
 }
 
+namespace {
+void check_rows(const char* op, std::span<const int32_t> rows, int64_t R) {
+  for (int32_t r : rows) check(r >= 0 && r < R, op, ": row ", r, " is not in 0..", R - 1);
+}
+}  // namespace
+
+Var gather_rows(Var x, std::span<const int32_t> rows) {
+  check(x.shape().rank() == 2, "gather_rows: x ", x.shape(), " is not [R, D]");
+  const int64_t R = x.dim(0), D = x.dim(1);
+  check_rows("gather_rows", rows, R);
+  Graph& G = x.graph();
+  const std::span<const int32_t> idx = G.copy(rows);
+  Tensor y = G.alloc(Shape{static_cast<int64_t>(idx.size()), D});  // [n, D]
+  kernels::gather_rows(x.value().data(), idx, D, y.data(), false);
+  return G.make(y, {x}, [=](const Tensor& dy) {  // dx[rows[i]] += dy[i]
+    const Var::GradTarget dx = x.grad_target();
+    kernels::scatter_rows(dy.data(), idx, D, dx.data, R, dx.accumulate());
+  });
+}
+
+Var scatter_rows(Var x, std::span<const int32_t> rows, int64_t R) {
+  check(x.shape().rank() == 2 && x.dim(0) == static_cast<int64_t>(rows.size()), "scatter_rows: x ",
+        x.shape(), " for ", rows.size(), " rows");
+  check_rows("scatter_rows", rows, R);
+  const int64_t D = x.dim(1);
+  Graph& G = x.graph();
+  const std::span<const int32_t> idx = G.copy(rows);
+  Tensor y = G.alloc(Shape{R, D});  // [R, D]
+  kernels::scatter_rows(x.value().data(), idx, D, y.data(), R, false);
+  return G.make(y, {x}, [=](const Tensor& dy) {  // dx[i] += dy[rows[i]]
+    const Var::GradTarget dx = x.grad_target();
+    kernels::gather_rows(dy.data(), idx, D, dx.data, dx.accumulate());
+  });
+}
+
 }  // namespace heed

@@ -42,4 +42,11 @@ Var pack(Var x, const Packing& p);
 // x [N, D] -> [B, T, D], padding rows 0 (and no gradient).
 Var unpack(Var x, const Packing& p);
 
+// Rows by index, each the other's backward (an RNN's time-major packing, nn/rnn.h: the rows
+// that are not padding, in the order the recurrence reads them):
+// x [R, D] -> [n, D], row i = x[rows[i]] (rows distinct, each in 0..R-1).
+Var gather_rows(Var x, std::span<const int32_t> rows);
+// x [n, D] -> [R, D], row rows[i] = x[i], the other rows 0 (and no gradient).
+Var scatter_rows(Var x, std::span<const int32_t> rows, int64_t R);
+
 }  // namespace heed
