@@ -3,6 +3,7 @@
 #include "heed/autograd/graph.h"
 
 #include "heed/kernels/elementwise.h"
+#include "heed/kernels/layout.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/util/error.h"
@@ -129,6 +130,7 @@ void Graph::clear() {
   nodes_.clear();
   arena_.reset();
   bf16_values_.clear();
+  transposed_values_.clear();
 }
 
 const kernels::bf16* Graph::bf16_value(const Parameter& p) {
@@ -139,6 +141,18 @@ const kernels::bf16* Graph::bf16_value(const Parameter& p) {
   kernels::to_bf16(v.data(), v.shape().rows(), v.shape().last(), v.shape().last(), b);
   bf16_values_.emplace_back(&p, b);
   return b;
+}
+
+const float* Graph::transposed_value(const Parameter& p) {
+  for (const auto& [q, t] : transposed_values_)
+    if (q == &p) return t;
+  const Tensor& v = p.value;
+  check(v.shape().rank() == 2, "Graph::transposed_value: ", p.name, " is ", v.shape(),
+        ", not a matrix");
+  float* t = arena_.array<float>(static_cast<size_t>(v.numel()));
+  kernels::permute(v.data(), v.shape(), {1, 0, 2, 3}, t, false);
+  transposed_values_.emplace_back(&p, t);
+  return t;
 }
 
 void Graph::rewind(const Mark& m, std::span<Var* const> keep) {
@@ -159,6 +173,7 @@ void Graph::rewind(const Mark& m, std::span<Var* const> keep) {
   nodes_.resize(m.nodes);  // inference nodes hold no closures
   arena_.rewind(m.arena);
   bf16_values_.clear();  // some may lie in the memory just freed
+  transposed_values_.clear();
   const float* p = kept_.data();
   size_t i = 0;
   for (Var* v : keep)

@@ -29,6 +29,25 @@ TEST(Graph, GradientsAccumulateIntoParametersAcrossGraphs) {
   for (float v : w.grad.span()) EXPECT_EQ(v, 0.f);
 }
 
+// A weight's transpose is made once per graph (every step of an RNN reads it), kept until
+// clear(), and a product of few rows on it equals the one on the weight itself.
+TEST(Graph, TransposedWeightsAreMadeOncePerGraph) {
+  ParameterStore store;
+  Parameter& w = store.add("w", {3, 2});  // [N, K]
+  w.value.copy_from(Tensor::from({3, 2}, std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Graph g;
+  const float* t = g.transposed_value(w);
+  EXPECT_EQ(std::vector<float>(t, t + 6), (std::vector<float>{1, 3, 5, 2, 4, 6}));  // [K, N]
+  EXPECT_EQ(g.transposed_value(w), t);
+  Var x = g.input({2, 2}, std::vector<float>{1, -1, 0.5f, 2});
+  const Tensor y = linear(x, g.param(w)).value();  // 2 rows: on the stored transpose
+  EXPECT_EQ(std::vector<float>(y.span().begin(), y.span().end()),
+            (std::vector<float>{-1, -1, -1, 4.5f, 9.5f, 14.5f}));
+  g.clear();
+  w.value.data()[0] = 7;  // the optimizer's update, between two steps' graphs
+  EXPECT_EQ(g.transposed_value(w)[0], 7.f);
+}
+
 TEST(Graph, InferenceModeRecordsNoGradient) {
   ParameterStore store;
   Parameter& w = store.add("w", {3});

@@ -141,6 +141,10 @@ class Graph {
   // is converted once a training step instead of once a use. p must not change meanwhile (the
   // optimizer updates it after the backward, before the next step's clear()).
   const kernels::bf16* bf16_value(const Parameter& p);
+  // p's value [N, K] transposed, W^T [K, N], made and kept the same way: a product x W^T of a
+  // few rows (an RNN's step, 16 rows for 2048 x 640) runs 2-3x faster on W^T stored than on W,
+  // which oneDNN's sgemm repacks at every call (measured on Zen 4).
+  const float* transposed_value(const Parameter& p);
 
  private:
   friend class Var;
@@ -167,6 +171,7 @@ class Graph {
   std::vector<float> kept_;         // rewind(): the kept values while their memory is freed
   std::vector<Shape> kept_shapes_;  // and their shapes
   std::vector<std::pair<const Parameter*, const kernels::bf16*>> bf16_values_;  // in the arena
+  std::vector<std::pair<const Parameter*, const float*>> transposed_values_;    // in the arena
 };
 
 template <class F>

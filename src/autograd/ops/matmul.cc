@@ -176,8 +176,7 @@ Var linear(Var x, Var w, Var b) {
   if (G.precision() == Precision::bf16 && M > 0) return linear_bf16(x, w, b, y);
   if (has_bias)  // preload C with the bias, then C = x W^T + C
     kernels::preload_rows(b.value().data(), M, N, y.data(), false);
-  kernels::gemm(false, true, M, N, K, 1.f, x.value().data(), K, w.value().data(), K,
-                has_bias ? 1.f : 0.f, y.data(), N);
+  fp32_product(x, w, has_bias ? 1.f : 0.f, y.data());
   const Var inputs[3] = {x, w, b};
   return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
     if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
@@ -199,6 +198,16 @@ Var linear(Var x, Var w, Var b) {
 
 Var linear(Var x, Var w) {
   return linear(x, w, Var());
+}
+
+void fp32_product(Var x, Var w, float beta, float* y) {
+  const int64_t M = x.shape().rows(), N = w.dim(0), K = w.dim(1);
+  if (const Parameter* p = w.param(); p && M <= kStoredTransposeRows) {
+    kernels::gemm(false, false, M, N, K, 1.f, x.value().data(), K, x.graph().transposed_value(*p),
+                  N, beta, y, N);
+    return;
+  }
+  kernels::gemm(false, true, M, N, K, 1.f, x.value().data(), K, w.value().data(), K, beta, y, N);
 }
 
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y) {

@@ -29,7 +29,7 @@ class Recurrent {
  public:
   Recurrent(Var h, Var U, const float* bias, bool accumulate, float* y) {
     const Graph& G = h.graph();
-    const int64_t B = h.dim(0), H = h.dim(1), Gn = U.dim(0);
+    const int64_t B = h.dim(0), Gn = U.dim(0);
     if (G.precision() == Precision::bf16 && B > 0) {
       bf16_.emplace(h, U);
       bf16_->forward(accumulate ? 1.f : 0.f, y, bias);
@@ -37,8 +37,7 @@ class Recurrent {
     }
     if (inference_product(h, U, bias, accumulate, y)) return;
     if (bias) kernels::preload_rows(bias, B, Gn, y, accumulate);  // then y = h U^T + y
-    kernels::gemm(false, true, B, Gn, H, 1.f, h.value().data(), H, U.value().data(), H,
-                  bias || accumulate ? 1.f : 0.f, y, Gn);
+    fp32_product(h, U, bias || accumulate ? 1.f : 0.f, y);
   }
   void backward(const float* dy, Var h, Var U) const {
     if (bf16_) {

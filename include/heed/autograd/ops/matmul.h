@@ -32,6 +32,13 @@ Var linear(Var x, Var w);
 // transpose. Returns false, touching nothing, if neither applies.
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y);
 
+// y [M, N] = x [M, K] W^T + beta y in fp32, for the same ops: on W^T stored once per graph
+// (Graph::transposed_value) when W is a parameter and x has at most kStoredTransposeRows rows
+// (an RNN's step: oneDNN repacks a transposed W at every call, 2-3x the product's own time at
+// 16 rows), else on W as it is.
+constexpr int64_t kStoredTransposeRows = 64;
+void fp32_product(Var x, Var w, float beta, float* y);
+
 // The products of y [M, N] = x [M, K] W^T in mixed precision (Precision::bf16), for ops with a
 // product inside (linear, the fused RNN cells): x is rounded to bf16 once, in the forward, with
 // its rows padded with zeros to kernels::kBf16Rows (so that dW's sum over rows, its K, takes few
