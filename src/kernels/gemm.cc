@@ -5,8 +5,6 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
-#include <vector>
-
 #include "heed/kernels/flops.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/tile_gemm.h"
@@ -34,29 +32,6 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
       tile_gemm_dots(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
-  }
-  // Skinny products, K <= kSkinnyK (location-aware attention's U f over 10 filters, 3072 x 320 x
-  // 10 a step of a batch of 16): oneDNN's sgemm ran that one at ~2 GFLOP/s (9 ms, measured on
-  // Zen 4); the tile loops, op(B) first copied row-major ([K, N], at most 16 rows), do K
-  // register-blocked rank-1 updates per row block instead.
-  if ((beta == 0.f || beta == 1.f) && K <= kSkinnyK && N % kTileLanes == 0) {
-    count_product(M, N, K);
-    thread_local std::vector<float> bt;
-    const float* b = B;
-    int64_t b_ld = ldb;
-    if (trans_b) {  // op(B)[k, j] = B[j ldb + k]
-      bt.resize(static_cast<size_t>(K * N));
-      for (int64_t j = 0; j < N; ++j)
-        for (int64_t k = 0; k < K; ++k) bt[k * N + j] = B[j * ldb + k];
-      b = bt.data();
-      b_ld = N;
-    }
-    const int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
-    parallel_for(M, grain_for(kSerialWork, N * K), [&](int64_t i0, int64_t i1) {
-      tile_gemm(i1 - i0, N, K, alpha, A + i0 * a_row, a_row, a_col, b, b_ld, beta, C + i0 * ldc,
-                ldc);
-    });
-    return;
   }
   count_product(M, N, K);
   const SerialScope small(M * N * K < kSerialWork);  // oneDNN would split even a 1 x 256 x 256

@@ -3,8 +3,6 @@
 // overhead outweighs the product). Tiny products that come here (at most kTileGemmMaxWork
 // multiply-adds, beta 0 or 1, and N a multiple of 16, or B transposed, N <= 32 and at most 2
 // rows of A) go on to tile_gemm.h's loops for the same reason.
-// Skinny products (K <= kSkinnyK, N a multiple of 16, beta 0 or 1) go to the same loops, which
-// run them several times faster than oneDNN's sgemm does.
 // Leaves out: GEMV special cases (oneDNN picks its own kernels by shape); the int8 and bf16
 // products have their own doors beside it (quantize.h, bf16.h).
 #pragma once
@@ -12,8 +10,6 @@
 #include <cstdint>
 
 namespace heed::kernels {
-
-constexpr int64_t kSkinnyK = 16;  // products of at most this depth skip oneDNN (see above)
 
 // Row-major C[M,N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T.
 // lda/ldb/ldc are the row strides of A, B and C as stored.
