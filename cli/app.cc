@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/quantize.h"
 #include "heed/version.h"
 
 namespace heed::cli {
@@ -26,6 +27,13 @@ void check_stdout() {
   // the reason, when this flush was the failing write (an earlier one's errno is gone)
   const int e = errno;
   heed::fail("<stdout>: write failed", e != 0 ? " (" + std::string(std::strerror(e)) + ")" : "");
+}
+
+void warn_if_int8_inexact(const char* command, ComputeType compute) {
+  if (compute == ComputeType::Int8 && !kernels::int8_exact())
+    std::cerr << command
+              << ": warning: this CPU has no VNNI: --compute-type int8 runs its products as fp32 "
+                 "GEMMs on the quantized values (the same outputs, no faster than float32)\n";
 }
 
 namespace {

@@ -52,6 +52,10 @@ inline const CLI::Validator kFraction = CLI::Range(1e-9, 1.0) & kFinite;        
 // call it as they go, so that they stop at the first failed write.
 void check_stdout();
 
+// `--compute-type int8` on a CPU without VNNI: a warning on stderr, naming `command`, that the
+// int8 products run as fp32 GEMMs there (the same outputs, no faster than float32).
+void warn_if_int8_inexact(const char* command, ComputeType compute);
+
 // A bad command line or --config file: what follows "heed: error: " (main() prints it and exits
 // with 2; the Python package raises ValueError), and whether to point at --help after it.
 struct UsageError : Error {

@@ -15,7 +15,6 @@
 #include "heed/data/speech_features.h"
 #include "heed/data/text.h"
 #include "heed/decode/recognizer.h"
-#include "heed/kernels/quantize.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -89,10 +88,7 @@ void add_input(const std::string& arg, const std::string& where, std::vector<Utt
 }  // namespace
 
 int TranscribeCommand::run() const {
-  if (compute_type == ComputeType::Int8 && !kernels::int8_exact())
-    std::cerr << "heed transcribe: warning: this CPU has no VNNI: --compute-type int8 runs its "
-                 "products as fp32 GEMMs on the quantized values (the same outputs, no faster "
-                 "than float32)\n";
+  warn_if_int8_inexact("heed transcribe", compute_type);
   Recognizer recognizer(model, overrides, compute_type);
   if (!lm.empty()) recognizer.load_lm(lm);
   check(options.n_best <= options.beam, "--n-best ", options.n_best, " needs --beam of at least ",

@@ -19,7 +19,6 @@
 #include "heed/data/text.h"
 #include "heed/decode/limits.h"
 #include "heed/decode/translator.h"
-#include "heed/kernels/quantize.h"
 #include "heed/models/model_files.h"
 #include "heed/util/clock.h"
 #include "heed/util/error.h"
@@ -180,10 +179,7 @@ int TranslateCommand::run() const {
         o.beam_size, "), got ", o.num_hypotheses);
   check(!word_scores || !score_target.empty(), "--word-scores goes with --score-target");
   check(latency_out.empty() || online, "--latency-out goes with --online");
-  if (translator.compute_type == ComputeType::Int8 && !kernels::int8_exact())
-    std::cerr << "heed translate: warning: this CPU has no VNNI: --compute-type int8 runs its "
-                 "products as fp32 GEMMs on the quantized values (the same outputs, no faster "
-                 "than float32)\n";
+  warn_if_int8_inexact("heed translate", translator.compute_type);
   const Translator translator_(model_dirs, translator);
   if (online) return run_online(translator_, o);
   const std::vector<std::string> lines = read_lines(std::cin, "<stdin>");

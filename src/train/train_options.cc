@@ -149,9 +149,9 @@ TrainOutcome train_translation(const TrainOptions& o, const ModelFamily& family,
   ModelOptions shape = o.shape;
   // a recognizer's RNN cells start as PyTorch's unless told (nn/rnn.h RnnInit: measured faster
   // per update on spoken Multi30k)
-  const CorpusFormat format =
-      config.format == CorpusFormat::Auto ? detect_format(config.train_src) : config.format;
-  if (format == CorpusFormat::Audio && !shape.rnn_init) shape.rnn_init = RnnInit::Uniform;
+  // (detected once, here: train_seq2seq reads the format it is given)
+  if (config.format == CorpusFormat::Auto) config.format = detect_format(config.train_src);
+  if (config.format == CorpusFormat::Audio && !shape.rnn_init) shape.rnn_init = RnnInit::Uniform;
   config.model = family.configure(shape);
   family_optimiser(o, family.defaults, config);
   return {.loop = train_seq2seq(config, log)};
