@@ -54,10 +54,10 @@ class LocationAttention final : public Attention {
                    {.kernel = o_.width,
                     .dilation = 1,
                     .causal = false,
-                    .lengths = st.memory.lengths});    // [B, S, K]
-    Var keys = add(st.keys, linear(f, g.param(*U_)));  // V h_j + b + U f_ij [B, S, A]
-    // eq. 9: e_ij = w^T tanh(W s_{i-1} + keys_ij)
-    Var e = additive_energy(keys, linear(s_prev, g.param(*W_)), g.param(*w_));  // [B, S]
+                    .lengths = st.memory.lengths});  // [B, S, K]
+    // eq. 9: e_ij = w^T tanh(W s_{i-1} + V h_j + b + U f_ij), fused: no [B, S, A] tensor a step
+    Var e = location_energy(st.keys, f, g.param(*U_), linear(s_prev, g.param(*W_)),
+                            g.param(*w_));  // [B, S]
     const Tensor mask = o_.window > 0 ? window_mask(g, prev, st) : st.memory.mask;
     Var alpha;
     if (o_.smooth) {  // sigmoid(e_ij) / sum_k sigmoid(e_ik), zero outside the mask
