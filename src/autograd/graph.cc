@@ -2,7 +2,10 @@
 // Leaves out: the ops themselves (autograd/ops/).
 #include "heed/autograd/graph.h"
 
+#include <algorithm>
+
 #include "heed/kernels/elementwise.h"
+#include "heed/kernels/gemm.h"
 #include "heed/kernels/layout.h"
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
@@ -122,6 +125,43 @@ void Graph::backward(Var out, const Tensor& seed) {
     Node& n = nodes_[i];
     if (n.backward.call && n.grad.data()) n.backward.call(n.backward.fn, n.grad);
   }
+  flush_weight_gradients();
+}
+
+void Graph::defer_weight_gradient(float* dW, int64_t N, int64_t K, const float* dy, const float* x,
+                                  int64_t M) {
+  if (M <= 0) return;
+  auto it = std::find_if(deferred_.begin(), deferred_.end(),
+                         [&](const DeferredGradient& d) { return d.dW == dW; });
+  if (it == deferred_.end()) {
+    deferred_.push_back({dW, N, K, {}});
+    it = deferred_.end() - 1;
+  } else if (it->pieces.empty()) {  // an entry kept from an earlier backward (graph.h)
+    it->N = N;
+    it->K = K;
+  }
+  check(it->N == N && it->K == K, "defer_weight_gradient: ", N, " x ", K, " for a gradient of ",
+        it->N, " x ", it->K);
+  it->pieces.push_back({dy, x, M});
+}
+
+// dW += Y^T X with Y [R, N], X [R, K] the pieces' rows one after another (copied together)
+void Graph::flush_weight_gradients() {
+  for (DeferredGradient& d : deferred_) {
+    if (d.pieces.empty()) continue;
+    int64_t R = 0;
+    for (const DeferredPiece& p : d.pieces) R += p.rows;
+    float* Y = arena_.array<float>(static_cast<size_t>(R * d.N));
+    float* X = arena_.array<float>(static_cast<size_t>(R * d.K));
+    int64_t r = 0;
+    for (const DeferredPiece& p : d.pieces) {
+      kernels::copy(p.dy, Y + r * d.N, p.rows * d.N);
+      kernels::copy(p.x, X + r * d.K, p.rows * d.K);
+      r += p.rows;
+    }
+    kernels::gemm(true, false, d.N, d.K, R, 1.f, Y, d.N, X, d.K, 1.f, d.dW, d.K);
+    d.pieces.clear();  // the entry and its capacity stay: a warm step allocates nothing
+  }
 }
 
 void Graph::clear() {
@@ -131,6 +171,7 @@ void Graph::clear() {
   arena_.reset();
   bf16_values_.clear();
   transposed_values_.clear();
+  for (DeferredGradient& d : deferred_) d.pieces.clear();  // a backward that threw
 }
 
 const kernels::bf16* Graph::bf16_value(const Parameter& p) {

@@ -29,6 +29,54 @@ TEST(Graph, GradientsAccumulateIntoParametersAcrossGraphs) {
   for (float v : w.grad.span()) EXPECT_EQ(v, 0.f);
 }
 
+// A weight's gradient from products of few rows (an RNN's steps: linear() and the LSTM cell's
+// recurrent product) is put off to the end of backward() and summed in one product: it equals
+// the gradient of the same graph with the weights as plain variables (summed step by step), and
+// a second graph's adds to the first's.
+TEST(Graph, StepsWeightGradientsAreSummedAtTheEndOfBackward) {
+  constexpr int64_t H = 5, In = 3;
+  Rng rng(11);
+  ParameterStore store;
+  Parameter& W = store.add("W", {4 * H, In});
+  Parameter& U = store.add("U", {4 * H, H});
+  W.value.copy_from(testing::random_tensor({4 * H, In}, rng));
+  U.value.copy_from(testing::random_tensor({4 * H, H}, rng));
+  const std::vector<int64_t> rows = {3, 3, 2, 1};  // a packed batch's steps
+  std::vector<Tensor> xs;
+  for (int64_t r : rows) xs.push_back(testing::random_tensor({r, In}, rng));
+  auto run = [&](Graph& g, Var w, Var u) {
+    Var h = g.constant(g.zeros(Shape{rows[0], H})), c = h;
+    Var loss;
+    for (size_t t = 0; t < rows.size(); ++t) {
+      const Shape s{rows[t], H};
+      if (h.dim(0) != rows[t]) {  // the longest sequences go on
+        h = slice(h, 0, 0, rows[t]);
+        c = slice(c, 0, 0, rows[t]);
+      }
+      const LstmState st = lstm_cell(linear(g.constant(xs[t]), w), h, c, u);
+      h = st.h;
+      c = st.c;
+      Var term = sum_all(h * h);
+      loss = t == 0 ? term : loss + term;
+    }
+    return loss;
+  };
+  for (int k = 0; k < 2; ++k) {  // two graphs: the parameters' gradients add up, 2x
+    Graph deferred;
+    deferred.backward(run(deferred, deferred.param(W), deferred.param(U)));
+  }
+  Graph plain;
+  Var w = plain.variable(W.value), u = plain.variable(U.value);
+  plain.backward(run(plain, w, u));
+  for (int64_t i = 0; i < W.grad.numel(); ++i)
+    EXPECT_NEAR(W.grad.data()[i], 2.f * w.grad().data()[i], 1e-5f) << "dW entry " << i;
+  for (int64_t i = 0; i < U.grad.numel(); ++i)
+    EXPECT_NEAR(U.grad.data()[i], 2.f * u.grad().data()[i], 1e-5f) << "dU entry " << i;
+  float norm = 0.f;
+  for (float v : U.grad.span()) norm += v * v;
+  EXPECT_GT(norm, 1e-6f);  // the steps reached U
+}
+
 // A weight's transpose is made once per graph (every step of an RNN reads it), kept until
 // clear(), and a product of few rows on it equals the one on the weight itself.
 TEST(Graph, TransposedWeightsAreMadeOncePerGraph) {

@@ -145,6 +145,14 @@ class Graph {
   // few rows (an RNN's step, 16 rows for 2048 x 640) runs 2-3x faster on W^T stored than on W,
   // which oneDNN's sgemm repacks at every call (measured on Zen 4).
   const float* transposed_value(const Parameter& p);
+  // The weight gradient of a product of few rows (an RNN's step), dW [N, K] += dy^T [N, M]
+  // x [M, K], put off to the end of backward(), where each dW's pieces become one product over
+  // all their rows: K = the sum of the M's instead of a product of 16 rows at every step, each
+  // reading and writing all of dW. dy [M, N] and x [M, K] (rows dense) must not change until
+  // then: this graph's values and gradients do not (a node's gradient is final once its
+  // backward has run).
+  void defer_weight_gradient(float* dW, int64_t N, int64_t K, const float* dy, const float* x,
+                             int64_t M);
 
  private:
   friend class Var;
@@ -172,6 +180,20 @@ class Graph {
   std::vector<Shape> kept_shapes_;  // and their shapes
   std::vector<std::pair<const Parameter*, const kernels::bf16*>> bf16_values_;  // in the arena
   std::vector<std::pair<const Parameter*, const float*>> transposed_values_;    // in the arena
+  struct DeferredPiece {
+    const float* dy;
+    const float* x;
+    int64_t rows;
+  };
+  struct DeferredGradient {
+    float* dW;
+    int64_t N, K;
+    std::vector<DeferredPiece> pieces;
+  };
+  // defer_weight_gradient's pieces, until backward() ends; the entries (one per dW seen) and
+  // their capacity are kept, so that a warm training step allocates nothing
+  std::vector<DeferredGradient> deferred_;
+  void flush_weight_gradients();
 };
 
 template <class F>

@@ -178,16 +178,20 @@ Var linear(Var x, Var w, Var b) {
     kernels::preload_rows(b.value().data(), M, N, y.data(), false);
   fp32_product(x, w, has_bias ? 1.f : 0.f, y.data());
   const Var inputs[3] = {x, w, b};
-  return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=](const Tensor& dy) {
+  return G.make(y, std::span<const Var>(inputs, has_bias ? 3 : 2), [=, &G](const Tensor& dy) {
     if (x.requires_grad()) {  // dx [M, K] += dy [M, N] W [N, K]
       Var::GradTarget dx = x.grad_target();
       kernels::gemm(false, false, M, K, N, 1.f, dy.data(), N, w.value().data(), K, dx.beta, dx.data,
                     K);
     }
-    if (w.requires_grad()) {  // dW [N, K] += dy^T [N, M] x [M, K]
-      Var::GradTarget dw = w.grad_target();
-      kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, dw.beta, dw.data,
-                    K);
+    if (w.requires_grad()) {                         // dW [N, K] += dy^T [N, M] x [M, K]
+      if (w.param() && M <= kStoredTransposeRows) {  // a step's: with the other steps', later
+        G.defer_weight_gradient(w.grad().data(), N, K, dy.data(), x.value().data(), M);
+      } else {
+        Var::GradTarget dw = w.grad_target();
+        kernels::gemm(true, false, N, K, M, 1.f, dy.data(), N, x.value().data(), K, dw.beta,
+                      dw.data, K);
+      }
     }
     if (has_bias && b.requires_grad()) {  // db [N] += sum_rows dy
       const Var::GradTarget db = b.grad_target();

@@ -45,7 +45,9 @@ class Recurrent {
       return;
     }
     const int64_t B = h.dim(0), H = h.dim(1), Gn = U.dim(0);
-    if (U.requires_grad())  // dU [G, H] += dy^T h
+    if (U.requires_grad() && U.param())  // dU [G, H] += dy^T h, with the other steps' (graph.h)
+      h.graph().defer_weight_gradient(U.grad().data(), Gn, H, dy, h.value().data(), B);
+    else if (U.requires_grad())
       kernels::gemm(true, false, Gn, H, B, 1.f, dy, Gn, h.value().data(), H, 1.f, U.grad().data(),
                     H);
     if (h.requires_grad())  // dh [B, H] += dy U
