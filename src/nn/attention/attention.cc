@@ -146,9 +146,7 @@ void AttentionState::reorder(std::span<const int32_t> from) {
 }
 
 Var weighted_sum(Var alpha, Var memory) {
-  const int64_t B = alpha.dim(0), S = alpha.dim(1), Dm = memory.dim(2);
-  // c_i = sum_j alpha_ij h_j:  [B, 1, S] x [B, S, Dm] -> [B, 1, Dm]
-  return reshape(matmul(reshape(alpha, Shape{B, 1, S}), memory), Shape{B, Dm});
+  return context_vector(alpha, memory);  // c_i = sum_j alpha_ij h_j  [B, Dm]
 }
 
 }  // namespace heed

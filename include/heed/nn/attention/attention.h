@@ -222,7 +222,7 @@ Tensor padding_mask(std::span<const int32_t> lengths, int64_t S, Graph& g);
 bool supports_wait_k(AttentionKind kind);
 // Whether a mechanism scores by energies() (a softmax over the memory): hard attention's scorers.
 bool has_energies(AttentionKind kind);
-// context [B, Dm] = alpha [B, S] applied to memory [B, S, Dm]: one batched GEMM.
+// context [B, Dm] = alpha [B, S] applied to memory [B, S, Dm] (autograd/ops/context.h).
 Var weighted_sum(Var alpha, Var memory);
 
 }  // namespace heed
