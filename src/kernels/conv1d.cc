@@ -30,7 +30,9 @@ Conv1dPlan conv1d_plan(const Conv1dShape& s, int force, bool bf16) {
   // that are computed for nothing are few
   const int64_t wasted = p.hi - p.lo - needed;
   const bool short_rows = needed < 128 * std::max<int64_t>(s.B, 1);
-  p.packed = force == 2 || (force == 0 && short_rows && 4 * wasted <= needed);
+  p.direct =
+      !bf16 && s.C_in == 1 && s.k * s.C_out <= kConv1dDirectWeights && (force == 0 || force == 3);
+  p.packed = !p.direct && (force == 2 || (force == 0 && short_rows && 4 * wasted <= needed));
   // bf16: [lo, hi) a multiple of 64 rows, the extra rows zeros at the end
   if (bf16 && p.packed) p.hi = p.lo + bf16_padded_rows(p.hi - p.lo);
   p.R = std::max(row, p.hi + (s.k - 1) * s.dilation - s.back());
@@ -41,6 +43,68 @@ namespace {
 
 int64_t halves(int64_t n) {  // floats that hold n bf16 values
   return (n + 1) / 2;
+}
+
+// The direct plan (C_in = 1). wT [k, C_out]: each tap's weights as one run of C_out floats.
+void transpose_taps(const Conv1dShape& s, const float* w, float* wT) {
+  for (int64_t o = 0; o < s.C_out; ++o)
+    for (int64_t i = 0; i < s.k; ++i) wT[i * s.C_out + o] = w[o * s.k + i];
+}
+
+void forward_direct(const Conv1dShape& s, const float* x, const float* w, const float* bias,
+                    float* y) {
+  float wT[kConv1dDirectWeights];
+  transpose_taps(s, w, wT);
+  const int64_t C = s.C_out;
+  for (int64_t b = 0; b < s.B; ++b) {
+    const int64_t n = s.outputs(b), len = s.length(b);
+    const float* xb = x + b * s.T;
+    for (int64_t t = 0; t < s.T; ++t) {
+      float* yr = y + (b * s.T + t) * C;
+      for (int64_t o = 0; o < C; ++o) yr[o] = bias ? bias[o] : 0.f;
+      if (t >= n) continue;
+      for (int64_t i = 0; i < s.k; ++i) {
+        const int64_t src = t + s.offset(i);
+        if (src < 0 || src >= len) continue;
+        const float xv = xb[src];
+        const float* wi = wT + i * C;
+#pragma omp simd
+        for (int64_t o = 0; o < C; ++o) yr[o] += wi[o] * xv;
+      }
+    }
+  }
+}
+
+void backward_direct(const Conv1dShape& s, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw) {
+  float wT[kConv1dDirectWeights];
+  float dwT[kConv1dDirectWeights] = {};
+  transpose_taps(s, w, wT);
+  const int64_t C = s.C_out;
+  for (int64_t b = 0; b < s.B; ++b) {
+    const int64_t n = s.outputs(b), len = s.length(b);
+    const float* xb = x + b * s.T;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* dyr = dy + (b * s.T + t) * C;
+      for (int64_t i = 0; i < s.k; ++i) {
+        const int64_t src = t + s.offset(i);
+        if (src < 0 || src >= len) continue;
+        const float* wi = wT + i * C;
+        float* dwi = dwT + i * C;
+        const float xv = xb[src];
+        float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t o = 0; o < C; ++o) {
+          dwi[o] += dyr[o] * xv;
+          dot += dyr[o] * wi[o];
+        }
+        if (dx) dx[b * s.T + src] += dot;
+      }
+    }
+  }
+  if (dw)
+    for (int64_t o = 0; o < C; ++o)
+      for (int64_t i = 0; i < s.k; ++i) dw[o * s.k + i] += dwT[i * C + o];
 }
 
 }  // namespace
@@ -198,6 +262,7 @@ int64_t kept_w_offset(const Conv1dShape& s, const Conv1dPlan& p) {
 void conv1d_forward(const Conv1dShape& s, const Conv1dPlan& p, const float* x, const float* w,
                     const float* bias, float* y, float* kept, float* scratch) {
   const auto real = [&](int64_t b) { return s.length(b); };
+  if (p.direct) return forward_direct(s, x, w, bias, y);
   if (p.bf16) {
     auto* x_h = reinterpret_cast<bf16*>(kept);
     auto* w_h = reinterpret_cast<bf16*>(kept + kept_w_offset(s, p));
@@ -220,6 +285,7 @@ void conv1d_backward(const Conv1dShape& s, const Conv1dPlan& p, const float* x, 
     for (int64_t r = 0; r < N; ++r)
       for (int64_t o = 0; o < s.C_out; ++o) dbias[o] += dy[r * s.C_out + o];
   const auto outputs = [&](int64_t b) { return s.outputs(b); };
+  if (p.direct) return backward_direct(s, x, w, dy, dx, dw);
   if (p.bf16) {
     const auto* x_h = reinterpret_cast<const bf16*>(kept);
     const auto* w_h = reinterpret_cast<const bf16*>(kept + kept_w_offset(s, p));

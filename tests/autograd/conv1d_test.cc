@@ -43,30 +43,31 @@ const std::vector<int32_t> kLengths = {7, 4, 1};
 
 TEST(Conv1d, EqualsTheDirectSum) {
   Rng rng(1);
-  const int64_t B = 3, T = 7, C = 5, O = 4;
-  for (bool causal : {true, false})
-    for (int64_t k : {1, 3, 5})
-      for (int64_t d : {1, 2, 3})
-        for (bool padded : {false, true})
-          for (int plan : {1, 2}) {  // per sequence, packed
-            const Conv1dOptions o{
-                .kernel = k,
-                .dilation = d,
-                .causal = causal,
-                .lengths = padded ? std::span<const int32_t>(kLengths) : std::span<const int32_t>{},
-                .plan = plan};
-            Tensor x = testing::random_tensor({B, T, C}, rng);
-            Tensor w = testing::random_tensor({O, k * C}, rng);
-            Tensor bias = testing::random_tensor({O}, rng);
-            Graph g(Mode::Inference);
-            Var y = conv1d(g.constant(x), g.constant(w), g.constant(bias), o);
-            ASSERT_EQ(y.shape(), (Shape{B, T, O}));
-            const std::vector<double> want = direct(x, w, &bias, o);
-            for (size_t i = 0; i < want.size(); ++i)
-              ASSERT_NEAR(y.value().data()[i], want[i], 1e-5)
-                  << "causal " << causal << " k " << k << " d " << d << " padded " << padded
-                  << " plan " << plan;
-          }
+  const int64_t B = 3, T = 7, O = 4;
+  for (int64_t C : {5, 1})  // one channel: the direct plan too
+    for (bool causal : {true, false})
+      for (int64_t k : {1, 3, 5})
+        for (int64_t d : {1, 2, 3})
+          for (bool padded : {false, true})
+            for (int plan : {1, 2, 3}) {  // per sequence, packed, direct (C = 1)
+              const Conv1dOptions o{.kernel = k,
+                                    .dilation = d,
+                                    .causal = causal,
+                                    .lengths = padded ? std::span<const int32_t>(kLengths)
+                                                      : std::span<const int32_t>{},
+                                    .plan = plan};
+              Tensor x = testing::random_tensor({B, T, C}, rng);
+              Tensor w = testing::random_tensor({O, k * C}, rng);
+              Tensor bias = testing::random_tensor({O}, rng);
+              Graph g(Mode::Inference);
+              Var y = conv1d(g.constant(x), g.constant(w), g.constant(bias), o);
+              ASSERT_EQ(y.shape(), (Shape{B, T, O}));
+              const std::vector<double> want = direct(x, w, &bias, o);
+              for (size_t i = 0; i < want.size(); ++i)
+                ASSERT_NEAR(y.value().data()[i], want[i], 1e-5)
+                    << "channels " << C << " causal " << causal << " k " << k << " d " << d
+                    << " padded " << padded << " plan " << plan;
+            }
 }
 
 // Mixed precision (bf16 operands, fp32 sums): the output and the gradients of x, w and the
@@ -101,26 +102,27 @@ TEST(Conv1d, MixedPrecisionFollowsFp32) {
 }
 
 TEST(Conv1d, Gradients) {
-  const int64_t B = 3, T = 7, C = 3, O = 2;
-  for (bool causal : {true, false})
-    for (int64_t d : {1, 2, 3})
-      for (int plan : {1, 2}) {
-        Rng rng(static_cast<uint64_t>(d));
-        const Conv1dOptions o{
-            .kernel = 3, .dilation = d, .causal = causal, .lengths = kLengths, .plan = plan};
-        testing::expect_gradients(
-            [&](Graph&, std::vector<Var>& v) { return conv1d(v[0], v[1], v[2], o); },
-            {testing::random_tensor({B, T, C}, rng), testing::random_tensor({O, 3 * C}, rng),
-             testing::random_tensor({O}, rng)},
-            {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
-        testing::expect_gradients(  // no bias, every position real
-            [&](Graph&, std::vector<Var>& v) {
-              return conv1d(v[0], v[1], Var{},
-                            {.kernel = 2, .dilation = d, .causal = true, .plan = plan});
-            },
-            {testing::random_tensor({B, 5, C}, rng), testing::random_tensor({O, 2 * C}, rng)},
-            {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
-      }
+  const int64_t B = 3, T = 7, O = 2;
+  for (int64_t C : {3, 1})  // one channel: the direct plan too
+    for (bool causal : {true, false})
+      for (int64_t d : {1, 2, 3})
+        for (int plan : {1, 2, 3}) {
+          Rng rng(static_cast<uint64_t>(d));
+          const Conv1dOptions o{
+              .kernel = 3, .dilation = d, .causal = causal, .lengths = kLengths, .plan = plan};
+          testing::expect_gradients(
+              [&](Graph&, std::vector<Var>& v) { return conv1d(v[0], v[1], v[2], o); },
+              {testing::random_tensor({B, T, C}, rng), testing::random_tensor({O, 3 * C}, rng),
+               testing::random_tensor({O}, rng)},
+              {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+          testing::expect_gradients(  // no bias, every position real
+              [&](Graph&, std::vector<Var>& v) {
+                return conv1d(v[0], v[1], Var{},
+                              {.kernel = 2, .dilation = d, .causal = true, .plan = plan});
+              },
+              {testing::random_tensor({B, 5, C}, rng), testing::random_tensor({O, 2 * C}, rng)},
+              {.eps = 1e-2f, .rtol = 1e-2f, .atol = 1e-3f});
+        }
 }
 
 // WaveNet's gated activation z = tanh(W_f * x) (.) sigmoid(W_g * x), the two halves of one

@@ -14,6 +14,9 @@
 //                 between them, so that one GEMM per tap covers the whole batch (Kim's
 //                 sentences: 50 of 5-50 words) and no tap reads across a boundary; the
 //                 padding rows of the batch are not computed at all.
+// A one-channel signal (C_in = 1: location-aware attention's previous alignment) takes a third
+// plan, direct: each output row is k multiply-adds of C_out lanes, with no GEMM at all (k GEMMs of
+// one column each cost more to enter than they compute).
 // The backward is the same GEMMs transposed: dw_i += dy^T x(shifted), dx(shifted) += dy w_i.
 // In mixed precision the operands x, w and dy are rounded to bf16 once per call and every GEMM
 // above runs as oneDNN's bf16 matmul, summing in fp32 (kernels/bf16.h).
@@ -45,14 +48,17 @@ struct Conv1dShape {
 };
 
 struct Conv1dPlan {
+  bool direct = false;  // C_in = 1, fp32: multiply-adds, no GEMM
   bool packed = false;
   bool bf16 = false;           // mixed precision: x, w and dy rounded to bf16 (kernels/bf16.h)
   int64_t G = 0, R = 0;        // packed: zero rows between sequences; rows in all
   std::vector<int64_t> start;  // packed: the first row of sequence b
   int64_t lo = 0, hi = 0;      // packed: the rows computed
 };
-// The plan for a shape (packed when the per-sequence GEMMs would be short and packing wastes
-// little); `force`: 0 choose, 1 per sequence, 2 packed (tests). bf16: the products in mixed
+constexpr int64_t kConv1dDirectWeights = 4096;  // direct: k C_out at most (its w^T on the stack)
+// The plan for a shape (direct for one input channel in fp32; else packed when the per-sequence
+// GEMMs would be short and packing wastes little); `force`: 0 choose, 1 per sequence, 2 packed,
+// 3 direct (tests; where it applies). bf16: the products in mixed
 // precision, the packed rows computed in multiples of 64 (few distinct shapes for oneDNN).
 Conv1dPlan conv1d_plan(const Conv1dShape& s, int force = 0, bool bf16 = false);
 

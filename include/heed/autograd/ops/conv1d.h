@@ -16,7 +16,8 @@ struct Conv1dOptions {
   int64_t dilation = 1;                // d: taps d apart
   bool causal = true;                  // false: centred (k odd)
   std::span<const int32_t> lengths{};  // [B] real lengths (empty: every position is real)
-  int plan = 0;  // kernels/conv1d.h's plan: 0 chosen by shape, 1 per sequence, 2 packed (tests)
+  int plan = 0;  // kernels/conv1d.h's plan: 0 chosen by shape, 1 per sequence, 2 packed,
+                 // 3 direct (tests)
 };
 
 // x [B, T, C_in], w [C_out, k C_in] (tap-major: w[o, i C_in + c]), bias [C_out] or an empty
