@@ -5,6 +5,7 @@
 
 #include "heed/kernels/bf16.h"
 #include "heed/kernels/gemm.h"
+#include "heed/kernels/layout.h"
 #include "heed/kernels/parallel.h"
 
 namespace heed::kernels {
@@ -47,8 +48,7 @@ int64_t halves(int64_t n) {  // floats that hold n bf16 values
 
 // The direct plan (C_in = 1). wT [k, C_out]: each tap's weights as one run of C_out floats.
 void transpose_taps(const Conv1dShape& s, const float* w, float* wT) {
-  for (int64_t o = 0; o < s.C_out; ++o)
-    for (int64_t i = 0; i < s.k; ++i) wT[i * s.C_out + o] = w[o * s.k + i];
+  permute(w, Shape{s.C_out, s.k}, {1, 0, 2, 3}, wT, false);
 }
 
 void forward_direct(const Conv1dShape& s, const float* x, const float* w, const float* bias,
@@ -102,9 +102,7 @@ void backward_direct(const Conv1dShape& s, const float* x, const float* w, const
       }
     }
   }
-  if (dw)
-    for (int64_t o = 0; o < C; ++o)
-      for (int64_t i = 0; i < s.k; ++i) dw[o * s.k + i] += dwT[i * C + o];
+  if (dw) permute(dwT, Shape{s.k, C}, {1, 0, 2, 3}, dw, true);  // dw [C_out, k] += dwT^T
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "heed/kernels/additive.h"
+#include "heed/kernels/layout.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -42,11 +43,16 @@ Var location_energy(Var keys, Var f, Var U, Var query, Var v) {
         keys.shape());
   check(v.value().numel() == A, "location_energy: v ", v.shape(), " for keys ", keys.shape());
   Graph& G = keys.graph();
-  // Ut [L, A]: each feature's weights as one run of A floats
-  float* Ut = G.arena().array<float>(static_cast<size_t>(L * A));
-  const float* u = U.value().data();
-  for (int64_t a = 0; a < A; ++a)
-    for (int64_t l = 0; l < L; ++l) Ut[l * A + a] = u[a * L + l];
+  // Ut [L, A]: each feature's weights as one run of A floats; a parameter's made once a graph
+  // (every decoder step reads it)
+  const float* Ut = nullptr;
+  if (const Parameter* p = U.param()) {
+    Ut = G.transposed_value(*p);
+  } else {
+    float* t = G.arena().array<float>(static_cast<size_t>(L * A));
+    kernels::permute(U.value().data(), U.shape(), {1, 0, 2, 3}, t, false);
+    Ut = t;
+  }
   Tensor e = G.alloc(Shape{B, S});  // [B, S]
   kernels::location_energy_forward(B, S, A, L, keys.value().data(), f.value().data(), Ut,
                                    query.value().data(), v.value().data(), e.data(),
@@ -64,11 +70,7 @@ Var location_energy(Var keys, Var f, Var U, Var query, Var v) {
         B, S, A, L, keys.value().data(), f.value().data(), Ut, query.value().data(),
         v.value().data(), de.data(),
         {.dK = grad(keys), .df = grad(f), .dUt = dUt, .dq = grad(query), .dv = grad(v)}, scratch);
-    if (dUt) {
-      float* dU = U.grad().data();
-      for (int64_t a = 0; a < A; ++a)
-        for (int64_t l = 0; l < L; ++l) dU[a * L + l] += dUt[l * A + a];
-    }
+    if (dUt) kernels::permute(dUt, Shape{L, A}, {1, 0, 2, 3}, U.grad().data(), true);  // dU +=
   });
 }
 
