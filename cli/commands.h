@@ -19,6 +19,7 @@
 #include "heed/bench/ctc_bench.h"
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
+#include "heed/data/fbank.h"
 #include "heed/decode/recognizer.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
@@ -185,6 +186,7 @@ struct FeaturesCommand {
   std::string data;  // or a Kaldi data directory / manifest
   std::string out;
   int bins = 80;
+  FbankPrecision precision = FbankPrecision::float32;
   double max_seconds = 3600;
   CLI::App* app = nullptr;
   void add(CLI::App& parent);

@@ -57,7 +57,7 @@ std::vector<float> Recognizer::features(std::span<const float> audio) const {
 
 std::vector<std::vector<Transcript>> Recognizer::transcribe(
     const std::vector<std::span<const float>>& audio, const RecognizeOptions& o) const {
-  // one filterbank for the call (kissfft keeps scratch in its plan: not shared across calls)
+  // one filterbank for the call (its FFT is per thread)
   const Fbank fbank({.num_mel_bins = static_cast<int>(bins_)});
   std::vector<std::vector<float>> features;
   features.reserve(audio.size());

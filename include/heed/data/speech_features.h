@@ -1,7 +1,7 @@
 // Utterances to features: each utterance's stretch of its recording (data/speech_corpus.h) on
 // Kaldi's 16-bit scale, then its log-mel filterbanks (data/fbank.h). A corpus is computed
-// recording by recording, in parallel over recordings (each thread its own Fbank: kissfft keeps
-// scratch in its plan), each recording read once for its consecutive utterances.
+// recording by recording, in parallel over recordings (one Fbank; its FFT is per thread), each
+// recording read once for its consecutive utterances.
 // Leaves out: normalisation and augmentation (the model's front end, train/).
 #pragma once
 
