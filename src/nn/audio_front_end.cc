@@ -20,8 +20,13 @@ nlohmann::json AudioFrontEndConfig::to_json() const {
   nlohmann::json m = nlohmann::json::array(), s = nlohmann::json::array();
   for (float v : mean) m.push_back(json_number(v));
   for (float v : stddev) s.push_back(json_number(v));
-  return {{"kind", "conv2d"}, {"features", features}, {"channels", channels}, {"dim", dim},
-          {"mean", m},        {"stddev", s}};
+  return {{"kind", "conv2d"},
+          {"features", features},
+          {"channels", channels},
+          {"dim", dim},
+          {"mean", m},
+          {"stddev", s},
+          {"utterance_mean", utterance_mean}};
 }
 
 AudioFrontEndConfig AudioFrontEndConfig::from_json(const nlohmann::json& j) {
@@ -34,6 +39,7 @@ AudioFrontEndConfig AudioFrontEndConfig::from_json(const nlohmann::json& j) {
     c.dim = j.at("dim").get<int64_t>();
     c.mean = j.at("mean").get<std::vector<float>>();
     c.stddev = j.at("stddev").get<std::vector<float>>();
+    c.utterance_mean = j.value("utterance_mean", false);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed audio front end (", e.what(), ")");
   }
@@ -49,7 +55,24 @@ AudioFrontEndConfig AudioFrontEndConfig::from_json(const nlohmann::json& j) {
 
 std::string AudioFrontEndConfig::describe() const {
   return "conv2d x4 front end (" + std::to_string(channels) + " channels, " +
-         std::to_string(features) + " bins -> " + std::to_string(dim) + ")";
+         std::to_string(features) + " bins -> " + std::to_string(dim) +
+         (utterance_mean ? ", utterance means subtracted)" : ")");
+}
+
+std::vector<float> bin_means(std::span<const float> frames, int64_t F) {
+  check(F > 0 && static_cast<int64_t>(frames.size()) % F == 0, "bin_means: ", frames.size(),
+        " values are not frames of ", F, " bins");
+  const auto T = static_cast<int64_t>(frames.size()) / F;
+  std::vector<double> sum(static_cast<size_t>(F), 0.0);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t f = 0; f < F; ++f)
+      sum[static_cast<size_t>(f)] += frames[static_cast<size_t>(t * F + f)];
+  std::vector<float> mean(static_cast<size_t>(F), 0.f);
+  if (T > 0)
+    for (int64_t f = 0; f < F; ++f)
+      mean[static_cast<size_t>(f)] =
+          static_cast<float>(sum[static_cast<size_t>(f)] / static_cast<double>(T));
+  return mean;
 }
 
 AudioFrontEnd::AudioFrontEnd(const AudioFrontEndConfig& c, const Scope& scope) : config_(c) {
@@ -82,9 +105,17 @@ Var AudioFrontEnd::forward_batch_major(Graph& g, std::span<const float> features
   // x' [B, S, F, 1]: normalised, batch-major, zero past each length
   Tensor x = g.alloc(Shape{B, S, F, 1});
   const bool norm = !config_.mean.empty();
+  std::vector<double> utt(static_cast<size_t>(F));  // [F] mean_t(x) of utterance b, or 0
   for (int64_t b = 0; b < B; ++b) {
     check(lengths[b] >= 1 && lengths[b] <= S, "audio front end: a length of ", lengths[b],
           " in a batch of ", S, " frames");
+    std::fill(utt.begin(), utt.end(), 0.0);
+    if (config_.utterance_mean) {
+      for (int64_t t = 0; t < lengths[b]; ++t)
+        for (int64_t f = 0; f < F; ++f)
+          utt[static_cast<size_t>(f)] += features[static_cast<size_t>((t * B + b) * F + f)];
+      for (double& m : utt) m /= lengths[b];
+    }
     for (int64_t t = 0; t < S; ++t) {
       float* dst = x.data() + (b * S + t) * F;
       if (t >= lengths[b]) {
@@ -92,8 +123,10 @@ Var AudioFrontEnd::forward_batch_major(Graph& g, std::span<const float> features
         continue;
       }
       const float* src = features.data() + (t * B + b) * F;
-      for (int64_t f = 0; f < F; ++f)
-        dst[f] = norm ? (src[f] - config_.mean[f]) / config_.stddev[f] : src[f];
+      for (int64_t f = 0; f < F; ++f) {
+        const auto v = static_cast<float>(src[f] - utt[static_cast<size_t>(f)]);
+        dst[f] = norm ? (v - config_.mean[f]) / config_.stddev[f] : v;
+      }
     }
     out_lengths[b] = static_cast<int32_t>(AudioFrontEndConfig::output_frames(lengths[b]));
   }

@@ -59,15 +59,19 @@ SpokenSet features_of(const SpeechCorpus& corpus, const TrainConfig& c, std::ost
   return set;
 }
 
-// The front end's normalisation: the mean and deviation of every bin over the training frames.
-AudioFrontEndConfig normalisation(const CorpusFeatures& f) {
+// The front end's normalisation: the mean and deviation of every bin over the training frames
+// (after each utterance's own mean, with utterance_mean).
+AudioFrontEndConfig normalisation(const CorpusFeatures& f, bool utterance_mean) {
   AudioFrontEndConfig front;
   front.features = f.bins;
+  front.utterance_mean = utterance_mean;
   std::vector<double> s1(static_cast<size_t>(f.bins)), s2(static_cast<size_t>(f.bins));
   int64_t n = 0;
   for (const auto& u : f.frames) {
+    const std::vector<float> own =
+        utterance_mean ? bin_means(u, f.bins) : std::vector<float>(static_cast<size_t>(f.bins));
     for (size_t k = 0; k < u.size(); ++k) {
-      const double v = u[k];
+      const double v = u[k] - own[k % own.size()];
       s1[k % s1.size()] += v;
       s2[k % s1.size()] += v * v;
     }
@@ -149,8 +153,10 @@ class SpeechTask final : public TrainingTask {
       for (size_t i : ids) {
         masked.push_back(cfg_.wave_augment.enabled() ? augmented(i, rng)
                                                      : train_.features.frames[i]);
-        if (cfg_.spec_augment.enabled)
-          spec_augment(masked.back(), train_.features.bins, fill_, cfg_.spec_augment, rng);
+        if (cfg_.spec_augment.enabled)  // masked to the mean the front end subtracts
+          spec_augment(masked.back(), train_.features.bins,
+                       cfg_.utterance_mean ? bin_means(masked.back(), train_.features.bins) : fill_,
+                       cfg_.spec_augment, rng);
       }
       std::vector<std::span<const float>> frames(masked.begin(), masked.end());
       b = make_audio_batch(frames, train_.features.bins, tgt, AudioFrontEndConfig::kMinFrames);
@@ -266,7 +272,7 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   encode(train);
   encode(valid);
   // the model: the family's config with its front end (normalised by the training set)
-  AudioFrontEndConfig front = normalisation(train.features);
+  AudioFrontEndConfig front = normalisation(train.features, cfg.utterance_mean);
   front.channels = cfg.front_channels;
   set_audio(cfg.model, front);
   set_vocabularies(cfg.model, 0, vocab.size());

@@ -79,6 +79,64 @@ TEST(AudioFrontEnd, NormalisesBeforeTheConvolutions) {
     }
 }
 
+// utterance_mean: each utterance's own mean per bin, over its real frames only, goes before mu and
+// sigma: the same output as the plain front end on frames centred by hand, and a constant added
+// to a bin of one utterance (a channel's tilt) changes nothing
+TEST(AudioFrontEnd, SubtractsEachUtterancesOwnMean) {
+  AudioFrontEndConfig with = small();
+  with.utterance_mean = true;
+  Rng rng(8);
+  for (int64_t f = 0; f < with.features; ++f) {
+    with.mean.push_back(rng.uniform(-0.2f, 0.2f));
+    with.stddev.push_back(rng.uniform(0.5f, 2.f));
+  }
+  AudioFrontEndConfig plain = with;
+  plain.utterance_mean = false;
+  ParameterStore s1, s2;
+  Rng i1(9), i2(9);
+  const AudioFrontEnd a(with, Scope(s1, i1)), b(plain, Scope(s2, i2));
+  const int64_t S = 17, B = 2, F = 11;
+  const std::vector<int32_t> len = {17, 10};
+  std::vector<float> raw = frames(S, B, F, rng);
+  for (int64_t t = 10; t < S; ++t)  // padding of utterance 1: large, and never averaged
+    for (int64_t f = 0; f < F; ++f) raw[static_cast<size_t>((t * B + 1) * F + f)] = 100.f;
+  std::vector<float> centred = raw, shifted = raw;
+  for (int64_t n = 0; n < B; ++n)
+    for (int64_t f = 0; f < F; ++f) {
+      double m = 0;
+      for (int64_t t = 0; t < len[static_cast<size_t>(n)]; ++t)
+        m += raw[static_cast<size_t>((t * B + n) * F + f)];
+      m /= len[static_cast<size_t>(n)];
+      for (int64_t t = 0; t < len[static_cast<size_t>(n)]; ++t) {
+        const auto k = static_cast<size_t>((t * B + n) * F + f);
+        centred[k] = static_cast<float>(raw[k] - m);
+        shifted[k] = raw[k] + 3.f * static_cast<float>(f) - 5.f;
+      }
+    }
+  std::vector<int32_t> oa(2), ob(2), oc(2);
+  Graph g(Mode::Inference);
+  Var ya = a.forward(g, raw, S, len, oa), yb = b.forward(g, centred, S, len, ob),
+      yc = a.forward(g, shifted, S, len, oc);
+  ASSERT_EQ(ya.shape(), yb.shape());
+  EXPECT_EQ(oa, ob);
+  for (int64_t t = 0; t < ya.dim(0); ++t)
+    for (int64_t n = 0; n < B; ++n) {
+      if (t >= oa[static_cast<size_t>(n)]) continue;
+      for (int64_t d = 0; d < 5; ++d) {
+        const int64_t k = (t * B + n) * 5 + d;
+        EXPECT_NEAR(ya.value().data()[k], yb.value().data()[k], 1e-4);
+        EXPECT_NEAR(ya.value().data()[k], yc.value().data()[k], 1e-4);
+      }
+    }
+  // stored with the model; a config without the key (an older model) reads as false
+  EXPECT_TRUE(AudioFrontEndConfig::from_json(with.to_json()).utterance_mean);
+  nlohmann::json old = plain.to_json();
+  old.erase("utterance_mean");
+  EXPECT_FALSE(AudioFrontEndConfig::from_json(old).utterance_mean);
+  const std::vector<float> m = bin_means(std::vector<float>{1, 2, 3, 6}, 2);
+  EXPECT_EQ(m, (std::vector<float>{2, 4}));
+}
+
 TEST(AudioFrontEnd, AnUtteranceInABatchIsAsAlone) {
   ParameterStore store;
   Rng init(4), rng(5);

@@ -3,6 +3,11 @@
 // "Speech-Transformer", section 3.1):
 //   x'  = (x - mu) / sigma                  [B, S, F]   global mean and deviation per bin,
 //                                                       of the training set (stored here)
+//   or, with utterance_mean (Kaldi's apply-cmvn per utterance, means only; ESPnet's
+//   utterance_mvn without variances: a fixed channel, a voice's or a recording chain's spectral
+//   tilt, is a constant per bin in the log domain, and goes):
+//   x'  = (x - mean_t(x) - mu) / sigma      mean_t over the utterance's own frames, and mu,
+//                                           sigma the training set's after that subtraction
 //   h1  = ReLU(conv_3x3/2(x'))             [B, S1, F1, C]   1 -> C channels, stride 2
 //   h2  = ReLU(conv_3x3/2(h1))             [B, S2, F2, C]   C -> C, stride 2
 //   out = W [h2 over (F2, C)] + b          [S2, B, D]   time-major, as the RNN encoder reads it
@@ -25,11 +30,12 @@
 namespace heed {
 
 struct AudioFrontEndConfig {
-  int64_t features = 80;      // F, filterbank bins
-  int64_t channels = 32;      // C
-  int64_t dim = 320;          // D
-  std::vector<float> mean;    // mu [F]; empty until the trainer sets it (then: none applied)
-  std::vector<float> stddev;  // sigma [F]
+  int64_t features = 80;        // F, filterbank bins
+  int64_t channels = 32;        // C
+  int64_t dim = 320;            // D
+  std::vector<float> mean;      // mu [F]; empty until the trainer sets it (then: none applied)
+  std::vector<float> stddev;    // sigma [F]
+  bool utterance_mean = false;  // each utterance's mean per bin subtracted first
 
   // frames after subsampling: ((S - 3) / 2 + 1 - 3) / 2 + 1, and 0 for S < 7
   static int64_t subsampled(int64_t frames);
@@ -38,11 +44,14 @@ struct AudioFrontEndConfig {
   static int64_t output_frames(int64_t frames) {
     return subsampled(frames < kMinFrames ? kMinFrames : frames);
   }
-  // {"features", "channels", "dim", "mean", "stddev"}
+  // {"features", "channels", "dim", "mean", "stddev", "utterance_mean"} (the last optional: false)
   nlohmann::json to_json() const;
   static AudioFrontEndConfig from_json(const nlohmann::json& j);
   std::string describe() const;  // "conv2d x4 front end (32 channels, 80 bins -> 320)"
 };
+
+// The mean of each of F bins over the frames [T, F] (zeros when T = 0).
+std::vector<float> bin_means(std::span<const float> frames, int64_t F);
 
 class AudioFrontEnd {
  public:

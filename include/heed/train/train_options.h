@@ -172,6 +172,12 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "Channels of the front end's two 3x3 stride-2 convolutions (time and frequency / 4)",
             Bounds::range(1, 1024)},
            c.front_channels);
+  v.flag({"--utterance-mean",
+          "Subtract each utterance's mean per filterbank bin before the training set's global "
+          "normalisation (Kaldi's apply-cmvn per utterance, means only; ESPnet's utterance_mvn "
+          "without variances): a voice's or a channel's fixed spectral tilt goes; stored in the "
+          "model, so that decoding does the same"},
+         c.utterance_mean);
   v.flag({"--spec-augment",
           "SpecAugment (Park et al. 2019, LD policy without time warping): per training "
           "utterance 2 frequency masks of up to 27 bins and 2 time masks of up to min(100, 0.2 "

@@ -51,6 +51,7 @@ struct TrainConfig : LoopOptions {
   double max_audio_seconds = 60;  // a longer recording is refused
   int64_t mel_bins = 80;          // filterbank features per frame
   int64_t front_channels = 32;    // the convolutional front end's channels (nn/audio_front_end.h)
+  bool utterance_mean = false;    // the front end subtracts each utterance's mean per bin first
   SpecAugmentOptions spec_augment;
   WaveAugmentOptions wave_augment;  // speed perturbation, additive noise
 };
