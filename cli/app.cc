@@ -16,6 +16,7 @@
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/quantize.h"
 #include "heed/version.h"
+#include "suggest.h"
 
 namespace heed::cli {
 
@@ -78,10 +79,8 @@ int run(int argc, char** argv) {
                "file, and exit")
       ->configurable(false);
   app.fallthrough();  // --config and --dump-config also after the subcommand
-  app.footer(
-      "Any subcommand also takes --config FILE.toml (options from its [section] of the "
-      "file; the command line wins) and --dump-config (print them as such a file). "
-      "recipes/ holds the files of the published results.");
+  // (each subcommand's help says how it reads --config; CLI11 would print this under it too)
+  app.footer("recipes/ holds the --config files of the published results.");
   heed::cli::DemoCommand demo;
   heed::cli::ScoreCommand score;
   heed::cli::TrainCommand train;
@@ -115,8 +114,9 @@ int run(int argc, char** argv) {
                 "Options can also come from a file: --config FILE.toml reads its [" +
                 sub->get_name() + "] section (`key = value`, named as the flags above; the " +
                 "command line wins), and --dump-config prints the options given as such a file.");
+  std::vector<std::string> args;
   try {
-    std::vector<std::string> args = expand_bench_train(argc, argv);
+    args = expand_bench_train(argc, argv);
     std::vector<const char*> pointers;
     pointers.reserve(args.size());
     for (const auto& a : args) pointers.push_back(a.c_str());
@@ -133,7 +133,9 @@ int run(int argc, char** argv) {
     // --help and --version end here, as CLI11 prints them; a bad command line is an error like
     // any other: one format, exit 2
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    throw UsageError(e.what(), true);
+    const Suggestion hint = did_you_mean(app, {args.begin() + (args.empty() ? 0 : 1), args.end()});
+    if (hint.text.empty()) throw UsageError(e.what(), true);
+    throw UsageError(hint.replaces ? hint.text : hint.text + " (" + e.what() + ")", true);
   }
   if (dump_config) {
     std::cout << heed::cli::config_sections(app.config_to_str(false, false));

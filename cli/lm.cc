@@ -24,17 +24,24 @@ void LmCommand::add(CLI::App& parent) {
                   "sentence per line (use the training targets only)")
       ->required()
       ->check(CLI::ExistingPath);
-  app->add_option("--format", format,
-                  "cmudict | text | audio (a speech manifest or Kaldi data directory: its "
-                  "normalised transcripts; default: by the file's first line)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, CorpusFormat>{{"auto", CorpusFormat::Auto},
-                                              {"cmudict", CorpusFormat::Cmudict},
-                                              {"text", CorpusFormat::Parallel},
-                                              {"audio", CorpusFormat::Audio}}));
-  add_enum_option(*app, "--units", units,
-                  "Units of a sentence: word (split at spaces; CMUdict phones) or char (spm: not "
-                  "supported)");
+  app->add_option_function<std::string>(
+         "--format",
+         [this](const std::string& name) {
+           format =
+               name == "text" ? CorpusFormat::Parallel : parse_name<CorpusFormat>(name, "--format");
+         },
+         "auto (by the file's first line) | cmudict (its pronunciations are the sentences) | "
+         "text (one sentence per line) | audio (a speech manifest or Kaldi data directory: its "
+         "normalised transcripts)")
+      ->transform(lowercase, "")
+      ->check(CLI::IsMember(std::vector<std::string>{"auto", "cmudict", "text", "audio"}))
+      ->default_str("auto");
+  app->add_option_function<std::string>(
+         "--units", [this](const std::string& name) { units = parse_name<Units>(name, "--units"); },
+         "Units of a sentence: word (split at spaces; CMUdict phones) or char")
+      ->transform(lowercase, "")
+      ->check(CLI::IsMember(std::vector<std::string>{"word", "char"}))
+      ->default_str(name_of(units));
   app->add_option("--order", order, "n, the longest n-gram")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
@@ -42,7 +49,6 @@ void LmCommand::add(CLI::App& parent) {
 }
 
 int LmCommand::run() const {
-  check(units != Units::Spm, "lm: --units spm is not supported (word or char)");
   const CorpusFormat f = format == CorpusFormat::Auto ? detect_format(train) : format;
   std::vector<std::vector<std::string>> sentences;
   auto add = [&](const std::string& s) {
