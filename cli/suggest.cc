@@ -75,11 +75,11 @@ Suggestion did_you_mean(const CLI::App& app, const std::vector<std::string>& arg
     }
     if (std::find(commands.begin(), commands.end(), w) == commands.end()) {
       const std::string near = nearest_name(w, commands);
-      if (!near.empty())
-        return {"unknown subcommand '" + w + "'; did you mean '" + near + "'?", true};
-      std::string known;
-      for (const std::string& c : commands) known += (known.empty() ? "" : ", ") + c;
-      return {"unknown subcommand '" + w + "' (heed's subcommands: " + known + ")", true};
+      std::string text = "unknown subcommand '" + w + "'";
+      if (!near.empty()) return {text.append("; did you mean '").append(near).append("'?"), true};
+      text += " (heed's subcommands: ";
+      for (size_t c = 0; c < commands.size(); ++c) text.append(c ? ", " : "").append(commands[c]);
+      return {text.append(")"), true};
     }
     sub = app.get_subcommand(w);
     break;
@@ -96,9 +96,14 @@ Suggestion did_you_mean(const CLI::App& app, const std::vector<std::string>& arg
         std::find(top.begin(), top.end(), name) != top.end())
       continue;
     const std::string near = nearest_name(name, own);
-    if (!near.empty())
-      return {"unknown option --" + name + " of " + sub->get_name() + "; did you mean --" + near +
-              "?"};
+    if (!near.empty()) {
+      std::string text = "unknown option --" + name;
+      return {text.append(" of ")
+                  .append(sub->get_name())
+                  .append("; did you mean --")
+                  .append(near)
+                  .append("?")};
+    }
   }
   return {};
 }
