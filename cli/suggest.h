@@ -1,7 +1,8 @@
 // Did-you-mean for a command line CLI11 refused: the subcommand, or the long option of the
 // subcommand given, nearest a word it does not know (`heed trian`, `translate --beam-size 5`),
 // as git and cargo answer a typo.
-// Leaves out: parsing (CLI11 does; this reads the words again only to name the nearest).
+// Leaves out: parsing (CLI11 does; this reads the words again only to name the nearest), the
+// nearness of names (util/nearest.h).
 #pragma once
 
 #include <string>
@@ -10,11 +11,6 @@
 #include <CLI/CLI.hpp>
 
 namespace heed::cli {
-
-// The nearest of `names` to `word`: at most max(1, (|word| + 2) / 3) edits away (insertions,
-// deletions, substitutions, swaps of neighbours), the first of the nearest on a tie; else a name
-// that is the word with a dash-separated part more or less (beam-size: beam); else empty.
-std::string nearest_name(const std::string& word, const std::vector<std::string>& names);
 
 // For args (argv without the program) that `app` refused: "unknown subcommand 'trian'; did you
 // mean 'train'?" (or the list of subcommands when none is near), or "unknown option --beam-size

@@ -1,6 +1,5 @@
-// Did-you-mean: the nearest name within (|word| + 2) / 3 edits (a swap of neighbours is one), a
-// name with a dash-separated part more or less, nothing when nothing is near; and on heed's own
-// command line, the subcommand or the subcommand's option that a misspelt word meant.
+// Did-you-mean on heed's command line: the subcommand or the subcommand's option that a misspelt
+// word meant (the nearness of names: tests/util/nearest_test.cc).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,21 +9,6 @@
 
 namespace heed::cli {
 namespace {
-
-TEST(DidYouMean, NearestName) {
-  const std::vector<std::string> commands = {"train", "translate", "transcribe", "score"};
-  EXPECT_EQ(nearest_name("trian", commands), "train");  // a swap
-  EXPECT_EQ(nearest_name("tran", commands), "train");   // a letter missing
-  EXPECT_EQ(nearest_name("translat", commands), "translate");
-  EXPECT_EQ(nearest_name("scores", commands), "score");
-  EXPECT_EQ(nearest_name("xyzzy", commands), "");
-  EXPECT_EQ(nearest_name("s", commands), "");  // one letter: within 1 edit of nothing here
-  const std::vector<std::string> options = {"beam", "model", "n-best", "warmup"};
-  EXPECT_EQ(nearest_name("beam-size", options), "beam");  // a part too many
-  EXPECT_EQ(nearest_name("nbest", options), "n-best");
-  EXPECT_EQ(nearest_name("warmup-steps", options), "warmup");
-  EXPECT_EQ(nearest_name("lr", options), "");
-}
 
 TEST(DidYouMean, SubcommandsAndTheirOptions) {
   CLI::App app{"test"};
