@@ -89,7 +89,16 @@ async function start() {
   models = await (await fetch("/models")).json();
   models.forEach(m => option($("model"), m.name, m.name + " (" + m.family + ")"));
   const q = new URLSearchParams(location.search);
-  if (q.get("model")) $("model").value = q.get("model");
+  if (q.get("model")) {
+    if (models.some(m => m.name === q.get("model"))) {
+      $("model").value = q.get("model");
+    } else {  // say so, rather than leave the choice blank
+      const d = document.createElement("div"); d.className = "err"; d.id = "unknown-model";
+      d.textContent = "no model named '" + q.get("model") + "' here; the models: " +
+        models.map(m => m.name).join(", ");
+      $("results").appendChild(d);
+    }
+  }
   showChoices();
   if (q.get("layer")) $("layer").value = q.get("layer");
   if (q.get("head")) $("head").value = q.get("head");

@@ -1,8 +1,11 @@
 // The request decoder of heed serve (see the header).
 #include "heed/serve/request.h"
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
+
+#include "heed/util/nearest.h"
 
 namespace heed::serve {
 
@@ -59,6 +62,19 @@ nlohmann::json object_body(const std::string& body) {
   json j = json_body(body);
   if (!j.is_object()) throw HttpError{400, "the body must be a JSON object"};
   return j;
+}
+
+void check_keys(const json& j, const std::vector<std::string>& known, const std::string& what) {
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string message = "unknown ";
+    message.append(what).append(" \"").append(key).append("\"");
+    if (const std::string near = nearest_name(key, known); !near.empty())
+      message.append(" (did you mean \"").append(near).append("\"?)");
+    message += "; known: ";
+    for (size_t i = 0; i < known.size(); ++i) message.append(i ? ", " : "").append(known[i]);
+    throw HttpError{400, message};
+  }
 }
 
 bool flag_field(const json& j, const char* key) {
@@ -122,6 +138,7 @@ json onmt_request(const json& j) {
   for (const json& item : j) {
     if (!item.is_object() || !item.contains("src") || !item["src"].is_string())
       throw HttpError{400, "each item must be an object with a \"src\" string"};
+    check_keys(item, {"src", "id"});
     if (item.contains("id")) {
       const json id = item["id"].is_string() ? item["id"] : json(item["id"].dump());
       if (sel.contains("model") && sel["model"] != id)

@@ -128,6 +128,8 @@ struct Server::Impl {
 
   void post_translate(const std::string& body, httplib::Response& res) {
     const json j = object_body(body);
+    check_keys(j, {"src", "model", "beam", "n_best", "length_penalty", "layer", "head", "attention",
+                   "svg"});
     Model& m = model_named(j, false);
     const bool attention = flag_field(j, "attention");
     const bool svg = flag_field(j, "svg");
@@ -179,6 +181,7 @@ struct Server::Impl {
 
   void post_classify(const std::string& body, httplib::Response& res) {
     const json j = object_body(body);
+    check_keys(j, {"src", "model", "attention", "svg"});
     Model& m = model_named(j, true);
     const bool attention = flag_field(j, "attention");
     const bool svg = flag_field(j, "svg");
@@ -218,6 +221,7 @@ struct Server::Impl {
                        httplib::Response& res) {
     json q = json::object();
     for (const auto& [k, v] : req.params) q[k] = v;
+    check_keys(q, {"model", "beam", "n_best", "timestamps"}, "query parameter");
     Model& m = model_named(q, Kind::Recognizer);
     auto number = [&](const char* key, int fallback) {
       if (!req.has_param(key)) return fallback;
@@ -433,6 +437,25 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(page_html(), "text/html; charset=utf-8");
   });
+  // a route asked with the wrong method: 405 and the method it takes (HTTP's Allow), not 404
+  auto wrong_method = [](const char* allow) {
+    return [allow](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", allow);
+      reply(res, 405, {{"error", req.method + " " + req.path + ": this route takes " + allow}});
+    };
+  };
+  for (const char* route : {"/translate", "/translator/translate", "/classify", "/transcribe"}) {
+    http.Get(route, wrong_method("POST"));
+    http.Put(route, wrong_method("POST"));
+    http.Delete(route, wrong_method("POST"));
+    http.Patch(route, wrong_method("POST"));
+  }
+  for (const char* route : {"/health", "/models", "/metrics", "/"}) {
+    http.Post(route, wrong_method("GET"));
+    http.Put(route, wrong_method("GET"));
+    http.Delete(route, wrong_method("GET"));
+    http.Patch(route, wrong_method("GET"));
+  }
 }
 
 Server::~Server() = default;

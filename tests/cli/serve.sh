@@ -156,6 +156,25 @@ for body in (b'{"src": ["A\xff"], "model": "g2p"}',
              b'{"src": ["A"], "model": "g2p", "beam": 4294967297}'):
     st, ctype, j = post("/translate", body, raw=True)
     assert st == 400 and ctype == "application/json" and j["error"], (body, st, j)
+# an unknown key is refused, naming it and the key meant, not decoded as if never asked
+# (OpenNMT-py's items and /transcribe's query likewise)
+st, _, j = post("/translate", {"src": ["A"], "model": "g2p", "beam_size": 5})
+assert st == 400 and 'unknown key "beam_size" (did you mean "beam"?)' in j["error"], (st, j)
+st, _, j = post("/classify", {"src": ["good"], "model": "sst", "atention": True})
+assert st == 400 and '"atention" (did you mean "attention"?)' in j["error"], (st, j)
+st, _, j = post("/translator/translate", [{"src": "A", "id": "g2p", "beam": 2}])
+assert st == 400 and 'unknown key "beam"' in j["error"], (st, j)
+st, _, j = post("/transcribe?modle=x", "", raw=True)
+assert st == 400 and 'unknown query parameter "modle" (did you mean "model"?)' in j["error"], (st, j)
+# a route asked with the wrong method: 405 and Allow, not 404
+for method, path, allow in (("GET", "/translate", "POST"), ("PUT", "/classify", "POST"),
+                            ("POST", "/health", "GET"), ("DELETE", "/models", "GET")):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+    c.request(method, path)
+    r = c.getresponse()
+    body = json.loads(r.read())
+    c.close()
+    assert r.status == 405 and r.getheader("Allow") == allow and body["error"], (method, path)
 
 # a chunked body past --max-body (65536) is refused with 413 once the limit is passed, however
 # much the client goes on sending (cpp-httplib alone read it whole)
@@ -234,6 +253,11 @@ timeout 120 chromium "${flags[@]}" --dump-dom "$url" > "$work/dom.html" 2> "$wor
   fail "chromium: $(tail -3 "$work/chromium.log")"
 grep -q '<svg' "$work/dom.html" || fail "no heatmap in the page's DOM"
 [ "$(grep -o 'class="tgt"' "$work/dom.html" | wc -l)" -eq 2 ] || fail "not two outputs on the page"
+# an unknown ?model= is said on the page, not left blank
+timeout 120 chromium "${flags[@]}" --dump-dom "http://127.0.0.1:$port/?model=nope" \
+  > "$work/dom2.html" 2>> "$work/chromium.log" || fail "chromium: $(tail -3 "$work/chromium.log")"
+grep -q "no model named 'nope' here; the models: g2p, tf" "$work/dom2.html" ||
+  fail "an unknown model is not said on the page"
 timeout 120 chromium "${flags[@]}" --window-size=1000,900 --screenshot="$work/shot.png" "$url" \
   > /dev/null 2>> "$work/chromium.log" || fail "chromium: $(tail -3 "$work/chromium.log")"
 python3 - "$work/shot.png" <<PY || fail "the screenshot"

@@ -42,6 +42,10 @@ struct ModelShape {
 nlohmann::json json_body(const std::string& body);
 // The body as a JSON object (/translate, /classify), or a 400.
 nlohmann::json object_body(const std::string& body);
+// A 400 for the first key of the object j that is not among `known` ("beam_size": the request
+// would otherwise decode as if it had not asked), naming it, the nearest known key and them all.
+void check_keys(const nlohmann::json& j, const std::vector<std::string>& known,
+                const std::string& what = "key");
 // A true/false field ("attention", "svg"); absent or null: false.
 bool flag_field(const nlohmann::json& j, const char* key);
 // The sentences of "src" (a string or a list of them), checked against the limits.
