@@ -155,12 +155,12 @@ int TrainCommand::run() {
     return 0;
   }
   if (options.task == Task::Classify) {
-    std::cout << "best dev acc " << r.loop.best_metric << " after " << r.loop.steps << " steps, "
-              << r.loop.minutes << " min";
+    std::cout << "best dev acc " << r.loop.best_metric << " at step " << r.loop.best_step << " of "
+              << r.loop.steps << ", " << r.loop.minutes << " min";
     if (r.test_accuracy >= 0) std::cout << "; test acc " << r.test_accuracy;
   } else {
-    std::cout << "best dev " << r.loop.metric_name << " " << r.loop.best_metric << " after "
-              << r.loop.steps << " steps, " << r.loop.minutes << " min";
+    std::cout << "best dev " << r.loop.metric_name << " " << r.loop.best_metric << " at step "
+              << r.loop.best_step << " of " << r.loop.steps << ", " << r.loop.minutes << " min";
   }
   std::cout << "; model in " << options.seq2seq.save_dir << "\n";
   return 0;

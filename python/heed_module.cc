@@ -463,6 +463,7 @@ py::dict train(const py::dict& keywords, int threads) {
   py::dict out;
   out["metric"] = r.loop.metric_name;
   out["best_metric"] = r.loop.best_metric;
+  out["best_step"] = r.loop.best_step;
   out["steps"] = r.loop.steps;
   out["epochs"] = r.loop.epochs;
   out["minutes"] = r.loop.minutes;
@@ -638,6 +639,6 @@ PYBIND11_MODULE(_heed, m) {
 
   m.def("train", &heed::python::train, py::arg("options"), py::arg("threads") = 0,
         "Trains as `heed train` does on a dict of its options (flag names, without dashes); "
-        "returns what the run reached (metric, best_metric, steps, epochs, minutes, "
+        "returns what the run reached (metric, best_metric, best_step, steps, epochs, minutes, "
         "test_accuracy with a test file, save).");
 }

@@ -113,8 +113,8 @@ def train(config: Union[str, os.PathLike, Mapping[str, object], None] = None, *,
     name too: unidirectional=True); keyword options are more flags and win over both. Each
     value has its flag's type (int, number, bool, a name, a list of ints) and bounds.
     threads: as `heed --threads` (0: all cores). Returns what the run reached: metric,
-    best_metric, steps, epochs, minutes, save (and test_accuracy with a test file). Raises
-    ValueError for a bad option or input, FileNotFoundError for a missing file.
+    best_metric, best_step, steps, epochs, minutes, save (and test_accuracy with a test file).
+    Raises ValueError for a bad option or input, FileNotFoundError for a missing file.
     """
     flags: dict[str, object] = {}
     if isinstance(config, (str, os.PathLike)):

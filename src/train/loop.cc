@@ -240,6 +240,7 @@ class TrainingRun {
     if (root_) trim_training_log(curve_path_, state_.step);
     sched_.load_state(state_.schedule);
     best_ = state_.extra.at("best").get<double>();
+    best_step_ = state_.extra.value("best_step", int64_t{0});  // absent from older checkpoints
     bad_epochs_ = json_integer<int>(state_.extra, "bad_epochs", ckpt_ + "/trainer_state.json");
     minutes_before_ = state_.extra.value("minutes", 0.0);  // absent from older checkpoints
     if (state_.data_position > 0 && state_.extra.contains("loss_avg")) {
@@ -311,6 +312,7 @@ class TrainingRun {
            << 1000 * result_.comm_seconds / static_cast<double>(result_.run_steps)
            << " ms per step: waiting for the other ranks and summing gradients)\n";
     result_.best_metric = best_;
+    result_.best_step = best_step_;
     result_.steps = state_.step;
     result_.minutes = minutes();
     return result_;
@@ -362,6 +364,7 @@ class TrainingRun {
     state_.data_position = position;
     state_.schedule = sched_.state();
     state_.extra = {{"best", best_},
+                    {"best_step", best_step_},
                     {"bad_epochs", bad_epochs_},
                     {"minutes", minutes()},
                     {"seed", std::to_string(o_.seed)},
@@ -387,6 +390,7 @@ class TrainingRun {
       better = lower_better_ ? v.metric < best_ : v.metric > best_;
       if (better) {
         best_ = v.metric;
+        best_step_ = state_.step;
         if (root_) save_model(o_.save_dir, config_, params_);
       }
     });
@@ -498,8 +502,13 @@ class TrainingRun {
   // The progress line: the epoch's batches, the loss's moving average, the rate, time and ETA.
   void progress(int64_t epoch, int64_t k, int64_t first, size_t batches, int64_t tokens,
                 double secs) {
-    double per_batch = secs / static_cast<double>(k + 1 - first);
-    double eta = per_batch * static_cast<double>(static_cast<int64_t>(batches) - k - 1);
+    // to the end of the run, by whichever budget ends it first: the epochs left (at this
+    // epoch's size), --max-steps, --max-minutes
+    const double per_batch = secs / static_cast<double>(k + 1 - first);
+    const auto n = static_cast<int64_t>(batches);
+    double eta = per_batch * static_cast<double>(n - k - 1 + (o_.epochs - epoch - 1) * n);
+    if (o_.max_steps > 0)
+      eta = std::min(eta, per_batch * static_cast<double>(o_.max_steps - state_.step));
     if (o_.max_minutes > 0) eta = std::min(eta, 60 * (o_.max_minutes - minutes()));
     char line[200];
     std::snprintf(line, sizeof line,
@@ -592,6 +601,7 @@ class TrainingRun {
   const BatchOptions batching_;
   TrainerState state_;
   double best_;
+  int64_t best_step_ = 0;  // the step whose weights are the best so far
   int bad_epochs_ = 0;
   // the training loss's moving average over the epoch so far (the progress line, train.jsonl);
   // kept in checkpoints, so that a run resumed inside an epoch logs what it would have

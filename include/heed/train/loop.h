@@ -96,6 +96,7 @@ struct LoopResult {
   double best_metric = 0;
   std::string metric_name;
   int64_t steps = 0;
+  int64_t best_step = 0;  // the step of the best validation (the weights saved)
   int epochs = 0;
   double minutes = 0;
   // this run's training steps alone (not validation or checkpoints): their count, the tokens
