@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
   --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log"
-grep -q "best dev WER" "$work/train.log" || fail "no training summary"
+grep -q "best dev WER [0-9.]* at step 30 of 30," "$work/train.log" ||
+  fail "no training summary naming the best step: $(tail -1 "$work/train.log")"
 for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
   [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
 done
