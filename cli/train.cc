@@ -1,7 +1,11 @@
 // `heed train`: the option list of train/train_options.h as flags, then the library's train().
 // Leaves out: the options themselves and what they mean (train/train_options.h, the families'
 // configure), and training (train/).
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <streambuf>
 #include <string>
 #include <type_traits>
 
@@ -121,11 +125,45 @@ struct FlagAdder {
 
 // Where training reports: stdout (stderr with --bench, whose JSON owns stdout); nowhere on the
 // ranks of a data-parallel job other than 0, which speaks for them all.
-std::ostream& training_log(bool bench) {
-  static std::ostream nowhere(nullptr);
-  if (!dist::world().root()) return nowhere;
-  return bench ? std::cerr : std::cout;
-}
+// The training log's destinations: stderr unless --quiet, and the --log file (appended), each
+// write to both. A failed write to the file is an Error once training ends (check()).
+class LogSink : public std::streambuf {
+ public:
+  LogSink(const LoopOptions& o)
+      : console_(o.quiet ? nullptr : std::cerr.rdbuf()), path_(o.log_file) {
+    if (path_.empty()) return;
+    file_.open(path_, std::ios::app);
+    check(file_.is_open(), "--log ", path_, ": cannot open for appending (", std::strerror(errno),
+          ")");
+  }
+  void check_written() {
+    if (path_.empty()) return;
+    file_.flush();
+    check(file_.good(), "--log ", path_, ": the log could not be written whole");
+  }
+
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (console_) console_->sputn(s, n);
+    if (file_.is_open()) file_.write(s, n);
+    return n;
+  }
+  int sync() override {
+    if (console_) console_->pubsync();
+    if (file_.is_open()) file_.flush();
+    return 0;
+  }
+
+ private:
+  std::streambuf* console_;
+  std::string path_;
+  std::ofstream file_;
+};
 
 }  // namespace
 
@@ -148,8 +186,16 @@ int TrainCommand::run() {
   dist::join_world();  // under mpirun: this process is one rank of a data-parallel job
   std::optional<BenchRun> bench;
   if (options.seq2seq.measure) bench.emplace(options.seq2seq);
-  const TrainOutcome r = train(options, training_log(bench.has_value()));
-  if (!dist::world().root()) return 0;
+  if (!dist::world().root()) {  // the others say nothing: rank 0 logs the job
+    std::ostream nowhere(nullptr);
+    train(options, nowhere);
+    return 0;
+  }
+  LogSink sink(options.seq2seq);
+  std::ostream log(&sink);
+  const TrainOutcome r = train(options, log);
+  log.flush();
+  sink.check_written();
   if (bench) {
     bench->report(r.loop, options.seq2seq.precision);
     return 0;

@@ -50,7 +50,7 @@ PY
 # an RNN G2P model (a few hundred updates: the attention need not be good, only drawn)
 "$heed" --threads 1 train --train-src "$cmu/cmudict-0.7b.train-dev-20-21" \
   --valid-src "$cmu/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
-  --embed 16 --hidden 32 --max-steps 30 --valid-max 20 --save "$work/g2p" > "$work/g2p.log"
+  --embed 16 --hidden 32 --max-steps 30 --valid-max 20 --save "$work/g2p" > "$work/g2p.log" 2>&1
 printf 'ABANDON\nZYGOTE\nO'"'"'NEILL\n' > "$work/words.txt"
 "$heed" --threads 1 attention --model "$work/g2p" --out "$work/g2p.svg" --beam 3 \
   < "$work/words.txt" > "$work/g2p_out.txt" 2> "$work/g2p_att.log"
@@ -67,7 +67,7 @@ png_check "$work/g2p.png" "$work/g2p.svg"
   --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
   --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 1000 \
   --d-model 16 --heads 2 --ff 32 --layers 2 --warmup 4 --batch-tokens 500 --max-steps 8 \
-  --valid-max 5 --max-positions 128 --save "$work/tf" > "$work/tf.log"
+  --valid-max 5 --max-positions 128 --save "$work/tf" > "$work/tf.log" 2>&1
 head -3 "$m30k/test_2016_flickr.lc.norm.tok.en" > "$work/en.txt"
 "$heed" --threads 1 attention --model "$work/tf" --out "$work/tf.svg" < "$work/en.txt" > /dev/null 2>&1
 "$heed" --threads 1 translate --model "$work/tf" --attention-out "$work/tf.jsonl" < "$work/en.txt" > /dev/null
@@ -94,7 +94,7 @@ grep -q "an ensemble needs" "$work/err.txt" || fail "error: $(cat "$work/err.txt
 # a self-attentive classifier: its hops over the tokens
 "$heed" --threads 1 train --task classify --train "$sst/stsa.binary.train" \
   --valid "$sst/stsa.binary.dev" --embed 8 --hidden 8 --attn-dim 8 --hops 3 --mlp-hidden 8 \
-  --batch 32 --max-steps 5 --save "$work/cls" > "$work/cls.log"
+  --batch 32 --max-steps 5 --save "$work/cls" > "$work/cls.log" 2>&1
 head -4 "$sst/stsa.binary.test" | cut -d' ' -f2- > "$work/sents.txt"
 "$heed" --threads 1 attention --model "$work/cls" --out "$work/cls.svg" < "$work/sents.txt" > "$work/cls_labels.txt" 2>&1
 "$heed" --threads 1 classify --model "$work/cls" --attention-out "$work/cls.jsonl" < "$work/sents.txt" > /dev/null

@@ -16,8 +16,8 @@ train() {
     --attn-dim 16 --hops 2 --penalty 0.1 --mlp-hidden 16 --batch 32 --epochs 1 --checkpoint-every 20 \
     --save "$work/m" "$@"
 }
-train --max-steps 40 > "$work/train.log"
-train --resume > "$work/resume.log"
+train --max-steps 40 > "$work/train.log" 2>&1
+train --resume > "$work/resume.log" 2>&1
 grep -q "resuming from .*step 40" "$work/resume.log" || fail "did not resume at step 40"
 test_acc=$(sed -n 's/^test .* acc \([0-9.]*\) .*/\1/p' "$work/resume.log")
 [ -n "$test_acc" ] || fail "no test report: $(cat "$work/resume.log")"
@@ -39,7 +39,7 @@ for r in rows:
 # the Transformer-encoder baseline with a [CLS] position: trains, saves, classifies the same
 "$heed" --threads 1 train --task classify --model transformer --pooling cls --d-model 16 --heads 2 \
   --ff 32 --layers 1 --mlp-hidden 16 --train "$sst/stsa.binary.train" --valid "$sst/stsa.binary.dev" \
-  --test "$sst/stsa.binary.test" --batch 32 --max-steps 30 --save "$work/tf" > "$work/tf.log"
+  --test "$sst/stsa.binary.test" --batch 32 --max-steps 30 --save "$work/tf" > "$work/tf.log" 2>&1
 grep -q "Transformer-encoder classifier (cls)" "$work/tf.log" || fail "not a Transformer: $(cat "$work/tf.log")"
 grep -q '"model": "transformer-classifier"' "$work/tf/config.json" || fail "config.json"
 tf_acc=$(sed -n 's/^test .* acc \([0-9.]*\) .*/\1/p' "$work/tf.log")
@@ -82,7 +82,7 @@ head -300 "$sst/trees/train.txt" > "$work/train_trees.txt"
 "$heed" --threads 1 train --task classify --train-trees "$work/train_trees.txt" \
   --valid-trees "$sst/trees/dev.txt" --test-trees "$sst/trees/test.txt" --classes 2 --embed 16 \
   --hidden 16 --attn-dim 16 --hops 1 --mlp-hidden 16 --batch 32 --max-steps 10 \
-  --save "$work/trees" > "$work/trees.log"
+  --save "$work/trees" > "$work/trees.log" 2>&1
 phrases=$(python3 -c 'import re, sys
 n = 0
 for line in open(sys.argv[1]):
@@ -101,7 +101,7 @@ for m in kim-cnn conv; do
   "$heed" --threads 1 train --task classify --model $m --train-trees "$work/train_trees.txt" \
     --valid-trees "$sst/trees/dev.txt" --classes 2 --embed 16 --kim-maps 4 --conv-channels 8 \
     --conv-dilations 1,2 --batch 32 --max-steps 10 --adadelta --lr 1 --save "$work/$m" \
-    > "$work/$m.log" || fail "--model $m did not train"
+    > "$work/$m.log" 2>&1 || fail "--model $m did not train"
 done
 grep -q "Kim convolutions of widths 3 4 5, 4 maps each" "$work/kim-cnn.log" || fail "kim: $(head -2 "$work/kim-cnn.log")"
 grep -q "2-layer centred conv encoder, C 8, k 3, receptive field 7" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"

@@ -15,7 +15,7 @@ head -3000 "$d/cmudict-0.7b.train-dev-20-21" > "$work/train"
 head -200 "$d/cmudict-0.7b.train-dev-1-21" > "$work/dev"
 "$heed" --threads 1 train --model ctc --train-src "$work/train" --valid-src "$work/dev" \
   --src-units char --tgt-units word --embed 32 --hidden 64 --batch 32 --lr 3e-3 --epochs 2 \
-  --save "$work/m" > "$work/train.log"
+  --save "$work/m" > "$work/train.log" 2>&1
 grep -q "training pairs cannot be aligned by CTC .*line 14 (AAA -> T R IH P AH L EY)" "$work/train.log" ||
   fail "the unalignable pairs are not named: $(head -2 "$work/train.log")"
 grep -q '"model": "ctc"' "$work/m/config.json" || fail "config.json is not a ctc model's"

@@ -30,7 +30,7 @@ common=(--src-units char --tgt-units word --embed 16 --hidden 32 --dec-hidden 32
         --batch 32 --max-steps 30 --train-src "$work/train" --valid-src "$work/dev")
 for mode in exact reinforce gumbel; do
   "$heed" --threads 1 train --model rnn --attention hard --hard-train $mode "${common[@]}" \
-    --save "$work/$mode" > "$work/$mode.log"
+    --save "$work/$mode" > "$work/$mode.log" 2>&1
   grep -q "\"hard_train\": *\"$mode\"" "$work/$mode/config.json" || fail "$mode: config.json"
   for beam in 1 3; do
     "$heed" --threads 1 translate --model "$work/$mode" --beam $beam \
@@ -67,7 +67,7 @@ alpha_rows "$work/marginal.jsonl" || fail "--hard-marginal: alpha rows"
 # the exact model with the deep output for every position (--readout maxout): saved, reloaded,
 # decoded with one-hot rows and with the marginal
 "$heed" --threads 1 train --model rnn --attention hard --hard-train exact --readout maxout \
-  --readout-dim 8 "${common[@]}" --save "$work/deep" > "$work/deep.log"
+  --readout-dim 8 "${common[@]}" --save "$work/deep" > "$work/deep.log" 2>&1
 grep -q '"readout": *"maxout"' "$work/deep/config.json" || fail "deep: config.json"
 for flag in "" --hard-marginal; do
   "$heed" --threads 1 translate --model "$work/deep" $flag --beam 3 \

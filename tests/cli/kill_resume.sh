@@ -22,7 +22,7 @@ for round in 1 2 3 4 5; do
   if kill -9 "$pid" 2> /dev/null; then kills=$((kills + 1)); fi
   wait "$pid" 2> /dev/null || true
 done
-"${train[@]}" --save "$work/killed" --resume > "$work/last.log"
+"${train[@]}" --save "$work/killed" --resume > "$work/last.log" 2>&1
 [ "$kills" -ge 1 ] || fail "no run was killed (too fast a machine?)"
 for f in model.safetensors checkpoint/model.safetensors checkpoint/optimizer.safetensors; do
   cmp -s "$work/straight/$f" "$work/killed/$f" || fail "$f differs after $kills kills"

@@ -25,7 +25,7 @@ for kind in monotonic mocha waitk; do
     *) flags=(--attention monotonic --monotonic-bias -1) ;;
   esac
   "$heed" --threads 1 train --model rnn "${flags[@]}" "${common[@]}" --train-src "$work/train" \
-    --valid-src "$work/dev" --save "$work/$kind" > "$work/$kind.log"
+    --valid-src "$work/dev" --save "$work/$kind" > "$work/$kind.log" 2>&1
   "$heed" --threads 1 translate --model "$work/$kind" < "$work/words" > "$work/$kind.offline"
   "$heed" --threads 1 translate --model "$work/$kind" --online --latency-out "$work/$kind.jsonl" \
     < "$work/words" > "$work/$kind.online"
@@ -58,7 +58,7 @@ grep -q 'stroke="#e61e1e"' "$work/a.svg" || grep -q 'rgb(230,30,30)' "$work/a.sv
 # t is the same whether or not later units were read
 "$heed" --threads 1 train --model rnn --attention monotonic --monotonic-bias -1 --encoder conv \
   --conv-causal --conv-kernel 2 --conv-dilations 1,2 --conv-channels 32 "${common[@]}" \
-  --train-src "$work/train" --valid-src "$work/dev" --save "$work/conv" > "$work/conv.log"
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/conv" > "$work/conv.log" 2>&1
 grep -q "2-layer causal conv encoder, C [0-9]*, k [0-9]*, receptive field 4" "$work/conv.log" || fail "conv: $(head -2 "$work/conv.log")"
 "$heed" --threads 1 translate --model "$work/conv" < "$work/words" > "$work/conv.offline"
 "$heed" --threads 1 translate --model "$work/conv" --online < "$work/words" > "$work/conv.online" 2> "$work/conv.err"
@@ -109,7 +109,7 @@ for l in open(sys.argv[1]):
   --src-units char --tgt-units word --d-model 32 --heads 2 --ff 64 --layers 1 --batch 32 \
   --epochs 1 --latency-weight 0.1 --latency-gather weighted --latency-var-weight 0.01 \
   --head-drop 0.5 \
-  --train-src "$work/train" --valid-src "$work/dev" --save "$work/mma" > "$work/mma.log"
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/mma" > "$work/mma.log" 2>&1
 python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -128,7 +128,7 @@ assert c == [0.1, "weighted", 0.01, 0.5], c' "$work/mma/config.json" || fail "mm
 "$heed" --threads 1 train --model transformer --attention mocha --chunk 1000 --causal-encoder \
   --monotonic-policy shared --src-units char --tgt-units word --d-model 32 --heads 2 --ff 64 \
   --layers 2 --batch 32 --epochs 1 --latency-weight 0.01 \
-  --train-src "$work/train" --valid-src "$work/dev" --save "$work/tmilk" > "$work/tmilk.log"
+  --train-src "$work/train" --valid-src "$work/dev" --save "$work/tmilk" > "$work/tmilk.log" 2>&1
 grep -q "mocha heads w 1000 on one shared policy" "$work/tmilk.log" || fail "tmilk: $(head -1 "$work/tmilk.log")"
 python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))
@@ -151,7 +151,7 @@ set -e
 # warm-up stay in its config
 "$heed" --threads 1 train --model rnn --attention mocha --chunk 1000 --latency-weight 0.01 \
   --latency-warmup 20 "${common[@]}" --train-src "$work/train" --valid-src "$work/dev" \
-  --save "$work/milk" > "$work/milk.log"
+  --save "$work/milk" > "$work/milk.log" 2>&1
 python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))

@@ -65,7 +65,7 @@ grep -q "killed before its first checkpoint (train.jsonl, checkpoint.tmp): start
 if grep -q '"loss": 9' "$work/early/train.jsonl"; then fail "the started-over run kept the old record"; fi
 # a run whose step budget is spent, resumed: re-evaluates, trains nothing, records nothing
 before=$(wc -l < "$work/m/train.jsonl")
-"${train[@]}" --max-steps 5 --save "$work/m" --resume > "$work/again.log"
+"${train[@]}" --max-steps 5 --save "$work/m" --resume > "$work/again.log" 2>&1
 grep -qE '"step": 5,?$' "$work/m/checkpoint/trainer_state.json" || fail "a spent budget trained on"
 grep -q "nothing trained" "$work/again.log" || fail "no word of the spent budget: $(cat "$work/again.log")"
 [ "$(wc -l < "$work/m/train.jsonl")" -eq "$before" ] || fail "a re-evaluation added to train.jsonl"

@@ -17,7 +17,7 @@ need_chromium "$work" || fail "could not install chromium: $(tail -3 "$work/apt.
 "$heed" --threads 1 train --train-src "$cmu/cmudict-0.7b.train-dev-20-21" \
   --valid-src "$cmu/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
   --embed 16 --hidden 32 --max-steps 60 --valid-every 10 --valid-max 20 \
-  --save "$work/g2p" > "$work/train.log"
+  --save "$work/g2p" > "$work/train.log" 2>&1
 "$heed" --threads 1 report --model "$work/g2p" --src "$cmu/cmudict-0.7b.test" --beam 1 \
   --samples 2 --out "$work/report.html" 2> "$work/report.log"
 # no network: nothing the page needs comes from elsewhere

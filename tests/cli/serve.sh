@@ -44,7 +44,7 @@ start() {
 "$heed" --threads 1 train --model transformer --attention monotonic --monotonic-bias 0 --layers 2 \
   --monotonic-layers 1 --src-units char --tgt-units word --d-model 16 --heads 2 --ff 32 \
   --batch 8 --epochs 1 --train-src "$words" --valid-src "$words" --save "$work/pruned" \
-  > "$work/pruned.log"
+  > "$work/pruned.log" 2>&1
 "$heed" --threads 1 translate --model "$work/pruned" --attention-layer 1 --attention-head 1 \
   --attention-out "$work/pruned.att.jsonl" < "$words" > "$work/pruned.txt"
 if "$heed" --threads 1 translate --model "$work/pruned" --attention-layer 0 \

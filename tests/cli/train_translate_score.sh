@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
-  --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log"
+  --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log" 2>&1
 grep -q "best dev WER [0-9.]* at step 30 of 30," "$work/train.log" ||
   fail "no training summary naming the best step: $(tail -1 "$work/train.log")"
 for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
@@ -95,7 +95,7 @@ grep -q -- "--n-best must be in 1..--beam (1), got 2" "$work/err" || fail "no me
   --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
-  --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log"
+  --attn-dim 8 --batch 32 --max-steps 40 --valid-max 40 --save "$work/m" --resume > "$work/resume.log" 2>&1
 grep -q "resuming from .*step 30" "$work/resume.log" || fail "did not resume at step 30"
 
 # checkpoint averaging: --keep-epochs keeps the last 2 epoch snapshots, heed average makes a
@@ -104,7 +104,7 @@ head -300 "$data/cmudict/cmudict-0.7b.train-dev-1-21" > "$work/small.dict"
 "$heed" --threads 1 train --model rnn --train-src "$work/small.dict" --valid-src "$work/small.dict" \
   --src-units char --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 \
   --attn-dim 8 --batch 64 --epochs 3 --patience 5 --keep-epochs 2 --valid-max 20 \
-  --save "$work/kept" > "$work/kept.log"
+  --save "$work/kept" > "$work/kept.log" 2>&1
 [ "$(ls "$work/kept/epochs")" = "$(printf 'epoch_2.safetensors\nepoch_3.safetensors')" ] \
   || fail "--keep-epochs 2 did not keep exactly epochs 2 and 3: $(ls "$work/kept/epochs")"
 "$heed" average --model "$work/kept" --last 2 --out "$work/avg" | grep -q "averaged epochs 2..3" \
@@ -121,7 +121,7 @@ for steps in 5 8; do
     --train-tgt "$m30k/train.lc.norm.tok.de" --valid-src "$m30k/val.lc.norm.tok.en" \
     --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
     --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 --batch-tokens 600 \
-    --max-steps "$steps" --valid-max 20 --save "$work/spm" "${extra[@]}" > "$work/spm.log"
+    --max-steps "$steps" --valid-max 20 --save "$work/spm" "${extra[@]}" > "$work/spm.log" 2>&1
 done
 grep -q "resuming from .*step 5" "$work/spm.log" || fail "spm run did not resume at step 5"
 for f in src.spm tgt.spm; do [ -s "$work/spm/$f" ] || fail "missing $f"; done
@@ -140,7 +140,7 @@ for steps in 6 10; do
     --valid-tgt "$m30k/val.lc.norm.tok.de" --src-units spm --tgt-units spm --spm-vocab-size 2000 \
     --d-model 16 --heads 2 --ff 32 --layers 2 --dec-layers 1 --share-embeddings --warmup 4 \
     --batch-tokens 600 --max-steps "$steps" --valid-max 10 --max-positions 128 \
-    --save "$work/tf" "${extra[@]}" > "$work/tf.log"
+    --save "$work/tf" "${extra[@]}" > "$work/tf.log" 2>&1
 done
 grep -q "heed train: transformer 2+1 layers, d 16, 2 heads, ff 32" "$work/tf.log" \
   || fail "transformer: no model line"
@@ -192,7 +192,7 @@ grep -q "$work/tf and $work/m: src_units differ; an ensemble needs" "$work/err" 
 anki="$data/anki-spa-eng/spa.txt"
 "$heed" --threads 1 train --model rnn --train-src "$anki" --tsv-columns 2,1 --src-units char \
   --tgt-units word --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 \
-  --max-steps 3 --valid-max 10 --save "$work/anki" > "$work/anki.log"
+  --max-steps 3 --valid-max 10 --save "$work/anki" > "$work/anki.log" 2>&1
 grep -q "split into train/dev/test with every sentence in one part (heed split): 114200 training and 2355 dev pairs" "$work/anki.log" \
   || fail "anki: no train/dev split"
 "$heed" split "$anki" --part test --side src --tsv-columns 2,1 > "$work/anki_test.es"

@@ -61,6 +61,10 @@ struct LoopOptions {
   // Speed measurement (heed train --bench): the training steps alone, no validation and no
   // checkpoint, model or kept epoch written; LoopResult's counts say how fast they ran
   bool measure = false;
+  // Where the command line sends the log (cli/train.cc): a file it is also appended to, and
+  // whether stderr gets none of it
+  std::string log_file;
+  bool quiet = false;
   // What the run trains on (files, sizes; the tasks fill it in): kept in the checkpoint, and
   // --resume refuses a run whose data, seed or model config differ from the checkpoint's
   nlohmann::json data = nlohmann::json::object();

@@ -635,6 +635,14 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
                   "GFLOP/s and their fraction of the GEMM rate this CPU reaches (mfu), the CPU",
           .command_line_only = true},
          c.measure);
+  v.option({.flags = "--log",
+            .help = "Also append the training log (progress, validations, warnings) to this file",
+            .show_default = false},
+           c.log_file);
+  v.flag({"--quiet",
+          "No training log on stderr (errors still; the closing line on stdout; --log still "
+          "gets it all)"},
+         c.quiet);
   v.flag({"--resume", "Continue from the checkpoint in the model directory"}, c.resume);
   v.flag({"--force-resume",
           "With --resume: continue even when the data, --seed or model options differ from the "
