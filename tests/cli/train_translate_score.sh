@@ -16,6 +16,18 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   --attn-dim 8 --batch 32 --max-steps 30 --valid-max 40 --save "$work/m" > "$work/train.log" 2>&1
 grep -q "best dev WER [0-9.]* at step 30 of 30," "$work/train.log" ||
   fail "no training summary naming the best step: $(tail -1 "$work/train.log")"
+# the log on stderr (not stdout, which has the closing line alone); --quiet keeps it off the
+# terminal while --log FILE still gets it
+"$heed" --threads 1 train --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
+  --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 --batch 32 --max-steps 5 \
+  --valid-max 10 --save "$work/quiet" --quiet --log "$work/quiet.log" > "$work/quiet.out" \
+  2> "$work/quiet.err"
+[ "$(wc -l < "$work/quiet.out")" -eq 1 ] && grep -q "^best dev WER" "$work/quiet.out" ||
+  fail "stdout is not the closing line alone: $(cat "$work/quiet.out")"
+[ ! -s "$work/quiet.err" ] || fail "--quiet wrote to stderr: $(cat "$work/quiet.err")"
+grep -q "^heed train: rnn" "$work/quiet.log" && grep -q "^validation  epoch 1  step 5" "$work/quiet.log" ||
+  fail "--log has not the log: $(cat "$work/quiet.log")"
 for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
   [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
 done
