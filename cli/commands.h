@@ -225,6 +225,7 @@ struct TranslateCommand {
   std::string score_target;             // score these outputs (one per input line) instead
   bool word_scores = false;             // with score_target: every unit's log-probability too
   bool online = false;                  // simultaneous decoding, the model's READ/WRITE policy
+  bool flush = false;                   // each line answered as soon as it is read
   std::string latency_out;              // with online: the delays, JSON lines
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
@@ -232,6 +233,7 @@ struct TranslateCommand {
 
  private:
   int run_online(const Translator& t, const TranslationOptions& o) const;
+  int run_interactive(const Translator& t, const TranslationOptions& o) const;
   int score(const Translator& t, const std::vector<std::string>& lines, const TranslationOptions& o,
             AtomicFile* attn) const;
 };

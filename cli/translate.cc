@@ -146,6 +146,11 @@ void TranslateCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--lm-bonus", o.lm_bonus,
                   "ctc with --lm: added per output unit (offsets the LM's taste for short output)")
       ->capture_default_str();
+  app->add_flag("--flush", flush,
+                "Answer each input line as soon as it is read, flushed, one sentence at a time "
+                "(any --beam), as Marian's --mini-batch 1 and fairseq-interactive do: for a person "
+                "typing or a pipe held open; on when stdin is a terminal. Without it, lines are "
+                "read to the end and decoded in batches of similar length");
   app->add_flag("--online", online,
                 "Simultaneous decoding, greedy: read each line's source units one at a time and "
                 "write each output unit as soon as the model's policy lets it, flushed (so it "
@@ -182,6 +187,12 @@ int TranslateCommand::run() const {
   warn_if_int8_inexact("heed translate", translator.compute_type);
   const Translator translator_(model_dirs, translator);
   if (online) return run_online(translator_, o);
+  if (flush || isatty(STDIN_FILENO) != 0) {
+    check(score_target.empty(),
+          "--flush (or a terminal on stdin) and --score-target do not go "
+          "together: scoring reads the whole input");
+    return run_interactive(translator_, o);
+  }
   const std::vector<std::string> lines = read_lines(std::cin, "<stdin>");
   std::optional<AtomicFile> attn;  // put in place whole once every line is written
   if (!attention_out.empty()) attn.emplace(attention_out);
@@ -205,6 +216,34 @@ int TranslateCommand::run() const {
       },
       [&](size_t done, size_t tokens) { progress(done, tokens); });
   check_stdout();
+  if (attn) attn->commit();
+  return 0;
+}
+
+// --flush, or a terminal: read a line, decode it alone, write its output(s) flushed, and so on;
+// the outputs are those of the batched run (one sentence at a time decodes the same).
+int TranslateCommand::run_interactive(const Translator& t, const TranslationOptions& o) const {
+  std::optional<AtomicFile> attn;  // put in place whole at the end of the input
+  if (!attention_out.empty()) attn.emplace(attention_out);
+  TranslationOptions one = o;
+  one.return_attention = attn.has_value();
+  const bool ctc = t.model().frame_labeller() != nullptr;
+  std::string raw;
+  for (size_t n = 1; std::getline(std::cin, raw); ++n) {
+    const std::vector<std::string> line = {checked_line(raw, "<stdin>", n)};
+    t.translate_each(line, one, [&](size_t, TranslationResult&& r) {
+      if (r.truncated)
+        std::cerr << "heed translate: warning: <stdin>:" << n << ": longer than "
+                  << o.max_input_length << " units; translated up to there (--max-input-length)\n";
+      for (const TranslationHypothesis& h : r.hypotheses) {
+        std::cout << t.nbest_line(n - 1, r, h, o.num_hypotheses) << '\n';
+        if (attn) attn->write(attention_json(r.source, h.tokens, h.attention, ctc, h.path));
+      }
+    });
+    std::cout << std::flush;
+    check_stdout();
+  }
+  check(!std::cin.bad(), "<stdin>: read error");
   if (attn) attn->commit();
   return 0;
 }

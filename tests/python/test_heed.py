@@ -398,3 +398,27 @@ def test_recognizer_equals_cli(tmp_path):
         heed.Recognizer(tmp_path / "asr", compute_type="int4")
     with pytest.raises(ValueError, match="not a speech recognizer"):
         heed.Recognizer(os.path.join(GOLDEN, "models", "rnn-bahdanau"))
+
+
+def test_translate_flush_answers_each_line_as_it_is_read():
+    # issue 68: `heed translate --flush` (on by default for a terminal) writes each line's
+    # outputs before the next line is sent, with stdin still open; beam and n-best as batched
+    import select
+    m = os.path.join(MODELS, "rnn-bahdanau")
+    words = lines(WORDS)[:3]
+    batched = cli(["translate", "--model", m, "--beam", "3", "--n-best", "2"], WORDS)
+    p = subprocess.Popen([BIN, "--threads", "1", "translate", "--model", m, "--beam", "3",
+                          "--n-best", "2", "--flush"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, bufsize=0)  # select() sees what is unread
+    try:
+        for i, w in enumerate(words):
+            p.stdin.write((w + "\n").encode())
+            p.stdin.flush()
+            for k in range(2):
+                ready, _, _ = select.select([p.stdout], [], [], 60)
+                assert ready, f"no answer to line {i + 1} while stdin is open"
+                assert p.stdout.readline().decode().rstrip("\n") == batched[2 * i + k]
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    finally:
+        p.kill()
