@@ -19,8 +19,10 @@ configure: $(BUILD)/CMakeCache.txt
 
 # Always delegate to CMake: it knows the real dependencies.
 .PHONY: $(BUILD)/heed
+# (heed first: a tree configured before heed_programs existed regenerates itself on that build)
 $(BUILD)/heed: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target heed
+	cmake --build $(BUILD) -j $(JOBS) --target heed_programs
 
 test: deps configure
 	cmake --build $(BUILD) -j $(JOBS)

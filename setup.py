@@ -27,8 +27,11 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = Path(os.environ.get("HEED_BUILD_DIR") or SOURCE / "build-pip" / "cmake").resolve()
         build.mkdir(parents=True, exist_ok=True)
+        # the interpreter's file, symlinks resolved (a venv's python3 is its base's): the module
+        # is built against its headers and ABI
+        python = os.path.realpath(sys.executable)
         subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(build),
-                        f"-DPython_EXECUTABLE={sys.executable}", "-DHEED_PYTHON=ON"], check=True)
+                        f"-DPython_EXECUTABLE={python}", "-DHEED_PYTHON=ON"], check=True)
         jobs = os.environ.get("HEED_BUILD_JOBS", str(os.cpu_count() or 1))
         subprocess.run(["cmake", "--build", str(build), "--target", "heed_python", "-j", jobs],
                        check=True)

@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev lib
       libsndfile1-dev libsamplerate0-dev libavutil-dev  # audio in, resampling, the fbank's FFT
       python3 python3-nltk
       pybind11-dev python3-dev python3-numpy python3-pytest  # the Python package and its tests
+      python3-pip python3-venv python3-setuptools python3-wheel  # pip install . (offline)
       libopenmpi-dev openmpi-bin)  # data-parallel training (mpirun -np N heed train)
 for part in "$@"; do
   case $part in
