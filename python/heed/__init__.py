@@ -16,6 +16,7 @@ or file).
 """
 from __future__ import annotations
 
+import difflib
 import errno
 import os
 import tomllib
@@ -27,6 +28,22 @@ from ._heed import Prediction, ScoringResult, TranslationResult
 __version__ = _heed.__version__
 __all__ = ["Translator", "Classifier", "Recognizer", "TranslationResult", "ScoringResult",
            "Prediction", "train", "__version__"]
+
+
+# translate_batch's keyword options (python/heed_module.cc), for the TypeError that names an
+# unknown one (tests/python/test_heed.py passes each of them to the C++ function)
+_TRANSLATE_OPTIONS = ("beam_size", "num_hypotheses", "length_penalty", "max_decoding_length",
+                      "max_len_ratio", "max_batch_size", "max_input_length", "return_scores",
+                      "return_attention", "attention_layer", "attention_head", "replace_unknowns")
+
+
+def _check_keywords(function: str, given: Iterable[str], known: Sequence[str]) -> None:
+    for name in given:
+        if name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise TypeError(f"{function}() got an unexpected keyword argument '{name}'{hint} "
+                            f"(its options: {', '.join(known)})")
 
 
 class Translator(_heed.Translator):
@@ -48,19 +65,33 @@ class Translator(_heed.Translator):
         super().__init__([os.fspath(d) for d in model_dirs], threads=threads,
                          compute_type=compute_type, wait_k=wait_k, hard_marginal=hard_marginal)
 
+    def translate_batch(self, sources: Sequence[str], **options) -> list[TranslationResult]:
+        """Translates a list of sentences, returning results in input order; the options are
+        keywords (an unknown one is a TypeError naming it and the known ones):
+        """
+        _check_keywords("translate_batch", options, _TRANSLATE_OPTIONS)
+        return super().translate_batch(sources, **options)
+
+    translate_batch.__doc__ += _heed.Translator.translate_batch.__doc__ or ""
+
     def translate_iterable(self, sources: Iterable[str], *, max_batch_size: int = 32,
                            read_batches: int = 50, **options) -> Iterator[TranslationResult]:
         """Translates sources as they come, yielding one result per source in order.
 
-        Reads max_batch_size * read_batches sources at a time (batches of similar length are
-        formed within them, as `heed translate` does); options are translate_batch's.
+        sources: sentences, or the lines of a file as Python reads them (a line's end, "\\n" or
+        "\\r\\n", is not part of its sentence). Reads max_batch_size * read_batches sources at a
+        time (batches of similar length are formed within them, as `heed translate` does);
+        options are translate_batch's.
         """
+        _check_keywords("translate_iterable", options, _TRANSLATE_OPTIONS)
         if read_batches < 1:
             raise ValueError(f"read_batches must be >= 1, got {read_batches}")
         window = max_batch_size * read_batches
         chunk: list[str] = []
         for s in sources:
-            chunk.append(s)
+            chunk.append(s[:-1] if s.endswith("\n") else s)  # open(path) yields "line\n"
+            if chunk[-1].endswith("\r"):
+                chunk[-1] = chunk[-1][:-1]
             if len(chunk) == window:
                 yield from self.translate_batch(chunk, max_batch_size=max_batch_size, **options)
                 chunk = []

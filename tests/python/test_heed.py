@@ -422,3 +422,27 @@ def test_translate_flush_answers_each_line_as_it_is_read():
         assert p.wait(timeout=60) == 0
     finally:
         p.kill()
+
+
+def test_translator_keywords_and_the_lines_of_a_file(tmp_path):
+    # issue 68: an unknown keyword is a TypeError naming it and the one meant (pybind11 dumped
+    # its signature); translate_iterable takes open(path) as it is (each line's end dropped)
+    t = heed.Translator(os.path.join(MODELS, "rnn-bahdanau"), threads=1)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'beam'; did you mean "
+                                        r"'beam_size'\? \(its options: beam_size, "):
+        t.translate_batch(["ABADI"], beam=2)
+    with pytest.raises(TypeError, match="translate_iterable.*'nbest'"):
+        list(t.translate_iterable(["ABADI"], nbest=2))
+    # every option the check knows reaches the C++ function (the list cannot drift)
+    defaults = dict(beam_size=1, num_hypotheses=1, length_penalty=1.0, max_decoding_length=0,
+                    max_len_ratio=2.0, max_batch_size=32, max_input_length=1024,
+                    return_scores=False, return_attention=False, attention_layer=-1,
+                    attention_head=-1, replace_unknowns=False)
+    assert set(defaults) == set(heed._TRANSLATE_OPTIONS)
+    assert t.translate_batch(["ABADI"], **defaults)[0].hypotheses[0]
+    f = tmp_path / "words.txt"
+    f.write_bytes(b"ABADI\r\nABATING\nABBA")
+    with open(f, encoding="utf-8", newline="") as lines_of_file:
+        got = [r.hypotheses[0] for r in t.translate_iterable(lines_of_file)]
+    want = [r.hypotheses[0] for r in t.translate_batch(["ABADI", "ABATING", "ABBA"])]
+    assert got == want
