@@ -306,6 +306,10 @@ class TrainingRun {
               "--max-minutes with --resume continues)\n";
     else if (out_of_time_ && !o_.measure)
       log_ << "stopped by the time or step budget; --resume continues\n";
+    if (!o_.measure && o_.warmup > 0 && state_.step < o_.warmup)
+      log_ << "warning: training ended inside its warmup (step " << state_.step << " of "
+           << o_.warmup << "): the learning rate never reached --lr; a --warmup that fits the "
+           << "run (a few per cent of its updates), or a larger budget\n";
     if (ranks_ > 1 && result_.run_steps > 0)
       log_ << "data-parallel: rank 0 spent " << result_.comm_seconds << " s of "
            << result_.step_seconds << " s of training steps in collectives ("
@@ -423,6 +427,23 @@ class TrainingRun {
     check(curve_.good(), curve_path_, ": write failed (", std::strerror(errno), ")");
   }
 
+  // A training-step record in train.jsonl (no dev_ce: heed report tells it from a validation's):
+  // the loss's moving average, the rate of the next update, the last gradient's norm, the
+  // epoch's tokens per second so far.
+  void record_step(int64_t epoch, double tokens_per_s) {
+    curve_ << nlohmann::json{{"epoch", epoch + 1},
+                             {"step", state_.step},
+                             {"minutes", minutes()},
+                             {"train_loss", loss_avg_},
+                             {"lr", rate()},
+                             {"grad_norm", std::isfinite(last_norm_) ? last_norm_ : -1.0},
+                             {"tokens_per_s", tokens_per_s}}
+                  .dump()
+           << "\n"
+           << std::flush;
+    check(curve_.good(), curve_path_, ": write failed (", std::strerror(errno), ")");
+  }
+
   // One update on this rank's share of global batch `batch`: its loss, the gradients summed
   // over the ranks, clipped and applied. The global batch's mean loss and tokens.
   std::pair<double, int64_t> step(const std::vector<size_t>& batch) {
@@ -452,6 +473,7 @@ class TrainingRun {
     if (!mine_.empty()) g_.backward(b.loss);
     sync_.reduce(params_, static_cast<float>(share_of_loss));  // the global batch's gradient
     const double norm = grad_norm(params_);
+    last_norm_ = norm;
     if (std::isfinite(norm)) {
       opt_.step(rate(), clip_scale(norm, o_.clip));  // clipped inside the update
       skipped_in_a_row_ = 0;
@@ -549,6 +571,8 @@ class TrainingRun {
         progress(epoch, k, first, batches.size(), tokens, secs);
       }
       if (o_.measure) continue;  // nothing validated or written
+      if (root_ && o_.log_every > 0 && state_.step % o_.log_every == 0)
+        record_step(epoch, static_cast<double>(tokens) / secs);
       if (o_.valid_every > 0 && state_.step % o_.valid_every == 0 &&
           k + 1 < static_cast<int64_t>(batches.size())) {
         auto t = Clock::now();
@@ -601,6 +625,7 @@ class TrainingRun {
   const BatchOptions batching_;
   TrainerState state_;
   double best_;
+  double last_norm_ = 0;   // the last step's gradient norm (before clipping)
   int64_t best_step_ = 0;  // the step whose weights are the best so far
   int bad_epochs_ = 0;
   // the training loss's moving average over the epoch so far (the progress line, train.jsonl);

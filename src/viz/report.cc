@@ -59,8 +59,9 @@ std::string fixed(double v, int digits = 2) {
 // against steps (when train.jsonl records it); an ensemble's members overlaid, each series
 // named by its member's directory.
 std::string curves_html(const std::vector<Member>& members) {
-  const bool any = std::any_of(members.begin(), members.end(),
-                               [](const Member& m) { return !m.log.rows.empty(); });
+  const bool any = std::any_of(members.begin(), members.end(), [](const Member& m) {
+    return !m.log.rows.empty() || !m.log.steps.empty();
+  });
   if (!any) return "<p>No train.jsonl in the model directory.</p>\n";
   // the category palette of matplotlib ("tab10"): one colour per series
   static const Rgb palette[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
@@ -79,9 +80,13 @@ std::string curves_html(const std::vector<Member>& members) {
       Series train{.name = who + "train loss", .color = color(2 * k)};
       Series dev{.name = who + "dev CE", .color = color(2 * k + 1)};
       Series metric{.name = who + "dev " + m.log.metric, .color = color(2 * k + 1)};
+      // the train loss from the step records when the run wrote them (denser), else from the
+      // validations
+      for (const StepRow& r : m.log.steps)
+        train.points.emplace_back(by_minutes ? r.minutes : r.step, r.train_loss);
       for (const LogRow& r : m.log.rows) {
         const double x = by_minutes ? r.minutes : r.step;
-        train.points.emplace_back(x, r.train_loss);
+        if (m.log.steps.empty()) train.points.emplace_back(x, r.train_loss);
         dev.points.emplace_back(x, r.dev_ce);
         metric.points.emplace_back(x, r.dev_metric);
       }
@@ -103,14 +108,29 @@ std::string curves_html(const std::vector<Member>& members) {
   for (const Member& m : members) {
     Series rate{.name = members.size() > 1 ? m.dir : "learning rate",
                 .color = color(2 * rates.size())};
-    for (const LogRow& r : m.log.rows)
-      if (r.lr >= 0) rate.points.emplace_back(r.step, r.lr);
+    for (const StepRow& r : m.log.steps) rate.points.emplace_back(r.step, r.lr);
+    if (m.log.steps.empty())
+      for (const LogRow& r : m.log.rows)
+        if (r.lr >= 0) rate.points.emplace_back(r.step, r.lr);
     rates.push_back(std::move(rate));
+  }
+  std::vector<Series> norms;  // the gradient's norm before clipping, from the step records
+  for (const Member& m : members) {
+    Series norm{.name = members.size() > 1 ? m.dir : "gradient norm",
+                .color = color(2 * norms.size())};
+    for (const StepRow& r : m.log.steps)
+      if (r.grad_norm >= 0) norm.points.emplace_back(r.step, r.grad_norm);
+    norms.push_back(std::move(norm));
   }
   if (std::any_of(rates.begin(), rates.end(), [](const Series& r) { return !r.points.empty(); }))
     html << to_svg(line_plot(rates, {.title = "Learning rate",
                                      .x_label = "updates",
                                      .y_label = "rate of the next update"}),
+                   false);
+  if (std::any_of(norms.begin(), norms.end(), [](const Series& r) { return !r.points.empty(); }))
+    html << to_svg(line_plot(norms, {.title = "Gradient norm",
+                                     .x_label = "updates",
+                                     .y_label = "L2 norm before clipping"}),
                    false);
   html << "</div>\n";
   return html.str();

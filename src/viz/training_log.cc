@@ -22,6 +22,15 @@ TrainingLog read_training_log(const std::string& path, std::ostream& warn) {
   for (size_t i = 0; i < lines.size(); ++i) {
     try {
       const auto j = nlohmann::json::parse(lines[i]);
+      if (!j.contains("dev_ce")) {  // a training step's
+        log.steps.push_back({.step = j.at("step").get<double>(),
+                             .minutes = j.at("minutes").get<double>(),
+                             .train_loss = j.at("train_loss").get<double>(),
+                             .lr = j.at("lr").get<double>(),
+                             .grad_norm = j.value("grad_norm", -1.0),
+                             .tokens_per_s = j.value("tokens_per_s", 0.0)});
+        continue;
+      }
       log.metric = j.value("metric", log.metric);
       log.rows.push_back(
           {.step = j.at("step").get<double>(),

@@ -29,7 +29,8 @@ for f in model.safetensors checkpoint/model.safetensors checkpoint/optimizer.saf
 done
 python3 -c 'import json, sys
 def records(p):
-    return [{k: v for k, v in json.loads(l).items() if k != "minutes"} for l in open(p)]
+    return [{k: v for k, v in json.loads(l).items() if k not in ("minutes", "tokens_per_s")}
+            for l in open(p)]
 a, b = records(sys.argv[1]), records(sys.argv[2])
 assert a == b, (len(a), len(b))' "$work/straight/train.jsonl" "$work/killed/train.jsonl" \
   || fail "train.jsonl differs after $kills kills"

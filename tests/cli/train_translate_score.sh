@@ -21,13 +21,29 @@ grep -q "best dev WER [0-9.]* at step 30 of 30," "$work/train.log" ||
 "$heed" --threads 1 train --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
   --embed 8 --tgt-embed 8 --hidden 8 --dec-hidden 16 --attn-dim 8 --batch 32 --max-steps 5 \
-  --valid-max 10 --save "$work/quiet" --quiet --log "$work/quiet.log" > "$work/quiet.out" \
+  --valid-max 10 --warmup 100 --log-every 2 --save "$work/quiet" --quiet --log "$work/quiet.log" \
+  > "$work/quiet.out" \
   2> "$work/quiet.err"
 [ "$(wc -l < "$work/quiet.out")" -eq 1 ] && grep -q "^best dev WER" "$work/quiet.out" ||
   fail "stdout is not the closing line alone: $(cat "$work/quiet.out")"
 [ ! -s "$work/quiet.err" ] || fail "--quiet wrote to stderr: $(cat "$work/quiet.err")"
 grep -q "^heed train: rnn" "$work/quiet.log" && grep -q "^validation  epoch 1  step 5" "$work/quiet.log" ||
   fail "--log has not the log: $(cat "$work/quiet.log")"
+# a run that ends inside its warmup says so (issue 68: the README's Transformer stopped there)
+grep -qF "warning: training ended inside its warmup (step 5 of 100)" "$work/quiet.log" ||
+  fail "no warning of the warmup: $(cat "$work/quiet.log")"
+# --log-every 2: step records at steps 2 and 4 (loss, rate, gradient norm, tokens/s), then the
+# validation at 5; heed report draws the gradient's norm from them
+python3 - "$work/quiet/train.jsonl" <<'PY' || fail "train.jsonl's step records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["step"] for r in recs] == [2, 4, 5], recs
+for r in recs[:2]:
+    assert "dev_ce" not in r and r["grad_norm"] > 0 and r["tokens_per_s"] > 0 and r["lr"] > 0, r
+assert "dev_ce" in recs[2], recs[2]
+PY
+"$heed" report --model "$work/quiet" --out "$work/quiet.html" 2> /dev/null
+grep -q "Gradient norm" "$work/quiet.html" || fail "the report has no gradient norm curve"
 for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
   [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
 done

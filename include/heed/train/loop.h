@@ -51,6 +51,7 @@ struct LoopOptions {
   int patience = 3;       // early stopping: epochs without a better dev metric
   int64_t checkpoint_every = 1000;  // steps between checkpoints (and at every epoch end)
   int64_t valid_every = 0;          // also validate every N steps inside epochs (0: epoch ends)
+  int64_t log_every = 100;          // a training-step record in train.jsonl every N steps (0: none)
   int keep_epochs = 0;  // keep the weights of the last N epochs in epochs/ (for heed average)
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the training graph's linear() products

@@ -612,6 +612,11 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
            c.valid_every);
   v.option({"--valid-max", "Dev sentences decoded for the metric (0: all)", Bounds::non_negative()},
            c.valid_max);
+  v.option({"--log-every",
+            "A record of the training step (loss, learning rate, gradient norm, tokens/s) in "
+            "train.jsonl every N updates, for heed report's curves; 0: validations only",
+            Bounds::non_negative()},
+           c.log_every);
   v.option({"--keep-epochs",
             "Keep the weights of the last N epochs in DIR/epochs/ for `heed average` (checkpoint "
             "averaging); 0: none",

@@ -1,6 +1,8 @@
-// train.jsonl read back: the validation records train/loop.cc writes, one JSON line per epoch
-// (step, minutes, train loss, dev cross-entropy and metric, learning rate), for heed report.
-// Leaves out: writing the log (train/loop.cc), records other than validation ones.
+// train.jsonl read back for heed report: the records train/loop.cc writes, one JSON line each —
+// validations (step, minutes, train loss, dev cross-entropy and metric, learning rate) and,
+// every --log-every updates, training steps (loss, learning rate, gradient norm, tokens/s; no
+// dev_ce).
+// Leaves out: writing the log (train/loop.cc).
 #pragma once
 
 #include <iosfwd>
@@ -16,9 +18,17 @@ struct LogRow {
   int epoch = 0;
 };
 
+// One training-step record.
+struct StepRow {
+  double step = 0, minutes = 0, train_loss = 0, lr = 0;
+  double grad_norm = -1;  // -1: not finite
+  double tokens_per_s = 0;
+};
+
 struct TrainingLog {
   std::string metric = "metric";  // BLEU, WER, acc, ...
-  std::vector<LogRow> rows;
+  std::vector<LogRow> rows;       // the validations
+  std::vector<StepRow> steps;     // the step records (none from runs before --log-every)
 };
 
 // The log at `path` (none: an empty log). A last line that is not a whole record (a run killed
