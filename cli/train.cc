@@ -3,6 +3,8 @@
 // configure), and training (train/).
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <streambuf>
@@ -10,10 +12,14 @@
 #include <type_traits>
 
 #include "commands.h"
+#include "heed/bench/machine.h"
 #include "heed/bench/measure.h"
 #include "heed/bench/train_bench.h"
 #include "heed/dist/communicator.h"
+#include "heed/io/files.h"
+#include "heed/kernels/parallel.h"
 #include "heed/util/error.h"
+#include "heed/version.h"
 
 namespace heed::cli {
 
@@ -165,6 +171,52 @@ class LogSink : public std::streambuf {
   std::ofstream file_;
 };
 
+// The command line as CLI11 parsed it: "heed train --flag value ..." (each option given, in the
+// order of the option list, values quoted when they hold a space).
+std::string command_line(const CLI::App& app) {
+  std::string out = "heed " + app.get_name();
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0 || o->get_lnames().empty()) continue;
+    const std::string flag = "--" + o->get_lnames().front();
+    const std::vector<std::string>& values = o->results();
+    if (o->get_type_size_max() == 0 || (values.size() == 1 && values[0] == "true")) {  // a flag
+      out.append(" ").append(flag);
+      continue;
+    }
+    for (const std::string& v : values)
+      out.append(" ").append(flag).append(" ").append(
+          v.find_first_of(" \t\"'") == std::string::npos ? v : nlohmann::json(v).dump());
+  }
+  return out;
+}
+
+// DIR/run.json once training ends: what `heed report` shows of the run — the command, heed's
+// version, the parameters, the steps, minutes and training throughput, the best validation, the
+// machine.
+void write_run_summary(const std::string& dir, const CLI::App& app, const LoopResult& r) {
+  const bench::CpuId cpu = bench::read_cpu();
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const nlohmann::ordered_json run = {
+      {"heed", HEED_VERSION},
+      {"command", command_line(app)},
+      {"parameters", r.params},
+      {"steps", r.steps},
+      {"minutes", r.minutes},
+      {"best_step", r.best_step},
+      {"best_dev", {{"metric", r.metric_name}, {"value", r.best_metric}}},
+      {"train_tokens_per_s",
+       r.step_seconds > 0 ? static_cast<double>(r.run_tokens) / r.step_seconds : 0.0},
+      {"tokens", r.token_name},
+      {"cpu", cpu.name},
+      {"cpu_family", cpu.family},
+      {"cpu_model", cpu.model},
+      {"threads", threads()},
+      {"finished", when}};
+  write_file_atomic((std::filesystem::path(dir) / "run.json").string(), run.dump(2) + "\n");
+}
+
 }  // namespace
 
 void TrainCommand::add(CLI::App& parent, int& threads) {
@@ -196,6 +248,7 @@ int TrainCommand::run() {
   const TrainOutcome r = train(options, log);
   log.flush();
   sink.check_written();
+  if (!bench) write_run_summary(options.seq2seq.save_dir, *app, r.loop);
   if (bench) {
     bench->report(r.loop, options.seq2seq.precision);
     return 0;

@@ -133,7 +133,8 @@ bool prepare_save_dir_here(const LoopOptions& o, std::optional<DirLock>& lock) {
   // what it derives from the data again (vocabularies, SentencePiece models, config.json)
   const char* learned[] = {"model.safetensors", "train.jsonl",    "checkpoint",
                            "checkpoint.old",    "checkpoint.tmp", "epochs"};
-  const char* derived[] = {"config.json", "src.vocab", "tgt.vocab", "src.spm", "tgt.spm"};
+  const char* derived[] = {"config.json", "src.vocab", "tgt.vocab",
+                           "src.spm",     "tgt.spm",   "run.json"};
   std::string held;
   bool saved = false;  // anything the run kept: a model, a checkpoint, an epoch's weights
   for (const char* f : learned)

@@ -1,4 +1,4 @@
-// The HTML model report (see report.h): sections Model, Scores, Training, Samples.
+// The HTML model report (see report.h): sections Model, Run, Scores, Training, Samples.
 // Leaves out: decoding and scoring (decode/, metrics/), layouts (heatmap.cc, plot.cc).
 #include "heed/viz/report.h"
 
@@ -36,12 +36,72 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A model of the page: its directory, config.json and train.jsonl.
+// A model of the page: its directory, config.json, train.jsonl and run.json (heed train's
+// summary of the run, cli/train.cc; null for a model without one).
 struct Member {
   std::string dir;
   nlohmann::json config;
   TrainingLog log;
+  nlohmann::ordered_json run;
 };
+
+// DIR/run.json, or null when there is none; an Error naming it when it is not JSON.
+nlohmann::ordered_json read_run(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "run.json";
+  if (!fs::exists(path)) return nullptr;
+  try {
+    return nlohmann::ordered_json::parse(read_file(path.string()));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path.string(), ": not heed train's run summary (", e.what(), ")");
+  }
+}
+
+// The Run section: one row per field of any member's run.json, one column per member.
+std::string run_html(const std::vector<Member>& members) {
+  if (std::all_of(members.begin(), members.end(), [](const Member& m) { return m.run.is_null(); }))
+    return "";
+  std::ostringstream html;
+  html << "<h2 id=\"run\">Run</h2>\n<table>\n";
+  if (members.size() > 1) {
+    html << "<tr><th></th>";
+    for (const Member& m : members) html << "<th>" << xml_escape(m.dir) << "</th>";
+    html << "</tr>\n";
+  }
+  std::vector<std::string> keys;  // in the file's order, the first member's first
+  for (const Member& m : members)
+    if (m.run.is_object())
+      for (const auto& item : m.run.items())
+        if (std::find(keys.begin(), keys.end(), item.key()) == keys.end())
+          keys.push_back(item.key());
+  for (const std::string& key : keys) {
+    html << "<tr><th>" << xml_escape(key) << "</th>";
+    for (const Member& m : members) {
+      if (!m.run.is_object() || !m.run.contains(key)) {
+        html << "<td>—</td>";
+        continue;
+      }
+      const nlohmann::ordered_json& v = m.run.at(key);
+      std::string text;  // a string as it is, an object as "key value, ...", the rest as JSON
+      if (v.is_string()) {
+        text = v.get<std::string>();
+      } else if (v.is_object()) {
+        for (const auto& item : v.items())
+          text.append(text.empty() ? "" : ", ")
+              .append(item.key())
+              .append(" ")
+              .append(item.value().is_string() ? item.value().get<std::string>()
+                                               : item.value().dump());
+      } else {
+        text = v.dump();
+      }
+      html << "<td>" << (key == "command" ? "<code>" : "") << xml_escape(text)
+           << (key == "command" ? "</code>" : "") << "</td>";
+    }
+    html << "</tr>\n";
+  }
+  html << "</table>\n";
+  return html.str();
+}
 
 bool lower_is_better(const std::string& metric) {
   return metric == "WER" || metric == "PER" || metric == "CE";
@@ -327,7 +387,8 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
   for (const std::string& dir : o.model_dirs)
     members.push_back({.dir = dir,
                        .config = read_config(dir),
-                       .log = read_training_log((fs::path(dir) / "train.jsonl").string(), log)});
+                       .log = read_training_log((fs::path(dir) / "train.jsonl").string(), log),
+                       .run = read_run(dir)});
   const bool classifier =
       config_family(members.front().config, o.model_dirs.front()).role == ModelRole::Classifier;
   check(!classifier || members.size() == 1,
@@ -362,7 +423,7 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
            << "</td>";
     html << "</tr>\n";
   }
-  html << "</table>\n";
+  html << "</table>\n" << run_html(members);
   // Scores
   html << "<h2 id=\"scores\">Scores</h2>\n<table>\n";
   for (const Member& m : members) {

@@ -22,14 +22,14 @@ need_chromium "$work" || fail "could not install chromium: $(tail -3 "$work/apt.
   --samples 2 --out "$work/report.html" 2> "$work/report.log"
 # no network: nothing the page needs comes from elsewhere
 timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --window-size=1000,2600 --screenshot="$work/shot.png" "file://$work/report.html" \
+  --window-size=1000,3600 --screenshot="$work/shot.png" "file://$work/report.html" \
   > "$work/chromium.log" 2>&1 || fail "chromium: $(tail -3 "$work/chromium.log")"
 python3 - "$work/shot.png" "$work/report.html" <<PY || fail "the screenshot"
 import sys
 sys.path.insert(0, "$here")
 from png import read_png, viridis_pixels
 w, h, rows = read_png(sys.argv[1])
-assert (w, h) == (1000, 2600), (w, h)
+assert (w, h) == (1000, 3600), (w, h)  # the whole page: run, curves, samples
 pixels = [px for row in rows for px in row]
 white = sum(px == (255, 255, 255) for px in pixels)
 assert white < 0.98 * len(pixels), "blank page"

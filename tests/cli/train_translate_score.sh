@@ -44,6 +44,19 @@ assert "dev_ce" in recs[2], recs[2]
 PY
 "$heed" report --model "$work/quiet" --out "$work/quiet.html" 2> /dev/null
 grep -q "Gradient norm" "$work/quiet.html" || fail "the report has no gradient norm curve"
+# run.json: the command as parsed, heed's version, parameters, steps, throughput, machine; the
+# report's Run section shows it
+python3 - "$work/quiet/run.json" <<'PY' || fail "run.json: $(cat "$work/quiet/run.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["command"].startswith("heed train --train-src ") and " --log-every 2 " in r["command"], r
+assert " --quiet" in r["command"] and "true" not in r["command"].split(), r["command"]
+assert r["parameters"] > 0 and r["steps"] == 5 and r["best_step"] == 5, r
+assert r["train_tokens_per_s"] > 0 and r["tokens"] and r["cpu"] and r["threads"] == 1, r
+assert r["best_dev"]["metric"] == "WER" and r["heed"], r
+PY
+grep -q '<h2 id="run">Run</h2>' "$work/quiet.html" && grep -q "<code>heed train --train-src" "$work/quiet.html" ||
+  fail "the report has no Run section"
 for f in config.json src.vocab tgt.vocab model.safetensors checkpoint/trainer_state.json; do
   [ -s "$work/m/$f" ] || fail "missing $f in the model directory"
 done
