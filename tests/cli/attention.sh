@@ -140,7 +140,10 @@ assert score(one) == score(two), (score(one), score(two))
 assert "ensemble test (" in two and "ensemble test (" not in one
 samples = lambda html: html[html.index('id="samples"'):]
 assert samples(one) == samples(two), "the samples or their heatmaps differ"
-assert two.count("<th>%s</th>" % member) == 2, "one config column per member"
+section = lambda html, a, b: html[html.index('id="%s"' % a):html.index('id="%s"' % b)]
+assert section(two, "model", "run").count("<th>%s</th>" % member) == 2, "one config column per member"
+assert section(two, "run", "scores").count("<th>%s</th>" % member) == 2, "one run column per member"
+assert "<code>heed train " in section(one, "run", "scores"), "no command in the Run section"
 assert two.count("%s: train loss" % member) >= 2 * 2, "each member's curve in both loss plots"
 assert two.count("<svg") == 5 + 3, two.count("<svg")
 PY
