@@ -20,7 +20,8 @@ start() {
   # the file exists before the server's shell opens it, so the first sed below cannot race it
   : > "$work/serve.err"
   "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
-    --model sst="$m/classifier-attention" --model pruned="$work/pruned" --port 0 "$@" \
+    --model sst="$m/classifier-attention" --model pruned="$work/pruned" \
+    --model 100="$m/rnn-bahdanau" --port 0 "$@" \
     2> "$work/serve.err" &
   pid=$!
   for _ in $(seq 100); do
@@ -105,6 +106,9 @@ for i, t in enumerate(j["translations"]):
 # OpenNMT-py's route, greedy, as heed translate
 greedy = cli_outputs("g2p.greedy.txt")
 st, _, j = post("/translator/translate", [{"src": w, "id": "g2p"} for w in words])
+assert st == 200 and [x["tgt"] for x in j[0]] == greedy, j
+# OpenNMT-py's README: an integer id, as its conf.json numbers models (here --model 100=DIR)
+st, _, j = post("/translator/translate", [{"src": w, "id": 100} for w in words])
 assert st == 200 and [x["tgt"] for x in j[0]] == greedy, j
 # /classify as heed classify --probs --attention-out
 st, _, j = post("/classify", {"src": sst, "model": "sst", "attention": True})
