@@ -47,7 +47,18 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   f.width = spec.width;
   f.height = spec.height;
   const Rgb ink{40, 40, 40}, grid_ink{225, 225, 225};
-  const double font = 11, left = 56, right = 12, bottom = 40, gap = 16, row_height = 14;
+  const double font = 11, right = 12, bottom = 40, gap = 16, row_height = 14;
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+  for (const auto& s : series)
+    for (const auto& [x, y] : s.points)
+      if (std::isfinite(x) && std::isfinite(y))
+        x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  // the plot starts right of the y axis' title (vertical, centred at x = 12) and of its widest
+  // tick label, with 4 px between them (a learning rate's "0.00025" once ran into the title)
+  const std::vector<double> yt = std::isfinite(y0) ? nice_ticks(y0, y1) : std::vector<double>{};
+  double widest = 0;
+  for (double t : yt) widest = std::max(widest, text_width(tick_label(t), font - 1));
+  const double left = std::max(56.0, 12 + font / 2 + 4 + widest + 5);
   const double pw = spec.width - left - right;
   // The legend: entries in series order, filling rows right-aligned; the first row shares the
   // title's, more rows push the plot down (the figure grows, the plot keeps its size).
@@ -74,11 +85,6 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
   f.height = spec.height + extra;
   f.shapes.push_back(
       Text{.x = left, .y = 12, .text = spec.title, .size = font + 2, .bold = true, .color = ink});
-  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
-  for (const auto& s : series)
-    for (const auto& [x, y] : s.points)
-      if (std::isfinite(x) && std::isfinite(y))
-        x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
   const double ph = spec.height - 28 - bottom;
   if (!std::isfinite(x0)) {
     f.shapes.push_back(Text{.x = left + pw / 2,
@@ -89,7 +95,7 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
                             .color = ink});
     return f;
   }
-  const std::vector<double> xt = nice_ticks(x0, x1), yt = nice_ticks(y0, y1);
+  const std::vector<double> xt = nice_ticks(x0, x1);
   x0 = std::min(x0, xt.front()), x1 = std::max(x1, xt.back());
   y0 = std::min(y0, yt.front()), y1 = std::max(y1, yt.back());
   if (x1 == x0) x1 = x0 + 1;

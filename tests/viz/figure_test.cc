@@ -158,6 +158,26 @@ TEST(Plot, NiceTicksAndCurves) {
   EXPECT_NE(to_svg(line_plot({}, {})).find(">no data</text>"), std::string::npos);
 }
 
+TEST(Plot, TickLabelsClearTheAxisTitle) {
+  // a learning rate's ticks ("0.00025") are wider than the default margin left for them: the
+  // plot moves right so that none runs into the vertical y-axis title
+  for (double scale : {1.0, 1e-4, 1e-7, 1e6}) {
+    const Figure f =
+        line_plot({{.name = "lr", .points = {{0, 0}, {50, 2.5 * scale}, {100, 3.7 * scale}}}},
+                  {.title = "Learning rate", .x_label = "updates", .y_label = "rate"});
+    double title_right = -1, ticks_left = 1e9;
+    for (const Shape& shape : f.shapes) {
+      const auto* t = std::get_if<Text>(&shape);
+      if (t == nullptr) continue;
+      if (t->vertical) title_right = t->x + t->size / 2;  // the y-axis title, rotated
+      if (t->anchor == Anchor::End)
+        ticks_left = std::min(ticks_left, t->x - text_width(t->text, t->size));
+    }
+    ASSERT_GT(title_right, 0) << scale;
+    EXPECT_GE(ticks_left, title_right + 4) << scale;
+  }
+}
+
 TEST(Plot, LegendWrapsIntoRowsThatFitTheFigure) {
   // six long names (an ensemble's members) cannot share the title's row: the legend takes more
   // rows, each entry within the plot's width and clear of the title, and the figure grows
