@@ -23,6 +23,7 @@
 #include "heed/decode/recognizer.h"
 #include "heed/decode/translator.h"
 #include "heed/io/files.h"
+#include "heed/metrics/metrics.h"
 #include "heed/serve/server.h"
 #include "heed/train/classifier_trainer.h"
 #include "heed/train/toy_reverse_demo.h"
@@ -113,16 +114,15 @@ struct DemoCommand {
 enum class Metric { Bleu, Chrf, Wer, Cer, Per, Acc, Latency };
 std::span<const Named<Metric>> names(Metric);  // "bleu" | "chrf" | "wer" | "cer" | "per" | ...
 
-// BLEU's tokenisation: none (the text as given, multi-bleu.perl) or sacreBLEU's 13a.
-enum class BleuTokenize { None, Intl13a };
-std::span<const Named<BleuTokenize>> names(BleuTokenize);  // "none" | "13a"
-
 struct ScoreCommand {
   Metric metric = Metric::Bleu;
-  std::vector<std::string> refs;  // one or more reference files, line-parallel to hyp
-  std::string hyp;                // the hypothesis file ("-": stdin)
-  BleuTokenize tokenize = BleuTokenize::None;
-  bool lowercase = false;      // BLEU: case-insensitive
+  std::vector<std::string> refs;               // one or more reference files, line-parallel to hyp
+  std::string hyp;                             // the hypothesis file ("-": stdin)
+  BleuTokenize tokenize = BleuTokenize::V13a;  // sacreBLEU's default
+  bool multi_bleu = false;     // BLEU on tokenised text as given, as multi-bleu.perl
+  bool lowercase = false;      // BLEU and chrF: case-insensitive
+  ChrfOptions chrf;            // chrF: orders, beta, whitespace, smoothing
+  int width = 2;               // decimals of BLEU and chrF
   bool normalise = false;      // WER/CER of transcripts: data/transcript.h on both sides
   bool json = false;           // one JSON object instead of the human line
   std::string by_src_length;   // BLEU/chrF per source-length bucket of this source file

@@ -94,12 +94,6 @@ std::vector<T> pick(const std::vector<T>& v, const std::vector<size_t>& keep) {
 
 }  // namespace
 
-std::span<const Named<BleuTokenize>> names(BleuTokenize) {
-  static constexpr Named<BleuTokenize> kNames[] = {{BleuTokenize::None, "none"},
-                                                   {BleuTokenize::Intl13a, "13a"}};
-  return kNames;
-}
-
 std::span<const Named<Metric>> names(Metric) {
   static constexpr Named<Metric> kNames[] = {{Metric::Bleu, "bleu"},      {Metric::Chrf, "chrf"},
                                              {Metric::Wer, "wer"},        {Metric::Cer, "cer"},
@@ -110,25 +104,48 @@ std::span<const Named<Metric>> names(Metric) {
 
 void ScoreCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("score", "Score a hypothesis file against references");
-  add_enum_option(*app, "--metric", metric,
-                  "bleu: corpus BLEU-4; chrf: chrF2 (character 6-grams); wer/cer: word and "
-                  "character error rates of transcripts, corpus-level (edits / reference words or "
-                  "characters, spaces counted; --ref may be a speech manifest or Kaldi data "
-                  "directory, whose transcripts are the references; see --normalise); wer/per "
-                  "with a CMUdict --ref: G2P word and phone error rates (a word's lines are its "
-                  "alternative pronunciations); acc: classification accuracy and confusion matrix "
-                  "(the first field of each line is its label, so an SST file and `heed "
-                  "classify` output compare directly); latency: AL, AP and DAL of online decoding "
-                  "(--hyp is `heed translate --online --latency-out`'s JSON lines; with --ref, "
-                  "the reference translations, also LAAL)");
+  add_enum_option(
+      *app, "--metric", metric,
+      "bleu: corpus BLEU-4 as sacreBLEU computes it (see --tokenize, --multi-bleu); "
+      "chrf: chrF2 (character 6-grams; chrF++ with --chrf-word-order 2); wer/cer: word and "
+      "character error rates of transcripts, corpus-level (edits / reference words or "
+      "characters, spaces counted; --ref may be a speech manifest or Kaldi data "
+      "directory, whose transcripts are the references; see --normalise); wer/per "
+      "with a CMUdict --ref: G2P word and phone error rates (a word's lines are its "
+      "alternative pronunciations); acc: classification accuracy and confusion matrix "
+      "(the first field of each line is its label, so an SST file and `heed "
+      "classify` output compare directly); latency: AL, AP and DAL of online decoding "
+      "(--hyp is `heed translate --online --latency-out`'s JSON lines; with --ref, "
+      "the reference translations, also LAAL)");
   app->add_option("--ref", refs,
                   "Reference file (repeat for several references; required but for latency)");
   app->add_option("--hyp", hyp, "Hypothesis file, line-parallel to the references (- = stdin)")
       ->required();
   add_enum_option(*app, "--tokenize", tokenize,
-                  "BLEU tokenisation: none (tokenised text, as multi-bleu.perl) or 13a "
-                  "(sacreBLEU's, on detokenised text; adds its signature)");
-  app->add_flag("--lowercase", lowercase, "BLEU: lowercase both sides first");
+                  "BLEU on detokenised text, as sacreBLEU: its tokeniser, 13a (its default: "
+                  "mteval-v13a's), intl (mteval-v14's Unicode punctuation and symbols), char "
+                  "(every character a token) or none (split at whitespace only). The score, its "
+                  "precisions and its signature equal sacreBLEU 2's, the signature's version "
+                  "being heed's");
+  app->add_flag("--multi-bleu", multi_bleu,
+                "BLEU on tokenised text as given, as multi-bleu.perl: no smoothing, no signature "
+                "(the convention of scores on tokenised Multi30k and of heed's dev BLEU)");
+  app->add_flag("--lowercase,-l", lowercase, "BLEU and chrF: lowercase both sides first");
+  app->add_option("--chrf-word-order", chrf.word_order,
+                  "chrF: word n-gram order (0: chrF; 2: chrF++, Popović 2017)")
+      ->capture_default_str();
+  app->add_option("--chrf-char-order", chrf.char_order, "chrF: character n-gram order")
+      ->capture_default_str();
+  app->add_option("--chrf-beta", chrf.beta, "chrF: recall weighs beta times precision")
+      ->capture_default_str();
+  app->add_flag("--chrf-whitespace", chrf.whitespace,
+                "chrF: keep whitespace in the character n-grams");
+  app->add_flag("--chrf-eps-smoothing", chrf.eps_smoothing,
+                "chrF: chrF++.py's smoothing (every order counts, an absent one as 1e-16) "
+                "instead of sacreBLEU's average over the orders both sides have");
+  app->add_option("--width,-w", width, "BLEU and chrF: decimals of the score (sacreBLEU's is 1)")
+      ->check(CLI::Range(0, 10))
+      ->capture_default_str();
   app->add_flag("--normalise", normalise,
                 "wer/cer of transcripts: normalise both sides first as heed's recognizers are "
                 "trained (lower case; accented Latin-1 letters to their base; curly quotes to "
@@ -154,6 +171,14 @@ int ScoreCommand::run() const {
   std::string line;
   check(metric == Metric::Latency || !refs.empty(), "score: --ref is required for ",
         name_of(metric));
+  const auto given = [&](const char* name) { return app->get_option(name)->count() > 0; };
+  check(!(multi_bleu && given("--tokenize")),
+        "score: --multi-bleu scores the text as given; it takes no --tokenize");
+  check(metric == Metric::Bleu || !(multi_bleu || given("--tokenize")),
+        "score: --tokenize and --multi-bleu are for --metric bleu");
+  for (const char* o : {"--chrf-word-order", "--chrf-char-order", "--chrf-beta",
+                        "--chrf-whitespace", "--chrf-eps-smoothing"})
+    check(metric == Metric::Chrf || !given(o), "score: ", o, " is for --metric chrf");
   check(!by_ref_length || metric == Metric::Wer || metric == Metric::Cer,
         "score: --by-ref-length is for --metric wer|cer of transcripts");
   if (metric == Metric::Latency) {
@@ -240,21 +265,27 @@ int ScoreCommand::run() const {
       rr.reserve(r.size());
       for (const auto& ref : r) rr.push_back(pick(ref, keep));
       if (metric == Metric::Bleu) {
-        BleuScore s = corpus_bleu(
-            pick(h, keep), rr,
-            {.tokenize_13a = tokenize == BleuTokenize::Intl13a, .lowercase = lowercase});
-        return {s.str(),
-                {{"metric", "bleu"},
-                 {"score", s.score},
-                 {"precisions", s.precisions},
-                 {"bp", s.bp},
-                 {"ratio", s.ratio},
-                 {"hyp_len", s.hyp_len},
-                 {"ref_len", s.ref_len},
-                 {"signature", s.signature}}};
+        BleuScore s =
+            corpus_bleu(pick(h, keep), rr,
+                        {.sacrebleu = !multi_bleu, .tokenize = tokenize, .lowercase = lowercase});
+        nlohmann::json j = {{"name", "BLEU"},
+                            {"metric", "bleu"},
+                            {"score", s.score},
+                            {"verbose_score", s.verbose()},
+                            {"precisions", s.precisions},
+                            {"bp", s.bp},
+                            {"ratio", s.ratio},
+                            {"hyp_len", s.hyp_len},
+                            {"ref_len", s.ref_len}};
+        if (!s.signature.empty()) j["signature"] = s.signature;
+        return {s.str(width), j};
       }
-      ChrfScore s = corpus_chrf(pick(h, keep), rr);
-      return {s.str(), {{"metric", "chrf"}, {"score", s.score}}};
+      ChrfOptions co = chrf;
+      co.lowercase = lowercase;
+      ChrfScore s = corpus_chrf(pick(h, keep), rr, co);
+      return {
+          s.str(width),
+          {{"name", s.name}, {"metric", "chrf"}, {"score", s.score}, {"signature", s.signature}}};
     };
     std::tie(line, out) = score({});
     if (!by_src_length.empty()) {

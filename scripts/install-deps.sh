@@ -10,6 +10,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libsentencepiece-dev libcairo2-dev libcpp-httplib-dev
       fonts-dejavu-core
+      libicu-dev  # Unicode categories and case mapping: sacreBLEU's tokenisers (metrics/)
       libsndfile1-dev libsamplerate0-dev libavutil-dev  # audio in, resampling, the fbank's FFT
       python3 python3-nltk
       pybind11-dev python3-dev python3-numpy python3-pytest  # the Python package and its tests

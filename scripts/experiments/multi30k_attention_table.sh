@@ -19,7 +19,7 @@ for a in ${ATTENTIONS:-none bahdanau luong-dot luong-general luong-concat local-
     --valid-max 500 --valid-every "${VALID_EVERY:-0}" --seed 1 --save "$out/m_$a" > "$out/train_$a.log" 2>&1
   "$heed" --threads "$threads" translate --model "$out/m_$a" \
     < "$d/test_2016_flickr.lc.norm.tok.en" > "$out/test_$a.de"
-  "$heed" score --metric bleu --ref "$d/test_2016_flickr.lc.norm.tok.de" --hyp "$out/test_$a.de" \
+  "$heed" score --metric bleu --multi-bleu --ref "$d/test_2016_flickr.lc.norm.tok.de" --hyp "$out/test_$a.de" \
     --by-src-length "$d/test_2016_flickr.lc.norm.tok.en" --buckets 10,15,20 --json \
     > "$out/score_$a.json"
   echo "$a $(( $(date +%s) - start )) s $(head -c 120 "$out/score_$a.json")"

@@ -1,24 +1,18 @@
 // BLEU, chrF and G2P error rates (definitions in the header).
-// Leaves out: sentence-level BLEU smoothing variants other than sacreBLEU's "exp".
+// Leaves out: sentence-level BLEU smoothing variants other than sacreBLEU's "exp"; TER.
 #include "heed/metrics/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <regex>
 #include <unordered_map>
 
 #include "heed/data/text.h"
 #include "heed/util/error.h"
+#include "heed/version.h"
 
 namespace heed {
 namespace {
-
-std::string lower_ascii(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
 
 using NgramCounts = std::unordered_map<std::string, int64_t>;
 
@@ -40,31 +34,8 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-std::string tokenize_13a(const std::string& in) {
-  // mteval-v13a: unescape the four XML entities, then split off punctuation.
-  std::string s = in;
-  auto replace_all = [&](const std::string& from, const std::string& to) {
-    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
-      s.replace(p, from.size(), to);
-  };
-  replace_all("<skipped>", "");
-  replace_all("-\n", "");
-  replace_all("\n", " ");
-  replace_all("&quot;", "\"");
-  replace_all("&amp;", "&");
-  replace_all("&lt;", "<");
-  replace_all("&gt;", ">");
-  static const std::regex punct(R"(([\{-\~\[-\` -\&\(-\+\:-\@\/]))");
-  static const std::regex period_before(R"(([^0-9])([\.,]))");
-  static const std::regex period_after(R"(([\.,])([^0-9]))");
-  static const std::regex dash(R"(([0-9])(-))");
-  s.insert(s.begin(), ' ');
-  s.push_back(' ');
-  s = std::regex_replace(s, punct, " $1 ");
-  s = std::regex_replace(s, period_before, "$1 $2 ");
-  s = std::regex_replace(s, period_after, " $1 $2");
-  s = std::regex_replace(s, dash, "$1 $2 ");
-  return join_words(split_words(s));
+std::string metric_version() {
+  return std::string("version:heed-") + HEED_VERSION;
 }
 
 BleuScore corpus_bleu(const std::vector<std::string>& hyps,
@@ -74,8 +45,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
     check(r.size() == hyps.size(), "BLEU: ", hyps.size(), " hypotheses but a reference set of ",
           r.size(), " lines");
   auto prep = [&](const std::string& line) {
-    std::string t = o.tokenize_13a ? tokenize_13a(line) : line;
-    return split_words(o.lowercase ? lower_ascii(t) : t);
+    return o.sacrebleu ? bleu_tokens(line, o.tokenize, o.lowercase)
+                       : split_words(o.lowercase ? unicode_lower(line) : line);
   };
   std::array<int64_t, 4> match{}, total{};
   BleuScore s;
@@ -105,112 +76,187 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
       }
     }
   }
-  // log BLEU = min(0, 1 - r/c) + (1/4) sum_n log p_n
-  double log_sum = 0, smooth = 1;
-  bool zero = false;
-  for (int n = 0; n < 4; ++n) {
-    double p;
-    if (total[n] == 0) {
-      p = 0;
-    } else if (match[n] == 0 && o.tokenize_13a) {  // sacreBLEU "exp" smoothing
-      smooth *= 2;
-      p = 1.0 / (smooth * static_cast<double>(total[n]));
-    } else {
-      p = static_cast<double>(match[n]) / static_cast<double>(total[n]);
-    }
-    s.precisions[n] = 100.0 * p;
-    if (p <= 0)
-      zero = true;
-    else
-      log_sum += std::log(p) / 4.0;
-  }
+  // BP = min(1, exp(1 - r/c)); BLEU = BP · exp((1/4) Σ_n log p_n), p_n in percent.
+  // sacreBLEU's "exp" smoothing: the k-th order without a match has p_n = 100 / (2^k total_n).
   s.ratio = s.ref_len ? static_cast<double>(s.hyp_len) / static_cast<double>(s.ref_len) : 0;
-  s.bp = s.hyp_len == 0 ? 0
-         : s.hyp_len < s.ref_len
+  s.bp = s.hyp_len >= s.ref_len ? 1.0
+         : s.hyp_len > 0
              ? std::exp(1.0 - static_cast<double>(s.ref_len) / static_cast<double>(s.hyp_len))
-             : 1.0;
-  s.score = zero ? 0.0 : 100.0 * s.bp * std::exp(log_sum);
-  if (o.tokenize_13a)
-    s.signature = "nrefs:" + std::to_string(refs.size()) +
-                  "|case:" + (o.lowercase ? "lc" : "mixed") +
-                  "|eff:no|tok:13a|smooth:exp|version:heed";
+             : 0.0;
+  const bool any_match = std::any_of(match.begin(), match.end(), [](int64_t m) { return m > 0; });
+  if (any_match) {  // else 0, every precision 0 (as sacreBLEU stops early)
+    double smooth = 1, log_sum = 0;
+    bool zero = false;
+    for (int n = 0; n < 4; ++n) {
+      if (total[n] == 0) {  // no n-grams of this order at all: BLEU is 0
+        zero = true;
+        break;
+      }
+      if (match[n] == 0 && o.sacrebleu) {
+        smooth *= 2;
+        s.precisions[n] = 100.0 / (smooth * static_cast<double>(total[n]));
+      } else {
+        s.precisions[n] = 100.0 * static_cast<double>(match[n]) / static_cast<double>(total[n]);
+      }
+      if (s.precisions[n] <= 0)
+        zero = true;
+      else
+        log_sum += std::log(s.precisions[n]);
+    }
+    s.score = zero ? 0.0 : s.bp * std::exp(log_sum / 4.0);
+  }
+  if (o.sacrebleu) {
+    s.signature =
+        "nrefs:" + std::to_string(refs.size()) + "|case:" + (o.lowercase ? "lc" : "mixed") +
+        "|eff:no|tok:" + std::string(name_of(o.tokenize)) + "|smooth:exp|" + metric_version();
+  }
   return s;
 }
 
-std::string BleuScore::str() const {
-  std::string out = "BLEU = " + fmt("%.2f", score) + " ";
+std::string BleuScore::verbose() const {
+  std::string out;
   for (int n = 0; n < 4; ++n) {
     if (n) out += '/';
     out += fmt("%.1f", precisions[n]);
   }
-  out += " (BP = " + fmt("%.3f", bp) + " ratio = " + fmt("%.3f", ratio) +
+  return out + " (BP = " + fmt("%.3f", bp) + " ratio = " + fmt("%.3f", ratio) +
          " hyp_len = " + std::to_string(hyp_len) + " ref_len = " + std::to_string(ref_len) + ")";
-  if (!signature.empty()) out += "  " + signature;
+}
+
+std::string BleuScore::str(int width) const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", width, score);
+  return (signature.empty() ? "BLEU" : "BLEU|" + signature) + " = " + buf + " " + verbose();
+}
+
+namespace {
+
+// sacreBLEU's chrF++ words: split at whitespace; a word's last character, or else its first,
+// split off when it is ASCII punctuation ("(hi)" gives "(hi" and ")", as sacreBLEU does).
+std::vector<std::string> chrf_words(std::string_view line) {
+  static constexpr std::string_view kPuncts = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+  std::vector<std::string> out;
+  for (std::string& w : unicode_split(line)) {
+    const bool several = split_chars(w).size() > 1;
+    if (several && kPuncts.find(w.back()) != std::string_view::npos) {
+      out.push_back(w.substr(0, w.size() - 1));
+      out.push_back(w.substr(w.size() - 1));
+    } else if (several && kPuncts.find(w.front()) != std::string_view::npos) {
+      out.push_back(w.substr(0, 1));
+      out.push_back(w.substr(1));
+    } else {
+      out.push_back(std::move(w));
+    }
+  }
   return out;
 }
 
+// A line's n-gram counts, orders 1..char_order of characters then 1..word_order of words.
+std::vector<NgramCounts> chrf_ngrams(const std::string& line, const ChrfOptions& o) {
+  std::vector<std::string> chars;  // code points, whitespace dropped unless kept
+  if (o.whitespace) {
+    for (std::string& c : split_chars(line)) chars.push_back(c == kSpaceUnit ? " " : std::move(c));
+  } else {
+    for (const std::string& w : unicode_split(line))
+      for (std::string& c : split_chars(w)) chars.push_back(std::move(c));
+  }
+  std::vector<NgramCounts> out;
+  for (int n = 1; n <= o.char_order; ++n) {
+    NgramCounts c;
+    for (size_t i = 0; i + n <= chars.size(); ++i) {
+      std::string g;
+      for (int k = 0; k < n; ++k) g += chars[i + k];
+      ++c[g];
+    }
+    out.push_back(std::move(c));
+  }
+  if (o.word_order > 0) {
+    const std::vector<std::string> words = chrf_words(line);
+    for (int n = 1; n <= o.word_order; ++n) out.push_back(ngrams(words, n));
+  }
+  return out;
+}
+
+// {hyp n-grams, ref n-grams, matches} per order
+using ChrfStats = std::vector<std::array<int64_t, 3>>;
+
+// chrF = (1 + β²) P R / (β² P + R), P and R averaged over the orders both sides have; with
+// eps smoothing, the mean over all orders of each order's F, an absent count's ratio 1e-16.
+double chrf_of(const ChrfStats& st, const ChrfOptions& o) {
+  const double eps = 1e-16, factor = static_cast<double>(o.beta) * o.beta;
+  double eps_sum = 0, avg_p = 0, avg_r = 0;
+  int effective = 0;
+  for (const auto& [nh, nr, nm] : st) {
+    const double p = nh > 0 ? static_cast<double>(nm) / static_cast<double>(nh) : eps;
+    const double r = nr > 0 ? static_cast<double>(nm) / static_cast<double>(nr) : eps;
+    const double denom = factor * p + r;
+    eps_sum += denom > 0 ? (1 + factor) * p * r / denom : eps;
+    if (nh > 0 && nr > 0) {
+      avg_p += p;
+      avg_r += r;
+      ++effective;
+    }
+  }
+  if (o.eps_smoothing) return 100 * eps_sum / static_cast<double>(st.size());
+  if (effective == 0) return 0.0;
+  avg_p /= effective;
+  avg_r /= effective;
+  return avg_p + avg_r > 0 ? 100 * ((1 + factor) * avg_p * avg_r) / (factor * avg_p + avg_r) : 0.0;
+}
+
+}  // namespace
+
 ChrfScore corpus_chrf(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs, int char_order,
-                      double beta) {
+                      const std::vector<std::vector<std::string>>& refs, const ChrfOptions& o) {
   check(!refs.empty(), "chrF needs at least one reference set");
+  check(o.char_order >= 0 && o.word_order >= 0 && o.char_order + o.word_order > 0 && o.beta > 0,
+        "chrF: the character and word orders must be >= 0 and not both 0, beta > 0");
   for (const auto& r : refs)
     check(r.size() == hyps.size(), "chrF: ", hyps.size(), " hypotheses but a reference set of ",
           r.size(), " lines");
-  auto chars = [](const std::string& line) {  // code points, whitespace removed
-    std::vector<std::string> out;
-    for (auto& c : split_chars(line))
-      if (c != kSpaceUnit && c != "\t") out.push_back(c);
-    return out;
-  };
-  const double factor = beta * beta;
-  // per order: hyp n-grams, ref n-grams, matches, summed over the corpus
-  std::vector<std::array<int64_t, 3>> stats(char_order, {0, 0, 0});
-  auto f_of = [&](const std::vector<std::array<int64_t, 3>>& st) {
-    double prec = 0, rec = 0;
-    int eff = 0;
-    for (const auto& [nh, nr, nm] : st)
-      if (nh > 0 && nr > 0) {
-        prec += static_cast<double>(nm) / static_cast<double>(nh);
-        rec += static_cast<double>(nm) / static_cast<double>(nr);
-        ++eff;
-      }
-    if (eff == 0) return 0.0;
-    prec /= eff;
-    rec /= eff;
-    return prec + rec > 0 ? (1 + factor) * prec * rec / (factor * prec + rec) : 0.0;
-  };
+  auto prep = [&](const std::string& line) { return o.lowercase ? unicode_lower(line) : line; };
+  const size_t orders = static_cast<size_t>(o.char_order) + static_cast<size_t>(o.word_order);
+  ChrfStats total(orders, {0, 0, 0});
   for (size_t i = 0; i < hyps.size(); ++i) {
-    auto h = chars(hyps[i]);
-    std::vector<std::array<int64_t, 3>> best;
+    const std::vector<NgramCounts> h = chrf_ngrams(prep(hyps[i]), o);
+    ChrfStats best;
     double best_f = -1;
-    for (const auto& refset : refs) {  // with several references, the best one per sentence
-      auto r = chars(refset[i]);
-      std::vector<std::array<int64_t, 3>> st(char_order, {0, 0, 0});
-      for (int n = 1; n <= char_order; ++n) {
-        NgramCounts hc = ngrams(h, n), rc = ngrams(r, n);
+    for (const auto& refset : refs) {  // the best reference of each sentence, first on ties
+      const std::vector<NgramCounts> r = chrf_ngrams(prep(refset[i]), o);
+      ChrfStats st(orders, {0, 0, 0});
+      for (size_t n = 0; n < orders; ++n) {
         int64_t nh = 0, nr = 0, nm = 0;
-        for (const auto& [g, c] : hc) {
+        for (const auto& [g, c] : h[n]) {
           nh += c;
-          auto it = rc.find(g);
-          if (it != rc.end()) nm += std::min(c, it->second);
+          auto it = r[n].find(g);
+          if (it != r[n].end()) nm += std::min(c, it->second);
         }
-        for (const auto& [g, c] : rc) nr += c;
-        st[n - 1] = {nh, nr, nm};
+        for (const auto& [g, c] : r[n]) nr += c;
+        st[n] = {r[n].empty() ? 0 : nh, nr, nm};  // no reference n-grams: the order not counted
       }
-      double f = f_of(st);
+      const double f = chrf_of(st, o);
       if (f > best_f) {
         best_f = f;
         best = st;
       }
     }
-    for (int n = 0; n < char_order; ++n)
-      for (int k = 0; k < 3; ++k) stats[n][k] += best[n][k];
+    for (size_t n = 0; n < orders; ++n)
+      for (int k = 0; k < 3; ++k) total[n][k] += best[n][k];
   }
-  return {100.0 * f_of(stats)};
+  ChrfScore s;
+  s.score = chrf_of(total, o);
+  s.name = "chrF" + std::to_string(o.beta) + std::string(static_cast<size_t>(o.word_order), '+');
+  s.signature = "nrefs:" + std::to_string(refs.size()) + "|case:" + (o.lowercase ? "lc" : "mixed") +
+                "|eff:" + (o.eps_smoothing ? "no" : "yes") + "|nc:" + std::to_string(o.char_order) +
+                "|nw:" + std::to_string(o.word_order) + "|space:" + (o.whitespace ? "yes" : "no") +
+                "|" + metric_version();
+  return s;
 }
 
-std::string ChrfScore::str() const {
-  return "chrF2 = " + fmt("%.2f", score);
+std::string ChrfScore::str(int width) const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", width, score);
+  return (signature.empty() ? name : name + "|" + signature) + " = " + buf;
 }
 
 int64_t edit_distance(const std::vector<std::string>& a, const std::vector<std::string>& b) {

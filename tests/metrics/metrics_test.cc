@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "heed/data/text.h"
 #include "heed/kernels/random.h"
 #include "heed/metrics/metrics.h"
+#include "heed/metrics/tokenize.h"
 #include "heed/util/error.h"
 
 namespace fs = std::filesystem;
@@ -42,12 +45,79 @@ TEST(Bleu, Tokenizer13aAndSignature) {
   EXPECT_EQ(tokenize_13a("Hello, world! It costs $3.50 (cheap)."),
             "Hello , world ! It costs $ 3.50 ( cheap ) .");
   EXPECT_EQ(tokenize_13a("a 1-2 match &amp; more"), "a 1 - 2 match & more");
-  BleuScore s = corpus_bleu({"Hello, world!"}, {{"Hello, world!"}}, {.tokenize_13a = true});
+  BleuScore s = corpus_bleu({"Hello, world!"}, {{"Hello, world!"}}, {.sacrebleu = true});
   EXPECT_NEAR(s.score, 100.0, 1e-9);
   EXPECT_NE(s.signature.find("tok:13a"), std::string::npos);
   // "exp" smoothing keeps a score when a high order has no match; plain BLEU is 0 there.
-  EXPECT_GT(corpus_bleu({"a b c x"}, {{"a b c y"}}, {.tokenize_13a = true}).score, 0.0);
+  EXPECT_GT(corpus_bleu({"a b c x"}, {{"a b c y"}}, {.sacrebleu = true}).score, 0.0);
   EXPECT_EQ(corpus_bleu({"a b x c"}, {{"a b y c"}}).score, 0.0);
+}
+
+TEST(Bleu, SacrebleuTokenisersOnUnicode) {
+  // Expected strings: sacreBLEU 2's regular expressions run by Python's `regex` module.
+  EXPECT_EQ(tokenize_intl("Der \u201eHund\u201c kostet 3,50 \u20ac \u2013 oder 1.000,5 \u00a3?"),
+            "Der \u201e Hund \u201c kostet 3,50 \u20ac \u2013 oder 1.000,5 \u00a3 ?");
+  EXPECT_EQ(tokenize_intl("Ein Mann (rechts) sagt: \u00abNon!\u00bb\u2026"),
+            "Ein Mann ( rechts ) sagt : \u00ab Non ! \u00bb \u2026");
+  EXPECT_EQ(tokenize_intl("It's 1999. A\u00a0b\u3000c"), "It ' s 1999 . A b c");
+  EXPECT_EQ(tokenize_intl("x+y=z \u00bfqu\u00e9? \u00a1s\u00ed!"),
+            "x + y = z \u00bf qu\u00e9 ? \u00a1 s\u00ed !");
+  // 13a keeps Unicode punctuation attached: it knows only ASCII's
+  EXPECT_EQ(tokenize_13a("\u201eHund\u201c, 3.50 \u20ac."), "\u201eHund\u201c , 3.50 \u20ac .");
+  // Python's str.lower(): full case mapping, final sigma
+  EXPECT_EQ(unicode_lower("\u0130STANBUL \u03a3\u039f\u03a6\u039f\u03a3 Stra\u00dfe"),
+            "i\u0307stanbul \u03c3\u03bf\u03c6\u03bf\u03c2 stra\u00dfe");
+  // Python's str.split(): Unicode whitespace, not only ASCII's
+  EXPECT_EQ(unicode_split("a\u00a0b\u2009c\x1f"
+                          "d e\u3000"),
+            (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(unicode_rstrip("a b \u00a0\t"), "a b");
+  EXPECT_EQ(bleu_tokens("Ab c\u00e9 ", BleuTokenize::Char, true),
+            (std::vector<std::string>{"a", "b", "c", "\u00e9"}));
+}
+
+// sacreBLEU 2.6.0's own scores (../shared/oracles/sacrebleu/scores.jsonl: BLEU with each
+// tokeniser and lowercased, chrF and chrF++, on Multi30k's raw test2016 against damaged copies):
+// the score to its fourth decimal, the verbose line and the signature but its version.
+TEST(Bleu, EqualsSacrebleuOnItsOwnOutputs) {
+  const fs::path oracle = fs::path(HEED_SOURCE_DIR) / ".." / "shared" / "oracles" / "sacrebleu";
+  const fs::path data = fs::path(HEED_SOURCE_DIR) / ".." / "shared" / "data";
+  if (!fs::exists(oracle / "scores.jsonl") || !fs::exists(data / "multi30k"))
+    GTEST_SKIP() << "no ../shared/oracles/sacrebleu or ../shared/data";
+  auto without_version = [](const std::string& sig) { return sig.substr(0, sig.rfind('|')); };
+  auto four = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", v);
+    return std::string(buf);
+  };
+  int checked = 0;
+  for (const std::string& line : read_lines((oracle / "scores.jsonl").string())) {
+    const nlohmann::json o = nlohmann::json::parse(line);
+    SCOPED_TRACE(line);
+    const std::vector<std::string> hyps =
+        read_lines((oracle / o["hyp"].get<std::string>()).string());
+    const std::vector<std::vector<std::string>> refs = {
+        read_lines((data / o["ref"].get<std::string>()).string())};
+    const std::string opt = o["options"];
+    const std::string want_sig = without_version(o["signature"]);
+    if (o["metric"] == "bleu") {
+      BleuOptions b{.sacrebleu = true, .lowercase = opt == "--lowercase"};
+      for (BleuTokenize t : {BleuTokenize::Intl, BleuTokenize::Char, BleuTokenize::None})
+        if (opt == std::string("--tokenize ") + name_of(t)) b.tokenize = t;
+      const BleuScore s = corpus_bleu(hyps, refs, b);
+      EXPECT_EQ(four(s.score), four(o["score"].get<double>()));
+      EXPECT_EQ(s.verbose(), o["verbose_score"].get<std::string>());
+      EXPECT_EQ(without_version(s.signature), want_sig);
+    } else {
+      ChrfOptions c;
+      if (opt == "--chrf-word-order 2") c.word_order = 2;
+      const ChrfScore s = corpus_chrf(hyps, refs, c);
+      EXPECT_EQ(four(s.score), four(o["score"].get<double>()));
+      EXPECT_EQ(without_version(s.signature), want_sig);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 28);
 }
 
 TEST(Chrf, MatchesSacrebleuPublishedExamples) {
