@@ -73,6 +73,10 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
       ->capture_default_str();
   add_enum_option(*app, "--compute-type", options.translator.compute_type,
                   "Weights of the encoder-decoders and recognizers: float32 or int8");
+  app->add_option("--access-log", options.access_log,
+                  "Append one JSON line per answered request to this file (\"-\": stdout): "
+                  "time, remote address, method, path, query, status, bytes in and out, latency "
+                  "in ms, user agent; never truncated, so logrotate's copytruncate works");
   app->add_option("--threads", threads, "Threads of the kernels (0 = all cores)");
 }
 

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "heed/io/audio.h"
 #include "heed/io/model_dir.h"
 #include "heed/models/registry.h"
+#include "heed/serve/access_log.h"
 #include "heed/serve/connection_guard.h"
 #include "heed/serve/request.h"
 #include "heed/util/error.h"
@@ -51,6 +53,10 @@ void reply(httplib::Response& res, int status, const json& body) {
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
+// The bytes of the request body read so far on this connection's thread (a route reads its
+// body through a ContentReader, which leaves Request::body empty): the access log's bytes_in.
+thread_local int64_t body_bytes_read = 0;
+
 // The few routes with their own series in /metrics; anything else is "other".
 std::string route_name(const std::string& path) {
   for (const char* r : {"/translate", "/translator/translate", "/classify", "/transcribe",
@@ -64,6 +70,7 @@ std::string route_name(const std::string& path) {
 struct Server::Impl {
   ServeOptions o;
   Metrics metrics;
+  std::unique_ptr<AccessLog> access_log;  // --access-log: one JSON line per answer
   std::vector<std::unique_ptr<Model>> models;
   httplib::Server http;
   std::shared_ptr<ConnectionGuard> guard;  // its connections' threads, cap and deadlines
@@ -299,6 +306,7 @@ struct Server::Impl {
     std::string body;
     bool over = false;
     const bool whole = read([&](const char* data, size_t n) {
+      body_bytes_read += static_cast<int64_t>(n);
       over = body.size() + n > o.max_body_bytes;
       if (!over) body.append(data, n);
       return !over;
@@ -320,6 +328,7 @@ struct Server::Impl {
           return true;
         },
         [&](const char* data, size_t n) {
+          body_bytes_read += static_cast<int64_t>(n);
           if (part != 1) return true;
           over = file.size() + n > o.max_body_bytes;
           if (!over) file.append(data, n);
@@ -358,6 +367,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.o = std::move(options);
   check(!s.o.models.empty(), "serve: no model given (--model NAME=DIR)");
+  if (!s.o.access_log.empty()) s.access_log = std::make_unique<AccessLog>(s.o.access_log);
   for (const ServedModel& sm : s.o.models) {
     check(!sm.name.empty(), "serve: a model without a name (--model NAME=DIR)");
     for (const auto& other : s.models)
@@ -403,6 +413,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
     ConnectionGuard::headers_received();  // the body has its own deadline
     started = Clock::now();
+    body_bytes_read = 0;
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http.set_logger([&s](const httplib::Request& req, const httplib::Response& res) {
@@ -410,6 +421,20 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
         started ? std::chrono::duration<double>(Clock::now() - *started).count() : -1.0;
     started.reset();
     s.metrics.request(route_name(req.path), res.status, seconds);
+    if (s.access_log) {
+      const size_t q = req.target.find('?');
+      s.access_log->write(
+          {.remote = req.remote_addr,
+           .method = req.method,
+           .path = req.path,
+           .query = q == std::string::npos ? "" : req.target.substr(q + 1),
+           .user_agent = req.get_header_value("User-Agent"),
+           .remote_port = req.remote_port,
+           .status = res.status,
+           .bytes_in = std::max(static_cast<int64_t>(req.body.size()), body_bytes_read),
+           .bytes_out = static_cast<int64_t>(res.body.size()),
+           .latency_ms = seconds < 0 ? -1.0 : 1000 * seconds});
+    }
     ConnectionGuard::answer_sent();  // the next request's headers have their own deadline
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {

@@ -55,7 +55,10 @@ fi
 grep -q -- "--attention-layer 0: layers 0..0 of this decoder do not attend" "$work/err" ||
   fail "translate --attention-layer 0 of the pruned model: $(cat "$work/err")"
 
-start --max-batch 16 --max-wait-ms 5 --max-body 65536 --max-sentences 100
+# --access-log appends: what the file held stays
+echo '{"earlier": "line"}' > "$work/access.jsonl"
+start --max-batch 16 --max-wait-ms 5 --max-body 65536 --max-sentences 100 \
+  --access-log "$work/access.jsonl"
 python3 - "$port" "$work" "$words" "$sst" "$pid" <<'PY' || fail "requests"
 import http.client, json, sys, threading
 port, work, words_file, sst_file, pid = sys.argv[1:6]
@@ -278,6 +281,34 @@ PY
 kill -TERM "$pid"
 wait "$pid" || fail "exit status $? after SIGTERM"
 pid=
+
+# the access log: the earlier line kept, then one JSON line per answer, 200s, 400s, 405s and
+# 413s alike, with the query, sizes and latency
+python3 - "$work/access.jsonl" <<'PY' || fail "the access log"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert lines[0] == {"earlier": "line"}, lines[0]
+log = lines[1:]
+assert len(log) > 100, len(log)
+keys = {"time", "remote", "remote_port", "method", "path", "query", "status", "bytes_in",
+        "bytes_out", "latency_ms", "user_agent"}
+assert all(keys <= set(e) for e in log), [e for e in log if not keys <= set(e)][:1]
+assert all(e["time"].endswith("Z") for e in log)
+# a request line that cannot be parsed (400, 414) is logged without an address or latency
+routed = [e for e in log if e["latency_ms"] is not None]
+assert len(routed) > 100 and all(e["remote"] == "127.0.0.1" for e in routed), routed[:1]
+ok = [e for e in log if e["method"] == "POST" and e["path"] == "/translate" and e["status"] == 200]
+assert ok and all(e["bytes_in"] > 0 and e["bytes_out"] > 0 and e["latency_ms"] >= 0 for e in ok), [e for e in ok if not (e["bytes_in"] > 0 and e["bytes_out"] > 0)][:2]
+assert any(e["method"] == "GET" and e["path"] == "/translate" and e["status"] == 405 for e in log)
+assert any(e["path"] == "/transcribe" and e["query"] == "modle=x" and e["status"] == 400 for e in log)
+assert any(e["status"] == 413 for e in log)
+print(f"access log: {len(log)} lines")
+PY
+# an access log that cannot be opened is an error naming it, before anything is served
+mkdir "$work/logdir"
+if "$heed" serve --model g2p="$m/rnn-bahdanau" --port 0 --access-log "$work/logdir" \
+  > /dev/null 2> "$work/err"; then fail "--access-log DIRECTORY: exit 0"; fi
+grep -q -- "--access-log $work/logdir: Is a directory" "$work/err" || fail "--access-log DIRECTORY: $(cat "$work/err")"
 
 # SIGTERM while requests wait for their batch (max-wait 1.5 s): each is answered, exit 0
 start --max-batch 64 --max-wait-ms 1500

@@ -49,6 +49,7 @@ struct ServeOptions {
   int max_connections = 1024;        // open at once (more: 503 and closed)
   int header_timeout_ms = 10000;     // a connection's request headers, from connect or answer
   TranslatorOptions translator;      // compute type, kernel threads
+  std::string access_log;            // a JSON line per answer appended here ("-": stdout)
 };
 
 class Server {
