@@ -254,7 +254,8 @@ struct AttentionCommand {
 // `heed report`: a model's self-contained HTML page.
 struct ReportCommand {
   viz::ReportOptions options;
-  std::string out;  // the .html file
+  std::string out;                   // the .html file
+  std::vector<std::string> samples;  // --samples: a count, a viz::SampleChoice, or both
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

@@ -31,9 +31,14 @@ void ReportCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--length-penalty", options.search.length_penalty,
                   "Beam: rank finished outputs by log p / length^alpha")
       ->capture_default_str();
-  app->add_option("--samples", options.samples, "Inputs shown with their heatmaps")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
+  app->add_option("--samples", samples,
+                  "Test inputs shown with their outputs, heatmaps and each one's own score "
+                  "(sentence BLEU; G2P: PER; classifier: p of the reference label): how many "
+                  "(default 8) and which, either or both: spread (evenly through the test set, "
+                  "the default), first, random (seeded by --seed) or worst (worst first). "
+                  "E.g. --samples worst 20")
+      ->expected(1, 2);
+  app->add_option("--seed", options.seed, "Seed of --samples random")->capture_default_str();
   app->add_option("--title", options.title, "Page title (default: the model directory)");
   app->add_option("--latency", options.latency,
                   "Online decodings of --src (heed translate --online --latency-out; several: "
@@ -44,7 +49,18 @@ void ReportCommand::add(CLI::App& parent, int& threads) {
 }
 
 int ReportCommand::run() const {
-  viz::write_report(options, out, std::cerr);
+  viz::ReportOptions o = options;
+  for (const std::string& v : samples) {  // a count, a choice, or both (either order)
+    const size_t digits = v.find_first_not_of("0123456789", v.starts_with('-') ? 1 : 0);
+    if (digits == std::string::npos && v != "-" && !v.empty()) {
+      const long long n = v.size() <= 6 ? std::stoll(v) : 1000000;
+      check(n >= 0 && n <= 1000, "--samples: Value ", v, " not in range [0 - 1000]");
+      o.samples = static_cast<int>(n);
+    } else {
+      o.sample_choice = parse_name<viz::SampleChoice>(v, "--samples");
+    }
+  }
+  viz::write_report(o, out, std::cerr);
   std::cerr << "heed report: wrote " << out << "\n";
   return 0;
 }

@@ -87,9 +87,13 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
   if (any_match) {  // else 0, every precision 0 (as sacreBLEU stops early)
     double smooth = 1, log_sum = 0;
     bool zero = false;
+    int orders = 4;  // the orders averaged (effective order: those with n-grams)
     for (int n = 0; n < 4; ++n) {
-      if (total[n] == 0) {  // no n-grams of this order at all: BLEU is 0
-        zero = true;
+      if (total[n] == 0) {  // no n-grams of this order: BLEU is 0, but for the effective order
+        if (o.effective_order)
+          orders = n;
+        else
+          zero = true;
         break;
       }
       if (match[n] == 0 && o.sacrebleu) {
@@ -103,12 +107,13 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
       else
         log_sum += std::log(s.precisions[n]);
     }
-    s.score = zero ? 0.0 : s.bp * std::exp(log_sum / 4.0);
+    s.score = zero || orders == 0 ? 0.0 : s.bp * std::exp(log_sum / orders);
   }
   if (o.sacrebleu) {
-    s.signature =
-        "nrefs:" + std::to_string(refs.size()) + "|case:" + (o.lowercase ? "lc" : "mixed") +
-        "|eff:no|tok:" + std::string(name_of(o.tokenize)) + "|smooth:exp|" + metric_version();
+    s.signature = "nrefs:" + std::to_string(refs.size()) +
+                  "|case:" + (o.lowercase ? "lc" : "mixed") +
+                  "|eff:" + (o.effective_order ? "yes" : "no") +
+                  "|tok:" + std::string(name_of(o.tokenize)) + "|smooth:exp|" + metric_version();
   }
   return s;
 }

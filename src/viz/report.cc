@@ -3,10 +3,12 @@
 #include "heed/viz/report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <ostream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -198,6 +200,7 @@ std::string curves_html(const std::vector<Member>& members) {
 
 struct Sample {
   std::string input, output, reference;
+  std::string score;  // this sample's own: "sentence BLEU 23.5", "PER 25.0", "p(reference) 0.12"
   std::vector<Heatmap> maps;
 };
 
@@ -206,11 +209,55 @@ struct TestResult {
   std::vector<Sample> samples;
 };
 
-std::vector<size_t> spread(size_t n, int k) {  // k indices evenly spaced through 0..n-1
-  std::vector<size_t> out;
+std::string sample_caption(const ReportOptions& o) {
+  switch (o.sample_choice) {
+    case SampleChoice::First:
+      return "The first test inputs.";
+    case SampleChoice::Random:
+      return "Test inputs drawn at random (seed " + std::to_string(o.seed) + ").";
+    case SampleChoice::Worst:
+      return "The test inputs with the worst scores, worst first.";
+    case SampleChoice::Spread:
+      break;
+  }
+  return "Test inputs evenly spaced through the test set.";
+}
+
+// The indices of the k samples of n inputs as `choice` picks them; `badness[i]` (higher: worse)
+// orders SampleChoice::Worst, ties in input order.
+std::vector<size_t> pick_samples(size_t n, int k, SampleChoice choice, uint64_t seed,
+                                 const std::vector<double>& badness) {
   const size_t m = std::min(n, static_cast<size_t>(std::max(k, 0)));
-  for (size_t i = 0; i < m; ++i) out.push_back(i * n / m);
-  return out;
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  switch (choice) {
+    case SampleChoice::Spread: {
+      std::vector<size_t> out;
+      for (size_t i = 0; i < m; ++i) out.push_back(i * n / m);
+      return out;
+    }
+    case SampleChoice::First:
+      break;
+    case SampleChoice::Random: {  // a partial Fisher-Yates draw, the same on every platform
+      std::mt19937_64 rng(seed);
+      for (size_t i = 0; i < m; ++i) std::swap(all[i], all[i + rng() % (n - i)]);
+      std::sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));  // in file order
+      break;
+    }
+    case SampleChoice::Worst:
+      check(badness.size() == n, "report: no per-sample scores to find the worst by");
+      std::stable_sort(all.begin(), all.end(),
+                       [&](size_t a, size_t b) { return badness[a] > badness[b]; });
+      break;
+  }
+  all.resize(m);
+  return all;
+}
+
+std::string one_decimal(const char* what, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s %.1f", what, v);
+  return buf;
 }
 
 TestResult seq2seq_test(const Translator& translator, const ReportOptions& o, std::ostream& log) {
@@ -241,6 +288,9 @@ TestResult seq2seq_test(const Translator& translator, const ReportOptions& o, st
         << std::flush;
     decoded = align(translator, inputs, {.search = o.search, .batch = 64});
   }
+  std::vector<std::string> outputs;  // [inputs]: what is scored
+  std::vector<double> badness;       // [inputs]: each output's own score, higher is worse
+  std::vector<std::string> scores;   // [inputs]: that score, as the page shows it
   if (m->g2p) {
     // outputs by word: a --hyp file is read as CMUdict entries (heed translate's output on
     // the test file has one line per entry, so a word may come several times)
@@ -252,19 +302,33 @@ TestResult seq2seq_test(const Translator& translator, const ReportOptions& o, st
         by_word[word] = prons.front();
     }
     t.score = g2p_error_rates(by_word, g2p_refs).str();
+    for (const std::string& word : inputs) {  // PER against the closest pronunciation
+      outputs.push_back(by_word[word]);
+      const G2pScore one = g2p_error_rates({{word, by_word[word]}}, {{word, g2p_refs[word]}});
+      badness.push_back(one.per);
+      scores.push_back(one_decimal("PER", one.per));
+    }
   } else {
-    std::vector<std::string> hyps;  // [inputs]
     if (decode_here) {
-      for (const Alignment& a : decoded) hyps.push_back(a.output);
+      for (const Alignment& a : decoded) outputs.push_back(a.output);
     } else {
-      hyps = read_lines(o.hyp);
-      check(hyps.size() == inputs.size(), o.hyp, " has ", hyps.size(), " lines but ", o.src,
+      outputs = read_lines(o.hyp);
+      check(outputs.size() == inputs.size(), o.hyp, " has ", outputs.size(), " lines but ", o.src,
             " has ", inputs.size(), " inputs");
     }
     std::vector<std::vector<std::string>> ref_sets = {refs};
-    t.score = corpus_bleu(hyps, ref_sets).str() + "\n" + corpus_chrf(hyps, ref_sets).str();
+    t.score = corpus_bleu(outputs, ref_sets).str() + "\n" + corpus_chrf(outputs, ref_sets).str();
+    for (size_t i = 0; i < inputs.size(); ++i) {  // sacreBLEU's sentence BLEU of tokenised text
+      const double bleu =
+          corpus_bleu({outputs[i]}, {{refs[i]}},
+                      {.sacrebleu = true, .tokenize = BleuTokenize::None, .effective_order = true})
+              .score;
+      badness.push_back(-bleu);
+      scores.push_back(one_decimal("sentence BLEU", bleu));
+    }
   }
-  const std::vector<size_t> idx = spread(inputs.size(), o.samples);
+  const std::vector<size_t> idx =
+      pick_samples(inputs.size(), o.samples, o.sample_choice, o.seed, badness);
   std::vector<Alignment> shown;  // [idx]
   if (decode_here) {
     shown.reserve(idx.size());
@@ -277,8 +341,9 @@ TestResult seq2seq_test(const Translator& translator, const ReportOptions& o, st
   }
   for (size_t k = 0; k < idx.size(); ++k)
     t.samples.push_back({.input = inputs[idx[k]],
-                         .output = shown[k].output,
+                         .output = outputs[idx[k]],
                          .reference = refs[idx[k]],
+                         .score = scores[idx[k]],
                          .maps = std::move(shown[k].maps)});
   return t;
 }
@@ -293,10 +358,20 @@ TestResult classifier_test(const ReportOptions& o) {
   for (const auto& p : preds) labels.push_back(p.label);
   TestResult t;
   t.score = accuracy(c.labels, labels).str();
-  for (size_t i : spread(preds.size(), o.samples)) {
+  std::vector<double> badness;  // 1 - p(reference label)
+  for (size_t i = 0; i < preds.size(); ++i) {
+    const auto y = static_cast<size_t>(c.labels[i]);
+    badness.push_back(y < preds[i].probs.size() ? 1.0 - preds[i].probs[y]
+                                                : (preds[i].label == c.labels[i] ? 0.0 : 1.0));
+  }
+  for (size_t i : pick_samples(preds.size(), o.samples, o.sample_choice, o.seed, badness)) {
     Sample s{.input = c.texts[i],
              .output = std::to_string(preds[i].label),
              .reference = std::to_string(c.labels[i])};
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s, p(reference) %.3f",
+                  preds[i].label == c.labels[i] ? "right" : "wrong", 1.0 - badness[i]);
+    s.score = buf;
     if (!preds[i].attention.empty())
       s.maps.push_back(
           classifier_heatmap(preds[i], std::to_string(preds[i].label), classifier.config()));
@@ -381,6 +456,14 @@ pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
 
 }  // namespace
 
+std::span<const Named<SampleChoice>> names(SampleChoice) {
+  static constexpr Named<SampleChoice> kNames[] = {{SampleChoice::Spread, "spread"},
+                                                   {SampleChoice::First, "first"},
+                                                   {SampleChoice::Random, "random"},
+                                                   {SampleChoice::Worst, "worst"}};
+  return kNames;
+}
+
 void write_report(const ReportOptions& o, const std::string& out, std::ostream& log) {
   check(!o.model_dirs.empty(), "report: no model directory");
   std::vector<Member> members;  // [models]
@@ -457,13 +540,14 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
   html << "<h2 id=\"training\">Training</h2>\n" << curves_html(members);
   // Samples
   if (!test.samples.empty()) {
-    html << "<h2 id=\"samples\">Samples</h2>\n";
+    html << "<h2 id=\"samples\">Samples</h2>\n<p>" << sample_caption(o) << "</p>\n";
     const HeatmapStyle style{.cell = 16, .font = 11};
     for (const Sample& s : test.samples) {
       html << "<div class=\"sample\">\n<table>\n<tr><td class=\"label\">input</td><td>"
            << xml_escape(s.input) << "</td></tr>\n<tr><td class=\"label\">output</td><td>"
            << xml_escape(s.output) << "</td></tr>\n<tr><td class=\"label\">reference</td><td>"
-           << xml_escape(s.reference) << "</td></tr>\n</table>\n";
+           << xml_escape(s.reference) << "</td></tr>\n<tr><td class=\"label\">score</td><td>"
+           << xml_escape(s.score) << "</td></tr>\n</table>\n";
       for (const Heatmap& h : s.maps) html << to_svg(heatmap_figure(h, style), false);
       html << "</div>\n";
     }

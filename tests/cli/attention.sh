@@ -147,6 +147,40 @@ assert "<code>heed train " in section(one, "run", "scores"), "no command in the 
 assert two.count("%s: train loss" % member) >= 2 * 2, "each member's curve in both loss plots"
 assert two.count("<svg") == 5 + 3, two.count("<svg")
 PY
+# which samples: each with its own score; the worst first, a seeded draw, the first ones
+for pick in "worst 4" "4 random" "random 4 --seed 9" "first 2"; do
+  # shellcheck disable=SC2086
+  "$heed" --threads 1 report --model "$work/g2p" --src "$cmu/cmudict-0.7b.test" --beam 1 \
+    --samples $pick --out "$work/pick-${pick// /_}.html" 2> /dev/null
+done
+python3 - "$work" "$cmu/cmudict-0.7b.test" <<'PY' || fail "report --samples"
+import sys, re
+work, test = sys.argv[1:3]
+def shown(name):
+    html = open(f"{work}/pick-{name}.html", encoding="utf-8").read()
+    html = html[html.index('id="samples"'):]
+    words = re.findall(r'<td class="label">input</td><td>([^<]*)</td>', html)
+    pers = [float(x) for x in re.findall(r'<td class="label">score</td><td>PER ([0-9.]+)</td>', html)]
+    assert len(words) == len(pers), (name, words, pers)
+    return words, pers, html
+words, pers, html = shown("worst_4")
+assert len(pers) == 4 and pers == sorted(pers, reverse=True) and pers[0] > 0, pers
+assert "worst scores, worst first" in html
+spread_pers = [float(x) for x in re.findall(r'score</td><td>PER ([0-9.]+)<', open(f"{work}/report.html").read())]
+assert len(spread_pers) == 3 and max(spread_pers) <= pers[0], (spread_pers, pers)
+a, b = shown("4_random")[0], shown("random_4_--seed_9")[0]
+assert len(a) == 4 and len(b) == 4 and a != b, (a, b)
+first = sorted({re.sub(r"\(\d+\)$", "", l.split()[0]) for l in open(test, encoding="latin-1")
+                if l.strip() and not l.startswith(";;;")})
+assert shown("first_2")[0] == first[:2], (shown("first_2")[0], first[:2])
+PY
+"$heed" --threads 1 report --model "$work/g2p" --src "$cmu/cmudict-0.7b.test" --beam 1 \
+  --samples 4 random --out "$work/pick-again.html" 2> /dev/null
+cmp <(sed -n '/id="samples"/,$p' "$work/pick-again.html") \
+  <(sed -n '/id="samples"/,$p' "$work/pick-4_random.html") || fail "--samples random is not seeded"
+if "$heed" report --model "$work/g2p" --samples wrost --out "$work/x.html" > /dev/null \
+  2> "$work/err.txt"; then fail "--samples wrost accepted"; fi
+grep -q "unknown --samples 'wrost'" "$work/err.txt" || fail "error: $(cat "$work/err.txt")"
 if "$heed" report --model "$work/cls" "$work/cls" --out "$work/x.html" > /dev/null \
   2> "$work/err.txt"; then fail "an ensemble of classifiers accepted by report"; fi
 grep -q "an ensemble is for sequence-to-sequence models" "$work/err.txt" || fail "error: $(cat "$work/err.txt")"

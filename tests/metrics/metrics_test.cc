@@ -120,6 +120,21 @@ TEST(Bleu, EqualsSacrebleuOnItsOwnOutputs) {
   EXPECT_EQ(checked, 28);
 }
 
+TEST(Bleu, EffectiveOrderAsSacrebleuSentenceBleu) {
+  // "a b c" against "a b c d": orders 1..3 all matched, no 4-grams; the effective order
+  // averages the three, BP = exp(1 - 4/3). Without it, BLEU is 0.
+  const BleuOptions sentence{
+      .sacrebleu = true, .tokenize = BleuTokenize::None, .effective_order = true};
+  const BleuScore s = corpus_bleu({"a b c"}, {{"a b c d"}}, sentence);
+  EXPECT_NEAR(s.score, 100.0 * std::exp(1.0 - 4.0 / 3.0), 1e-9);
+  EXPECT_NE(s.signature.find("|eff:yes|tok:none|"), std::string::npos) << s.signature;
+  EXPECT_EQ(corpus_bleu({"a b c"}, {{"a b c d"}}, {.sacrebleu = true}).score, 0.0);
+  // one unmatched order is smoothed ("exp"): 3-grams 0/1 -> 100 / (2 * 1)
+  const BleuScore m = corpus_bleu({"a b x"}, {{"a b c"}}, sentence);
+  EXPECT_NEAR(m.score, std::exp((std::log(200.0 / 3) + std::log(50.0) + std::log(50.0)) / 3.0),
+              1e-9);
+}
+
 TEST(Chrf, MatchesSacrebleuPublishedExamples) {
   // The examples of the chrF metric card (computed there with sacreBLEU, chrF2, order 6).
   ChrfScore one =

@@ -28,6 +28,9 @@ struct BleuOptions {
   bool sacrebleu = false;
   BleuTokenize tokenize = BleuTokenize::V13a;  // sacreBLEU's tokeniser
   bool lowercase = false;
+  // sacreBLEU's effective order (its sentence_bleu's default): the geometric mean over the
+  // orders the hypothesis has n-grams of, not all four
+  bool effective_order = false;
 };
 
 struct BleuScore {

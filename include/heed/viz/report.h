@@ -9,13 +9,22 @@
 // Leaves out: decoding and scoring code of its own (decode/, metrics/), JavaScript.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "heed/decode/beam_search.h"
+#include "heed/util/names.h"
 
 namespace heed::viz {
+
+// Which test inputs the page shows: evenly spaced through the file, the first ones, a seeded
+// random draw, or the worst (lowest sentence BLEU; G2P: highest PER; classifier: lowest
+// probability of the reference label), worst first.
+enum class SampleChoice { Spread, First, Random, Worst };
+std::span<const Named<SampleChoice>> names(SampleChoice);  // "spread" | "first" | ...
 
 struct ReportOptions {
   std::vector<std::string> model_dirs;  // one model, or the members of an ensemble
@@ -25,7 +34,9 @@ struct ReportOptions {
   std::string hyp;  // outputs already decoded for src (heed translate; G2P: its CMUdict
                     // entries); empty: decode here
   BeamOptions search{.beam = 5};
-  int samples = 8;  // inputs shown with their heatmaps, evenly spaced through src
+  int samples = 8;  // inputs shown with their heatmaps and each one's score
+  SampleChoice sample_choice = SampleChoice::Spread;
+  uint64_t seed = 1;  // SampleChoice::Random's draw
   // `heed translate --online --latency-out` files decoded from src (by this model or others):
   // one point each on a curve of quality (BLEU against ref; G2P: WER) against AL
   std::vector<std::string> latency;
