@@ -126,13 +126,27 @@ class PyTranslator {
     translator_ = std::make_unique<Translator>(dirs, o);
   }
 
-  std::vector<PyTranslation> translate_batch(const std::vector<std::string>& sources,
+  // sources: sentences (a list of str), or token lists (a list of lists of str: the model's
+  // source units, as CTranslate2's translate_batch takes them)
+  std::vector<PyTranslation> translate_batch(const py::sequence& sources,
                                              const TranslationOptions& o, bool scores) const {
-    const std::vector<std::string> in = lines(sources, "sources");
+    const bool units = py::len(sources) > 0 && !py::isinstance<py::str>(sources[0]);
+    std::vector<std::string> in;
+    std::vector<std::vector<std::string>> in_units;
+    try {
+      if (units)
+        in_units = sources.cast<std::vector<std::vector<std::string>>>();
+      else
+        in = lines(sources.cast<std::vector<std::string>>(), "sources");
+    } catch (const py::cast_error&) {
+      throw py::type_error(
+          "translate_batch: sources must be a list of sentences (str) or a list of token lists "
+          "(lists of str), not a mix");
+    }
     std::vector<TranslationResult> results;
     {
       py::gil_scoped_release release;
-      results = translator_->translate(in, o);
+      results = units ? translator_->translate_units(in_units, o) : translator_->translate(in, o);
     }
     std::vector<PyTranslation> out(results.size());
     for (size_t i = 0; i < results.size(); ++i) {
@@ -542,10 +556,10 @@ PYBIND11_MODULE(_heed, m) {
            py::arg("hard_marginal") = false)
       .def(
           "translate_batch",
-          [](const PyTranslator& t, const std::vector<std::string>& sources, int beam_size,
-             int num_hypotheses, double length_penalty, int64_t max_decoding_length,
-             double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
-             bool return_scores, bool return_attention, int attention_layer, int attention_head,
+          [](const PyTranslator& t, const py::sequence& sources, int beam_size, int num_hypotheses,
+             double length_penalty, int64_t max_decoding_length, double max_len_ratio,
+             int64_t max_batch_size, int64_t max_input_length, bool return_scores,
+             bool return_attention, int attention_layer, int attention_head,
              bool replace_unknowns) {
             return t.translate_batch(sources,
                                      checked({.beam_size = beam_size,
@@ -569,7 +583,9 @@ PYBIND11_MODULE(_heed, m) {
           py::arg("attention_layer") = -1, py::arg("attention_head") = -1,
           py::arg("replace_unknowns") = false,
           "Translates a list of sentences (greedy at beam_size 1), returning results in input "
-          "order. Each output stops at max_len_ratio x its own source length + 10 units, and "
+          "order; or a list of token lists (the model's source units, as CTranslate2 takes "
+          "them: no segmentation, a unit the model does not know is <unk>). Each output stops at "
+          "max_len_ratio x its own source length + 10 units, and "
           "at max_decoding_length units when > 0; sources beyond max_input_length units are cut "
           "(the result says truncated). attention_layer / attention_head choose a Transformer's "
           "reported attention (-1: the last layer, the mean over heads); replace_unknowns "

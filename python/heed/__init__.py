@@ -65,9 +65,12 @@ class Translator(_heed.Translator):
         super().__init__([os.fspath(d) for d in model_dirs], threads=threads,
                          compute_type=compute_type, wait_k=wait_k, hard_marginal=hard_marginal)
 
-    def translate_batch(self, sources: Sequence[str], **options) -> list[TranslationResult]:
-        """Translates a list of sentences, returning results in input order; the options are
-        keywords (an unknown one is a TypeError naming it and the known ones):
+    def translate_batch(self, sources: Union[Sequence[str], Sequence[Sequence[str]]],
+                        **options) -> list[TranslationResult]:
+        """Translates a list of sentences, or of token lists (the model's source units, as
+        CTranslate2's translate_batch takes them: `[["a", "man", "rides"], ...]`), returning
+        results in input order; the options are keywords (an unknown one is a TypeError naming
+        it and the known ones):
         """
         _check_keywords("translate_batch", options, _TRANSLATE_OPTIONS)
         return super().translate_batch(sources, **options)

@@ -92,6 +92,38 @@ Translator::Translator(const std::vector<std::string>& model_dirs, const Transla
 void Translator::translate_each(const std::vector<std::string>& sentences,
                                 const TranslationOptions& o, const Sink& sink,
                                 const Progress& progress) const {
+  const ModelFiles& m = text_format();
+  decode_each(
+      sentences.size(),
+      [&](size_t k, TranslationResult& r) { return read_source(m, sentences[k], o, r); }, o, sink,
+      progress);
+}
+
+std::vector<TranslationResult> Translator::translate_units(
+    const std::vector<std::vector<std::string>>& sources, const TranslationOptions& o) const {
+  const ModelFiles& m = text_format();
+  std::vector<TranslationResult> out(sources.size());
+  decode_each(
+      sources.size(),
+      [&](size_t k, TranslationResult& r) {
+        r.source = sources[k];
+        for (const std::string& u : r.source)
+          check(!u.empty(), "source ", k,
+                ": an empty unit (units are words, characters or "
+                "pieces as the model's source side splits them)");
+        r.input = m.src_seg.join(r.source);
+        if (o.max_input_length > 0 && static_cast<int64_t>(r.source.size()) > o.max_input_length) {
+          r.source.resize(static_cast<size_t>(o.max_input_length));
+          r.truncated = true;
+        }
+        return m.src_vocab.encode(r.source);
+      },
+      o, [&](size_t i, TranslationResult&& r) { out[i] = std::move(r); }, {});
+  return out;
+}
+
+void Translator::decode_each(size_t n, const ReadSource& read, const TranslationOptions& o,
+                             const Sink& sink, const Progress& progress) const {
   check_translation_options(o);
   const ModelFiles& m = text_format();
   const AttentionChoice choice{.wanted = o.return_attention || o.replace_unknowns,
@@ -111,15 +143,14 @@ void Translator::translate_each(const std::vector<std::string>& sentences,
           "of 2 or more (--beam)");
     search.ctc_lm = &lm;
   }
-  const size_t n = sentences.size(), per_batch = static_cast<size_t>(o.max_batch_size),
-               window = 50 * per_batch;
+  const size_t per_batch = static_cast<size_t>(o.max_batch_size), window = 50 * per_batch;
   size_t out_tokens = 0;
   for (size_t w0 = 0; w0 < n; w0 += window) {
     const size_t w1 = std::min(n, w0 + window);
     std::vector<TranslationResult> results(w1 - w0);
     std::vector<std::vector<int32_t>> ids(w1 - w0);
     for (size_t k = w0; k < w1; ++k) {
-      ids[k - w0] = read_source(m, sentences[k], o, results[k - w0]);
+      ids[k - w0] = read(k, results[k - w0]);
     }
     std::vector<size_t> order;  // the window's lines with units, shortest source first
     for (size_t k = 0; k < ids.size(); ++k)

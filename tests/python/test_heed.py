@@ -90,6 +90,19 @@ def test_greedy_and_translate_file_equal_cli(tmp_path):
     assert greedy[0].attention == []  # only with return_attention
     iterated = list(t.translate_iterable(iter(lines(WORDS)), max_batch_size=4, read_batches=2))
     assert [r.hypotheses for r in iterated] == [r.hypotheses for r in greedy]
+    # token lists, as CTranslate2 takes them: the units each result says it read give the same
+    # translations; an unknown unit is <unk>, and a mix of the two kinds is a TypeError
+    units = t.translate_batch([r.source for r in greedy], beam_size=3)
+    assert [r.hypotheses for r in units] == [r.hypotheses for r in
+                                             t.translate_batch(lines(WORDS), beam_size=3)]
+    assert [r.source for r in units] == [r.source for r in greedy]
+    assert t.translate_batch([("A", "B", "C")])[0].hypotheses == \
+        t.translate_batch(["ABC"])[0].hypotheses
+    assert t.translate_batch([["A", "\u2603", "C"]])[0].source == ["A", "\u2603", "C"]
+    with pytest.raises(TypeError, match="list of token lists"):
+        t.translate_batch([["A", "B"], "ABC"])
+    with pytest.raises(ValueError, match="an empty unit"):
+        t.translate_batch([["A", ""]])
 
 
 def test_ensemble_and_int8_equal_cli():

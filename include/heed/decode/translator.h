@@ -109,6 +109,12 @@ class Translator {
                       const Sink& sink, const Progress& progress = {}) const;
   std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
                                            const TranslationOptions& options = {}) const;
+  // The same for sources already split into the model's source units (words, characters or
+  // SentencePiece pieces, as TranslationResult::source gives them back): no segmentation, a
+  // unit outside the vocabulary is <unk>. CTranslate2's translate_batch takes token lists so.
+  std::vector<TranslationResult> translate_units(
+      const std::vector<std::vector<std::string>>& sources,
+      const TranslationOptions& options = {}) const;
 
   // Online decoding of one sentence (decode/online.h, greedy): the source read one unit at a
   // time under the model's policy; `write(unit, delay)` as each output unit is written, with
@@ -141,6 +147,12 @@ class Translator {
   const ModelFiles& text_format() const { return *files_.front(); }  // serves every member
 
  private:
+  // translate_each's work: `read(k, r)` fills result r's input and source units of source k and
+  // returns their ids.
+  using ReadSource = std::function<std::vector<int32_t>(size_t k, TranslationResult& r)>;
+  void decode_each(size_t n, const ReadSource& read, const TranslationOptions& options,
+                   const Sink& sink, const Progress& progress) const;
+
   std::vector<std::unique_ptr<ModelFiles>> files_;
   std::unique_ptr<Ensemble> ensemble_;  // with several members
   const Seq2SeqModel* model_ = nullptr;
