@@ -230,6 +230,29 @@ class TrainingRun {
     result_.token_name = task.token_name();
     result_.params = params.numel();
     g_.set_precision(o.precision);
+    fit_warmup();
+  }
+
+  // LoopOptions::fit_warmup: a tenth of the planned updates (the epochs' batches, at the first
+  // epoch's count, or --max-steps if fewer) when the family's warmup is more than that.
+  void fit_warmup() {
+    warmup_ = o_.warmup;
+    if (!o_.fit_warmup || o_.warmup <= 0 || o_.measure) return;
+    const auto per_epoch = static_cast<int64_t>(
+        epoch_batches(task_.lengths(), task_.costs(), batching_, o_.seed, 0).size());
+    int64_t planned = per_epoch * std::max(o_.epochs, 1);
+    if (o_.max_steps > 0) planned = std::min(planned, o_.max_steps);
+    const int64_t fitted = std::max<int64_t>(1, planned / 10);
+    if (fitted >= o_.warmup) return;
+    warmup_ = fitted;
+    ScheduleConfig c = sched_.config();
+    c.warmup = fitted;
+    sched_ = LrSchedule(c);
+    log_ << "warmup: " << fitted << " updates, a tenth of the " << planned
+         << " planned (the family's " << o_.warmup << " would take "
+         << (o_.warmup >= planned ? std::string("the whole run")
+                                  : std::to_string(100 * o_.warmup / planned) + "% of it")
+         << "; --warmup N sets it)\n";
   }
 
   // The checkpoint's state, when resuming: weights, optimiser, schedule, the best metric, the
@@ -239,6 +262,16 @@ class TrainingRun {
     state_ = load_checkpoint(ckpt_, params_, opt_);  // every rank: the directory is shared
     check_same_run(o_, config_, state_.config, state_.extra, ckpt_);
     if (root_) trim_training_log(curve_path_, state_.step);
+    // the warmup the run started with, though a larger budget would fit another (older
+    // checkpoints: the options')
+    const int64_t warmup = state_.extra.value("warmup", warmup_);
+    if (warmup != warmup_) {
+      log_ << "warmup: " << warmup << " updates, as the run began (fitted to its budget then)\n";
+      warmup_ = warmup;
+      ScheduleConfig c = sched_.config();
+      c.warmup = warmup;
+      sched_ = LrSchedule(c);
+    }
     sched_.load_state(state_.schedule);
     best_ = state_.extra.at("best").get<double>();
     best_step_ = state_.extra.value("best_step", int64_t{0});  // absent from older checkpoints
@@ -307,9 +340,9 @@ class TrainingRun {
               "--max-minutes with --resume continues)\n";
     else if (out_of_time_ && !o_.measure)
       log_ << "stopped by the time or step budget; --resume continues\n";
-    if (!o_.measure && o_.warmup > 0 && state_.step < o_.warmup)
-      log_ << "warning: training ended inside its warmup (step " << state_.step << " of "
-           << o_.warmup << "): the learning rate never reached --lr; a --warmup that fits the "
+    if (!o_.measure && warmup_ > 0 && state_.step < warmup_)
+      log_ << "warning: training ended inside its warmup (step " << state_.step << " of " << warmup_
+           << "): the learning rate never reached --lr; a --warmup that fits the "
            << "run (a few per cent of its updates), or a larger budget\n";
     if (ranks_ > 1 && result_.run_steps > 0)
       log_ << "data-parallel: rank 0 spent " << result_.comm_seconds << " s of "
@@ -376,7 +409,8 @@ class TrainingRun {
                     {"data", o_.data},
                     {"loss_avg", loss_avg_},
                     {"global_batch", {batching_.sentences, batching_.tokens}},
-                    {"ranks", ranks_}};
+                    {"ranks", ranks_},
+                    {"warmup", warmup_}};
     save_checkpoint(ckpt_, config_, params_, opt_, state_);
   }
 
@@ -620,6 +654,7 @@ class TrainingRun {
   const std::string ckpt_;
   Optimizer opt_;
   LrSchedule sched_;
+  int64_t warmup_ = 0;  // the schedule's warmup (LoopOptions::fit_warmup may shorten it)
   const bool lower_better_;
   LoopResult result_;
   GradientSync sync_;

@@ -132,6 +132,7 @@ void family_optimiser(const TrainOptions& o, const TrainingDefaults& d, LoopOpti
   loop.schedule = o.lr_schedule.value_or(d.inverse_sqrt ? ScheduleConfig::Kind::InverseSqrt
                                                         : ScheduleConfig::Kind::ReduceOnPlateau);
   loop.warmup = o.warmup.value_or(d.warmup);
+  loop.fit_warmup = !o.warmup.has_value();
   loop.adam_beta2 = o.adam_beta2.value_or(d.adam_beta2);
 }
 

@@ -32,6 +32,29 @@ grep -q "^heed train: rnn" "$work/quiet.log" && grep -q "^validation  epoch 1  s
 # a run that ends inside its warmup says so (issue 68: the README's Transformer stopped there)
 grep -qF "warning: training ended inside its warmup (step 5 of 100)" "$work/quiet.log" ||
   fail "no warning of the warmup: $(cat "$work/quiet.log")"
+# a family's warmup that would not fit the run (the Transformer's 4,000 in a 40-update run) is
+# cut to a tenth of the planned updates, said in the log: the rate peaks at update 4, then falls
+"$heed" --threads 1 train --model transformer --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
+  --d-model 16 --heads 2 --ff 32 --layers 1 --batch 32 --max-steps 40 --valid-max 10 \
+  --log-every 1 --save "$work/fitted" > /dev/null 2> "$work/fitted.log"
+grep -qF "warmup: 4 updates, a tenth of the 40 planned (the family's 4000 would take the whole run" \
+  "$work/fitted.log" || fail "no fitted warmup: $(cat "$work/fitted.log")"
+! grep -q "inside its warmup" "$work/fitted.log" || fail "a fitted warmup still warned"
+python3 - "$work/fitted/train.jsonl" <<'PY' || fail "the fitted warmup's rates"
+import json, sys
+# a record's rate is the next update's: update 4 (record 3) at the peak, update 2 at half
+lr = {r["step"]: r["lr"] for r in map(json.loads, open(sys.argv[1])) if "lr" in r}
+peak = max(lr.values())
+assert lr[3] == peak and abs(lr[1] - peak / 2) < 1e-6 * peak and lr[15] < peak, lr
+PY
+# resumed with a larger budget (which would fit 6), the run keeps the warmup it began with
+"$heed" --threads 1 train --model transformer --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
+  --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" --src-units char --tgt-units word \
+  --d-model 16 --heads 2 --ff 32 --layers 1 --batch 32 --max-steps 60 --valid-max 10 \
+  --log-every 1 --save "$work/fitted" --resume > /dev/null 2> "$work/fitted2.log"
+grep -qF "warmup: 4 updates, as the run began" "$work/fitted2.log" ||
+  fail "the resumed run's warmup: $(cat "$work/fitted2.log")"
 # --log-every 2: step records at steps 2 and 4 (loss, rate, gradient norm, tokens/s), then the
 # validation at 5; heed report draws the gradient's norm from them
 python3 - "$work/quiet/train.jsonl" <<'PY' || fail "train.jsonl's step records"

@@ -42,6 +42,10 @@ struct LoopOptions {
   // ReduceOnPlateau (on dev cross-entropy, per epoch) or InverseSqrt (with `warmup`)
   ScheduleConfig::Kind schedule = ScheduleConfig::Kind::ReduceOnPlateau;
   int64_t warmup = 0;  // steps of linear warmup to lr
+  // the warmup is the family's default (--warmup not given): a run planned for fewer than ten
+  // times its updates (--epochs, --max-steps) warms up over a tenth of them instead, as recipes
+  // size warmups to their runs (a 4,000-update warmup in a 4,500-update run never trains at lr)
+  bool fit_warmup = false;
   // > 0: the last this share of the budget decays the rate linearly to 0 (cooldown_factor); the
   // budget is whichever of max_minutes, max_steps and epochs runs out first
   double cooldown = 0;

@@ -559,7 +559,10 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "plateau, or inverse-sqrt (Vaswani et al. 2017, eq. 3, peaking at --lr after --warmup "
             "steps). Default: the family's"},
            o.lr_schedule);
-  v.option({"--warmup", "Steps of linear warmup to --lr (default: the family's)",
+  v.option({"--warmup",
+            "Steps of linear warmup to --lr. Default: the family's (the Transformer's 4000), "
+            "cut to a tenth of the run's planned updates (--epochs, --max-steps) when the run "
+            "is shorter than ten warmups, so that a short run still trains at --lr",
             Bounds::non_negative()},
            o.warmup);
   v.option({"--cooldown",
