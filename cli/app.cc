@@ -88,6 +88,7 @@ int run(int argc, char** argv) {
   heed::cli::BenchCommand bench;
   heed::cli::SplitCommand split;
   heed::cli::AverageCommand average;
+  heed::cli::ExportCommand export_;
   heed::cli::ClassifyCommand classify;
   heed::cli::AttentionCommand attention;
   heed::cli::ReportCommand report;
@@ -102,6 +103,7 @@ int run(int argc, char** argv) {
   bench.add(app, threads);
   split.add(app);
   average.add(app);
+  export_.add(app);
   classify.add(app, threads);
   attention.add(app, threads);
   report.add(app, threads);
@@ -155,6 +157,7 @@ int run(int argc, char** argv) {
   if (*bench.app) rc = bench.run();
   if (*split.app) rc = split.run();
   if (*average.app) rc = average.run();
+  if (*export_.app) rc = export_.run();
   if (*classify.app) rc = classify.run();
   if (*attention.app) rc = attention.run();
   if (*report.app) rc = report.run();

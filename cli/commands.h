@@ -161,6 +161,17 @@ struct AverageCommand {
   int run() const;
 };
 
+// `heed export`: a trained model in another toolkit's format (models/ctranslate2_export.h).
+enum class ExportFormat { CTranslate2 };
+std::span<const Named<ExportFormat>> names(ExportFormat);  // "ctranslate2"
+struct ExportCommand {
+  ExportFormat format = ExportFormat::CTranslate2;
+  std::string model_dir, out_dir;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
 // One side of a pair of files or columns.
 enum class Side { Src, Tgt };
 std::span<const Named<Side>> names(Side);  // "src" | "tgt"
