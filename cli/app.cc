@@ -89,6 +89,7 @@ int run(int argc, char** argv) {
   heed::cli::SplitCommand split;
   heed::cli::AverageCommand average;
   heed::cli::ExportCommand export_;
+  heed::cli::ImportCommand import_;
   heed::cli::ClassifyCommand classify;
   heed::cli::AttentionCommand attention;
   heed::cli::ReportCommand report;
@@ -104,6 +105,7 @@ int run(int argc, char** argv) {
   split.add(app);
   average.add(app);
   export_.add(app);
+  import_.add(app);
   classify.add(app, threads);
   attention.add(app, threads);
   report.add(app, threads);
@@ -158,6 +160,7 @@ int run(int argc, char** argv) {
   if (*split.app) rc = split.run();
   if (*average.app) rc = average.run();
   if (*export_.app) rc = export_.run();
+  if (*import_.app) rc = import_.run();
   if (*classify.app) rc = classify.run();
   if (*attention.app) rc = attention.run();
   if (*report.app) rc = report.run();

@@ -172,6 +172,17 @@ struct ExportCommand {
   int run() const;
 };
 
+// `heed import`: another toolkit's checkpoint as a heed model (models/checkpoint_import.h).
+enum class ImportFormat { OpennmtPy };
+std::span<const Named<ImportFormat>> names(ImportFormat);  // "opennmt-py"
+struct ImportCommand {
+  ImportFormat format = ImportFormat::OpennmtPy;
+  std::string checkpoint, out_dir;
+  CLI::App* app = nullptr;
+  void add(CLI::App& parent);
+  int run() const;
+};
+
 // One side of a pair of files or columns.
 enum class Side { Src, Tgt };
 std::span<const Named<Side>> names(Side);  // "src" | "tgt"

@@ -12,6 +12,7 @@
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/nn/transformer.h"
 #include "heed/util/error.h"
+#include "heed/util/json.h"
 
 namespace fs = std::filesystem;
 
@@ -142,6 +143,8 @@ ct2::ModelBin ctranslate2_model_bin(const std::string& dir) {
 std::vector<std::string> export_ctranslate2(const std::string& model_dir,
                                             const std::string& out_dir) {
   const ct2::ModelBin m = ctranslate2_model_bin(model_dir);  // every check before any write
+  const nlohmann::json eps =  // the float's shortest decimal (1e-05, not 9.99999974737875e-06)
+      json_number(TransformerSeq2SeqConfig::from_json(read_config(model_dir)).layer.layer_norm_eps);
   const fs::path src(model_dir), out(out_dir);
   const Vocab src_vocab = Vocab::load((src / "src.vocab").string());
   const Vocab tgt_vocab = Vocab::load((src / "tgt.vocab").string());
@@ -162,7 +165,7 @@ std::vector<std::string> export_ctranslate2(const std::string& model_dir,
   // TransformerConfig's fields (SequenceToSequenceModelConfig's, sorted as CTranslate2 saves)
   const nlohmann::json config = {
       {"add_source_bos", false},        {"add_source_eos", false}, {"bos_token", "<s>"},
-      {"decoder_start_token", "<s>"},   {"eos_token", "</s>"},     {"layer_norm_epsilon", 1e-5},
+      {"decoder_start_token", "<s>"},   {"eos_token", "</s>"},     {"layer_norm_epsilon", eps},
       {"multi_query_attention", false}, {"unk_token", "<unk>"}};
   write("config.json", config.dump(2) + "\n");
   auto tokens = [](const Vocab& v) {

@@ -169,7 +169,8 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   for (int64_t i = 0; i < c.dec_layers; ++i)
     decoder_.emplace_back(c.layer, dec / ("layer_" + std::to_string(i)), i >= first,
                           shared && i > first);
-  if (c.layer.norm == NormPlacement::Pre) dec_final_.emplace_back(d, dec / "final_ln");
+  if (c.layer.norm == NormPlacement::Pre)
+    dec_final_.emplace_back(d, dec / "final_ln", c.layer.layer_norm_eps);
   check(c.ctc_weight >= 0.f && c.ctc_weight < 1.f && c.ctc_decode_weight <= 1.f,
         "transformer: the CTC weight lambda is in [0, 1), got ", c.ctc_weight);
   check(c.ctc_decode_weight <= 0.f || c.ctc_weight > 0.f,

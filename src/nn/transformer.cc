@@ -38,6 +38,7 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
   j["activation"] = name_of(activation);
   if (causal_encoder) j["causal_encoder"] = true;
   if (wait_k > 0) j["wait_k"] = wait_k;
+  if (layer_norm_eps != 1e-5f) j["layer_norm_eps"] = json_number(layer_norm_eps);  // imported
   if (monotonic) {
     j["cross_attention"] = monotonic->chunk > 0 ? "mocha" : "monotonic";
     if (monotonic->chunk > 0) j["chunk"] = monotonic->chunk;
@@ -61,6 +62,9 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   c.activation = parse_name<FfnActivation>(j.at("activation").get<std::string>(), "activation");
   c.causal_encoder = j.value("causal_encoder", false);
   c.wait_k = j.value("wait_k", int64_t{0});
+  c.layer_norm_eps = j.value("layer_norm_eps", 1e-5f);
+  check(c.layer_norm_eps > 0.f && c.layer_norm_eps < 1.f, "config.json: layer_norm_eps ",
+        c.layer_norm_eps, " is not in (0, 1)");
   check(c.wait_k >= 0, "config.json: wait_k is ", c.wait_k, " (0: off)");
   const auto cross = j.value("cross_attention", std::string("soft"));
   check(cross == "soft" || cross == "monotonic" || cross == "mocha",
@@ -148,17 +152,18 @@ Var FeedForward::forward(Var x) const {
   return linear(dropout(h, dropout_), g.param(*W2_), g.param(*b2_));  // [..., d]
 }
 
-LayerNorm::LayerNorm(int64_t d, const Scope& scope)
+LayerNorm::LayerNorm(int64_t d, const Scope& scope, float eps)
     : gamma_(&scope.param("gamma", {d}, Init::ones())),
-      beta_(&scope.param("beta", {d}, Init::zeros())) {}
+      beta_(&scope.param("beta", {d}, Init::zeros())),
+      eps_(eps) {}
 
 Var LayerNorm::forward(Var x) const {
   Graph& g = x.graph();
-  return layer_norm(x, g.param(*gamma_), g.param(*beta_));
+  return layer_norm(x, g.param(*gamma_), g.param(*beta_), eps_);
 }
 
 Residual::Residual(const TransformerLayerConfig& c, const Scope& scope)
-    : norm_(c.norm), dropout_(c.dropout), ln_(c.d_model, scope / "ln") {}
+    : norm_(c.norm), dropout_(c.dropout), ln_(c.d_model, scope / "ln", c.layer_norm_eps) {}
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerConfig& c,
                                                  const Scope& scope)
@@ -248,7 +253,8 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
   layers_.reserve(layers);
   for (int64_t i = 0; i < layers; ++i)
     layers_.emplace_back(c, scope / ("layer_" + std::to_string(i)));
-  if (c.norm == NormPlacement::Pre) final_.emplace_back(c.d_model, scope / "final_ln");
+  if (c.norm == NormPlacement::Pre)
+    final_.emplace_back(c.d_model, scope / "final_ln", c.layer_norm_eps);
 }
 
 Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {

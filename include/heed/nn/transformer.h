@@ -45,6 +45,7 @@ struct TransformerLayerConfig {
   // decoder layers: monotonic multihead attention over the encoder (Ma et al. 2020) instead of
   // soft cross-attention
   std::optional<MonotonicHeadsConfig> monotonic = std::nullopt;
+  float layer_norm_eps = 1e-5f;  // every LayerNorm's epsilon (an imported model keeps its own)
 
   // Written into (read from) a model's config.json object: d_model, heads, ff, norm,
   // activation and the dropout under `dropout_key` (a classifier keeps "dropout" for its MLP).
@@ -91,11 +92,12 @@ class FeedForward {
 
 class LayerNorm {
  public:
-  LayerNorm(int64_t d, const Scope& scope);
+  LayerNorm(int64_t d, const Scope& scope, float eps = 1e-5f);
   Var forward(Var x) const;
 
  private:
   Parameter *gamma_, *beta_;  // [d], [d]
+  float eps_;
 };
 
 // One residual sub-layer around f, with the configured norm placement.

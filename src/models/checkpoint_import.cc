@@ -1,0 +1,307 @@
+// Other toolkits' Transformers as heed model directories (see the header).
+#include "heed/models/checkpoint_import.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "heed/io/files.h"
+#include "heed/io/safetensors.h"
+#include "heed/io/torch_file.h"
+#include "heed/models/transformer_seq2seq.h"
+#include "heed/util/error.h"
+#include "heed/util/json.h"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+namespace {
+
+using pickle::Object;
+using pickle::Value;
+
+// heed's vocabulary from another toolkit's: its specials first (`aliases`: heed's special ->
+// the toolkit's name for it), then the other tokens in their order. from[k]: the row of heed's
+// token k in the toolkit's tables (-1: absent).
+struct Reordered {
+  std::vector<std::string> tokens;
+  std::vector<int64_t> from;
+};
+
+Reordered reorder(const std::vector<std::string>& theirs,
+                  const std::map<std::string, std::string>& aliases, const std::string& what) {
+  std::map<std::string, int64_t> index;
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    check(theirs[i].find_first_of("\n\r") == std::string::npos, what, ": token ", i,
+          " holds a line break");
+    check(index.emplace(theirs[i], static_cast<int64_t>(i)).second, what, ": the token '",
+          theirs[i], "' twice");
+  }
+  Reordered r;
+  std::set<std::string> special_names;
+  for (const char* s : {"<pad>", "<s>", "</s>", "<unk>"}) {
+    auto a = aliases.find(s);
+    const std::string name = a == aliases.end() ? s : a->second;
+    special_names.insert(name);
+    auto it = index.find(name);
+    r.tokens.emplace_back(s);
+    r.from.push_back(it == index.end() ? -1 : it->second);
+  }
+  for (size_t i = 0; i < theirs.size(); ++i)
+    if (!special_names.contains(theirs[i])) {
+      r.tokens.push_back(theirs[i]);
+      r.from.push_back(static_cast<int64_t>(i));
+    }
+  return r;
+}
+
+// How many of heed's tokens the toolkit's vocabulary has (its tables' rows).
+int64_t present(const Reordered& r) {
+  return static_cast<int64_t>(std::count_if(r.from.begin(), r.from.end(),
+                                            [](int64_t f) { return f >= 0; }));
+}
+
+// The rows of `t` [V, ...] in heed's order (absent rows: `fill`).
+Tensor rows(const Tensor& t, const Reordered& r, float fill, const std::string& what) {
+  check(t.shape().rank() >= 1 && t.shape().dim(0) == present(r), what, ": ", t.shape().dim(0),
+        " rows for a vocabulary of ", present(r));
+  std::vector<int64_t> dims = t.shape().dims();
+  const int64_t row = t.numel() / dims[0];
+  dims[0] = static_cast<int64_t>(r.from.size());
+  Tensor out = Tensor::full(Shape(dims), fill);
+  for (size_t k = 0; k < r.from.size(); ++k)
+    if (r.from[k] >= 0)
+      std::copy_n(t.data() + r.from[k] * row, row, out.data() + static_cast<int64_t>(k) * row);
+  return out;
+}
+
+Tensor concat_rows(const std::vector<Tensor>& parts) {  // [a; b; ...] along the first axis
+  std::vector<int64_t> dims = parts.front().shape().dims();
+  dims[0] = 0;
+  for (const Tensor& p : parts) dims[0] += p.shape().dim(0);
+  Tensor out = Tensor::empty(Shape(dims));
+  float* at = out.data();
+  for (const Tensor& p : parts) at = std::copy_n(p.data(), p.numel(), at);
+  return out;
+}
+
+std::vector<std::string> string_list(const Value& v, const std::string& what) {
+  check(v && v->kind == Object::Kind::List, what, " is not a list of tokens (",
+        v ? v->kind_name() : "absent",
+        "): heed reads OpenNMT-py 3's vocabularies; OpenNMT-py 2's torchtext fields are not read");
+  std::vector<std::string> out;
+  for (const Value& t : v->items) {
+    check(t->kind == Object::Kind::Str, what, " holds a ", t->kind_name(), ", not a token");
+    out.push_back(t->s);
+  }
+  return out;
+}
+
+// Writes a heed model directory: config.json, the vocabularies, the weights.
+std::vector<std::string> write_model_dir(const std::string& out_dir, const nlohmann::json& config,
+                                         const Reordered& src, const Reordered& tgt,
+                                         const NamedTensors& weights) {
+  const fs::path out(out_dir);
+  for (const char* f : {"model.safetensors", "config.json", "src.vocab", "tgt.vocab"})
+    check(!fs::exists(out / f), out_dir, " holds a model already (", f,
+          "); import into a new directory");
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  check(!ec && fs::is_directory(out), out_dir, ": cannot make the directory (", ec.message(), ")");
+  auto lines = [](const Reordered& r) {
+    std::string s;
+    for (const std::string& t : r.tokens) s += t + "\n";
+    return s;
+  };
+  write_file_atomic((out / "src.vocab").string(), lines(src));
+  write_file_atomic((out / "tgt.vocab").string(), lines(tgt));
+  write_safetensors((out / "model.safetensors").string(), weights, {{"format", "heed"}});
+  write_file_atomic((out / "config.json").string(), config.dump(2) + "\n");  // last: complete
+  return {"src.vocab", "tgt.vocab", "model.safetensors", "config.json"};
+}
+
+}  // namespace
+
+std::vector<std::string> import_opennmt_py(const std::string& checkpoint,
+                                           const std::string& out_dir) {
+  const TorchFile f = read_torch_file(checkpoint);
+  const std::string& cp = checkpoint;
+  check(f.root->kind == Object::Kind::Dict, cp, ": the checkpoint is a ", f.root->kind_name(),
+        ", not OpenNMT-py's dict of model, generator, vocab and opt");
+  const Value model = f.root->get("model"), generator = f.root->get("generator"),
+              vocab = f.root->get("vocab"), opt_call = f.root->get("opt");
+  check(model && model->kind == Object::Kind::Dict && generator && vocab && opt_call, cp,
+        ": not an OpenNMT-py checkpoint (it needs model, generator, vocab and opt)");
+  const Value opt = opt_call->kind == Object::Kind::Call ? opt_call->state : opt_call;
+  check(opt && opt->kind == Object::Kind::Dict, cp, ": opt is not an options namespace");
+  auto option = [&](const char* name) { return opt->get(name); };
+  auto str_option = [&](const char* name, const std::string& fallback) {
+    const Value v = option(name);
+    return v && v->kind == Object::Kind::Str ? v->s : fallback;
+  };
+  auto int_option = [&](const char* name, int64_t fallback) {
+    const Value v = option(name);
+    return v && (v->kind == Object::Kind::Int || v->kind == Object::Kind::Bool)
+               ? (v->kind == Object::Kind::Bool ? int64_t{v->b} : v->i)
+               : fallback;
+  };
+  // what heed's Transformer is not
+  check(str_option("encoder_type", "transformer") == "transformer" &&
+            str_option("decoder_type", "transformer") == "transformer",
+        cp, ": encoder_type/decoder_type ", str_option("encoder_type", "?"), "/",
+        str_option("decoder_type", "?"), " (heed imports OpenNMT-py's transformer)");
+  check(int_option("max_relative_positions", 0) == 0, cp,
+        ": max_relative_positions (relative, rotary or ALiBi positions) has no heed counterpart");
+  check(str_option("self_attn_type", "scaled-dot") == "scaled-dot", cp, ": self_attn_type ",
+        str_option("self_attn_type", "?"));
+  const std::string act = str_option("pos_ffn_activation_fn", "relu");
+  check(act == "relu" || act == "fast_gelu", cp, ": pos_ffn_activation_fn ", act,
+        " (heed has relu and the tanh GELU, OpenNMT-py's fast_gelu)");
+  check(int_option("num_kv", 0) == 0 && !int_option("multiquery", 0), cp,
+        ": multi-query attention (num_kv, multiquery)");
+  check(str_option("layer_norm", "standard") == "standard", cp, ": layer_norm ",
+        str_option("layer_norm", "?"), " (heed's is the standard LayerNorm)");
+  const int64_t heads = int_option("heads", 8);
+  const Value eps_v = option("norm_eps");
+  const double eps = eps_v && eps_v->kind == Object::Kind::Float ? eps_v->f : 1e-6;
+
+  std::map<std::string, Value> weights;  // the state dict, the generator's under "generator."
+  auto add = [&](const Value& dict, const std::string& prefix) {
+    check(dict->kind == Object::Kind::Dict, cp, ": ", prefix, " is not a state dict");
+    for (const auto& [k, v] : dict->dict)
+      if (k->kind == Object::Kind::Str && TorchFile::is_tensor(v)) weights[prefix + k->s] = v;
+  };
+  add(model, "");
+  add(generator, "generator.");
+  auto w = [&](const std::string& name) {
+    auto it = weights.find(name);
+    check(it != weights.end(), cp, ": no ", name, " in the state dict");
+    return f.tensor(it->second, name);
+  };
+  auto has = [&](const std::string& name) { return weights.contains(name); };
+  auto bias = [&](const std::string& name, int64_t n) {  // add_qkvbias false: none, zeros
+    return has(name) ? w(name) : Tensor::zeros({n});
+  };
+  int64_t enc_layers = 0, dec_layers = 0;
+  while (
+      has("encoder.transformer." + std::to_string(enc_layers) + ".self_attn.linear_query.weight"))
+    ++enc_layers;
+  while (has("decoder.transformer_layers." + std::to_string(dec_layers) +
+             ".self_attn.linear_query.weight"))
+    ++dec_layers;
+  check(enc_layers > 0 && dec_layers > 0, cp,
+        ": no encoder.transformer.0 or "
+        "decoder.transformer_layers.0 layers: not an OpenNMT-py Transformer");
+
+  const Value src_v = vocab->get("src"), tgt_v = vocab->get("tgt");
+  const std::map<std::string, std::string> aliases = {{"<pad>", "<blank>"}};
+  const Reordered src =
+      reorder(string_list(src_v, cp + ": vocab src"), aliases, cp + ": vocab src");
+  const Reordered tgt =
+      reorder(string_list(tgt_v, cp + ": vocab tgt"), aliases, cp + ": vocab tgt");
+  check(tgt.from[1] >= 0 && tgt.from[2] >= 0, cp, ": the target vocabulary lacks <s> or </s>");
+
+  NamedTensors out;
+  const std::string emb = ".embeddings.make_embedding.";
+  const Tensor src_embed = w("encoder" + emb + "emb_luts.0.weight");
+  const int64_t d = src_embed.shape().dim(1);
+  check(d % heads == 0, cp, ": d_model ", d, " is not divisible by ", heads, " heads");
+  out.emplace_back("src_embed", rows(src_embed, src, 0.f, "encoder embeddings"));
+  out.emplace_back("tgt_embed",
+                   rows(w("decoder" + emb + "emb_luts.0.weight"), tgt, 0.f, "decoder embeddings"));
+  // the position table (OpenNMT-py's pe buffer [max_len, 1, d]), the same on both sides
+  check(has("encoder" + emb + "pe.pe"), cp,
+        ": no position table (position_encoding false: "
+        "a Transformer without positions, which heed does not have)");
+  Tensor pe = w("encoder" + emb + "pe.pe");
+  const Tensor dec_pe = w("decoder" + emb + "pe.pe");
+  check(
+      pe.numel() == dec_pe.numel() && std::equal(pe.data(), pe.data() + pe.numel(), dec_pe.data()),
+      cp, ": the encoder's and decoder's position tables differ (heed has one)");
+  check(pe.numel() % d == 0, cp, ": a position table of ", pe.shape().str(), " for d_model ", d);
+  const int64_t max_positions = pe.numel() / d;
+  out.emplace_back("positions", Tensor::from({max_positions, d}, pe.span()));
+  out.emplace_back(
+      "out/W", rows(w("generator." + std::string(has("generator.weight") ? "" : "0.") + "weight"),
+                    tgt, 0.f, "generator weight"));
+  out.emplace_back(
+      "out/b",
+      rows(has("generator.bias") || has("generator.0.bias")
+               ? w(has("generator.bias") ? "generator.bias" : "generator.0.bias")
+               : Tensor::zeros({present(tgt)}),
+           tgt, -1e9f, "generator bias"));
+  int64_t ff = 0;
+  auto attention = [&](const std::string& heed, const std::string& onmt, bool self) {
+    const std::string q = onmt + ".linear_query", k = onmt + ".linear_keys",
+                      v = onmt + ".linear_values", o = onmt + ".final_linear";
+    if (self) {
+      out.emplace_back(heed + "/W_qkv",
+                       concat_rows({w(q + ".weight"), w(k + ".weight"), w(v + ".weight")}));
+      out.emplace_back(heed + "/b_qkv", concat_rows({bias(q + ".bias", d), bias(k + ".bias", d),
+                                                     bias(v + ".bias", d)}));
+    } else {
+      out.emplace_back(heed + "/W_q", w(q + ".weight"));
+      out.emplace_back(heed + "/b_q", bias(q + ".bias", d));
+      out.emplace_back(heed + "/W_kv", concat_rows({w(k + ".weight"), w(v + ".weight")}));
+      out.emplace_back(heed + "/b_kv", concat_rows({bias(k + ".bias", d), bias(v + ".bias", d)}));
+    }
+    out.emplace_back(heed + "/W_o", w(o + ".weight"));
+    out.emplace_back(heed + "/b_o", bias(o + ".bias", d));
+  };
+  auto norm = [&](const std::string& heed, const std::string& onmt) {
+    out.emplace_back(heed + "/gamma", w(onmt + ".weight"));
+    out.emplace_back(heed + "/beta", bias(onmt + ".bias", d));
+  };
+  auto ffn = [&](const std::string& heed, const std::string& onmt) {
+    const Tensor W1 = w(onmt + ".w_1.weight");
+    ff = W1.shape().dim(0);
+    out.emplace_back(heed + "/W1", W1);
+    out.emplace_back(heed + "/b1", bias(onmt + ".w_1.bias", ff));
+    out.emplace_back(heed + "/W2", w(onmt + ".w_2.weight"));
+    out.emplace_back(heed + "/b2", bias(onmt + ".w_2.bias", d));
+    norm(heed + "/ln", onmt + ".layer_norm");
+  };
+  for (int64_t i = 0; i < enc_layers; ++i) {
+    const std::string h = "encoder/layer_" + std::to_string(i),
+                      o = "encoder.transformer." + std::to_string(i);
+    attention(h + "/self_attn", o + ".self_attn", true);
+    norm(h + "/self_attn/ln", o + ".layer_norm");
+    ffn(h + "/ffn", o + ".feed_forward");
+  }
+  norm("encoder/final_ln", "encoder.layer_norm");
+  for (int64_t i = 0; i < dec_layers; ++i) {
+    const std::string h = "decoder/layer_" + std::to_string(i),
+                      o = "decoder.transformer_layers." + std::to_string(i);
+    attention(h + "/self_attn", o + ".self_attn", true);
+    norm(h + "/self_attn/ln", o + ".layer_norm_1");
+    attention(h + "/cross_attn", o + ".context_attn", false);
+    norm(h + "/cross_attn/ln", o + ".layer_norm_2");
+    ffn(h + "/ffn", o + ".feed_forward");
+  }
+  norm("decoder/final_ln", "decoder.layer_norm");
+
+  TransformerSeq2SeqConfig c;
+  c.src_vocab = static_cast<int64_t>(src.tokens.size());
+  c.tgt_vocab = static_cast<int64_t>(tgt.tokens.size());
+  c.layer.d_model = d;
+  c.layer.heads = heads;
+  c.layer.ff = ff;
+  c.layer.norm = NormPlacement::Pre;
+  c.layer.activation = act == "relu" ? FfnActivation::Relu : FfnActivation::Gelu;
+  c.layer.layer_norm_eps = static_cast<float>(eps);
+  c.enc_layers = enc_layers;
+  c.dec_layers = dec_layers;
+  c.positions = Positions::Learned;
+  c.max_positions = max_positions;
+  c.tie_output = false;
+  nlohmann::json config = c.to_json();
+  config["src_units"] = "word";
+  config["tgt_units"] = "word";
+  config["g2p"] = false;
+  config["imported_from"] = "opennmt-py";
+  return write_model_dir(out_dir, config, src, tgt, out);
+}
+
+}  // namespace heed
