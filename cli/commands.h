@@ -173,11 +173,12 @@ struct ExportCommand {
 };
 
 // `heed import`: another toolkit's checkpoint as a heed model (models/checkpoint_import.h).
-enum class ImportFormat { OpennmtPy };
-std::span<const Named<ImportFormat>> names(ImportFormat);  // "opennmt-py"
+enum class ImportFormat { OpennmtPy, Marian };
+std::span<const Named<ImportFormat>> names(ImportFormat);  // "opennmt-py" | "marian"
 struct ImportCommand {
   ImportFormat format = ImportFormat::OpennmtPy;
   std::string checkpoint, out_dir;
+  std::vector<std::string> vocabs;  // Marian's .yml vocabularies
   CLI::App* app = nullptr;
   void add(CLI::App& parent);
   int run() const;

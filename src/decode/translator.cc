@@ -17,6 +17,13 @@ namespace heed {
 
 namespace {
 
+// The ids of a source's units, the EOS appended (and named among its units) for a model that
+// reads sources ending in </s> (ModelFiles::src_eos: Marian's).
+std::vector<int32_t> source_ids(const ModelFiles& m, std::vector<std::string>& source) {
+  if (m.src_eos) source.emplace_back("</s>");
+  return m.src_vocab.encode(source);
+}
+
 // What a model reads of an input line: r.input (G2P: the word of a CMUdict entry) and its units
 // r.source, cut at max_input_length (r.truncated). Returns the units' ids: none for a blank line,
 // which is not decoded (its translation is empty, as CTranslate2's).
@@ -28,7 +35,7 @@ std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
     r.source.resize(static_cast<size_t>(o.max_input_length));  // bounded time and memory
     r.truncated = true;
   }
-  return m.src_vocab.encode(r.source);
+  return r.source.empty() ? std::vector<int32_t>{} : source_ids(m, r.source);
 }
 
 }  // namespace
@@ -116,7 +123,7 @@ std::vector<TranslationResult> Translator::translate_units(
           r.source.resize(static_cast<size_t>(o.max_input_length));
           r.truncated = true;
         }
-        return m.src_vocab.encode(r.source);
+        return r.source.empty() ? std::vector<int32_t>{} : source_ids(m, r.source);
       },
       o, [&](size_t i, TranslationResult&& r) { out[i] = std::move(r); }, {});
   return out;
@@ -257,7 +264,7 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
       check(o.max_input_length <= 0 || longest <= o.max_input_length, "score: pair ", k + 1,
             " has ", longest, " units on one side, more than the input length limit of ",
             o.max_input_length, " (--max-input-length)");
-      src.push_back(m.src_vocab.encode(r.source));
+      src.push_back(source_ids(m, r.source));
       tgt.push_back(m.tgt_vocab.encode(r.tokens));
     }
     auto forced = force_decode(*model_, std::move(src), tgt, choice);

@@ -1,13 +1,17 @@
 // Other toolkits' Transformers as heed model directories (see the header).
 #include "heed/models/checkpoint_import.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "heed/data/text.h"
 #include "heed/io/files.h"
+#include "heed/io/npy.h"
 #include "heed/io/safetensors.h"
 #include "heed/io/torch_file.h"
 #include "heed/models/transformer_seq2seq.h"
@@ -59,8 +63,8 @@ Reordered reorder(const std::vector<std::string>& theirs,
 
 // How many of heed's tokens the toolkit's vocabulary has (its tables' rows).
 int64_t present(const Reordered& r) {
-  return static_cast<int64_t>(std::count_if(r.from.begin(), r.from.end(),
-                                            [](int64_t f) { return f >= 0; }));
+  return static_cast<int64_t>(
+      std::count_if(r.from.begin(), r.from.end(), [](int64_t f) { return f >= 0; }));
 }
 
 // The rows of `t` [V, ...] in heed's order (absent rows: `fill`).
@@ -97,6 +101,43 @@ std::vector<std::string> string_list(const Value& v, const std::string& what) {
     out.push_back(t->s);
   }
   return out;
+}
+
+// What an imported Transformer is, in heed's terms.
+struct ImportedShape {
+  int64_t d, heads, ff, enc_layers, dec_layers, max_positions;
+  NormPlacement norm;
+  FfnActivation activation;
+  float layer_norm_eps;
+  bool tied;     // the output layer is the target embedding
+  bool src_eos;  // sources end in </s>
+  const char* from;
+};
+
+// Its config.json: heed's Transformer with a learned position table (the toolkit's, copied),
+// word units (the toolkit's tokens, given already split).
+nlohmann::json imported_config(const ImportedShape& s, const Reordered& src, const Reordered& tgt) {
+  TransformerSeq2SeqConfig c;
+  c.src_vocab = static_cast<int64_t>(src.tokens.size());
+  c.tgt_vocab = static_cast<int64_t>(tgt.tokens.size());
+  c.layer.d_model = s.d;
+  c.layer.heads = s.heads;
+  c.layer.ff = s.ff;
+  c.layer.norm = s.norm;
+  c.layer.activation = s.activation;
+  c.layer.layer_norm_eps = s.layer_norm_eps;
+  c.enc_layers = s.enc_layers;
+  c.dec_layers = s.dec_layers;
+  c.positions = Positions::Learned;
+  c.max_positions = s.max_positions;
+  c.tie_output = s.tied;
+  nlohmann::json config = c.to_json();
+  config["src_units"] = "word";
+  config["tgt_units"] = "word";
+  config["g2p"] = false;
+  if (s.src_eos) config["src_eos"] = true;
+  config["imported_from"] = s.from;
+  return config;
 }
 
 // Writes a heed model directory: config.json, the vocabularies, the weights.
@@ -226,12 +267,11 @@ std::vector<std::string> import_opennmt_py(const std::string& checkpoint,
   out.emplace_back(
       "out/W", rows(w("generator." + std::string(has("generator.weight") ? "" : "0.") + "weight"),
                     tgt, 0.f, "generator weight"));
-  out.emplace_back(
-      "out/b",
-      rows(has("generator.bias") || has("generator.0.bias")
-               ? w(has("generator.bias") ? "generator.bias" : "generator.0.bias")
-               : Tensor::zeros({present(tgt)}),
-           tgt, -1e9f, "generator bias"));
+  out.emplace_back("out/b",
+                   rows(has("generator.bias") || has("generator.0.bias")
+                            ? w(has("generator.bias") ? "generator.bias" : "generator.0.bias")
+                            : Tensor::zeros({present(tgt)}),
+                        tgt, -1e9f, "generator bias"));
   int64_t ff = 0;
   auto attention = [&](const std::string& heed, const std::string& onmt, bool self) {
     const std::string q = onmt + ".linear_query", k = onmt + ".linear_keys",
@@ -282,25 +322,248 @@ std::vector<std::string> import_opennmt_py(const std::string& checkpoint,
   }
   norm("decoder/final_ln", "decoder.layer_norm");
 
-  TransformerSeq2SeqConfig c;
-  c.src_vocab = static_cast<int64_t>(src.tokens.size());
-  c.tgt_vocab = static_cast<int64_t>(tgt.tokens.size());
-  c.layer.d_model = d;
-  c.layer.heads = heads;
-  c.layer.ff = ff;
-  c.layer.norm = NormPlacement::Pre;
-  c.layer.activation = act == "relu" ? FfnActivation::Relu : FfnActivation::Gelu;
-  c.layer.layer_norm_eps = static_cast<float>(eps);
-  c.enc_layers = enc_layers;
-  c.dec_layers = dec_layers;
-  c.positions = Positions::Learned;
-  c.max_positions = max_positions;
-  c.tie_output = false;
-  nlohmann::json config = c.to_json();
-  config["src_units"] = "word";
-  config["tgt_units"] = "word";
-  config["g2p"] = false;
-  config["imported_from"] = "opennmt-py";
+  const nlohmann::json config =
+      imported_config({.d = d,
+                       .heads = heads,
+                       .ff = ff,
+                       .enc_layers = enc_layers,
+                       .dec_layers = dec_layers,
+                       .max_positions = max_positions,
+                       .norm = NormPlacement::Pre,
+                       .activation = act == "relu" ? FfnActivation::Relu : FfnActivation::Gelu,
+                       .layer_norm_eps = static_cast<float>(eps),
+                       .tied = false,
+                       .src_eos = false,
+                       .from = "opennmt-py"},
+                      src, tgt);
+  return write_model_dir(out_dir, config, src, tgt, out);
+}
+
+namespace {
+
+// Marian's vocabulary file: "token: id" per line, a token quoted "..." (backslash escapes) or
+// '...' (a doubled quote) when YAML needs it; the tokens in id order.
+std::vector<std::string> read_marian_vocab(const std::string& path) {
+  std::map<int64_t, std::string> by_id;
+  const std::vector<std::string> lines = read_lines(path);
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const std::string& line = lines[n];
+    if (line.empty()) continue;
+    const size_t colon = line.rfind(':');
+    check(colon != std::string::npos, path, ":", n + 1, ": not a 'token: id' line");
+    std::string token = line.substr(0, colon);
+    const std::string id_text = line.substr(colon + 1);
+    char* end = nullptr;
+    const long long id = std::strtoll(id_text.c_str(), &end, 10);
+    check(end != id_text.c_str() && id >= 0, path, ":", n + 1, ": '", id_text, "' is not an id");
+    if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
+      std::string u;
+      for (size_t i = 1; i + 1 < token.size(); ++i) {
+        if (token[i] == '\\' && i + 2 < token.size()) ++i;
+        u += token[i];
+      }
+      token = u;
+    } else if (token.size() >= 2 && token.front() == '\'' && token.back() == '\'') {
+      std::string u;
+      for (size_t i = 1; i + 1 < token.size(); ++i) {
+        u += token[i];
+        if (token[i] == '\'' && token[i + 1] == '\'') ++i;
+      }
+      token = u;
+    }
+    check(by_id.emplace(id, token).second, path, ":", n + 1, ": id ", id, " twice");
+  }
+  std::vector<std::string> out;
+  for (auto& [id, token] : by_id) {
+    check(id == static_cast<int64_t>(out.size()), path, ": no token of id ", out.size());
+    out.push_back(std::move(token));
+  }
+  return out;
+}
+
+// The flat "key: value" lines of Marian's model.yml (lists and nesting are skipped).
+std::map<std::string, std::string> marian_options(const std::string& yml) {
+  std::map<std::string, std::string> out;
+  size_t at = 0;
+  while (at < yml.size()) {
+    size_t end = yml.find('\n', at);
+    if (end == std::string::npos) end = yml.size();
+    const std::string line = yml.substr(at, end - at);
+    at = end + 1;
+    if (line.empty() || line[0] == ' ' || line[0] == '-' || line[0] == '#') continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    out[line.substr(0, colon)] = value;
+  }
+  return out;
+}
+
+// Marian's sinusoidal positions (src/graph/node_initializers.cpp): for the dimEmb / 2 timescales
+// i, v = pos exp(-i ln(10000) / (dimEmb / 2 - 1)); sin(v) in column i, cos(v) in dimEmb / 2 + i.
+Tensor marian_sinusoids(int64_t positions, int64_t d) {
+  Tensor t = Tensor::zeros({positions, d});
+  const int64_t half = d / 2;
+  const double increment = std::log(10000.0) / std::max<double>(static_cast<double>(half) - 1, 1);
+  for (int64_t p = 0; p < positions; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      const double v = static_cast<double>(p) * std::exp(-static_cast<double>(i) * increment);
+      t.data()[p * d + i] = static_cast<float>(std::sin(v));
+      t.data()[p * d + half + i] = static_cast<float>(std::cos(v));
+    }
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> import_marian(const std::string& npz,
+                                       const std::vector<std::string>& vocabs,
+                                       const std::string& out_dir) {
+  check(vocabs.size() == 1 || vocabs.size() == 2,
+        "import marian: one --vocab (joint) or two "
+        "(source, target), got ",
+        vocabs.size());
+  const std::map<std::string, NpyArray> arrays = read_npz(npz);
+  auto yml = arrays.find("special:model.yml");
+  check(yml != arrays.end(), npz, ": no special:model.yml: not a Marian model");
+  std::map<std::string, std::string> o =
+      marian_options(yml->second.bytes.substr(0, yml->second.bytes.find('\0')));  // to its NUL
+  auto opt = [&](const std::string& key, const std::string& fallback) {
+    auto it = o.find(key);
+    return it == o.end() ? fallback : it->second;
+  };
+  check(opt("type", "?") == "transformer", npz, ": type ", opt("type", "?"),
+        " (heed imports Marian's transformer)");
+  check(opt("transformer-decoder-autoreg", "self-attention") == "self-attention", npz,
+        ": transformer-decoder-autoreg ", opt("transformer-decoder-autoreg", "?"));
+  check(opt("transformer-no-projection", "false") == "false", npz, ": transformer-no-projection");
+  check(opt("transformer-ffn-activation", "relu") == "relu", npz, ": transformer-ffn-activation ",
+        opt("transformer-ffn-activation", "?"), " (heed imports relu)");
+  const std::string emb_post = opt("transformer-postprocess-emb", "d");
+  check(emb_post == "d" || emb_post.empty(), npz, ": transformer-postprocess-emb ", emb_post,
+        " (a LayerNorm on the embeddings, which heed's Transformer has not)");
+  const std::string pre = opt("transformer-preprocess", ""),
+                    post = opt("transformer-postprocess", "dan"),
+                    top = opt("transformer-postprocess-top", "");
+  const bool pre_norm = pre == "n";
+  check((pre_norm && post == "da" && top == "n") || (pre.empty() && post == "dan" && top.empty()),
+        npz, ": transformer-preprocess '", pre, "', -postprocess '", post, "', -postprocess-top '",
+        top, "' (heed has post-norm: '', 'dan', ''; pre-norm: 'n', 'da', 'n')");
+  const int64_t heads = std::stoll(opt("transformer-heads", "8"));
+
+  auto w = [&](const std::string& name) {
+    auto it = arrays.find(name);
+    check(it != arrays.end(), npz, ": no ", name);
+    const std::vector<float> v = it->second.floats();
+    return Tensor::from(Shape(it->second.shape), v);
+  };
+  auto has = [&](const std::string& name) { return arrays.contains(name); };
+  auto flat = [&](const std::string& name) {  // a [1, n] bias as [n]
+    Tensor t = w(name);
+    return Tensor::from({t.numel()}, t.span());
+  };
+  auto transposed = [&](const std::string& name) {  // Marian's [in, out] as heed's [out, in]
+    const Tensor t = w(name);
+    check(t.shape().rank() == 2, npz, ": ", name, " is not a matrix");
+    const int64_t r = t.shape().dim(0), c = t.shape().dim(1);
+    Tensor out = Tensor::empty({c, r});
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) out.data()[j * r + i] = t.data()[i * c + j];
+    return out;
+  };
+  int64_t enc_layers = 0, dec_layers = 0;
+  while (has("encoder_l" + std::to_string(enc_layers + 1) + "_self_Wq")) ++enc_layers;
+  while (has("decoder_l" + std::to_string(dec_layers + 1) + "_self_Wq")) ++dec_layers;
+  check(enc_layers > 0 && dec_layers > 0, npz, ": no encoder_l1_self_Wq or decoder_l1_self_Wq");
+
+  const std::vector<std::string> src_tokens = read_marian_vocab(vocabs.front());
+  const std::vector<std::string> tgt_tokens = read_marian_vocab(vocabs.back());
+  const Reordered src = reorder(src_tokens, {}, vocabs.front());
+  const Reordered tgt = reorder(tgt_tokens, {}, vocabs.back());
+  check(tgt.from[2] >= 0, vocabs.back(), ": no </s>");
+
+  NamedTensors out;
+  const Tensor src_emb = w(has("Wemb") ? "Wemb" : "encoder_Wemb");
+  const Tensor tgt_emb = w(has("Wemb") ? "Wemb" : has("decoder_Wemb") ? "decoder_Wemb" : "Wemb");
+  const int64_t d = src_emb.shape().dim(1);
+  check(d % heads == 0 && d % 2 == 0, npz, ": dim-emb ", d, " and ", heads, " heads");
+  out.emplace_back("src_embed", rows(src_emb, src, 0.f, "encoder embeddings"));
+  out.emplace_back("tgt_embed", rows(tgt_emb, tgt, 0.f, "decoder embeddings"));
+  const int64_t max_positions = has("Wpos") ? w("Wpos").shape().dim(0) : 2048;
+  out.emplace_back("positions", has("Wpos") ? w("Wpos") : marian_sinusoids(max_positions, d));
+  const bool tied = !has("decoder_ff_logit_out_W");
+  if (!tied)
+    out.emplace_back("out/W", rows(transposed("decoder_ff_logit_out_W"), tgt, 0.f, "output"));
+  out.emplace_back("out/b", rows(flat("decoder_ff_logit_out_b"), tgt, -1e9f, "output bias"));
+  const std::string suffix = pre_norm ? "_pre" : "";
+  int64_t ff = 0;
+  auto norm = [&](const std::string& heed, const std::string& marian) {
+    out.emplace_back(heed + "/gamma", flat(marian + "_ln_scale" + suffix));
+    out.emplace_back(heed + "/beta", flat(marian + "_ln_bias" + suffix));
+  };
+  auto attention = [&](const std::string& heed, const std::string& m, bool self) {
+    if (self) {
+      out.emplace_back(heed + "/W_qkv", concat_rows({transposed(m + "_Wq"), transposed(m + "_Wk"),
+                                                     transposed(m + "_Wv")}));
+      out.emplace_back(heed + "/b_qkv",
+                       concat_rows({flat(m + "_bq"), flat(m + "_bk"), flat(m + "_bv")}));
+    } else {
+      out.emplace_back(heed + "/W_q", transposed(m + "_Wq"));
+      out.emplace_back(heed + "/b_q", flat(m + "_bq"));
+      out.emplace_back(heed + "/W_kv", concat_rows({transposed(m + "_Wk"), transposed(m + "_Wv")}));
+      out.emplace_back(heed + "/b_kv", concat_rows({flat(m + "_bk"), flat(m + "_bv")}));
+    }
+    out.emplace_back(heed + "/W_o", transposed(m + "_Wo"));
+    out.emplace_back(heed + "/b_o", flat(m + "_bo"));
+    norm(heed + "/ln", m + "_Wo");
+  };
+  auto ffn = [&](const std::string& heed, const std::string& m) {
+    const Tensor W1 = transposed(m + "_W1");
+    ff = W1.shape().dim(0);
+    out.emplace_back(heed + "/W1", W1);
+    out.emplace_back(heed + "/b1", flat(m + "_b1"));
+    out.emplace_back(heed + "/W2", transposed(m + "_W2"));
+    out.emplace_back(heed + "/b2", flat(m + "_b2"));
+    norm(heed + "/ln", m + "_ffn");
+  };
+  for (int64_t i = 0; i < enc_layers; ++i) {
+    const std::string h = "encoder/layer_" + std::to_string(i),
+                      m = "encoder_l" + std::to_string(i + 1);
+    attention(h + "/self_attn", m + "_self", true);
+    ffn(h + "/ffn", m + "_ffn");
+  }
+  for (int64_t i = 0; i < dec_layers; ++i) {
+    const std::string h = "decoder/layer_" + std::to_string(i),
+                      m = "decoder_l" + std::to_string(i + 1);
+    attention(h + "/self_attn", m + "_self", true);
+    attention(h + "/cross_attn", m + "_context", false);
+    ffn(h + "/ffn", m + "_ffn");
+  }
+  if (pre_norm) {
+    out.emplace_back("encoder/final_ln/gamma", flat("encoder_top_ln_scale"));
+    out.emplace_back("encoder/final_ln/beta", flat("encoder_top_ln_bias"));
+    out.emplace_back("decoder/final_ln/gamma", flat("decoder_top_ln_scale"));
+    out.emplace_back("decoder/final_ln/beta", flat("decoder_top_ln_bias"));
+  }
+
+  const nlohmann::json config =
+      imported_config({.d = d,
+                       .heads = heads,
+                       .ff = ff,
+                       .enc_layers = enc_layers,
+                       .dec_layers = dec_layers,
+                       .max_positions = max_positions,
+                       .norm = pre_norm ? NormPlacement::Pre : NormPlacement::Post,
+                       .activation = FfnActivation::Relu,
+                       .layer_norm_eps = 1e-9f,
+                       .tied = tied,
+                       .src_eos = true,
+                       .from = "marian"},
+                      src, tgt);
   return write_model_dir(out_dir, config, src, tgt, out);
 }
 

@@ -86,6 +86,7 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
     m->tgt_seg =
         load_segmenter(parse_units(j.at("tgt_units").get<std::string>()), (d / "tgt.spm").string());
     m->g2p = j.at("g2p").get<bool>();
+    m->src_eos = j.value("src_eos", false);
   } catch (const nlohmann::json::exception& e) {
     fail(dir, "/config.json: ", e.what());
   }

@@ -1,10 +1,16 @@
-"""`heed import --format opennmt-py` on small checkpoints this test writes as OpenNMT-py 3 saves
-them (torch.save of {"model", "generator", "vocab", "opt"}, its state dict's names, an
-argparse.Namespace of options, the vocabularies with <unk> and <blank> first), through Debian's
-torch: the imported model's forced decodings score as a reference computation of OpenNMT-py's
-Transformer, written here in numpy from its definition (onmt/encoders/transformer.py,
-onmt/decoders/transformer.py, onmt/modules/embeddings.py), does; options heed does not have
-are refused by name.
+"""`heed import` on small checkpoints this test writes.
+
+OpenNMT-py (`--format opennmt-py`): checkpoints as OpenNMT-py 3 saves them (torch.save of
+{"model", "generator", "vocab", "opt"}, its state dict's names, an argparse.Namespace of options,
+the vocabularies with <unk> and <blank> first), through Debian's torch; the imported model's
+forced decodings score as OpenNMT-py's Transformer, computed here in numpy from its definition
+(onmt/encoders/transformer.py, onmt/decoders/transformer.py, onmt/modules/embeddings.py), does,
+and its greedy outputs are the same; options heed does not have are refused by name.
+
+Marian (`--format marian`): a model.npz and vocabulary .yml written with numpy as Marian writes
+them, against Marian's Transformer computed in numpy (src/models/transformer.h: sources ending
+in </s>, the decoder starting from a zero embedding, its sinusoids, LayerNorm epsilon 1e-9),
+post-norm with tied embeddings and pre-norm untied.
 """
 import argparse
 import collections
@@ -16,7 +22,11 @@ import pytest
 
 import heed
 
-torch = pytest.importorskip("torch")  # Debian's python3-torch (scripts/install-deps.sh torchaudio)
+try:  # Debian's python3-torch (scripts/install-deps.sh torchaudio): OpenNMT-py's checkpoints
+    import torch
+except ImportError:
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="python3-torch is not installed")
 BIN = os.environ["HEED_BIN"]
 
 SRC = ["<unk>", "<blank>", "<s>", "</s>", "a", "man", "dog", "runs", "rides", "the", "."]
@@ -163,11 +173,32 @@ class OnmtTransformer:
         return logp - np.log(np.exp(logp).sum(-1, keepdims=True))
 
 
+def scores_and_decodes_as(model, reference, source_eos):
+    """The imported model's forced-decoding scores are the reference's to 1e-4, and heed
+    translate's greedy outputs are the reference's greedy outputs."""
+    pairs = [("a man rides .", "ein mann reitet ."), ("the dog runs", "der hund läuft"),
+             ("dog", "hund hund ."), (". a", "")]
+    scored = heed.Translator(str(model), threads=1).score_batch([s for s, _ in pairs],
+                                                               [t for _, t in pairs])
+    for (s, t), got in zip(pairs, scored):
+        assert got.tokens == t.split()
+        assert got.source == s.split() + (["</s>"] if source_eos else [])
+        np.testing.assert_allclose(got.log_probs, reference.log_probs(s.split(), t.split()),
+                                   rtol=0, atol=1e-4, err_msg=f"{s} -> {t}")
+    sources = ["a man rides .", "the dog runs", "man man man"]
+    out = subprocess.run([BIN, "--threads", "1", "translate", "--model", str(model),
+                          "--max-len-ratio", "1", "--max-length", "12"],
+                         input="".join(x + "\n" for x in sources), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [" ".join(reference.greedy(x.split())) for x in sources]
+
+
 def run_import(pt, out):
     return subprocess.run([BIN, "import", "--format", "opennmt-py", "--model", str(pt), "--out",
                            str(out)], capture_output=True, text=True)
 
 
+@needs_torch
 @pytest.mark.parametrize("qkv_bias", [False, True])
 def test_opennmt_py_import_scores_as_opennmt_py(tmp_path, qkv_bias):
     sd, gen, opt = checkpoint(tmp_path / "model.pt", qkv_bias=qkv_bias, seed=int(qkv_bias))
@@ -176,24 +207,10 @@ def test_opennmt_py_import_scores_as_opennmt_py(tmp_path, qkv_bias):
     # heed's specials first: <pad> (OpenNMT-py's <blank>), <s>, </s>, <unk>
     assert open(tmp_path / "m" / "tgt.vocab", encoding="utf-8").read().split("\n")[:5] == \
         ["<pad>", "<s>", "</s>", "<unk>", "ein"]
-    pairs = [("a man rides .", "ein mann reitet ."), ("the dog runs", "der hund läuft"),
-             ("dog", "hund hund ."), (". a", "")]
-    reference = OnmtTransformer(sd, gen, opt)
-    scored = heed.Translator(str(tmp_path / "m"), threads=1).score_batch(
-        [s for s, _ in pairs], [t for _, t in pairs])
-    for (s, t), got in zip(pairs, scored):
-        assert got.tokens == t.split()
-        np.testing.assert_allclose(got.log_probs, reference.log_probs(s.split(), t.split()),
-                                   rtol=0, atol=1e-4, err_msg=f"{s} -> {t}")
-    # and it decodes as a heed model: heed translate's greedy output is the reference's
-    sources = ["a man rides .", "the dog runs", "man man man"]
-    out = subprocess.run([BIN, "--threads", "1", "translate", "--model", str(tmp_path / "m"),
-                          "--max-len-ratio", "1", "--max-length", "12"],
-                         input="".join(x + "\n" for x in sources), capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [" ".join(reference.greedy(x.split())) for x in sources]
+    scores_and_decodes_as(tmp_path / "m", OnmtTransformer(sd, gen, opt), source_eos=False)
 
 
+@needs_torch
 def test_opennmt_py_import_refusals(tmp_path):
     for opt, message in ((dict(max_relative_positions=16), "max_relative_positions"),
                          (dict(pos_ffn_activation_fn="gelu"), "pos_ffn_activation_fn gelu"),
@@ -209,3 +226,185 @@ def test_opennmt_py_import_refusals(tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"PK\x03\x04 not really")
     r = run_import(tmp_path / "junk.pt", tmp_path / "junk")
     assert r.returncode != 0 and "junk.pt" in r.stderr, r.stderr
+
+
+# Marian: a model.npz and vocabulary .yml files as Marian writes them (numpy's savez, its
+# parameter names, x W products, special:model.yml), written here with numpy alone
+
+MARIAN_VOCAB = ["</s>", "<unk>", "a", "man", "dog", "runs", "rides", "the", ".", "ein", "mann",
+                "hund", "läuft", "reitet", "der", "'quoted'"]
+
+
+def marian_sinusoids(n, d):  # Marian's: sine then cosine halves, d/2 timescales
+    half = d // 2
+    v = np.arange(n)[:, None] * np.exp(-np.arange(half) * np.log(10000.0) / (half - 1))[None, :]
+    return np.concatenate([np.sin(v), np.cos(v)], axis=1)
+
+
+def marian_model(path, vocab_path, d=16, heads=2, ff=24, layers=(2, 2), pre_norm=False, tied=True,
+                 seed=0, **yml):
+    rng = np.random.default_rng(seed)
+    w = {}
+
+    def t(*shape, scale=0.3):
+        return rng.normal(0, scale, shape).astype(np.float32)
+
+    suffix = "_pre" if pre_norm else ""
+
+    def norm(name):
+        w[name + "_ln_scale" + suffix] = (1 + t(1, d, scale=0.1)).astype(np.float32)
+        w[name + "_ln_bias" + suffix] = t(1, d, scale=0.1)
+
+    def attention(name):
+        for p in "qkvo":
+            w[f"{name}_W{p}"], w[f"{name}_b{p}"] = t(d, d), t(1, d, scale=0.1)
+        norm(name + "_Wo")
+
+    def ffn(name):
+        w[name + "_W1"], w[name + "_b1"] = t(d, ff), t(1, ff, scale=0.1)
+        w[name + "_W2"], w[name + "_b2"] = t(ff, d), t(1, d, scale=0.1)
+        norm(name + "_ffn")
+
+    w["Wemb"] = t(len(MARIAN_VOCAB), d)
+    for i in range(1, layers[0] + 1):
+        attention(f"encoder_l{i}_self")
+        ffn(f"encoder_l{i}_ffn")
+    for i in range(1, layers[1] + 1):
+        attention(f"decoder_l{i}_self")
+        attention(f"decoder_l{i}_context")
+        ffn(f"decoder_l{i}_ffn")
+    if pre_norm:
+        for side in ("encoder", "decoder"):
+            w[side + "_top_ln_scale"] = (1 + t(1, d, scale=0.1)).astype(np.float32)
+            w[side + "_top_ln_bias"] = t(1, d, scale=0.1)
+    if not tied:
+        w["decoder_ff_logit_out_W"] = t(d, len(MARIAN_VOCAB))
+    w["decoder_ff_logit_out_b"] = t(1, len(MARIAN_VOCAB), scale=0.1)
+    options = {"type": "transformer", "enc-depth": layers[0], "dec-depth": layers[1],
+               "transformer-heads": heads, "transformer-dim-ffn": ff,
+               "transformer-ffn-activation": "relu",
+               "transformer-preprocess": "n" if pre_norm else '""',
+               "transformer-postprocess": "da" if pre_norm else "dan",
+               "transformer-postprocess-top": "n" if pre_norm else '""',
+               "transformer-postprocess-emb": "d", "transformer-decoder-autoreg": "self-attention",
+               "transformer-no-projection": "false", "tied-embeddings-all": "true"}
+    options.update(yml)
+    text = "".join(f"{k}: {v}\n" for k, v in options.items()) + "dim-vocabs:\n  - 16\n  - 16\n"
+    w["special:model.yml"] = np.frombuffer(text.encode() + b"\0", dtype=np.int8)
+    np.savez(path, **w)
+    with open(vocab_path, "w", encoding="utf-8") as f:
+        for i, tok in enumerate(MARIAN_VOCAB):
+            quoted = "'" + tok.replace("'", "''") + "'" if "'" in tok else \
+                ('"' + tok + '"' if tok.startswith("<") else tok)
+            f.write(f"{quoted}: {i}\n")
+    return {k: v.astype(np.float64) for k, v in w.items() if k != "special:model.yml"}
+
+
+class MarianTransformer:
+    """Marian's Transformer (src/models/transformer.h), forward only, in numpy."""
+
+    def __init__(self, w, heads, pre_norm):
+        self.w, self.heads, self.pre = w, heads, pre_norm
+        self.sfx = "_pre" if pre_norm else ""
+
+    def ln(self, x, name, sfx=None):
+        sfx = self.sfx if sfx is None else sfx
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return ((x - mu) / np.sqrt(var + 1e-9) * self.w[name + "_ln_scale" + sfx][0]
+                + self.w[name + "_ln_bias" + sfx][0])
+
+    def mha(self, q_in, kv_in, name, causal):
+        q, k, v = (x @ self.w[f"{name}_W{p}"] + self.w[f"{name}_b{p}"][0]
+                   for x, p in ((q_in, "q"), (kv_in, "k"), (kv_in, "v")))
+        dh = q.shape[1] // self.heads
+        ctx = np.zeros_like(q)
+        for h in range(self.heads):
+            sl = slice(h * dh, (h + 1) * dh)
+            a = q[:, sl] @ k[:, sl].T / np.sqrt(dh)
+            if causal:
+                a = a + np.triu(np.full(a.shape, -np.inf), 1)
+            p = np.exp(a - a.max(-1, keepdims=True))
+            ctx[:, sl] = (p / p.sum(-1, keepdims=True)) @ v[:, sl]
+        return ctx @ self.w[name + "_Wo"] + self.w[name + "_bo"][0]
+
+    def block(self, x, ln_name, f):  # "dan" after, or "n" before and "da" after
+        if self.pre:
+            return x + f(self.ln(x, ln_name))
+        return self.ln(x + f(x), ln_name)
+
+    def ffn(self, x, name):
+        h = np.maximum(x @ self.w[name + "_W1"] + self.w[name + "_b1"][0], 0)
+        return h @ self.w[name + "_W2"] + self.w[name + "_b2"][0]
+
+    def distributions(self, src, tgt):
+        d = self.w["Wemb"].shape[1]
+        pe = marian_sinusoids(64, d)
+        ids = [MARIAN_VOCAB.index(t) for t in src] + [0]  # the source ends in </s>
+        x = self.w["Wemb"][ids] * np.sqrt(d) + pe[:len(ids)]
+        i = 1
+        while f"encoder_l{i}_self_Wq" in self.w:
+            s = f"encoder_l{i}"
+            x = self.block(x, s + "_self_Wo", lambda y: self.mha(y, y, s + "_self", False))
+            x = self.block(x, s + "_ffn_ffn", lambda y: self.ffn(y, s + "_ffn"))
+            i += 1
+        if self.pre:
+            x = self.ln(x, "encoder_top", "")
+        # the decoder starts from a zero embedding
+        y = np.vstack([np.zeros((1, d)), self.w["Wemb"][[MARIAN_VOCAB.index(t) for t in tgt]]])
+        y = y * np.sqrt(d) + pe[:len(y)]
+        i = 1
+        while f"decoder_l{i}_self_Wq" in self.w:
+            s = f"decoder_l{i}"
+            y = self.block(y, s + "_self_Wo", lambda z: self.mha(z, z, s + "_self", True))
+            y = self.block(y, s + "_context_Wo", lambda z: self.mha(z, x, s + "_context", False))
+            y = self.block(y, s + "_ffn_ffn", lambda z: self.ffn(z, s + "_ffn"))
+            i += 1
+        if self.pre:
+            y = self.ln(y, "decoder_top", "")
+        out = self.w.get("decoder_ff_logit_out_W", self.w["Wemb"].T)
+        logits = y @ out + self.w["decoder_ff_logit_out_b"][0]
+        logp = logits - logits.max(-1, keepdims=True)
+        return logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+
+    def log_probs(self, src, tgt):
+        logp = self.distributions(src, tgt)
+        return [logp[t, MARIAN_VOCAB.index(w)] for t, w in enumerate(list(tgt) + ["</s>"])]
+
+    def greedy(self, src, limit=12):
+        out = []
+        while len(out) < limit:
+            w = MARIAN_VOCAB[int(np.argmax(self.distributions(src, out)[-1]))]
+            if w == "</s>":
+                break
+            out.append(w)
+        return out
+
+
+@pytest.mark.parametrize("pre_norm,tied", [(False, True), (True, False)])
+def test_marian_import_scores_as_marian(tmp_path, pre_norm, tied):
+    w = marian_model(tmp_path / "model.npz", tmp_path / "vocab.yml", pre_norm=pre_norm, tied=tied,
+                     seed=3 + pre_norm)
+    r = subprocess.run([BIN, "import", "--format", "marian", "--model", str(tmp_path / "model.npz"),
+                        "--vocab", str(tmp_path / "vocab.yml"), "--out", str(tmp_path / "m")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    vocab = open(tmp_path / "m" / "src.vocab", encoding="utf-8").read().split("\n")
+    assert vocab[:5] == ["<pad>", "<s>", "</s>", "<unk>", "a"] and "'quoted'" in vocab
+    reference = MarianTransformer(w, 2, pre_norm)
+    scores_and_decodes_as(tmp_path / "m", reference, source_eos=True)
+
+
+def test_marian_import_refusals(tmp_path):
+    def run(*extra):
+        return subprocess.run([BIN, "import", "--format", "marian", "--model",
+                               str(tmp_path / "model.npz"), *extra, "--out", str(tmp_path / "m")],
+                              capture_output=True, text=True)
+    for yml, message in (({"transformer-ffn-activation": "swish"}, "activation swish"),
+                         ({"transformer-postprocess-emb": "nd"}, "postprocess-emb nd"),
+                         ({"type": "s2s"}, "type s2s")):
+        marian_model(tmp_path / "model.npz", tmp_path / "vocab.yml", **yml)
+        r = run("--vocab", str(tmp_path / "vocab.yml"))
+        assert r.returncode != 0 and message in r.stderr, (yml, r.stderr)
+    r = run()
+    assert r.returncode != 0 and "needs --vocab" in r.stderr, r.stderr

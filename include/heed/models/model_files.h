@@ -31,6 +31,7 @@ struct ModelFiles {
   std::string family;     // its "model" (models/registry.h)
   Segmenter src_seg, tgt_seg;
   bool g2p = false;    // trained on CMUdict: input/output lines are "WORD  PH PH"
+  bool src_eos = false;  // sources end in </s> (config.json's "src_eos": Marian's models)
   bool audio = false;  // a speech recognizer (config.json's src_units "audio"): no source
                        // segmenter or vocabulary; it reads frames (decode/recognizer.h)
   Vocab src_vocab, tgt_vocab;
