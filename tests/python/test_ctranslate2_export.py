@@ -274,7 +274,7 @@ def test_ctranslate2_export_reads_back_and_scores_as_heed(name, tmp_path):
         tgt = [tgt_vocab.index(u) for u in r.tokens]
         ref = net.log_probs(src, tgt, tgt_vocab.index(ct2_config["bos_token"]),
                             tgt_vocab.index(ct2_config["eos_token"]))
-        np.testing.assert_allclose(r.log_probs, ref, rtol=0, atol=2e-4)
+        np.testing.assert_allclose(r.log_probs, ref, rtol=0, atol=1e-5)
 
 
 def test_ctranslate2_export_refusals(tmp_path):
