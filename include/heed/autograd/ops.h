@@ -7,6 +7,7 @@
 #include "heed/autograd/ops/additive.h"
 #include "heed/autograd/ops/arithmetic.h"
 #include "heed/autograd/ops/attention.h"
+#include "heed/autograd/ops/chain_crf.h"
 #include "heed/autograd/ops/context.h"
 #include "heed/autograd/ops/conv1d.h"
 #include "heed/autograd/ops/conv2d.h"
