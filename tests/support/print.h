@@ -16,7 +16,8 @@ inline void PrintTo(AttentionKind k, std::ostream* os) {
 inline constexpr AttentionKind kAllAttentionKinds[] = {
     AttentionKind::None,         AttentionKind::Bahdanau,    AttentionKind::LuongDot,
     AttentionKind::LuongGeneral, AttentionKind::LuongConcat, AttentionKind::LocalM,
-    AttentionKind::LocalP,       AttentionKind::Monotonic,   AttentionKind::Mocha};
+    AttentionKind::LocalP,       AttentionKind::Monotonic,   AttentionKind::Mocha,
+    AttentionKind::Sigmoid,      AttentionKind::Structured};
 
 // A GoogleTest-safe test name: "luong-dot" -> "luong_dot".
 template <class Info>

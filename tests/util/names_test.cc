@@ -9,10 +9,12 @@
 #include "heed/data/corpus.h"
 #include "heed/data/segmenter.h"
 #include "heed/decode/translator.h"
+#include "heed/metrics/tokenize.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/nn/attention/attention.h"
 #include "heed/nn/rnn.h"
 #include "heed/nn/transformer.h"
+#include "heed/viz/report.h"
 #include "support/errors.h"
 
 namespace heed {
@@ -33,7 +35,8 @@ void expect_round_trips(size_t size) {
 }
 
 TEST(Names, EveryTableRoundTrips) {
-  expect_round_trips<AttentionKind>(11);
+  expect_round_trips<AttentionKind>(13);
+  expect_round_trips<BleuTokenize>(4);
   expect_round_trips<HardTraining>(3);
   expect_round_trips<NormPlacement>(2);
   expect_round_trips<FfnActivation>(2);
@@ -46,6 +49,7 @@ TEST(Names, EveryTableRoundTrips) {
   expect_round_trips<Precision>(2);
   expect_round_trips<Pooling>(5);
   expect_round_trips<ComputeType>(2);
+  expect_round_trips<viz::SampleChoice>(4);
   EXPECT_EQ(choices<Units>(), "word | char | spm");
 }
 

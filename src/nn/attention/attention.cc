@@ -16,6 +16,7 @@ std::unique_ptr<Attention> make_local_attention(const AttentionConfig& c, const 
 std::unique_ptr<Attention> make_monotonic_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_hard_attention(const AttentionConfig& c, const Scope& s);
 std::unique_ptr<Attention> make_location_attention(const AttentionConfig& c, const Scope& s);
+std::unique_ptr<Attention> make_structured_attention(const AttentionConfig& c, const Scope& s);
 
 std::span<const Named<AttentionKind>> names(AttentionKind) {
   static constexpr Named<AttentionKind> kNames[] = {{AttentionKind::None, "none"},
@@ -28,7 +29,9 @@ std::span<const Named<AttentionKind>> names(AttentionKind) {
                                                     {AttentionKind::Monotonic, "monotonic"},
                                                     {AttentionKind::Mocha, "mocha"},
                                                     {AttentionKind::Hard, "hard"},
-                                                    {AttentionKind::Location, "location"}};
+                                                    {AttentionKind::Location, "location"},
+                                                    {AttentionKind::Sigmoid, "sigmoid"},
+                                                    {AttentionKind::Structured, "structured"}};
   return kNames;
 }
 
@@ -74,6 +77,9 @@ std::unique_ptr<Attention> make_attention(const AttentionConfig& c, const Scope&
       return make_hard_attention(c, scope);
     case AttentionKind::Location:
       return make_location_attention(c, scope);
+    case AttentionKind::Sigmoid:
+    case AttentionKind::Structured:
+      return make_structured_attention(c, scope);
   }
   fail("unknown attention kind");
 }
@@ -92,6 +98,8 @@ DecoderStyle decoder_style(AttentionKind kind) {
     case AttentionKind::LuongConcat:
     case AttentionKind::LocalM:
     case AttentionKind::LocalP:
+    case AttentionKind::Sigmoid:  // the paper's translation model: Luong's, input feeding
+    case AttentionKind::Structured:
       return DecoderStyle::Luong;
   }
   fail("unknown attention kind");

@@ -14,6 +14,9 @@
 //   location    e_ij = w^T tanh(W s_{i-1} + V h_j + U f_ij + b), f_i = F * alpha_{i-1}: the
 //               previous alignment's convolutional features inside the energy (Chorowski et
 //               al. 2015, eqs. 8-9), with sharpening, smoothing and windowing
+//   sigmoid     alpha_j = sigmoid(h_t^T W_a h_j), each position attended independently
+//   structured  alpha_j = p(z_j = 1), z a linear-chain CRF over attend / do not attend with
+//               those unary potentials and learned pairwise ones (Kim et al. 2017)
 //   hard        one position j per step, scored by any of the global mechanisms: sampled
 //               (REINFORCE, Xu et al. 2015), straight-through Gumbel-softmax, or marginalised
 //               exactly by the decoder (Wu, Shapiro & Cotterell 2018); argmax in decoding
@@ -49,7 +52,9 @@ enum class AttentionKind {
   Monotonic,
   Mocha,
   Hard,
-  Location
+  Location,
+  Sigmoid,
+  Structured
 };
 std::span<const Named<AttentionKind>> names(AttentionKind);  // "none", "bahdanau", "luong-dot", ...
 AttentionKind parse_attention(const std::string& name);      // an Error lists the names
