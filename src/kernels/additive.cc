@@ -248,13 +248,7 @@ void location_energy_backward(int64_t B, int64_t S, int64_t A, int64_t L, const 
         for (int64_t l = 0; l < L; ++l) {
           const float* u = Ut + l * A;
           float* du = dUtb + l * A;
-          const float fl = fbj[l];
-          float dot = 0.f;
-#pragma omp simd reduction(+ : dot)
-          for (int64_t a = 0; a < A; ++a) {
-            du[a] += fl * dd[a];
-            dot += u[a] * dd[a];
-          }
+          const float dot = vmath::scaled_add_dot(A, fbj[l], dd, u, du);
           if (d.df) d.df[bj * L + l] += dot;
         }
       }

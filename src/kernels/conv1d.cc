@@ -7,6 +7,7 @@
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/layout.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/vmath.h"
 
 namespace heed::kernels {
 
@@ -91,13 +92,7 @@ void backward_direct(const Conv1dShape& s, const float* x, const float* w, const
         if (src < 0 || src >= len) continue;
         const float* wi = wT + i * C;
         float* dwi = dwT + i * C;
-        const float xv = xb[src];
-        float dot = 0.f;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t o = 0; o < C; ++o) {
-          dwi[o] += dyr[o] * xv;
-          dot += dyr[o] * wi[o];
-        }
+        const float dot = vmath::scaled_add_dot(C, xb[src], dyr, wi, dwi);
         if (dx) dx[b * s.T + src] += dot;
       }
     }

@@ -217,6 +217,19 @@ inline float log(float x) {
   return m + y + 0.693359375f * e;
 }
 
+// The two gradients of y = s w (a scalar input s, weights w [n]) from dy = g [n] in one pass:
+// dw += s g, and the returned dL/ds = g . w (conv1d's one-channel taps, location attention's
+// filters).
+inline float scaled_add_dot(int64_t n, float s, const float* g, const float* w, float* dw) {
+  float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t i = 0; i < n; ++i) {
+    dw[i] += g[i] * s;
+    dot += g[i] * w[i];
+  }
+  return dot;
+}
+
 // sigmoid(x) = 1 / (1 + e^{-x})
 inline float sigmoid(float x) {
   return 1.f / (1.f + exp(-x));
