@@ -3,6 +3,8 @@
 // the pronunciations (Rao et al. 2015's 5-gram of phones), from any other file every line.
 // Leaves out: the estimation (train/kneser_ney.cc), the format (models/ngram_lm.cc).
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "heed/data/corpus.h"
@@ -24,17 +26,26 @@ void LmCommand::add(CLI::App& parent) {
                   "sentence per line (use the training targets only)")
       ->required()
       ->check(CLI::ExistingPath);
+  // the formats lm reads, by their names here ("text": one sentence per line); one table for
+  // the choices --help lists and for what each name sets
+  static const std::vector<std::pair<std::string, CorpusFormat>> kFormats = {
+      {"auto", CorpusFormat::Auto},
+      {"cmudict", CorpusFormat::Cmudict},
+      {"text", CorpusFormat::Parallel},
+      {"audio", CorpusFormat::Audio}};
+  std::vector<std::string> format_names;
+  for (const auto& [name, f] : kFormats) format_names.push_back(name);
   app->add_option_function<std::string>(
          "--format",
          [this](const std::string& name) {
-           format =
-               name == "text" ? CorpusFormat::Parallel : parse_name<CorpusFormat>(name, "--format");
+           for (const auto& [n, f] : kFormats)
+             if (n == name) format = f;
          },
          "auto (by the file's first line) | cmudict (its pronunciations are the sentences) | "
          "text (one sentence per line) | audio (a speech manifest or Kaldi data directory: its "
          "normalised transcripts)")
       ->transform(lowercase, "")
-      ->check(CLI::IsMember(std::vector<std::string>{"auto", "cmudict", "text", "audio"}))
+      ->check(CLI::IsMember(format_names))
       ->default_str("auto");
   app->add_option_function<std::string>(
          "--units", [this](const std::string& name) { units = parse_name<Units>(name, "--units"); },
