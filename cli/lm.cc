@@ -34,6 +34,7 @@ void LmCommand::add(CLI::App& parent) {
       {"text", CorpusFormat::Parallel},
       {"audio", CorpusFormat::Audio}};
   std::vector<std::string> format_names;
+  format_names.reserve(kFormats.size());
   for (const auto& [name, f] : kFormats) format_names.push_back(name);
   app->add_option_function<std::string>(
          "--format",

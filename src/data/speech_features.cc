@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <exception>
-#include <memory>
 
 #include "heed/util/error.h"
 
@@ -45,30 +44,20 @@ CorpusFeatures corpus_features(const SpeechCorpus& corpus, const FbankOptions& o
     if (i == 0 || us[i].path != us[i - 1].path) runs.push_back(i);
   runs.push_back(us.size());
   const size_t n_runs = runs.size() - 1;
+  const Fbank fbank(options);  // thread-safe: one for every thread
   std::exception_ptr error;
-#pragma omp parallel
-  {
-    std::unique_ptr<Fbank> fbank;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (size_t r = 0; r < n_runs; ++r) {
     try {
-      fbank = std::make_unique<Fbank>(options);
+      const Audio audio = read_kaldi_scaled(us[runs[r]].path, max_seconds);
+      for (size_t i = runs[r]; i < runs[r + 1]; ++i) {
+        std::span<const float> x = utterance_samples(audio, us[i]);
+        out.frames[i] = fbank.compute(x);
+        out.seconds[i] = static_cast<double>(x.size()) / audio.sample_rate;
+      }
     } catch (...) {
 #pragma omp critical(heed_corpus_features)
       if (!error) error = std::current_exception();
-    }
-#pragma omp for schedule(dynamic, 16)
-    for (size_t r = 0; r < n_runs; ++r) {
-      if (!fbank) continue;
-      try {
-        const Audio audio = read_kaldi_scaled(us[runs[r]].path, max_seconds);
-        for (size_t i = runs[r]; i < runs[r + 1]; ++i) {
-          std::span<const float> x = utterance_samples(audio, us[i]);
-          out.frames[i] = fbank->compute(x);
-          out.seconds[i] = static_cast<double>(x.size()) / audio.sample_rate;
-        }
-      } catch (...) {
-#pragma omp critical(heed_corpus_features)
-        if (!error) error = std::current_exception();
-      }
     }
   }
   if (error) std::rethrow_exception(error);
