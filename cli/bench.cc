@@ -1,6 +1,7 @@
 // `heed bench WORKLOAD`: the workloads of ../shared/bench/pytorch, printing the peer's JSON
 // fields, one line per measurement.
 // Leaves out: the engine micro-benchmarks (bench/, Google Benchmark: `make bench`).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -156,7 +157,45 @@ void stamp_lines_with_machine() {
 
 }  // namespace
 
+namespace {
+
+// The options one workload reads and no other (the shared ones, --seed, --precision,
+// --compute-type, --batch and --steps, are read by every workload that has them): given to
+// another workload, one is an error, not a silent no-op.
+struct OwnOptions {
+  const char* who;  // for the message
+  std::vector<Workload> workloads;
+  std::vector<const char*> options;
+};
+
+const std::vector<OwnOptions>& own_options() {
+  static const std::vector<OwnOptions> kOwn = {
+      {"the seq2seq workloads (rnn-seq2seq, transformer-seq2seq)",
+       {Workload::RnnSeq2Seq, Workload::TransformerSeq2Seq},
+       {"--warmup", "--train-budget", "--max-len", "--decode-batches", "--decode-single",
+        "--skip-train", "--skip-decode-batch", "--skip-decode-single", "--d-model", "--heads",
+        "--ff", "--enc-layers", "--dec-layers"}},
+      {"attention", {Workload::Attention}, {"--shapes", "--budget", "--tag"}},
+      {"ctc", {Workload::Ctc}, {"--ctc-shapes", "--reps", "--upsample", "--skip-model"}},
+      {"monotonic", {Workload::Monotonic}, {"--attn", "--chunk", "--src-lens"}},
+      {"asr and features",
+       {Workload::Asr, Workload::Features},
+       {"--n", "--asr-reps", "--utt-s", "--las-decode-steps"}},
+      {"conv", {Workload::Conv}, {"--channels", "--kernel", "--layers", "--len", "--gen-len"}},
+      {"conv, asr and features", {Workload::Conv, Workload::Asr, Workload::Features}, {"--only"}}};
+  return kOwn;
+}
+
+}  // namespace
+
 int BenchCommand::run() const {
+  for (const OwnOptions& own : own_options()) {
+    if (std::find(own.workloads.begin(), own.workloads.end(), workload) != own.workloads.end())
+      continue;
+    for (const char* option : own.options)
+      check(app->count(option) == 0, "bench ", name_of(workload), ": ", option, " is for ", own.who,
+            "; this workload does not read it");
+  }
   // int8 decoding's GEMMs off AMX where they go through oneDNN (a build without heed's int8
   // kernel): before the machine probes run oneDNN's first kernels
   if (seq2seq.compute == ComputeType::Int8) kernels::keep_int8_off_amx();

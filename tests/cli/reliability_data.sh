@@ -91,6 +91,9 @@ stdin=$in expect_error "max_batch_size (--batch) 4096 times beam_size (--beam) 1
 expect_error "bench monotonic: a training step of --batch 64 at source length 2000 (about) would take" \
   timeout 20 "$heed" --threads 1 bench monotonic --attn monotonic --src-lens 20,500,2000
 expect_error "--src-lens takes lengths >= 2, got 'x'" "$heed" --threads 1 bench monotonic --src-lens 20,x
+# a workload's own option given to another is refused, not silently ignored
+expect_error "bench asr: --warmup is for the seq2seq workloads" "$heed" --threads 1 bench asr --warmup 3
+expect_error "bench ctc: --las-decode-steps is for asr and features" "$heed" bench ctc --las-decode-steps 5
 
 # a blank or space-only line is an empty translation (as CTranslate2's), the others unchanged
 printf 'ABC\n\n   \nXYZ\n' > "$work/blank.txt"
