@@ -157,4 +157,9 @@ Var weighted_sum(Var alpha, Var memory) {
   return context_vector(alpha, memory);  // c_i = sum_j alpha_ij h_j  [B, Dm]
 }
 
+Var bilinear_scores(Var keys, Var h_t) {
+  const int64_t B = h_t.dim(0), S = keys.dim(1), D = h_t.dim(1);
+  return reshape(matmul(keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});  // [B, S, D] x [B, D, 1]
+}
+
 }  // namespace heed

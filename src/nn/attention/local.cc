@@ -38,7 +38,7 @@ class LocalAttention final : public Attention {
  protected:
   Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
     const Memory& memory = st.memory;
-    const int64_t B = h_t.dim(0), S = st.keys.dim(1), D = h_t.dim(1);
+    const int64_t B = h_t.dim(0), S = st.keys.dim(1);
     Tensor pos = g.alloc(Shape{1, S}), len = g.alloc(Shape{B, 1});
     for (int64_t s = 0; s < S; ++s) pos.data()[s] = static_cast<float>(s);
     for (int64_t b = 0; b < B; ++b) len.data()[b] = static_cast<float>(memory.lengths[b]);
@@ -69,7 +69,7 @@ class LocalAttention final : public Attention {
       mask.data()[b * S + nearest] = 0.f;
     }
     // align(h_t, h_s) = softmax over the window of h_t^T W_a h_s
-    Var score = reshape(matmul(st.keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
+    Var score = bilinear_scores(st.keys, h_t);
     Var align = softmax(score, mask);
     // eq. (10): a_t(s) = align * exp(-(s - p_t)^2 / (2 sigma^2)),  sigma = D / 2
     const float sigma = static_cast<float>(D_) / 2.f;

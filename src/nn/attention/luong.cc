@@ -47,9 +47,7 @@ class LuongAttention final : public Attention {
       Var Wh = reshape(linear(h_t, g.param(*Wt_)), Shape{B, 1, A});
       score = reshape(linear(tanh(keys + Wh), g.param(*va_)), Shape{B, S});
     } else {
-      // dot: h_t^T h_s;  general: h_t^T (W_a h_s).  [B, S, D] x [B, D, 1]
-      const int64_t D = h_t.dim(1);
-      score = reshape(matmul(keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
+      score = bilinear_scores(keys, h_t);  // dot: h_t^T h_s;  general: h_t^T (W_a h_s)
     }
     return score;
   }

@@ -32,9 +32,7 @@ class StructuredAttention final : public Attention {
 
  protected:
   Attended compute(Graph& g, Var h_t, AttentionState& st) const override {
-    const int64_t B = h_t.dim(0), S = st.keys.dim(1), D = h_t.dim(1);
-    // theta_j = h_t^T (W_a h_j): [B, S, Dq] x [B, Dq, 1]
-    Var theta = reshape(matmul(st.keys, reshape(h_t, Shape{B, D, 1})), Shape{B, S});
+    Var theta = bilinear_scores(st.keys, h_t);  // theta_j = h_t^T (W_a h_j)  [B, S]
     Var mu = kind_ == AttentionKind::Structured
                  ? chain_crf_marginals(theta, g.param(*A_), st.memory.lengths)
                  : sigmoid(theta + g.constant(st.memory.mask));  // padding: sigmoid(-inf) = 0

@@ -229,5 +229,8 @@ bool supports_wait_k(AttentionKind kind);
 bool has_energies(AttentionKind kind);
 // context [B, Dm] = alpha [B, S] applied to memory [B, S, Dm] (autograd/ops/context.h).
 Var weighted_sum(Var alpha, Var memory);
+// The bilinear scores h_t^T k_s [B, S] of a query h_t [B, D] against keys k [B, S, D] (Luong's
+// dot and general scores, W_a h_s their keys; local and structured attention's too).
+Var bilinear_scores(Var keys, Var h_t);
 
 }  // namespace heed
