@@ -19,23 +19,29 @@ namespace {
 
 // The ids of a source's units, the EOS appended (and named among its units) for a model that
 // reads sources ending in </s> (ModelFiles::src_eos: Marian's).
-std::vector<int32_t> source_ids(const ModelFiles& m, std::vector<std::string>& source) {
+std::vector<int32_t> encode_source(const ModelFiles& m, std::vector<std::string>& source) {
   if (m.src_eos) source.emplace_back("</s>");
   return m.src_vocab.encode(source);
 }
 
-// What a model reads of an input line: r.input (G2P: the word of a CMUdict entry) and its units
-// r.source, cut at max_input_length (r.truncated). Returns the units' ids: none for a blank line,
+// The ids of r.source, cut first at max_input_length (r.truncated); none for a blank source,
 // which is not decoded (its translation is empty, as CTranslate2's).
-std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
-                                 const TranslationOptions& o, TranslationResult& r) {
-  r.input = model_input(m, line);
-  r.source = m.src_seg.split(r.input);
+std::vector<int32_t> source_ids(const ModelFiles& m, const TranslationOptions& o,
+                                TranslationResult& r) {
   if (o.max_input_length > 0 && static_cast<int64_t>(r.source.size()) > o.max_input_length) {
     r.source.resize(static_cast<size_t>(o.max_input_length));  // bounded time and memory
     r.truncated = true;
   }
-  return r.source.empty() ? std::vector<int32_t>{} : source_ids(m, r.source);
+  return r.source.empty() ? std::vector<int32_t>{} : encode_source(m, r.source);
+}
+
+// What a model reads of an input line: r.input (G2P: the word of a CMUdict entry), its units
+// r.source and their ids (source_ids).
+std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
+                                 const TranslationOptions& o, TranslationResult& r) {
+  r.input = model_input(m, line);
+  r.source = m.src_seg.split(r.input);
+  return source_ids(m, o, r);
 }
 
 }  // namespace
@@ -119,11 +125,7 @@ std::vector<TranslationResult> Translator::translate_units(
                 ": an empty unit (units are words, characters or "
                 "pieces as the model's source side splits them)");
         r.input = m.src_seg.join(r.source);
-        if (o.max_input_length > 0 && static_cast<int64_t>(r.source.size()) > o.max_input_length) {
-          r.source.resize(static_cast<size_t>(o.max_input_length));
-          r.truncated = true;
-        }
-        return r.source.empty() ? std::vector<int32_t>{} : source_ids(m, r.source);
+        return source_ids(m, o, r);
       },
       o, [&](size_t i, TranslationResult&& r) { out[i] = std::move(r); }, {});
   return out;
@@ -264,7 +266,7 @@ std::vector<ScoringResult> Translator::score(const std::vector<std::string>& sou
       check(o.max_input_length <= 0 || longest <= o.max_input_length, "score: pair ", k + 1,
             " has ", longest, " units on one side, more than the input length limit of ",
             o.max_input_length, " (--max-input-length)");
-      src.push_back(source_ids(m, r.source));
+      src.push_back(encode_source(m, r.source));
       tgt.push_back(m.tgt_vocab.encode(r.tokens));
     }
     auto forced = force_decode(*model_, std::move(src), tgt, choice);
