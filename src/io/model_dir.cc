@@ -84,6 +84,17 @@ nlohmann::json read_config(const std::string& dir) {
   return j;
 }
 
+void new_model_dir(const std::string& dir, std::initializer_list<const char*> files,
+                   const char* verb) {
+  const fs::path out(dir);
+  for (const char* f : files)
+    check(!fs::exists(out / f), dir, " holds a model already (", f, "); ", verb,
+          " into a new directory");
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  check(!ec && fs::is_directory(out), dir, ": cannot make the directory (", ec.message(), ")");
+}
+
 void load_weights(const std::string& path, ParameterStore& params) {
   Safetensors st = read_safetensors(path);
   for (Parameter* p : params.all()) {

@@ -11,6 +11,7 @@
 
 #include "heed/data/text.h"
 #include "heed/io/files.h"
+#include "heed/io/model_dir.h"
 #include "heed/io/npy.h"
 #include "heed/io/safetensors.h"
 #include "heed/io/torch_file.h"
@@ -144,13 +145,8 @@ nlohmann::json imported_config(const ImportedShape& s, const Reordered& src, con
 std::vector<std::string> write_model_dir(const std::string& out_dir, const nlohmann::json& config,
                                          const Reordered& src, const Reordered& tgt,
                                          const NamedTensors& weights) {
+  new_model_dir(out_dir, {"model.safetensors", "config.json", "src.vocab", "tgt.vocab"}, "import");
   const fs::path out(out_dir);
-  for (const char* f : {"model.safetensors", "config.json", "src.vocab", "tgt.vocab"})
-    check(!fs::exists(out / f), out_dir, " holds a model already (", f,
-          "); import into a new directory");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  check(!ec && fs::is_directory(out), out_dir, ": cannot make the directory (", ec.message(), ")");
   auto lines = [](const Reordered& r) {
     std::string s;
     for (const std::string& t : r.tokens) s += t + "\n";

@@ -81,17 +81,21 @@ void refuse_what_ctranslate2_cannot_run(const TransformerSeq2SeqConfig& c, const
   check(c.layer.heads <= 0x7fff, dir, ": ", c.layer.heads, " heads");
 }
 
-}  // namespace
-
-ct2::ModelBin ctranslate2_model_bin(const std::string& dir) {
+// A heed Transformer's config, refused by name when CTranslate2 cannot run it.
+TransformerSeq2SeqConfig exportable_config(const std::string& dir) {
   const nlohmann::json config = read_config(dir);
   check(config.value("model", std::string()) == TransformerSeq2SeqConfig::kFamily, dir,
         ": config.json says --model ", config.value("model", std::string("?")),
         "; CTranslate2 export is for --model transformer");
-  const TransformerSeq2SeqConfig c = TransformerSeq2SeqConfig::from_json(config);
+  TransformerSeq2SeqConfig c = TransformerSeq2SeqConfig::from_json(config);
   refuse_what_ctranslate2_cannot_run(c, dir);
+  return c;
+}
+
+// model.bin's variables for the Transformer `c` of `dir`.
+ct2::ModelBin model_bin(const std::string& dir, const TransformerSeq2SeqConfig& c) {
   const Safetensors weights = read_safetensors((fs::path(dir) / "model.safetensors").string());
-  ct2::ModelBin m{.spec = "TransformerSpec", .revision = 7};
+  ct2::ModelBin m{.spec = "TransformerSpec", .revision = 7, .variables = {}, .aliases = {}};
   Builder b{weights, dir, m};
   const bool pre = c.layer.norm == NormPlacement::Pre;
 
@@ -140,21 +144,25 @@ ct2::ModelBin ctranslate2_model_bin(const std::string& dir) {
   return m;
 }
 
+}  // namespace
+
+ct2::ModelBin ctranslate2_model_bin(const std::string& dir) {
+  return model_bin(dir, exportable_config(dir));
+}
+
 std::vector<std::string> export_ctranslate2(const std::string& model_dir,
                                             const std::string& out_dir) {
-  const ct2::ModelBin m = ctranslate2_model_bin(model_dir);  // every check before any write
-  const nlohmann::json eps =  // the float's shortest decimal (1e-05, not 9.99999974737875e-06)
-      json_number(TransformerSeq2SeqConfig::from_json(read_config(model_dir)).layer.layer_norm_eps);
+  const TransformerSeq2SeqConfig c = exportable_config(model_dir);
+  const ct2::ModelBin m = model_bin(model_dir, c);  // every check before any write
+  // the float's shortest decimal (1e-05, not 9.99999974737875e-06)
+  const nlohmann::json eps = json_number(c.layer.layer_norm_eps);
   const fs::path src(model_dir), out(out_dir);
   const Vocab src_vocab = Vocab::load((src / "src.vocab").string());
   const Vocab tgt_vocab = Vocab::load((src / "tgt.vocab").string());
-  for (const char* f : {"model.bin", "config.json", "shared_vocabulary.json",
-                        "source_vocabulary.json", "target_vocabulary.json"})
-    check(!fs::exists(out / f), out_dir, " holds a model already (", f,
-          "); export into a new directory");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  check(!ec && fs::is_directory(out), out_dir, ": cannot make the directory (", ec.message(), ")");
+  new_model_dir(out_dir,
+                {"model.bin", "config.json", "shared_vocabulary.json", "source_vocabulary.json",
+                 "target_vocabulary.json"},
+                "export");
 
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& bytes) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ namespace heed {
 // Writes config.json and model.safetensors into dir (created if missing), each atomically.
 void save_model(const std::string& dir, const nlohmann::json& config, const ParameterStore& params);
 nlohmann::json read_config(const std::string& dir);
+// A directory about to receive a converted model (heed export, heed import): an Error when it
+// holds any of `files` already ("DIR holds a model already (F); VERB into a new directory"),
+// created when missing.
+void new_model_dir(const std::string& dir, std::initializer_list<const char*> files,
+                   const char* verb);
 // A JSON file, or an Error naming it.
 nlohmann::json read_json(const std::string& path);
 // The weights alone (a snapshot), written atomically.
