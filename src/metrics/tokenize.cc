@@ -166,7 +166,11 @@ std::string unicode_lower(std::string_view line) {
   return out;
 }
 
-std::string tokenize_13a(std::string_view line) {
+namespace {
+
+// tokenize_13a's and tokenize_intl's text before runs of spaces are collapsed: what BLEU splits
+// into tokens directly, and the tokenisers join back.
+std::string spaced_13a(std::string_view line) {
   std::string s(line);
   replace_all(s, "<skipped>", "");
   replace_all(s, "-\n", "");
@@ -177,8 +181,7 @@ std::string tokenize_13a(std::string_view line) {
   replace_all(s, "&gt;", ">");
   // The passes run on bytes: every character they match or require is ASCII, and a byte of a
   // multi-byte character is "[^0-9]" as the whole character is, so the result is the same.
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  auto not_digit = [&](char c) { return !digit(c); };
+  auto not_digit = [](char c) { return !is_digit(c); };
   auto period_comma = [](char c) { return c == '.' || c == ','; };
   // ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
   s = split_off(" " + s + " ", [](char c) {
@@ -187,12 +190,11 @@ std::string tokenize_13a(std::string_view line) {
   });
   s = split_pairs(s, not_digit, period_comma, Space::After);   // ([^0-9])([\.,]) -> "\1 \2 "
   s = split_pairs(s, period_comma, not_digit, Space::Before);  // ([\.,])([^0-9]) -> " \1 \2"
-  s = split_pairs(
-      s, digit, [](char c) { return c == '-'; }, Space::After);  // ([0-9])(-) -> "\1 \2 "
-  return join_split(s);
+  return split_pairs(
+      s, is_digit, [](char c) { return c == '-'; }, Space::After);  // ([0-9])(-) -> "\1 \2 "
 }
 
-std::string tokenize_intl(std::string_view line) {
+std::string spaced_intl(std::string_view line) {
   auto not_number = [](char32_t c) { return !is_number(c); };
   std::u32string s = code_points(line);
   s = split_pairs(s, not_number, is_punct, Space::After);   // (\P{N})(\p{P}) -> "\1 \2 "
@@ -201,7 +203,17 @@ std::string tokenize_intl(std::string_view line) {
   std::string out;
   out.reserve(s.size() * 2);
   for (char32_t c : s) append_utf8(out, c);
-  return join_split(out);
+  return out;
+}
+
+}  // namespace
+
+std::string tokenize_13a(std::string_view line) {
+  return join_split(spaced_13a(line));
+}
+
+std::string tokenize_intl(std::string_view line) {
+  return join_split(spaced_intl(line));
 }
 
 std::vector<std::string> bleu_tokens(std::string_view line, BleuTokenize tokenize, bool lowercase) {
@@ -215,9 +227,9 @@ std::vector<std::string> bleu_tokens(std::string_view line, BleuTokenize tokeniz
     case BleuTokenize::None:
       return unicode_split(line);
     case BleuTokenize::V13a:
-      return unicode_split(tokenize_13a(line));
+      return unicode_split(spaced_13a(line));
     case BleuTokenize::Intl:
-      return unicode_split(tokenize_intl(line));
+      return unicode_split(spaced_intl(line));
     case BleuTokenize::Char:
       break;
   }

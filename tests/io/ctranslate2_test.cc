@@ -12,7 +12,7 @@ namespace {
 
 TEST(Ct2ModelBin, RoundTripAndLayout) {
   const float w[6] = {1, 2, 3, 4, 5, 6};
-  ModelBin m{.spec = "TransformerSpec", .revision = 7};
+  ModelBin m{.spec = "TransformerSpec", .revision = 7, .variables = {}, .aliases = {}};
   m.variables["a/weight"] = float_tensor({2, 3}, w);
   m.variables["a/num_heads"] = int16_scalar(8);
   m.variables["a/pre_norm"] = int8_scalar(1);
