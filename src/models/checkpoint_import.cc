@@ -104,6 +104,38 @@ std::vector<std::string> string_list(const Value& v, const std::string& what) {
   return out;
 }
 
+// heed's names for one layer's pieces, from the toolkit's tensors (already heed's [out, in]).
+// Attention: the projections of Q, K, V and the output with their biases; a self-attention's
+// Q, K and V fused into W_qkv, a cross-attention's K and V into W_kv.
+struct AttentionWeights {
+  Tensor Wq, bq, Wk, bk, Wv, bv, Wo, bo;
+};
+void put_attention(NamedTensors& out, const std::string& heed, const AttentionWeights& a,
+                   bool self) {
+  if (self) {
+    out.emplace_back(heed + "/W_qkv", concat_rows({a.Wq, a.Wk, a.Wv}));
+    out.emplace_back(heed + "/b_qkv", concat_rows({a.bq, a.bk, a.bv}));
+  } else {
+    out.emplace_back(heed + "/W_q", a.Wq);
+    out.emplace_back(heed + "/b_q", a.bq);
+    out.emplace_back(heed + "/W_kv", concat_rows({a.Wk, a.Wv}));
+    out.emplace_back(heed + "/b_kv", concat_rows({a.bk, a.bv}));
+  }
+  out.emplace_back(heed + "/W_o", a.Wo);
+  out.emplace_back(heed + "/b_o", a.bo);
+}
+void put_ffn(NamedTensors& out, const std::string& heed, const Tensor& W1, const Tensor& b1,
+             const Tensor& W2, const Tensor& b2) {
+  out.emplace_back(heed + "/W1", W1);
+  out.emplace_back(heed + "/b1", b1);
+  out.emplace_back(heed + "/W2", W2);
+  out.emplace_back(heed + "/b2", b2);
+}
+void put_norm(NamedTensors& out, const std::string& heed, const Tensor& gamma, const Tensor& beta) {
+  out.emplace_back(heed + "/gamma", gamma);
+  out.emplace_back(heed + "/beta", beta);
+}
+
 // What an imported Transformer is, in heed's terms.
 struct ImportedShape {
   int64_t d, heads, ff, enc_layers, dec_layers, max_positions;
@@ -270,33 +302,27 @@ std::vector<std::string> import_opennmt_py(const std::string& checkpoint,
                         tgt, -1e9f, "generator bias"));
   int64_t ff = 0;
   auto attention = [&](const std::string& heed, const std::string& onmt, bool self) {
-    const std::string q = onmt + ".linear_query", k = onmt + ".linear_keys",
-                      v = onmt + ".linear_values", o = onmt + ".final_linear";
-    if (self) {
-      out.emplace_back(heed + "/W_qkv",
-                       concat_rows({w(q + ".weight"), w(k + ".weight"), w(v + ".weight")}));
-      out.emplace_back(heed + "/b_qkv", concat_rows({bias(q + ".bias", d), bias(k + ".bias", d),
-                                                     bias(v + ".bias", d)}));
-    } else {
-      out.emplace_back(heed + "/W_q", w(q + ".weight"));
-      out.emplace_back(heed + "/b_q", bias(q + ".bias", d));
-      out.emplace_back(heed + "/W_kv", concat_rows({w(k + ".weight"), w(v + ".weight")}));
-      out.emplace_back(heed + "/b_kv", concat_rows({bias(k + ".bias", d), bias(v + ".bias", d)}));
-    }
-    out.emplace_back(heed + "/W_o", w(o + ".weight"));
-    out.emplace_back(heed + "/b_o", bias(o + ".bias", d));
+    auto weight = [&](const char* p) { return w(onmt + "." + p + ".weight"); };
+    auto b = [&](const char* p) { return bias(onmt + "." + p + ".bias", d); };
+    put_attention(out, heed,
+                  {.Wq = weight("linear_query"),
+                   .bq = b("linear_query"),
+                   .Wk = weight("linear_keys"),
+                   .bk = b("linear_keys"),
+                   .Wv = weight("linear_values"),
+                   .bv = b("linear_values"),
+                   .Wo = weight("final_linear"),
+                   .bo = b("final_linear")},
+                  self);
   };
   auto norm = [&](const std::string& heed, const std::string& onmt) {
-    out.emplace_back(heed + "/gamma", w(onmt + ".weight"));
-    out.emplace_back(heed + "/beta", bias(onmt + ".bias", d));
+    put_norm(out, heed, w(onmt + ".weight"), bias(onmt + ".bias", d));
   };
   auto ffn = [&](const std::string& heed, const std::string& onmt) {
     const Tensor W1 = w(onmt + ".w_1.weight");
     ff = W1.shape().dim(0);
-    out.emplace_back(heed + "/W1", W1);
-    out.emplace_back(heed + "/b1", bias(onmt + ".w_1.bias", ff));
-    out.emplace_back(heed + "/W2", w(onmt + ".w_2.weight"));
-    out.emplace_back(heed + "/b2", bias(onmt + ".w_2.bias", d));
+    put_ffn(out, heed, W1, bias(onmt + ".w_1.bias", ff), w(onmt + ".w_2.weight"),
+            bias(onmt + ".w_2.bias", d));
     norm(heed + "/ln", onmt + ".layer_norm");
   };
   for (int64_t i = 0; i < enc_layers; ++i) {
@@ -498,32 +524,25 @@ std::vector<std::string> import_marian(const std::string& npz,
   const std::string suffix = pre_norm ? "_pre" : "";
   int64_t ff = 0;
   auto norm = [&](const std::string& heed, const std::string& marian) {
-    out.emplace_back(heed + "/gamma", flat(marian + "_ln_scale" + suffix));
-    out.emplace_back(heed + "/beta", flat(marian + "_ln_bias" + suffix));
+    put_norm(out, heed, flat(marian + "_ln_scale" + suffix), flat(marian + "_ln_bias" + suffix));
   };
   auto attention = [&](const std::string& heed, const std::string& m, bool self) {
-    if (self) {
-      out.emplace_back(heed + "/W_qkv", concat_rows({transposed(m + "_Wq"), transposed(m + "_Wk"),
-                                                     transposed(m + "_Wv")}));
-      out.emplace_back(heed + "/b_qkv",
-                       concat_rows({flat(m + "_bq"), flat(m + "_bk"), flat(m + "_bv")}));
-    } else {
-      out.emplace_back(heed + "/W_q", transposed(m + "_Wq"));
-      out.emplace_back(heed + "/b_q", flat(m + "_bq"));
-      out.emplace_back(heed + "/W_kv", concat_rows({transposed(m + "_Wk"), transposed(m + "_Wv")}));
-      out.emplace_back(heed + "/b_kv", concat_rows({flat(m + "_bk"), flat(m + "_bv")}));
-    }
-    out.emplace_back(heed + "/W_o", transposed(m + "_Wo"));
-    out.emplace_back(heed + "/b_o", flat(m + "_bo"));
+    put_attention(out, heed,
+                  {.Wq = transposed(m + "_Wq"),
+                   .bq = flat(m + "_bq"),
+                   .Wk = transposed(m + "_Wk"),
+                   .bk = flat(m + "_bk"),
+                   .Wv = transposed(m + "_Wv"),
+                   .bv = flat(m + "_bv"),
+                   .Wo = transposed(m + "_Wo"),
+                   .bo = flat(m + "_bo")},
+                  self);
     norm(heed + "/ln", m + "_Wo");
   };
   auto ffn = [&](const std::string& heed, const std::string& m) {
     const Tensor W1 = transposed(m + "_W1");
     ff = W1.shape().dim(0);
-    out.emplace_back(heed + "/W1", W1);
-    out.emplace_back(heed + "/b1", flat(m + "_b1"));
-    out.emplace_back(heed + "/W2", transposed(m + "_W2"));
-    out.emplace_back(heed + "/b2", flat(m + "_b2"));
+    put_ffn(out, heed, W1, flat(m + "_b1"), transposed(m + "_W2"), flat(m + "_b2"));
     norm(heed + "/ln", m + "_ffn");
   };
   for (int64_t i = 0; i < enc_layers; ++i) {
@@ -540,10 +559,8 @@ std::vector<std::string> import_marian(const std::string& npz,
     ffn(h + "/ffn", m + "_ffn");
   }
   if (pre_norm) {
-    out.emplace_back("encoder/final_ln/gamma", flat("encoder_top_ln_scale"));
-    out.emplace_back("encoder/final_ln/beta", flat("encoder_top_ln_bias"));
-    out.emplace_back("decoder/final_ln/gamma", flat("decoder_top_ln_scale"));
-    out.emplace_back("decoder/final_ln/beta", flat("decoder_top_ln_bias"));
+    put_norm(out, "encoder/final_ln", flat("encoder_top_ln_scale"), flat("encoder_top_ln_bias"));
+    put_norm(out, "decoder/final_ln", flat("decoder_top_ln_scale"), flat("decoder_top_ln_bias"));
   }
 
   const nlohmann::json config =
