@@ -12,6 +12,7 @@
 #include "heed/autograd/ops/conv1d.h"
 #include "heed/autograd/ops/conv2d.h"
 #include "heed/autograd/ops/ctc.h"
+#include "heed/autograd/ops/dependency_crf.h"
 #include "heed/autograd/ops/dropout.h"
 #include "heed/autograd/ops/embedding.h"
 #include "heed/autograd/ops/hard_marginal.h"
