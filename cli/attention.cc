@@ -1,7 +1,9 @@
 // `heed attention`: the attention of a trained model on sentences from stdin, drawn as
 // heatmaps into one SVG or PNG file (by its extension): seq2seq alignments (output tokens x
 // source tokens; for the Transformer one layer/head, their mean, or a grid of every head) or a
-// classifier's r hops over the tokens. The outputs go to stdout, one line per input line.
+// classifier's r hops over the tokens; a model with syntactic attention also gets the tree it
+// induces over the source, as arcs (viz/dependency_tree.h). The outputs go to stdout, one line
+// per input line.
 // Several seq2seq --model directories are drawn as one ensemble (models/ensemble.h). A speech
 // recognizer reads audio paths (or manifest lines) from stdin and draws each transcript's
 // alignment above the utterance's spectrogram (viz/speech_alignment.h).
@@ -18,6 +20,7 @@
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
+#include "heed/viz/dependency_tree.h"
 #include "heed/viz/speech_alignment.h"
 
 // Designated initializers leave the other members at their defaults on purpose (GCC 12
@@ -31,7 +34,9 @@ void AttentionCommand::add(CLI::App& parent, int& threads) {
       "attention",
       "Draw what a trained model attends to, for each sentence on stdin, as heatmaps in one "
       "SVG or PNG file (rows: output tokens, or a classifier's hops; columns: source tokens; "
-      "brightness: weight); the outputs are printed on stdout. A speech recognizer reads audio "
+      "brightness: weight; a model with --syntactic-attention also gets the latent tree it induces "
+      "over the source, drawn as arcs from each unit's parent); the outputs are printed on stdout. "
+      "A speech recognizer reads audio "
       "paths (or manifest lines) on stdin and draws each transcript's alignment over 40 ms "
       "frames above the utterance's log-mel spectrogram (Chorowski et al. 2015)");
   app->add_option("--model", model_dirs,
@@ -82,6 +87,15 @@ int AttentionCommand::run() const {
     return viz::titled(viz::grid(parts, per_row), std::to_string(index + 1) + ". " + headline,
                        style.font + 2);
   };
+  // syntactic attention's tree (models with --syntactic-attention), under the heatmaps
+  auto with_tree = [&](const viz::Figure& above, const std::vector<std::string>& tokens,
+                       const std::vector<std::vector<float>>& tree) {
+    if (tree.empty()) return above;
+    return viz::grid(
+        {above, viz::titled(viz::dependency_tree_figure(tokens, tree, style),
+                            "syntactic attention: each unit's parent", style.font + 1)},
+        1, 12);
+  };
   const size_t drawn =
       std::min(lines.size(), static_cast<size_t>(std::max<int64_t>(max_sentences, 1)));
   const std::string& model_dir = model_dirs.front();
@@ -122,11 +136,12 @@ int AttentionCommand::run() const {
     for (size_t i = 0; i < preds.size(); ++i) {
       std::cout << preds[i].label << "\n";
       if (i < drawn)
-        figures.push_back(
+        figures.push_back(with_tree(
             sentence_figure(i, lines[i],
                             {viz::classifier_heatmap(preds[i], std::to_string(preds[i].label),
                                                      classifier.config())},
-                            1));
+                            1),
+            preds[i].tokens, preds[i].tree));
     }
   } else {
     const Translator translator(model_dirs);
@@ -138,8 +153,9 @@ int AttentionCommand::run() const {
     for (size_t i = 0; i < al.size(); ++i) {
       std::cout << al[i].output << "\n";
       if (i < drawn)
-        figures.push_back(
-            sentence_figure(i, al[i].source + "  →  " + al[i].output, al[i].maps, per_row));
+        figures.push_back(with_tree(
+            sentence_figure(i, al[i].source + "  →  " + al[i].output, al[i].maps, per_row),
+            al[i].units, al[i].tree));
     }
   }
   viz::write_figure(viz::grid(figures, 1, 32), out);

@@ -26,10 +26,13 @@ void ClassifyCommand::add(CLI::App& parent, int& threads) {
                   "--attention-out writes the first member's attention)")
       ->required();
   app->add_flag("--probs", probs, "After each label, a tab and the probability of every class");
-  app->add_option("--attention-out", attention_out,
-                  "Write one JSON object per line: {\"tokens\": [...], \"label\": k, "
-                  "\"attention\": [[...one row per hop over the tokens...]], \"redundancy\": "
-                  "||A A^T - I||_F} (self-attention models)");
+  app->add_option(
+      "--attention-out", attention_out,
+      "Write one JSON object per line: {\"tokens\": [...], \"label\": k, "
+      "\"attention\": [[...one row per hop over the tokens...]], \"redundancy\": "
+      "||A A^T - I||_F} (self-attention models); with --syntactic-attention also \"tree\": "
+      "[[...]], row h (0: the root, then each token) the probability of being each "
+      "token's parent");
   app->add_option("--batch", batch, "Sentences classified together")->capture_default_str();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }
@@ -52,13 +55,14 @@ int ClassifyCommand::run() const {
       }
     }
     std::cout << '\n';
-    if (attn)
-      attn->write(nlohmann::json{{"tokens", p.tokens},
-                                 {"label", p.label},
-                                 {"attention", p.attention},
-                                 {"redundancy", p.redundancy}}
-                      .dump() +
-                  '\n');
+    if (attn) {
+      nlohmann::json j{{"tokens", p.tokens},
+                       {"label", p.label},
+                       {"attention", p.attention},
+                       {"redundancy", p.redundancy}};
+      if (!p.tree.empty()) j["tree"] = p.tree;  // syntactic attention's: [h][m - 1]
+      attn->write(j.dump() + '\n');
+    }
   }
   check_stdout();
   if (attn) attn->commit();

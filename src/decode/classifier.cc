@@ -43,6 +43,11 @@ std::vector<Prediction> classify(const ClassifierFiles& m, const std::vector<std
       for (int64_t c = 0; c < C; ++c)
         p.probs.push_back(static_cast<float>(std::exp(z[c] - top) / total));
       p.label = static_cast<int32_t>(std::max_element(z, z + C) - z);
+      if (attention && o.tree.shape().rank() == 3) {  // [B, S + 1, S]: the words' rows
+        const int64_t S = o.tree.shape()[2], len = b.lengths[k];
+        const float* T = o.tree.data() + static_cast<int64_t>(k) * (S + 1) * S;
+        for (int64_t h = 0; h <= len; ++h) p.tree.emplace_back(T + h * S, T + h * S + len);
+      }
       if (!attention || !o.A.valid()) continue;
       const int64_t r = o.A.dim(1), S = o.A.dim(2), len = b.lengths[k];
       const float* A = o.A.value().data() + static_cast<int64_t>(k) * r * S;  // [r, S]

@@ -44,6 +44,31 @@ std::vector<int32_t> read_source(const ModelFiles& m, const std::string& line,
   return source_ids(m, o, r);
 }
 
+// Syntactic attention's tree over each source, [n + 1][n] in the source's order (none when the
+// model has no syntactic attention).
+std::vector<std::vector<std::vector<float>>> source_trees(
+    const Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& src) {
+  std::vector<std::vector<std::vector<float>>> out(src.size());
+  Graph g(Mode::Inference);
+  const bool reversed = model.reverse_source();
+  const std::vector<std::vector<int32_t>> no_targets(src.size());
+  const Tensor t = model.source_trees(g, make_batch(src, no_targets, reversed));  // [B, S + 1, S]
+  if (t.shape().rank() != 3) return out;
+  const int64_t S = t.shape()[2];
+  for (size_t b = 0; b < src.size(); ++b) {
+    const auto n = static_cast<int64_t>(src[b].size());
+    // position p of the batch holds source unit p (reversed: n - 1 - p); the root stays 0
+    auto unit = [&](int64_t p) { return reversed ? n - 1 - p : p; };
+    auto& tree = out[b];
+    tree.assign(static_cast<size_t>(n + 1), std::vector<float>(static_cast<size_t>(n), 0.f));
+    for (int64_t h = 0; h <= n; ++h)
+      for (int64_t m = 0; m < n; ++m)
+        tree[static_cast<size_t>(h == 0 ? 0 : unit(h - 1) + 1)][static_cast<size_t>(unit(m))] =
+            t.data()[(static_cast<int64_t>(b) * (S + 1) + h) * S + m];
+  }
+  return out;
+}
+
 }  // namespace
 
 void check_translation_options(const TranslationOptions& o) {
@@ -174,6 +199,10 @@ void Translator::decode_each(size_t n, const ReadSource& read, const Translation
       check_not_stopped(o.stop);  // (CTC's search has no steps to check it in)
       std::vector<std::vector<int32_t>> src;
       for (size_t j = b0; j < b1; ++j) src.push_back(std::move(ids[order[j]]));
+      if (o.return_tree) {
+        auto trees = source_trees(*model_, src);
+        for (size_t j = b0; j < b1; ++j) results[order[j]].tree = std::move(trees[j - b0]);
+      }
       auto hyps = decode_n_best(*model_, std::move(src), search, choice);
       for (size_t j = b0; j < b1; ++j) {
         TranslationResult& r = results[order[j]];

@@ -29,6 +29,7 @@ nlohmann::json CtcConfig::to_json() const {
 // A 2-layer BiLSTM (whatever --cell and --layers say otherwise) or the --encoder given.
 CtcConfig CtcConfig::configure(const ModelOptions& o) {
   refuse_wait_k(o, "a ctc model has no decoder to wait");
+  refuse_syntactic_attention(o, kFamily);
   CtcConfig c;
   c.encoder = sequence_encoder(o, std::get<RnnEncoderConfig>(c.encoder));
   c.upsample = o.upsample;

@@ -97,6 +97,13 @@ void refuse_wait_k(const ModelOptions& o, std::string_view why) {
   check(o.wait_k == 0, "--wait-k is for encoder-decoders (rnn, transformer); ", why);
 }
 
+void refuse_syntactic_attention(const ModelOptions& o, std::string_view family) {
+  check(!o.syntactic_attention,
+        "--syntactic-attention is a layer over the encoder of the rnn family and the "
+        "classifiers, not of a ",
+        family, " model");
+}
+
 void check_monotonic_options(const ModelOptions& o, bool monotonic, bool heads) {
   check(!o.latency.trains() || monotonic,
         "--latency-weight and --latency-var-weight weigh the delays of monotonic attention: for "

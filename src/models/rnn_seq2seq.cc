@@ -12,6 +12,7 @@
 #include "heed/kernels/vmath.h"
 #include "heed/models/model_options.h"
 #include "heed/nn/latency_loss.h"
+#include "heed/nn/syntactic_attention.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 #include "heed/util/overloaded.h"
@@ -50,6 +51,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
   }
   j["dropout"] = json_number(dropout);
   j["reverse_source"] = reverse_source;
+  if (syntactic_attention) j["syntactic_attention"] = true;  // absent: none, as older models
   return j;
 }
 
@@ -77,6 +79,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
   c.readout = o.readout;
   c.readout_dim = o.readout_dim;
   c.reverse_source = o.reverse_source;
+  c.syntactic_attention = o.syntactic_attention;
   check_monotonic_options(o, c.monotonic(), /*heads=*/false);
   return c;
 }
@@ -112,6 +115,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
     }
     c.dropout = j.at("dropout").get<float>();
     c.reverse_source = j.at("reverse_source").get<bool>();
+    c.syntactic_attention = j.value("syntactic_attention", false);
   } catch (const nlohmann::json::exception& e) {
     fail("config.json: malformed rnn model config (", e.what(), ")");
   }
@@ -173,7 +177,9 @@ RnnSeq2Seq::RnnSeq2Seq(
         make_mechanism)
     : config_(c),
       front_(c.audio ? std::make_unique<AudioFrontEnd>(*c.audio, scope) : nullptr),
-      encoder_(make_sequence_encoder(c.encoder, scope)),
+      encoder_(c.syntactic_attention
+                   ? wrap_syntactic_attention(make_sequence_encoder(c.encoder, scope), scope)
+                   : make_sequence_encoder(c.encoder, scope)),
       dec_cell_(c.dec_cell, c.tgt_embed, c.dec_hidden, scope / "decoder" / "rnn") {
   check(c.tgt_vocab > 0, "rnn model: empty target vocabulary");
   if (c.attention == AttentionKind::Hard && c.hard.baseline == HardBaseline::Word)
@@ -267,6 +273,11 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   // each source once: h [B, S, Dm] and [->h_S ; <-h_1] [B, Dm]
   return start_encoded(g, encoder_->encode(g, src, S, lengths, {.summary = true}), lengths,
                        rows_per_source);
+}
+
+Tensor RnnSeq2Seq::source_trees(Graph& g, const Seq2SeqBatch& b) const {
+  if (!config_.syntactic_attention || b.F > 0) return {};  // (a spoken source: not drawn yet)
+  return encoder_->encode(g, b.src, b.S, b.src_lengths, {.tree = true}).tree;
 }
 
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start_encoded(Graph& g, const SequenceEncoder::Output& enc,

@@ -9,6 +9,7 @@
 #include "heed/kernels/random.h"
 #include "heed/models/model_options.h"
 #include "heed/models/seq2seq.h"
+#include "heed/nn/syntactic_attention.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 #include "heed/util/overloaded.h"
@@ -96,6 +97,7 @@ nlohmann::json ClassifierConfig::to_json() const {
                       {"word_dropout", json_number(word_dropout)}};
   if (max_norm > 0.f) j["max_norm"] = json_number(max_norm);  // absent: none, as older models
   if (lowercase) j["lowercase"] = true;                       // absent: as written
+  if (syntactic_attention) j["syntactic_attention"] = true;   // absent: none
   j["model"] = family();
   std::visit(overloaded{[&](const RnnEncoderConfig& e) {
                           j["cell"] = cell_name(e.cell);
@@ -131,6 +133,7 @@ void ClassifierConfig::read_shared(const nlohmann::json& j, ClassifierConfig& c)
   c.word_dropout = j.value("word_dropout", 0.f);  // absent from older models
   c.max_norm = j.value("max_norm", 0.f);
   c.lowercase = j.value("lowercase", false);
+  c.syntactic_attention = j.value("syntactic_attention", false);
 }
 
 namespace {
@@ -160,6 +163,7 @@ ClassifierConfig shared_options(const ModelOptions& o, Pooling pooling) {
   if (o.dropout) c.dropout = *o.dropout;
   c.word_dropout = o.word_dropout;
   c.max_norm = o.max_norm;
+  c.syntactic_attention = o.syntactic_attention;
   return c;
 }
 
@@ -258,6 +262,7 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
   if (auto* bilstm = std::get_if<RnnEncoderConfig>(&encoder))
     bilstm->dropout = c.dropout;  // the BiLSTM's inputs and between its layers: the one rate
   encoder_ = make_sequence_encoder(encoder, s);
+  if (c.syntactic_attention) encoder_ = wrap_syntactic_attention(std::move(encoder_), s);
   if (c.mlp_hidden > 0) {
     W1_ = &s.param("mlp/W1", {c.mlp_hidden, c.features()}, Init::glorot_uniform());
     b1_ = &s.param("mlp/b1", {c.mlp_hidden}, Init::zeros());
@@ -277,12 +282,13 @@ SentenceClassifier::SentenceClassifier(const ClassifierConfig& c, const Scope& s
 }
 
 Var SentenceClassifier::annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids,
-                                    Var* summary, Var* cls_attention) const {
+                                    Var* summary, Var* cls_attention, Tensor* tree) const {
   const bool cls = config_.pooling == Pooling::Cls;
   if (!cls) {
-    SequenceEncoder::Output e =
-        encoder_->encode(g, ids, b.S, b.lengths, {.summary = summary != nullptr});
+    SequenceEncoder::Output e = encoder_->encode(
+        g, ids, b.S, b.lengths, {.summary = summary != nullptr, .tree = tree != nullptr});
     if (summary) *summary = e.summary;
+    if (tree) *tree = e.tree;
     return e.states;  // [B, S, D]
   }
   // [CLS] w_1 .. w_n: <s> serves as [CLS], put first, [S + 1, B]
@@ -324,8 +330,9 @@ SentenceClassifier::Output SentenceClassifier::forward(Graph& g, const ClassifyB
   Output out;
   Var last;  // [B, D]: the encoder's summary, for the last-state baseline
   Var H = annotations(g, b, ids, config_.pooling == Pooling::Last ? &last : nullptr,
-                      attention ? &out.A : nullptr);  // [B, S(+1), D]
-  Var features;                                       // [B, F]
+                      attention ? &out.A : nullptr,
+                      attention && config_.syntactic_attention ? &out.tree : nullptr);
+  Var features;  // [B, F]
   switch (config_.pooling) {
     case Pooling::Attention: {
       SelfAttentionPooling::Output p = attention_.front().forward(g, H, b.lengths);

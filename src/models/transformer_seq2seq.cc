@@ -33,6 +33,7 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
 // 3+3 post-LN layers of d 256, 8 heads, ff 1024, tied output; --attention monotonic | mocha
 // makes the cross-attention monotonic multihead attention (Ma et al. 2020).
 TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions& o) {
+  refuse_syntactic_attention(o, kFamily);
   TransformerSeq2SeqConfig c;
   c.layer = transformer_layer(o, c.layer);
   c.layer.wait_k = o.wait_k;

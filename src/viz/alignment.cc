@@ -91,6 +91,7 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
                                                       .max_len_ratio = o.search.max_len_ratio,
                                                       .max_batch_size = o.batch,
                                                       .return_attention = true,
+                                                      .return_tree = c == 0,
                                                       .attention_layer = choices[c].layer,
                                                       .attention_head = choices[c].head});
     for (size_t k = 0; k < lines.size(); ++k) {
@@ -99,6 +100,8 @@ std::vector<Alignment> align(const Translator& translator, const std::vector<std
       if (c == 0) {
         out[k].source = r.input;
         out[k].output = hyp.text;
+        out[k].units = r.source;
+        out[k].tree = r.tree;
       }
       out[k].maps.push_back(hypothesis_heatmap(translator, r, hyp, titles[c]));
     }

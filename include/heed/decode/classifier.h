@@ -19,6 +19,9 @@ struct Prediction {
   std::vector<float> probs;                   // [C]
   std::vector<std::vector<float>> attention;  // [r][len(tokens)] (self-attention only)
   double redundancy = 0;                      // ||A A^T - I||_F of this sentence's hops
+  // syntactic attention's tree: [len(tokens) + 1][len(tokens)], p(parent(m) = h) at [h][m - 1]
+  // with h = 0 the root (nn/syntactic_attention.h); empty without
+  std::vector<std::vector<float>> tree;
 };
 
 struct ClassifyOptions {

@@ -48,6 +48,7 @@ struct TranslationOptions {
                                     // TranslationResult::truncated says so); score() refuses
                                     // longer sources and targets; 0: no limit
   bool return_attention = false;    // TranslationHypothesis::attention
+  bool return_tree = false;         // TranslationResult::tree (syntactic attention's)
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)
   int attention_head = -1;          // Transformer: one head of it (-1: the mean over heads)
   bool attention_distribution = false;  // hard attention: alpha_i instead of the one-hot rows
@@ -83,6 +84,9 @@ struct TranslationResult {
   std::vector<std::string> source;                // its units (the first max_input_length)
   bool truncated = false;                         // the input had more units than that
   std::vector<TranslationHypothesis> hypotheses;  // best first
+  // With return_tree, a model with syntactic attention: [len(source) + 1][len(source)],
+  // p(parent(m) = h) at [h][m - 1], h = 0 the root (nn/syntactic_attention.h)
+  std::vector<std::vector<float>> tree;
 };
 
 // Force-decoded outputs: their log-probabilities token by token.

@@ -89,6 +89,8 @@ struct ModelOptions {
   std::optional<int64_t> mlp_hidden;
   float word_dropout = 0.f;
   float max_norm = 0.f;
+  // syntactic attention over the encoder's states (the rnn family and the classifiers)
+  bool syntactic_attention = false;
 };
 
 // The encoders the options describe, from a family's defaults `base`: what is given replaces
@@ -109,6 +111,8 @@ LatencyLoss latency_loss(const ModelOptions& o);
 
 // The options a family without wait-k refuses (`why`: "a conv model has no wait-k").
 void refuse_wait_k(const ModelOptions& o, std::string_view why);
+// --syntactic-attention, for the families without it (`family`: "transformer").
+void refuse_syntactic_attention(const ModelOptions& o, std::string_view family);
 // The latency and monotonic-head options, against what the family built: `monotonic` whether it
 // has monotonic attention, `heads` whether that is a Transformer's heads.
 void check_monotonic_options(const ModelOptions& o, bool monotonic, bool heads);

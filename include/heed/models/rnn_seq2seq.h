@@ -79,6 +79,8 @@ struct RnnSeq2SeqConfig {
   Readout readout = Readout::Concat;  // Bahdanau-style decoders (config.json without: concat)
   int64_t readout_dim = 500;          // l: maxout units
   bool reverse_source = false;        // feed the source reversed (Sutskever et al. 2014)
+  // syntactic attention over the encoder's states (nn/syntactic_attention.h; Kim et al. 2017)
+  bool syntactic_attention = false;
   // a speech recognizer's front end (Listen, Attend and Spell: its source is audio, the encoder
   // a birnn reading the front end's vectors)
   std::optional<AudioFrontEndConfig> audio;
@@ -131,6 +133,7 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   bool hard_monotonic_attention() const override { return config_.monotonic(); }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const override;
+  Tensor source_trees(Graph& g, const Seq2SeqBatch& batch) const override;
   std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& batch,
                                                      int64_t max_len,
                                                      const AttentionChoice& attention,

@@ -80,6 +80,7 @@ struct ClassifierConfig {
                              // trees, whose reader lowercases every word)
   float penalty = 0.f;       // coefficient of ||A A^T - I||_F^2 in the loss (attention only)
   float max_norm = 0.f;      // > 0: the output layer's class vectors kept within this L2 norm
+  bool syntactic_attention = false;  // over the encoder's states (nn/syntactic_attention.h)
 
   int64_t vocab() const { return vocab_size(encoder); }  // V
   void set_vocab(int64_t v) { set_vocab_size(encoder, v); }
@@ -122,6 +123,7 @@ class SentenceClassifier {
                   // pooling and `attention` asked for: [B, 1, S], the last layer's weights
                   // from [CLS] to each token, mean of heads (the rest is on [CLS] itself)
     Var penalty;  // [] batch mean of ||A A^T - I||_F^2 (self-attention pooling only)
+    Tensor tree;  // [B, S + 1, S] with `attention` and syntactic attention: its parent marginals
   };
   Output forward(Graph& g, const ClassifyBatch& b, bool attention = false) const;
   // Mean cross-entropy over the batch, plus the penalty term times its coefficient.
@@ -131,8 +133,9 @@ class SentenceClassifier {
   // H [B, S, D] (lengths as the batch's; [CLS] pooling: S + 1 with h_0 the [CLS] state);
   // `summary` gets the encoder's summary ([->h_n ; <-h_1] for the last-state baseline) when
   // given; cls_attention: also the [CLS] row of the last layer's weights, [B, 1, S]
+  // tree: also syntactic attention's parent marginals, when it has them
   Var annotations(Graph& g, const ClassifyBatch& b, std::span<const int32_t> ids, Var* summary,
-                  Var* cls_attention) const;
+                  Var* cls_attention, Tensor* tree) const;
   ClassifierConfig config_;
   std::unique_ptr<SequenceEncoder> encoder_;     // any sequence encoder (nn/sequence_encoder.h)
   std::vector<SelfAttentionPooling> attention_;  // one, or none when pooling

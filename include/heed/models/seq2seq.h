@@ -181,6 +181,10 @@ class Seq2SeqModel {
   // Whether decoding attends by hard monotonic stops (monotonic attention, MoChA): each row of
   // the weights then ends at the step's stop (the pictures outline it).
   virtual bool hard_monotonic_attention() const { return false; }
+  // The latent trees syntactic attention induces over each text source of `batch`
+  // (nn/syntactic_attention.h): [B, S + 1, S], p(parent(m) = h) at [b][h][m - 1] with h = 0 the
+  // root; an empty tensor when the model has no syntactic attention.
+  virtual Tensor source_trees(Graph& /*g*/, const Seq2SeqBatch& /*batch*/) const { return {}; }
   // Teacher-forced cross-entropy over the target tokens (padding ignored).
   virtual Var loss(Graph& g, const Seq2SeqBatch& batch, float label_smoothing = 0.f) const = 0;
   // Encodes batch.src (targets unused) for decoding at most max_len target positions; the

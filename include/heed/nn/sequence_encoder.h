@@ -106,11 +106,14 @@ class SequenceEncoder {
   struct Options {
     bool summary = false;         // also Output::summary
     bool self_attention = false;  // also the last layer's self-attention weights (Transformer)
+    bool tree = false;            // also the parent marginals (syntactic attention)
   };
   struct Output {
     Var states;             // [B, S, D]: one vector per position (padding rows unused)
     Var summary;            // [B, D]: the whole sequence, when asked
     Tensor self_attention;  // [B, h, S, S]: the last layer's weights, when asked and had
+    Tensor tree;  // [B, S + 1, S]: p(parent(m) = h) at [b][h][m - 1] (h = 0: the root), when
+                  // asked and had (nn/syntactic_attention.h)
   };
   virtual ~SequenceEncoder() = default;
   virtual int64_t width() const = 0;  // D

@@ -281,6 +281,12 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
            m.direction);
   v.flag({"--reverse-source", "rnn: feed the source reversed (Sutskever et al. 2014)"},
          m.reverse_source);
+  v.flag({"--syntactic-attention",
+          "rnn and the classifiers: a syntactic attention layer over the encoder's states (Kim "
+          "et al. 2017, section 3.3): each word attends to its parent and children in a latent "
+          "projective dependency tree (arc marginals by inside-outside), x + W [parent ; "
+          "children]; `heed attention` draws the tree"},
+         m.syntactic_attention);
   v.option({"--attn-dim",
             "Hidden size of additive attention scorers (rnn; the classifier's d_a; default: the "
             "family's)",

@@ -25,9 +25,11 @@ struct AlignOptions {
 };
 
 struct Alignment {
-  std::string source, output;  // the input line (G2P: the word) and the output text
-  std::vector<Heatmap> maps;   // one, or one per (layer, head) asked for; rows end with </s>
-                               // (CTC: each label's alignment posterior, then <blank>'s)
+  std::string source, output;      // the input line (G2P: the word) and the output text
+  std::vector<Heatmap> maps;       // one, or one per (layer, head) asked for; rows end with </s>
+                                   // (CTC: each label's alignment posterior, then <blank>'s)
+  std::vector<std::string> units;  // the source's units
+  std::vector<std::vector<float>> tree;  // syntactic attention's over them (TranslationResult)
 };
 
 // lines: sentences (G2P: words or CMUdict entries), decoded by the translator (one model or
