@@ -87,6 +87,16 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "attention: target seconds of timed work per configuration")
       ->capture_default_str();
   app->add_option("--tag", attention.tag, "attention: a label copied into every line");
+  app->add_option("--mechanism", mechanism.mechanisms,
+                  "attention: instead of the shapes, the training step of the Multi30k RNN "
+                  "encoder-decoder with each of these comma-separated --attention mechanisms "
+                  "(NAME+syntactic: with syntactic attention over the encoder), e.g. "
+                  "luong-general,sigmoid,structured; ratios to the first (default steps 10 per "
+                  "round, batch 64)");
+  app->add_option("--rounds", mechanism.rounds,
+                  "attention --mechanism: rounds alternating the mechanisms")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app->add_option("--ctc-shapes", ctc.shapes, "ctc: comma-separated TxBxVxL loss shapes")
       ->capture_default_str();
   app->add_option("--reps", ctc.reps, "ctc: timed repeats of each loss shape")
@@ -175,7 +185,9 @@ const std::vector<OwnOptions>& own_options() {
        {"--warmup", "--train-budget", "--max-len", "--decode-batches", "--decode-single",
         "--skip-train", "--skip-decode-batch", "--skip-decode-single", "--d-model", "--heads",
         "--ff", "--enc-layers", "--dec-layers"}},
-      {"attention", {Workload::Attention}, {"--shapes", "--budget", "--tag"}},
+      {"attention",
+       {Workload::Attention},
+       {"--shapes", "--budget", "--tag", "--mechanism", "--rounds"}},
       {"ctc", {Workload::Ctc}, {"--ctc-shapes", "--reps", "--upsample", "--skip-model"}},
       {"monotonic", {Workload::Monotonic}, {"--attn", "--chunk", "--src-lens"}},
       {"asr and features",
@@ -233,6 +245,17 @@ int BenchCommand::run() const {
       a.only = only;
     }
     run_asr_bench(a, std::cout);
+    return 0;
+  }
+  if (app->count("--mechanism") > 0) {
+    for (const char* option : {"--shapes", "--budget", "--tag"})
+      check(app->count(option) == 0, "bench attention: ", option,
+            " is for the attention shapes, not --mechanism");
+    MechanismBenchOptions m = mechanism;
+    m.seed = seq2seq.seed;
+    if (app->count("--batch") > 0) m.batch = seq2seq.batch;
+    if (app->count("--steps") > 0) m.steps = static_cast<int>(seq2seq.steps);
+    run_mechanism_bench(m, std::cout);
     return 0;
   }
   AttentionBenchOptions a = attention;

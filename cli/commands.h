@@ -17,6 +17,7 @@
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/conv_bench.h"
 #include "heed/bench/ctc_bench.h"
+#include "heed/bench/mechanism_bench.h"
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/data/fbank.h"
@@ -311,6 +312,7 @@ struct BenchCommand {
   Workload workload = Workload::RnnSeq2Seq;
   Seq2SeqBenchOptions seq2seq;
   AttentionBenchOptions attention;
+  MechanismBenchOptions mechanism;  // attention --mechanism: a model's mechanisms instead
   CtcBenchOptions ctc;
   MonotonicBenchOptions monotonic;
   ConvBenchOptions conv;
