@@ -26,6 +26,7 @@
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
+#include "heed/viz/dependency_tree.h"
 #include "heed/viz/plot.h"
 #include "heed/viz/training_log.h"
 
@@ -202,6 +203,9 @@ struct Sample {
   std::string input, output, reference;
   std::string score;  // this sample's own: "sentence BLEU 23.5", "PER 25.0", "p(reference) 0.12"
   std::vector<Heatmap> maps;
+  // syntactic attention's tree over the input's units (nn/syntactic_attention.h), when had
+  std::vector<std::string> units;
+  std::vector<std::vector<float>> tree;
 };
 
 struct TestResult {
@@ -344,7 +348,9 @@ TestResult seq2seq_test(const Translator& translator, const ReportOptions& o, st
                          .output = outputs[idx[k]],
                          .reference = refs[idx[k]],
                          .score = scores[idx[k]],
-                         .maps = std::move(shown[k].maps)});
+                         .maps = std::move(shown[k].maps),
+                         .units = std::move(shown[k].units),
+                         .tree = std::move(shown[k].tree)});
   return t;
 }
 
@@ -372,6 +378,8 @@ TestResult classifier_test(const ReportOptions& o) {
     std::snprintf(buf, sizeof buf, "%s, p(reference) %.3f",
                   preds[i].label == c.labels[i] ? "right" : "wrong", 1.0 - badness[i]);
     s.score = buf;
+    s.units = preds[i].tokens;
+    s.tree = preds[i].tree;
     if (!preds[i].attention.empty())
       s.maps.push_back(
           classifier_heatmap(preds[i], std::to_string(preds[i].label), classifier.config()));
@@ -549,6 +557,9 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
            << xml_escape(s.reference) << "</td></tr>\n<tr><td class=\"label\">score</td><td>"
            << xml_escape(s.score) << "</td></tr>\n</table>\n";
       for (const Heatmap& h : s.maps) html << to_svg(heatmap_figure(h, style), false);
+      if (!s.tree.empty())  // syntactic attention: the tree it induces over the input
+        html << "<p class=\"label\">syntactic attention: each unit's parent</p>\n"
+             << to_svg(dependency_tree_figure(s.units, s.tree, style), false);
       html << "</div>\n";
     }
   }

@@ -3,7 +3,7 @@
 # scripts/make-tree-task.py (deterministic, distinct parts, the paper's bracketed prefix ->
 # infix), an RNN with --attention structured and --syntactic-attention trained a few hundred
 # updates, saved, reloaded by translate and drawn by `heed attention` with the tree it induces
-# (an arc per source unit, ROOT first); a self-attentive classifier with --syntactic-attention
+# (an arc per source unit, ROOT first) and in `heed report`'s samples; a self-attentive classifier with --syntactic-attention
 # on SST drawn the same way; the families without it refuse the flag; the scorer of the task.
 # Run by ctest: structured.sh HEED DATA SCRIPTS
 set -euo pipefail
@@ -42,6 +42,9 @@ units = sum(len(l.split()) for l in open(sys.argv[2]).read().splitlines()[:3])
 lines = list(root.iter(ns + "polyline"))
 assert len(lines) >= 2 * units, (len(lines), units)
 PY
+"$heed" --threads 1 report --model "$work/m" --src "$work/t/test.src" --ref "$work/t/test.tgt" \
+  --samples first 2 --out "$work/r.html" > /dev/null 2>&1 || fail "report"
+[ "$(grep -o ">ROOT<" "$work/r.html" | wc -l)" -eq 2 ] || fail "the report's samples lack their trees"
 python3 "$scripts/score-tree-task.py" "$work/hyp" "$work/t/test.tgt" "$work/t/test.depth" > "$work/score"
 grep -q '"depth": "all", "formulas": 20' "$work/score" || fail "score: $(cat "$work/score")"
 python3 "$scripts/score-tree-task.py" "$work/t/test.tgt" "$work/t/test.tgt" "$work/t/test.depth" |
