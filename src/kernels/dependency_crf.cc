@@ -42,7 +42,7 @@ double lse(int64_t u0, int64_t u1, Term term) {
   if (m == kNegInf) return m;
   double sum = 0;
   for (int64_t u = u0; u <= u1; ++u) sum += std::exp(term(u) - m);
-  return m + std::log(sum);
+  return m + std::log(std::max(sum, 1.0));  // (sum >= 1: the largest term adds exp(0))
 }
 
 // Inside: the charts of a row of n words (nodes 0..n).

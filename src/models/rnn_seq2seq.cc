@@ -132,6 +132,8 @@ OnlinePolicy RnnSeq2SeqConfig::online_policy() const {
   if (const auto* rnn = std::get_if<RnnEncoderConfig>(&encoder); rnn && rnn->bidirectional)
     return {.reason = "a bidirectional encoder (train with --unidirectional to decode online)"};
   if (reverse_source) return {.reason = "a reversed source"};
+  if (syntactic_attention)
+    return {.reason = "syntactic attention, whose tree spans the whole source"};
   if (monotonic()) return {.kind = OnlinePolicy::Kind::Monotonic, .k = 0, .reason = ""};
   if (wait_k > 0) return {.kind = OnlinePolicy::Kind::WaitK, .k = wait_k, .reason = ""};
   return {.reason = attention_name(attention) +

@@ -2,7 +2,7 @@
 // gradients w.r.t. the states and every parameter (the root, W, u, W_o, b_o), each word's parent
 // a distribution over the root and the other words, padding that changes nothing in a row, and
 // the encoder-decoder and the classifier with the layer: whole-model gradients, a config that
-// round-trips, the reversal task learned.
+// round-trips, no online decoding, the reversal task learned.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,6 +103,18 @@ TEST(SyntacticAttention, ConfigsRoundTripThroughJson) {
   ClassifierConfig k;
   k.syntactic_attention = true;
   EXPECT_TRUE(SelfAttentiveClassifier::from_json(k.to_json()).syntactic_attention);
+}
+
+// Its tree spans the whole source: a model with it does not decode online, whatever else allows it.
+TEST(SyntacticAttention, KeepsAModelFromDecodingOnline) {
+  RnnSeq2SeqConfig c = reversal_model();
+  std::get<RnnEncoderConfig>(c.encoder).bidirectional = false;
+  c.wait_k = 3;
+  c.syntactic_attention = false;
+  EXPECT_EQ(c.online_policy().kind, OnlinePolicy::Kind::WaitK);
+  c.syntactic_attention = true;
+  EXPECT_EQ(c.online_policy().kind, OnlinePolicy::Kind::ReadAll);
+  EXPECT_NE(c.online_policy().reason.find("syntactic attention"), std::string::npos);
 }
 
 TEST(SyntacticAttention, EncoderDecoderLearnsReversal) {
