@@ -2,9 +2,6 @@
 // side, the recursions in kernels/chain_crf.cc.
 #include "heed/autograd/ops/chain_crf.h"
 
-#include <algorithm>
-#include <vector>
-
 #include "heed/kernels/chain_crf.h"
 #include "heed/util/error.h"
 
@@ -22,8 +19,7 @@ Var chain_crf_marginals(Var theta, Var pairwise, std::span<const int32_t> length
     check(n >= 0 && n <= S, "chain_crf_marginals: a length of ", n, " in rows of ", S);
   Graph& G = theta.graph();
   Arena& arena = G.arena();
-  auto* len = arena.array<int32_t>(static_cast<size_t>(B));  // lives as long as the graph
-  std::copy(lengths.begin(), lengths.end(), len);
+  const int32_t* len = G.copy(lengths).data();                        // lives as long as the graph
   auto* alpha = arena.array<double>(static_cast<size_t>(B * S * 2));  // [B, S, 2]
   auto* beta = arena.array<double>(static_cast<size_t>(B * S * 2));   // [B, S, 2]
   auto* logZ = arena.array<double>(static_cast<size_t>(B));           // [B]

@@ -2,8 +2,6 @@
 // backward side by side, the recursions in kernels/dependency_crf.cc.
 #include "heed/autograd/ops/dependency_crf.h"
 
-#include <algorithm>
-
 #include "heed/kernels/dependency_crf.h"
 #include "heed/util/error.h"
 
@@ -19,8 +17,7 @@ Var dependency_marginals(Var theta, std::span<const int32_t> lengths) {
     check(n >= 0 && n <= S, "dependency_marginals: a length of ", n, " in rows of ", S);
   Graph& G = theta.graph();
   Arena& arena = G.arena();
-  auto* len = arena.array<int32_t>(static_cast<size_t>(B));  // lives as long as the graph
-  std::copy(lengths.begin(), lengths.end(), len);
+  const int32_t* len = G.copy(lengths).data();  // lives as long as the graph
   auto* saved = arena.array<double>(static_cast<size_t>(B * kernels::dependency_crf_saved(S)));
   auto* logZ = arena.array<double>(static_cast<size_t>(B));  // [B]
   Tensor mu = G.alloc(theta.shape());                        // [B, S + 1, S]
