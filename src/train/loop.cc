@@ -327,6 +327,12 @@ class TrainingRun {
     }
   }
 
+  // A new run keeps its step-0 state before it trains, so that a run killed at any moment
+  // (even while saving its first best model) leaves a checkpoint --resume continues from.
+  void first_checkpoint() {
+    if (!o_.measure && !resuming(o_)) save_state(0, 0);
+  }
+
   // Every epoch from the checkpoint's until --epochs, the budget or early stopping.
   void epochs() {
     start_step_ = state_.step;
@@ -689,6 +695,7 @@ LoopResult run_training(const LoopOptions& o, const TrainingTask& task, Paramete
   TrainingRun run(o, task, params, config, log);
   run.resume();
   run.announce();
+  run.first_checkpoint();
   run.epochs();
   return run.finish();
 }

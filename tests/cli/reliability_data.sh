@@ -63,6 +63,17 @@ expect_error "average: $work/busy is being written by another process (PID $firs
   "$heed" average --model "$work/a" --out "$work/busy"
 kill "$first" && wait "$first" 2>/dev/null || true
 "${train[@]}" --max-steps 5 --save "$work/busy" --resume > /dev/null || fail "no resume after the lock's holder died"
+# killed at any moment (even between saving its first best model and its first checkpoint, the
+# window a fresh run's step-0 checkpoint closes), a run resumes
+for delay in 0.05 0.15 0.3 0.6; do
+  "${train[@]}" --max-steps 100000 --save "$work/killed$delay" > /dev/null 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  sleep "$delay"
+  kill "$pid" 2> /dev/null && wait "$pid" 2> /dev/null || true
+  "${train[@]}" --max-steps 5 --save "$work/killed$delay" --resume > /dev/null 2>&1 ||
+    fail "a run killed after ${delay}s does not resume ($(ls "$work/killed$delay" | tr '\n' ' '))"
+done
 
 # --resume compares the data's content: the same name with other bytes is refused
 head -3000 "$cmu" > "$work/data.txt"
