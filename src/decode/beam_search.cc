@@ -137,14 +137,20 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
         return std::get<0>(a) > std::get<0>(c);
       });
+      // The K best continuations go on; an ending is kept only when it is among the step's K
+      // best candidates (CTranslate2's, Marian's and fairseq's rule): one met further down,
+      // while the live beams are still being filled, is dropped, not filed as finished.
       int64_t filled = 0;
-      for (const auto& [score, r, v] : cand) {
+      for (size_t i = 0; i < cand.size(); ++i) {
+        const auto& [score, r, v] = cand[i];
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
+        const bool ends = v == Vocab::kEos || t + 1 >= limit[n];  // or cut at its own limit
+        if (ends && static_cast<int64_t>(i) >= K) continue;
         const Beam& from = beams[r];
         std::vector<float> att;  // row r decodes source n
         if (w) att = source_attention(w, r, b, n, reversed);
         const float token_lp = lp[r * V + v];
-        if (v == Vocab::kEos || t + 1 >= limit[n]) {  // ended, or cut at its own limit
+        if (ends) {
           Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};
           if (v != Vocab::kEos) h.tokens.push_back(v);
           h.token_log_probs.push_back(token_lp);

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include "heed/data/vocab.h"
 #include "heed/decode/beam_search.h"
@@ -399,6 +401,83 @@ INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
                                            "transformer_mocha", "transformer_mocha_top",
                                            "transformer_milk", "conv"),
                          [](const auto& info) { return info.param; });
+
+// A model whose next-token distribution is a table over the prefix decoded so far, for the
+// search's own rules. Tokens: A = 4, B = 5, C = 6, D = 7 (EOS = 2); a prefix the table does not
+// list ends at once (EOS 0.97).
+class ScriptedModel : public Seq2SeqModel {
+ public:
+  static constexpr int32_t A = 4, B = 5, C = 6, D = 7, V = 8;
+  using Table = std::map<std::vector<int32_t>, std::map<int32_t, double>>;
+  explicit ScriptedModel(Table t) : table_(std::move(t)) {}
+  int64_t tgt_vocab() const override { return V; }
+  Var loss(Graph& g, const Seq2SeqBatch&, float) const override {
+    return g.constant(g.zeros(Shape{1}));
+  }
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph&, const Seq2SeqBatch& batch, int64_t,
+                                                     const AttentionChoice&,
+                                                     int64_t rows) const override {
+    return std::make_unique<Decoder>(table_, batch.B * rows);
+  }
+
+ private:
+  class Decoder : public IncrementalDecoder {
+   public:
+    Decoder(const Table& t, int64_t rows) : table_(t), prefix_(rows), scores_(rows * V) {}
+    Step step(std::span<const int32_t> prev, Scores) override {
+      for (size_t r = 0; r < prefix_.size(); ++r) {
+        if (prev[r] != Vocab::kBos) prefix_[r].push_back(prev[r]);
+        auto it = table_.find(prefix_[r]);
+        const std::map<int32_t, double> end = {{Vocab::kEos, 0.97}};
+        const std::map<int32_t, double>& p = it == table_.end() ? end : it->second;
+        double rest = 1;
+        for (const auto& [token, q] : p) rest -= q;
+        for (int32_t v = 0; v < V; ++v) {  // what the table leaves, spread over the others
+          auto q = p.find(v);
+          const double pv = q != p.end() ? q->second : rest / static_cast<double>(V - p.size());
+          scores_[r * V + v] = static_cast<float>(std::log(pv));
+        }
+      }
+      return {.scores = scores_.data()};
+    }
+    void reorder(std::span<const int32_t> from) override {
+      std::vector<std::vector<int32_t>> next(prefix_.size());
+      for (size_t r = 0; r < next.size(); ++r) next[r] = prefix_[from[r]];
+      prefix_ = std::move(next);
+    }
+
+   private:
+    const Table& table_;
+    std::vector<std::vector<int32_t>> prefix_;
+    std::vector<float> scores_;
+  };
+  Table table_;
+};
+
+// The finished-hypothesis rule of CTranslate2, Marian and fairseq: an end of sentence is kept only
+// when it is among the step's K best candidates. Beam 2; step 1's candidates, best first: A C
+// (0.30), A EOS (0.27), B EOS (0.20), B D (0.16). A EOS is within the best two and finishes;
+// B EOS is third and is not kept (filing it too would give the sentence its 2 finished
+// hypotheses and end it with "A", 0.27); A C goes on, to A C EOS (0.297), the best output.
+TEST(BeamSearch, KeepsOnlyTheEndsOfSentenceAmongTheStepsBestK) {
+  using M = ScriptedModel;
+  const ScriptedModel model({{{}, {{M::A, 0.6}, {M::B, 0.4 - 1e-6}}},
+                             {{M::A}, {{M::C, 0.5}, {Vocab::kEos, 0.45}}},
+                             {{M::B}, {{Vocab::kEos, 0.5}, {M::D, 0.4}}},
+                             {{M::A, M::C}, {{Vocab::kEos, 0.99}}},
+                             {{M::B, M::D}, {{Vocab::kEos, 0.99}}}});
+  BeamOptions o;
+  o.beam = 2;
+  o.n_best = 2;
+  o.length_penalty = 0;
+  const auto n_best = beam_search_n_best(model, {{4, 5, 6}}, o, {.wanted = false});
+  ASSERT_EQ(n_best.size(), 1u);
+  ASSERT_EQ(n_best[0].size(), 2u);
+  EXPECT_EQ(n_best[0][0].tokens, (std::vector<int32_t>{M::A, M::C}));
+  EXPECT_NEAR(n_best[0][0].log_prob, std::log(0.6 * 0.5 * 0.99), 1e-5);
+  EXPECT_EQ(n_best[0][1].tokens, (std::vector<int32_t>{M::A}));
+  EXPECT_NEAR(n_best[0][1].log_prob, std::log(0.6 * 0.45), 1e-5);
+}
 
 TEST(ReplaceUnk, EachUnknownBecomesTheMostAttendedSourceWord) {
   Vocab v = Vocab::build({{"ein", "mann", "mit"}}, {});

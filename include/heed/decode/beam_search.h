@@ -1,8 +1,10 @@
 // Batched beam search for any encoder-decoder (models/seq2seq.h): every sentence of a batch keeps K
 // live hypotheses, all decoded as one [N*K] batch per step; finished hypotheses are ranked by
 // length-normalised log-probability, log p / len^alpha (alpha = 0: no normalisation).
-// With K = 1 it returns exactly greedy decoding (tested). A sentence stops at its K-th finished
-// hypothesis, so up to K of them can be returned, best first (`heed translate --n-best`).
+// With K = 1 it returns exactly greedy decoding (tested). A hypothesis finishes when its end of
+// sentence is among the step's K best candidates (CTranslate2's, Marian's and fairseq's rule; one
+// further down is dropped). A sentence stops at its K-th finished hypothesis, so up to K of them
+// can be returned, best first (`heed translate --n-best`).
 // Leaves out: coverage penalties and sampling.
 #pragma once
 
