@@ -21,7 +21,8 @@ std::span<const Named<Workload>> names(Workload) {
       {Workload::Monotonic, "monotonic"},
       {Workload::Conv, "conv"},
       {Workload::Asr, "asr"},
-      {Workload::Features, "features"}};
+      {Workload::Features, "features"},
+      {Workload::Decode, "decode"}};
   return kNames;
 }
 
@@ -41,14 +42,17 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "(ctc_bench.py's) | monotonic (monotonic_bench.py's) | conv (conv_bench.py's: "
                   "kim_cnn and tcn) | asr (asr_bench.py's features and ctc parts: Kaldi "
                   "filterbanks, a conv-subsampled 3-layer BiLSTM-CTC's training and greedy "
-                  "decoding) | features (asr --only features) | train: `heed bench train [heed "
-                  "train's flags and --config "
+                  "decoding) | features (asr --only features) | decode (a trained model's "
+                  "decoding cells: greedy and beam, batch 1 and batched, float32 and int8, on "
+                  "--src's sentences) | train: `heed bench train [heed train's flags and --config "
                   "recipes]` is `heed train --bench`, any recipe on its data for --max-minutes. "
                   "Every line names the CPU and the GEMM rates measured at its start")
       ->required();
   app->add_option("--threads", threads, "Threads (0 = all cores)");
-  app->add_option("--batch", seq2seq.batch,
-                  "Sentences per batch (ctc: words, default 128; monotonic: default 64)")
+  app->add_option(
+         "--batch", seq2seq.batch,
+         "Sentences per batch (ctc: words, default 128; monotonic: default 64; decode: the "
+         "batched cells', default 32)")
       ->capture_default_str();
   app->add_option(
          "--steps", seq2seq.steps,
@@ -67,8 +71,10 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
   app->add_flag("--skip-decode-batch", seq2seq.skip_dec128,
                 "Skip the batched decoding measurement");
   app->add_flag("--skip-decode-single", seq2seq.skip_dec1, "Skip the batch-1 decoding measurement");
-  add_enum_option(*app, "--compute-type", seq2seq.compute,
-                  "Decoding weights (int8: per-row symmetric, oneDNN s8s8s32 GEMM)");
+  add_enum_option(
+      *app, "--compute-type", seq2seq.compute,
+      "Decoding weights (int8: per-row symmetric, oneDNN s8s8s32 GEMM); decode: this one "
+      "alone (default: float32 and int8)");
   add_enum_option(*app, "--precision", seq2seq.precision,
                   "Training products (bfloat16: mixed precision, as heed train's)");
   app->add_option("--d-model", seq2seq.d_model, "transformer-seq2seq: d_model")
@@ -94,9 +100,19 @@ void BenchCommand::add(CLI::App& parent, int& threads) {
                   "luong-general,sigmoid,structured; ratios to the first (default steps 10 per "
                   "round, batch 64)");
   app->add_option("--rounds", mechanism.rounds,
-                  "attention --mechanism: rounds alternating the mechanisms")
+                  "attention --mechanism: rounds alternating the mechanisms; decode: passes over "
+                  "--src in every cell (default 3 for both)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app->add_option("--model", decode.model, "decode: the model directory");
+  app->add_option("--src", decode.src, "decode: the source sentences, one a line");
+  app->add_option("--sentences", decode.max_sentences,
+                  "decode: --src's first N lines only (0: all)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+  app->add_option("--beam", decode.beam, "decode: the beam cells' width (the others are greedy)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 256));
   app->add_option("--ctc-shapes", ctc.shapes, "ctc: comma-separated TxBxVxL loss shapes")
       ->capture_default_str();
   app->add_option("--reps", ctc.reps, "ctc: timed repeats of each loss shape")
@@ -185,9 +201,9 @@ const std::vector<OwnOptions>& own_options() {
        {"--warmup", "--train-budget", "--max-len", "--decode-batches", "--decode-single",
         "--skip-train", "--skip-decode-batch", "--skip-decode-single", "--d-model", "--heads",
         "--ff", "--enc-layers", "--dec-layers"}},
-      {"attention",
-       {Workload::Attention},
-       {"--shapes", "--budget", "--tag", "--mechanism", "--rounds"}},
+      {"attention", {Workload::Attention}, {"--shapes", "--budget", "--tag", "--mechanism"}},
+      {"attention and decode", {Workload::Attention, Workload::Decode}, {"--rounds"}},
+      {"decode", {Workload::Decode}, {"--model", "--src", "--sentences", "--beam"}},
       {"ctc", {Workload::Ctc}, {"--ctc-shapes", "--reps", "--upsample", "--skip-model"}},
       {"monotonic", {Workload::Monotonic}, {"--attn", "--chunk", "--src-lens"}},
       {"asr and features",
@@ -210,7 +226,9 @@ int BenchCommand::run() const {
   }
   // int8 decoding's GEMMs off AMX where they go through oneDNN (a build without heed's int8
   // kernel): before the machine probes run oneDNN's first kernels
-  if (seq2seq.compute == ComputeType::Int8) kernels::keep_int8_off_amx();
+  if (seq2seq.compute == ComputeType::Int8 ||
+      (workload == Workload::Decode && app->count("--compute-type") == 0))
+    kernels::keep_int8_off_amx();
   stamp_lines_with_machine();
   for (const auto& [w, family] : kWorkloadFamilies)
     if (w == workload) {
@@ -219,6 +237,14 @@ int BenchCommand::run() const {
       run_seq2seq_bench(o, std::cout);
       return 0;
     }
+  if (workload == Workload::Decode) {
+    DecodeBenchOptions d = decode;
+    d.rounds = mechanism.rounds;
+    if (app->count("--batch") > 0) d.batch = seq2seq.batch;
+    if (app->count("--compute-type") > 0) d.compute = seq2seq.compute;
+    run_decode_bench(d, std::cout);
+    return 0;
+  }
   if (workload == Workload::Ctc) {
     run_ctc_bench(with_shared_flags(ctc), std::cout);
     return 0;

@@ -17,6 +17,7 @@
 #include "heed/bench/attention_bench.h"
 #include "heed/bench/conv_bench.h"
 #include "heed/bench/ctc_bench.h"
+#include "heed/bench/decode_bench.h"
 #include "heed/bench/mechanism_bench.h"
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
@@ -304,7 +305,8 @@ enum class Workload {
   Monotonic,
   Conv,
   Asr,
-  Features
+  Features,
+  Decode
 };
 std::span<const Named<Workload>> names(Workload);
 
@@ -317,7 +319,8 @@ struct BenchCommand {
   MonotonicBenchOptions monotonic;
   ConvBenchOptions conv;
   AsrBenchOptions asr;
-  std::string only;  // conv: kim | tcn; asr: its parts
+  DecodeBenchOptions decode;  // a trained model's decoding cells (issue 70)
+  std::string only;           // conv: kim | tcn; asr: its parts
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;

@@ -316,6 +316,40 @@ for f, bench in ((sys.argv[1], "bahdanau_seq2seq"), (sys.argv[2], "transformer_s
     assert rows[2]["batch"] == 4 and rows[3]["batch"] == 1 and rows[3]["tokens_per_s"] > 0, rows
     assert ("kv_cache" in rows[2]) == (bench == "transformer_seq2seq"), rows[2]' \
   "$work/bench_rnn-seq2seq.jsonl" "$work/bench_transformer-seq2seq.jsonl" || fail "bench seq2seq output"
+# heed bench decode: a trained model's eight cells (greedy and beam, batch 1 and batched,
+# float32 and int8), each with its rate, its outputs' hash and, batched, its gain over batch 1
+head -30 "$data/cmudict/cmudict-0.7b.test" > "$work/words.txt"
+"$heed" --threads 1 bench decode --model "$work/fitted" --src "$work/words.txt" --rounds 2 \
+  --beam 3 --batch 8 > "$work/decode.jsonl"
+python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+cells = [(r["compute"], r["decoding"], r["beam"], r["batch"]) for r in rows]
+assert cells == [(c, d, k, b) for c in ("float32", "int8") for d, k in (("greedy", 1), ("beam", 3))
+                 for b in (1, 8)], cells
+for r in rows:
+    assert r["bench"] == "decode" and r["sentences"] == 30 and r["rounds"] == 2, r
+    assert r["sent_per_s"] > 0 and r["sent_per_s_best"] >= r["sent_per_s"] and r["tgt_tokens"] >= 30, r
+    assert len(r["outputs_fnv1a"]) == 16 and r["sgemm_gflops"] > 0, r
+    assert ("batch_gain" in r) == (r["batch"] == 8) and ("same_outputs_as_batch_1" in r) == (r["batch"] == 8), r' \
+  "$work/decode.jsonl" || fail "bench decode output: $(cat "$work/decode.jsonl")"
+# the translations of a cell are those of heed translate with the same options
+"$heed" --threads 1 translate --model "$work/fitted" --beam 3 --batch 8 < "$work/words.txt" > "$work/beam.txt"
+python3 -c 'import json,sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[2], "rb").read():
+    h = ((h ^ b) * 0x100000001b3) % (1 << 64)
+row = [json.loads(l) for l in open(sys.argv[1])][3]
+assert (row["compute"], row["beam"], row["batch"]) == ("float32", 3, 8), row
+assert row["outputs_fnv1a"] == "%016x" % h, (row, "%016x" % h)' "$work/decode.jsonl" "$work/beam.txt" \
+  || fail "bench decode translates otherwise than heed translate"
+if "$heed" bench decode --model "$work/fitted" --src "$work/nothing.txt" 2> "$work/err" > /dev/null; then
+  fail "bench decode read a missing file"
+fi
+grep -q "nothing.txt" "$work/err" || fail "bench decode: no file named: $(cat "$work/err")"
+if "$heed" bench ctc --src "$work/words.txt" 2> "$work/err" > /dev/null; then
+  fail "bench ctc took --src"
+fi
+grep -q "bench ctc: --src is for decode" "$work/err" || fail "bench ctc --src: $(cat "$work/err")"
 # every bench line names its machine
 python3 -c 'import json,sys
 for f in sys.argv[1:]:
