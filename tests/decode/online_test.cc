@@ -250,7 +250,8 @@ struct CopyingTransformer {
   Rng rng{12};
   TransformerSeq2SeqConfig config;
   std::unique_ptr<TransformerSeq2Seq> model;
-  CopyingTransformer(int64_t wait_k, std::optional<MonotonicHeadsConfig> monotonic) {
+  CopyingTransformer(int64_t wait_k, std::optional<MonotonicHeadsConfig> monotonic,
+                     int steps = 600) {
     config.src_vocab = config.tgt_vocab = 12;
     config.layer = {.d_model = 32,
                     .heads = 4,
@@ -264,7 +265,7 @@ struct CopyingTransformer {
     config.max_positions = 32;
     model = std::make_unique<TransformerSeq2Seq>(config, Scope(store, rng, "m"));
     testing::train_reversal(
-        *model, store, rng, 600, 1.f,
+        *model, store, rng, steps, 1.f,
         [](int step) { return step < 50 ? 3e-3f * static_cast<float>(step + 1) / 50 : 3e-3f; },
         /*copy=*/true);
   }
@@ -300,9 +301,13 @@ TEST(OnlineDecoding, TransformerMonotonicHeadsWriteTheOfflineOutputs) {
                                        {32, 0, true}}) {
     SCOPED_TRACE(::testing::Message()
                  << "chunk " << chunk << ", layers " << layers << ", shared " << shared);
+    // 900 updates: at 600 the first configuration copied 75.5 % of the test sequences on an
+    // Intel Xeon (family 6 model 167); at 900 95.5-100 % there
     CopyingTransformer m(
-        0, MonotonicHeadsConfig{
-               .chunk = chunk, .bias = -1.f, .noise = 1.f, .layers = layers, .shared = shared});
+        0,
+        MonotonicHeadsConfig{
+            .chunk = chunk, .bias = -1.f, .noise = 1.f, .layers = layers, .shared = shared},
+        900);
     ASSERT_EQ(m.model->online_policy().kind, OnlinePolicy::Kind::Monotonic);
     ASSERT_TRUE(m.model->hard_monotonic_attention());
     EXPECT_GT(testing::reversal_accuracy(*m.model, true), 0.8);
