@@ -2,7 +2,6 @@
 #include "heed/bench/decode_bench.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <ostream>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "heed/data/text.h"
 #include "heed/decode/translator.h"
 #include "heed/util/error.h"
+#include "heed/util/fnv1a.h"
 
 namespace heed {
 
@@ -22,35 +22,25 @@ struct Cell {
   ComputeType compute;
   int beam;
   int64_t batch;
-  std::vector<double> seconds;  // per round
-  int64_t tokens = 0;           // output units of one pass (the first; every pass should agree)
-  uint64_t hash = 0;            // FNV-1a of the outputs, a line each
+  std::vector<double> seconds{};  // per round
+  int64_t tokens = 0;             // output units of one pass (every pass should agree)
+  Fnv1a outputs{};                // the hash of the outputs, a line each
 };
 
-// 64-bit FNV-1a over the lines `heed translate` prints (each best hypothesis's output_line and a
-// newline): equal outputs, equal hash.
-uint64_t outputs_hash(const Translator& t, const std::vector<TranslationResult>& results,
-                      int64_t& tokens) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  auto add = [&h](unsigned char c) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  };
+// The FNV-1a hash of the lines `heed translate` prints (each best hypothesis's output_line and
+// a newline): equal outputs, equal hash.
+Fnv1a outputs_hash(const Translator& t, const std::vector<TranslationResult>& results,
+                   int64_t& tokens) {
+  Fnv1a h;
   tokens = 0;
   for (const TranslationResult& r : results) {
     check(!r.hypotheses.empty(), "bench decode: a sentence got no hypothesis");
     const TranslationHypothesis& best = r.hypotheses.front();
     tokens += static_cast<int64_t>(best.tokens.size()) + 1;  // EOS counted, as CTranslate2
-    for (char c : t.output_line(r, best)) add(static_cast<unsigned char>(c));
-    add('\n');
+    h.add(t.output_line(r, best));
+    h.add("\n");
   }
   return h;
-}
-
-std::string hex(uint64_t h) {
-  char s[17];
-  std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(h));
-  return s;
 }
 
 }  // namespace
@@ -76,7 +66,8 @@ void run_decode_bench(const DecodeBenchOptions& o, std::ostream& out) {
     translators.push_back(std::make_unique<Translator>(std::vector<std::string>{o.model},
                                                        TranslatorOptions{.compute_type = c}));
     for (int beam : {1, o.beam})
-      for (int64_t batch : {int64_t{1}, o.batch}) cells.push_back({c, beam, batch, {}});
+      for (int64_t batch : {int64_t{1}, o.batch})
+        cells.push_back({.compute = c, .beam = beam, .batch = batch});
   }
   auto translator_of = [&](const Cell& cell) -> const Translator& {
     const auto i = std::find(computes.begin(), computes.end(), cell.compute) - computes.begin();
@@ -97,11 +88,11 @@ void run_decode_bench(const DecodeBenchOptions& o, std::ostream& out) {
       const std::vector<TranslationResult> results = t.translate(sentences, options_of(cell));
       cell.seconds.push_back(bench::since(t0));
       int64_t tokens = 0;
-      const uint64_t h = outputs_hash(t, results, tokens);
-      check(round == 0 || h == cell.hash, "bench decode: the ", name_of(cell.compute),
-            " cell with beam ", cell.beam, " and batch ", cell.batch,
+      const Fnv1a h = outputs_hash(t, results, tokens);
+      check(round == 0 || h.value() == cell.outputs.value(), "bench decode: the ",
+            name_of(cell.compute), " cell with beam ", cell.beam, " and batch ", cell.batch,
             " translated differently in round ", round + 1, " than in round 1");
-      cell.hash = h;
+      cell.outputs = h;
       cell.tokens = tokens;
     }
 
@@ -124,12 +115,12 @@ void run_decode_bench(const DecodeBenchOptions& o, std::ostream& out) {
         {"tgt_tokens_per_s",
          bench::round_to(static_cast<double>(cell.tokens) / bench::median(cell.seconds), 1)},
         {"tgt_tokens", cell.tokens},
-        {"outputs_fnv1a", hex(cell.hash)}};
+        {"outputs_fnv1a", cell.outputs.hex()}};
     if (cell.batch > 1)  // against the same decoding one sentence at a time (issue 70: >= 1.5x)
       for (const Cell& single : cells)
         if (single.batch == 1 && single.beam == cell.beam && single.compute == cell.compute) {
           j["batch_gain"] = bench::round_to(median_rate(cell) / median_rate(single), 3);
-          j["same_outputs_as_batch_1"] = single.hash == cell.hash;
+          j["same_outputs_as_batch_1"] = single.outputs.value() == cell.outputs.value();
         }
     bench::write_line(out, j);
   }

@@ -10,7 +10,6 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "heed/util/error.h"
+#include "heed/util/fnv1a.h"
 
 namespace heed {
 
@@ -55,9 +55,9 @@ std::string file_fingerprint(const std::string& path) {
     const int e = errno;
     throw FileError(path, e, std::string("cannot open (") + std::strerror(e) + ")");
   }
-  // FNV-1a, 64 bits: h = (h xor byte) * prime over every byte
-  uint64_t hash = 0xcbf29ce484222325ULL, size = 0;
-  std::vector<unsigned char> piece(size_t{1} << 16);
+  Fnv1a hash;
+  uint64_t size = 0;
+  std::vector<char> piece(size_t{1} << 16);
   for (;;) {
     const ssize_t n = ::read(fd, piece.data(), piece.size());
     if (n < 0 && errno == EINTR) continue;
@@ -67,14 +67,11 @@ std::string file_fingerprint(const std::string& path) {
       throw FileError(path, e, std::string("read error (") + std::strerror(e) + ")");
     }
     if (n == 0) break;
-    for (ssize_t i = 0; i < n; ++i)
-      hash = (hash ^ piece[static_cast<size_t>(i)]) * 0x100000001b3ULL;
+    hash.add(std::string_view(piece.data(), static_cast<size_t>(n)));
     size += static_cast<uint64_t>(n);
   }
   ::close(fd);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return std::to_string(size) + ":" + hex;
+  return std::to_string(size) + ":" + hash.hex();
 }
 
 namespace {
