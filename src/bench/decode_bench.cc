@@ -19,6 +19,7 @@ namespace heed {
 namespace {
 
 struct Cell {
+  const Translator* translator;  // the compute type's
   ComputeType compute;
   int beam;
   int64_t batch;
@@ -67,24 +68,21 @@ void run_decode_bench(const DecodeBenchOptions& o, std::ostream& out) {
                                                        TranslatorOptions{.compute_type = c}));
     for (int beam : {1, o.beam})
       for (int64_t batch : {int64_t{1}, o.batch})
-        cells.push_back({.compute = c, .beam = beam, .batch = batch});
+        cells.push_back(
+            {.translator = translators.back().get(), .compute = c, .beam = beam, .batch = batch});
   }
-  auto translator_of = [&](const Cell& cell) -> const Translator& {
-    const auto i = std::find(computes.begin(), computes.end(), cell.compute) - computes.begin();
-    return *translators[static_cast<size_t>(i)];
-  };
   auto options_of = [](const Cell& cell) {
     TranslationOptions t;
     t.beam_size = cell.beam;
     t.max_batch_size = cell.batch;
     return t;
   };
-  for (const Cell& cell : cells) translator_of(cell).translate(warmup, options_of(cell));
+  for (const Cell& cell : cells) cell.translator->translate(warmup, options_of(cell));
 
   for (int round = 0; round < o.rounds; ++round)
     for (Cell& cell : cells) {
       const auto t0 = bench::Clock::now();
-      const Translator& t = translator_of(cell);
+      const Translator& t = *cell.translator;
       const std::vector<TranslationResult> results = t.translate(sentences, options_of(cell));
       cell.seconds.push_back(bench::since(t0));
       int64_t tokens = 0;
