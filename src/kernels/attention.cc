@@ -150,6 +150,45 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
   });
 }
 
+void attention_cached(const float* Q, int64_t q_row, const CacheView& c, float* O, int64_t o_row,
+                      int64_t B, int64_t H, int64_t D, float scale) {
+  const int64_t T = c.T;
+  // an item is one row: ~2 T H D multiply-adds, every key and value row read once, in order
+  parallel_for(B, grain_for(kSerialWork, 2 * T * H * D), [&](int64_t begin, int64_t end) {
+    float* s = scratch(0, static_cast<size_t>(H * T));  // [H, T]: scores, then probabilities
+    float* inv = scratch(2, static_cast<size_t>(H));    // 1 / sum_j exp(...) per head
+    for (int64_t b = begin; b < end; ++b) {
+      const float* q = Q + b * q_row;
+      const int32_t* slot = c.slots ? c.slots + b * c.slot_stride : nullptr;
+      auto at = [&](int64_t j) { return (j * c.stride + (slot ? slot[j] : b)) * c.row; };
+      for (int64_t j = 0; j < T; ++j) {  // s_hj = scale q_h . k_jh
+        const float* k = c.K + at(j);
+        for (int64_t h = 0; h < H; ++h) s[h * T + j] = scale * vmath::dot(q + h * D, k + h * D, D);
+      }
+      for (int64_t h = 0; h < H; ++h) {  // p_hj = exp(s_hj - max_j s_hj), unnormalised
+        float* sh = s + h * T;
+        const float m = vmath::max(sh, T, kNegInf);
+#pragma omp simd
+        for (int64_t j = 0; j < T; ++j) sh[j] = vmath::exp(sh[j] - m);
+        const float sum = vmath::sum(sh, T);
+        inv[h] = sum > 0.f ? 1.f / sum : 0.f;
+      }
+      float* o = O + b * o_row;
+      std::fill(o, o + H * D, 0.f);
+      for (int64_t j = 0; j < T; ++j) {  // o_h = sum_j p_hj v_jh / sum
+        const float* v = c.V + at(j);
+        for (int64_t h = 0; h < H; ++h) {
+          const float p = s[h * T + j] * inv[h];
+          float* oh = o + h * D;
+          const float* vh = v + h * D;
+#pragma omp simd
+          for (int64_t d = 0; d < D; ++d) oh[d] += p * vh[d];
+        }
+      }
+    }
+  });
+}
+
 void attention_backward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
                         const float* V, const HeadsView& v, const float* O, const HeadsView& o,
                         const float* dO, const HeadsView& dout, const float* lse, float* dQ,

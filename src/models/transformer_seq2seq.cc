@@ -397,9 +397,8 @@ class TransformerDecoder final : public IncrementalDecoder {
   const TransformerSeq2Seq::DecoderState& state() const { return state_; }
 
   void reorder(std::span<const int32_t> from) override {
-    for (KvCache& c : state_.caches) c.reorder(from, g_);
-    for (MonotonicHeadsState& h : state_.heads) h.reorder(from);
-    caches_on_heap_ = false;  // new caches, in the graph
+    for (KvCache& c : state_.caches) c.reorder(from);
+    for (MonotonicHeadsState& h : state_.heads) h.reorder(from);  // the caches stay where they are
   }
 
   // The self-attention caches and the heads' stops do not depend on the source: they outlive a
@@ -415,7 +414,10 @@ class TransformerDecoder final : public IncrementalDecoder {
     }
     std::vector<KvCache> caches = std::move(state_.caches);
     if (!caches_on_heap_)
-      for (KvCache& c : caches) c = {c.k.clone(), c.v.clone(), c.t};
+      for (KvCache& c : caches) {
+        c.k = c.k.clone();
+        c.v = c.v.clone();
+      }
     caches_on_heap_ = true;
     std::vector<MonotonicHeadsState> heads = std::move(state_.heads);
     const int64_t t = state_.t;
@@ -463,10 +465,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     if (encoder_caches_.empty())
       encoder_caches_.assign(static_cast<size_t>(model_.encoder_layers()), KvCache{});
     for (int64_t j = positions_encoded_; j < longer.S; ++j) {
-      for (KvCache& c : encoder_caches_) {
-        reserve_rows(c.k, c.t, c.t + 1, d);
-        reserve_rows(c.v, c.t, c.t + 1, d);
-      }
+      for (KvCache& c : encoder_caches_) c.reserve(c.t + 1, d);
       const std::vector<Var> rows = model_.encode_position(
           g_, std::span<const int32_t>(longer.src).subspan(static_cast<size_t>(j), 1), j,
           encoder_caches_);

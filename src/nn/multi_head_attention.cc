@@ -3,35 +3,55 @@
 #include "heed/nn/multi_head_attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "heed/autograd/ops.h"
-#include "heed/kernels/layout.h"
+#include "heed/kernels/attention.h"
 #include "heed/util/error.h"
 
 namespace heed {
 
-void KvCache::reorder(std::span<const int32_t> from, Graph& g) {
-  const int64_t B = k.shape().dim(0), row = k.shape().dim(1) * k.shape().dim(2);
-  const int64_t filled = t * k.shape().dim(2);  // only the positions decoded so far move
-  check(static_cast<int64_t>(from.size()) == B, "KvCache::reorder: ", from.size(),
-        " rows for a cache of ", B);
-  for (Tensor* c : {&k, &v}) {
-    Tensor old = g.alloc(Shape{B, filled});  // freed with the step
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(old.data() + b * filled, c->data() + b * row, sizeof(float) * filled);
-    for (int64_t b = 0; b < B; ++b)
-      std::memcpy(c->data() + b * row, old.data() + from[b] * filled, sizeof(float) * filled);
+void KvCache::own_slots() {
+  if (!slots.empty()) return;
+  const int64_t cap = capacity();
+  slots.resize(static_cast<size_t>(stride() * cap));
+  for (int64_t b = 0; b < rows; ++b)
+    std::fill_n(slots.begin() + b * cap, t, static_cast<int32_t>(b));
+}
+
+void KvCache::reorder(std::span<const int32_t> from) {
+  check(static_cast<int64_t>(from.size()) == rows, "KvCache::reorder: ", from.size(),
+        " rows for a cache of ", rows);
+  own_slots();
+  const int64_t cap = capacity();
+  spare_.resize(slots.size());
+  for (int64_t b = 0; b < rows; ++b) {
+    check(from[b] >= 0 && from[b] < rows, "KvCache::reorder: row ", from[b], " of ", rows);
+    std::copy_n(slots.begin() + from[b] * cap, t, spare_.begin() + b * cap);
   }
+  slots.swap(spare_);
 }
 
 void KvCache::keep_rows(std::span<const int32_t> keep) {
-  const int64_t row = k.shape().dim(1) * k.shape().dim(2), filled = t * k.shape().dim(2);
   const auto n = static_cast<int64_t>(keep.size());
-  check(n <= k.shape().dim(0), "KvCache::keep_rows: ", n, " rows of ", k.shape().dim(0));
+  check(n <= rows, "KvCache::keep_rows: ", n, " rows of ", rows);
+  own_slots();
+  const int64_t cap = capacity();
+  for (int64_t r = 0; r < n; ++r)  // ascending: row keep[r] >= r is read before it is written
+    std::copy_n(slots.begin() + keep[r] * cap, t, slots.begin() + r * cap);
+  rows = n;
+}
+
+void KvCache::reserve(int64_t need, int64_t d_model) {
+  check(rows <= 1 && slots.empty(), "KvCache::reserve: a cache of one row on the heap");
+  rows = 1;
+  if (k.data() != nullptr && capacity() >= need) return;
+  const int64_t cap = std::max<int64_t>(16, 2 * need);
   for (Tensor* c : {&k, &v}) {
-    kernels::keep_rows(c->data(), row, filled, keep);  // the positions decoded so far
-    *c = c->rows(0, n);
+    Tensor wider = Tensor::zeros(Shape{cap, 1, d_model});
+    if (t > 0) std::copy(c->data(), c->data() + t * d_model, wider.data());
+    *c = std::move(wider);
   }
 }
 
@@ -71,29 +91,40 @@ Var MultiHeadAttention::self(Var x, const Packing& p, bool causal, Tensor* weigh
 }
 
 KvCache MultiHeadAttention::make_cache(Graph& g, int64_t B, int64_t capacity) const {
-  return {g.alloc(Shape{B, capacity, d_model_}), g.alloc(Shape{B, capacity, d_model_}), 0};
+  return {g.alloc(Shape{capacity, B, d_model_}), g.alloc(Shape{capacity, B, d_model_})};
 }
 
 Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
   Graph& g = x.graph();
   check(!g.training(), "self_step: cached decoding is for inference graphs");
-  const int64_t B = x.dim(0), d = d_model_, cap = cache.k.shape().dim(1);
+  const int64_t B = x.dim(0), d = d_model_;
   check(x.shape() == Shape{B, d}, "self_step: x ", x.shape(), ", expected [B, ", d, "]");
-  check(cache.t < cap, "self_step: the key/value cache holds ", cap, " positions");
-  Var qkv = reshape(linear(x, g.param(*W_in_), g.param(*b_in_)), Shape{B, 1, 3 * d});  // [B, 1, 3d]
+  check(B == cache.rows, "self_step: ", B, " rows for a cache of ", cache.rows);
+  check(cache.t < cache.capacity(), "self_step: the key/value cache holds ", cache.capacity(),
+        " positions");
+  Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [B, 3d]: [q | k | v] per row
   const float* p = qkv.value().data();
-  for (int64_t b = 0; b < B; ++b) {  // k_t, v_t into row t of the cache
-    std::memcpy(cache.k.data() + (b * cap + cache.t) * d, p + b * 3 * d + d, sizeof(float) * d);
-    std::memcpy(cache.v.data() + (b * cap + cache.t) * d, p + b * 3 * d + 2 * d, sizeof(float) * d);
+  const int64_t t = cache.t, stride = cache.stride();
+  for (int64_t b = 0; b < B; ++b) {  // k_t, v_t into block t, row b (the row's own slot)
+    std::memcpy(cache.k.data() + (t * stride + b) * d, p + b * 3 * d + d, sizeof(float) * d);
+    std::memcpy(cache.v.data() + (t * stride + b) * d, p + b * 3 * d + 2 * d, sizeof(float) * d);
+    if (!cache.slots.empty()) cache.slots[b * cache.capacity() + t] = static_cast<int32_t>(b);
   }
   ++cache.t;
-  // positions 0..t are the keys; later rows of the cache are masked as padding
-  int32_t* len = g.arena().array<int32_t>(B);
-  std::fill(len, len + B, static_cast<int32_t>(cache.t));
-  Var attended = scaled_dot_product_attention(
-      slice(qkv, 2, 0, d), g.constant(cache.k), g.constant(cache.v),
-      {.heads = heads_, .key_lengths = std::span<const int32_t>(len, B)});
-  return linear(reshape(attended, Shape{B, d}), g.param(*W_out_), g.param(*b_out_));  // [B, d]
+  // each row's query against its positions 0..t (causality by construction)
+  Tensor attended = g.alloc(Shape{B, d});  // Concat(head_i) [B, d]
+  const int64_t D = d / heads_;
+  kernels::attention_cached(p, 3 * d,
+                            {.K = cache.k.data(),
+                             .V = cache.v.data(),
+                             .T = cache.t,
+                             .stride = stride,
+                             .row = d,
+                             .slots = cache.slots.empty() ? nullptr : cache.slots.data(),
+                             .slot_stride = cache.capacity()},
+                            attended.data(), d, B, heads_, D,
+                            1.f / std::sqrt(static_cast<float>(D)));
+  return linear(g.constant(attended), g.param(*W_out_), g.param(*b_out_));  // [B, d]
 }
 
 Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {

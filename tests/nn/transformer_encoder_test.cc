@@ -28,7 +28,7 @@ TEST(TransformerEncoder, CausalStepsEqualTheWholeSequence) {
     Graph g(Mode::Inference);
     std::vector<KvCache> caches;
     for (int64_t l = 0; l < 3; ++l)
-      caches.push_back({Tensor::zeros({B, T, d}), Tensor::zeros({B, T, d}), 0});
+      caches.emplace_back(Tensor::zeros({T, B, d}), Tensor::zeros({T, B, d}));  // [T, B, d]
     for (int64_t t = 0; t < T; ++t) {
       Tensor xt = Tensor::empty({B, d});
       for (int64_t b = 0; b < B; ++b)
@@ -47,7 +47,8 @@ TEST(TransformerEncoder, CausalStepsEqualTheWholeSequence) {
   const TransformerEncoder both({.d_model = 8, .heads = 2, .ff = 16, .dropout = 0.f}, 1,
                                 Scope(store, rng, "enc"));
   Graph g(Mode::Inference);
-  std::vector<KvCache> caches = {{Tensor::zeros({1, 4, 8}), Tensor::zeros({1, 4, 8}), 0}};
+  std::vector<KvCache> caches;
+  caches.emplace_back(Tensor::zeros({4, 1, 8}), Tensor::zeros({4, 1, 8}));
   EXPECT_THROW(both.step(g.constant(Tensor::zeros({1, 8})), caches), Error);
 }
 

@@ -78,6 +78,27 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
                         const HeadsView& dv, const AttentionDims& dims, const AttentionMask& mask,
                         float scale);
 
+// One query per row against a key/value cache filled position by position (incremental
+// decoding). Row b's key at position j < T is the cache row
+//   K + (j * stride + slot_b(j)) * row,   slot_b(j) = slots[b * slot_stride + j], or b itself
+// when slots is nullptr (no row has moved since the cache began); its value is the same row of V,
+// and head h is the D floats at h * D of it. For each row b and head h:
+//   o_bh = sum_{j < T} softmax_j(scale q_bh . k_bjh) v_bjh
+// The keys are read where they are, so beam search reorders a cache by its slot numbers and
+// never moves keys and values; the scores are [H, T] per row, never [B, H, 1, T].
+struct CacheView {
+  const float* K = nullptr;
+  const float* V = nullptr;
+  int64_t T = 0;       // positions filled
+  int64_t stride = 0;  // rows per position block
+  int64_t row = 0;     // floats per row of a block (H * D, or more)
+  const int32_t* slots = nullptr;
+  int64_t slot_stride = 0;  // slots of one row: [T] at slots + b * slot_stride
+};
+// Q: row b's query at Q + b * q_row ([H * D]); O: row b's output at O + b * o_row.
+void attention_cached(const float* Q, int64_t q_row, const CacheView& cache, float* O,
+                      int64_t o_row, int64_t B, int64_t H, int64_t D, float scale);
+
 // The attention weights themselves, W[(b*H + h)*Tq + i, j] = softmax(scale Q K^T + M)_ij,
 // [B, H, Tq, Tk] (masked entries 0): for --attention-out and the heatmaps, not for training.
 void attention_weights(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "heed/autograd/ops/attention.h"
 #include "heed/autograd/ops/packing.h"
@@ -21,16 +23,35 @@
 
 namespace heed {
 
-// Keys and values of the decoded prefix, [B, capacity, d_model] each, filled position by position
-// (inference only; lives in the decoding graph's arena, before its per-step mark).
+// Keys and values of the decoded prefix (inference only), kept position by position: k and v are
+// [capacity, stride, d_model], position j of every row in block j (written at step j, then only
+// read). Row b's key and value at position j are block j's row slot(b, j): b itself until the
+// rows move, after which `slots` holds each row's history. So beam search reorders a cache by
+// copying t slot numbers per row, never t keys and values (an index-indirected cache; CTranslate2
+// gathers its cache instead), and drops finished rows the same way. Lives in the decoding
+// graph's arena, before its per-step mark (or on the heap: reserve()).
 struct KvCache {
-  Tensor k, v;    // [B, capacity, d_model]
-  int64_t t = 0;  // positions filled
-  // Keeps only the rows `from` (beam search: each hypothesis continues the cache of its parent).
-  void reorder(std::span<const int32_t> from, Graph& g);
-  // Keeps the rows `keep` (ascending) as rows 0..n-1, moved in place; the cache becomes a view
-  // of its first n rows (greedy search dropping finished sentences).
+  KvCache() = default;
+  KvCache(Tensor keys, Tensor values)  // [capacity, B, d_model] each, B rows, none filled
+      : k(std::move(keys)), v(std::move(values)), rows(k.shape().dim(1)) {}
+  Tensor k, v;                 // [capacity, stride, d_model]
+  int64_t t = 0;               // positions filled
+  int64_t rows = 0;            // live rows, 0..stride-1 (fewer once keep_rows dropped some)
+  std::vector<int32_t> slots;  // [stride, capacity]; empty: slot(b, j) = b
+  int64_t capacity() const { return k.shape().dim(0); }
+  int64_t stride() const { return k.shape().dim(1); }
+  // Each row continues the cache of row from[b] (beam search: a hypothesis that of its parent).
+  void reorder(std::span<const int32_t> from);
+  // Keeps the rows `keep` (ascending) as rows 0..n-1 (greedy and beam search dropping finished
+  // sentences).
   void keep_rows(std::span<const int32_t> keep);
+  // One row on the heap (a causal encoder's positions, one at a time): room for `need`
+  // positions of d_model, the capacity at least doubled when it grows, the t filled kept.
+  void reserve(int64_t need, int64_t d_model);
+
+ private:
+  std::vector<int32_t> spare_;  // reorder's other table
+  void own_slots();             // makes slot(b, j) = b explicit
 };
 
 class MultiHeadAttention {
