@@ -276,10 +276,15 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start_encoded(Graph& g, Var
   st.src_lengths = repeat_rows(g, p.lengths, k);  // [B]
   st.memory = memory;                             // [N_s, d], each source once
   st.packing = p;
+  // a source's rows share its memory, unless the cross-attention keeps a state per row
+  st.rows_per_memory = config_.layer.monotonic || config_.layer.wait_k > 0 ? 1 : k;
+  st.memory_lengths = st.rows_per_memory == 1 ? st.src_lengths : p.lengths;
   for (const auto& layer : decoder_) {
-    // [B, S, 2d]; none for a layer that does not attend
-    st.memory_kv.push_back(layer.attends() ? repeat_rows(layer.project_memory(memory, p), k)
-                                           : Var{});
+    // [B / rows_per_memory, S, 2d]; none for a layer that does not attend
+    st.memory_kv.push_back(!layer.attends() ? Var{}
+                           : st.rows_per_memory == 1
+                               ? repeat_rows(layer.project_memory(memory, p), k)
+                               : layer.project_memory(memory, p));
     st.caches.push_back(layer.make_cache(g, B, max_len));
     // one per layer (no heads in a layer that does not attend)
     if (config_.layer.monotonic)
@@ -316,12 +321,15 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
     // a layer that follows the shared policy decodes with the policy layer's stops
     MonotonicHeadsState* heads =
         st.heads.empty() ? nullptr : &st.heads[decoder_[l].follows_policy() ? first : l];
-    // rows dropped (greedy search, finished sentences): the memory's first B rows
+    // rows dropped (finished sentences): the memory's first M rows
     const Var& kv = st.memory_kv[l];
+    const int64_t M = B / st.rows_per_memory;
     const Var memory =
-        !kv.valid() || kv.dim(0) == B ? kv : g.constant(kv.value().rows(0, B));  // [B, S, 2d]
-    y = decoder_[l].step(y, memory, st.src_lengths, st.caches[l], heads, config_.layer.wait_k,
-                         static_cast<int>(l) == attention_layer ? &out.weights : nullptr);
+        !kv.valid() || kv.dim(0) == M ? kv : g.constant(kv.value().rows(0, M));  // [M, S, 2d]
+    y = decoder_[l].step(y, memory, st.memory_lengths.first(static_cast<size_t>(M)), st.caches[l],
+                         heads, config_.layer.wait_k,
+                         static_cast<int>(l) == attention_layer ? &out.weights : nullptr,
+                         st.rows_per_memory);
     out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
   }
   ++st.t;
@@ -379,14 +387,14 @@ class TransformerDecoder final : public IncrementalDecoder {
     before_ = state_.heads;  // monotonic heads: online decoding may take this step back
     TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
     Step out{step_scores(scores, s.logits, s.log_probs), nullptr, s.ran_off};
-    if (layer_ >= 0) {  // [B, h, 1, S] -> one head, or the mean over heads: [B, S]
-      const int64_t h = s.weights.shape().dim(1);
+    if (layer_ >= 0) {  // [B / K, h, K, S] -> one head, or the mean over heads: [B, S]
+      const int64_t h = s.weights.shape().dim(1), K = state_.rows_per_memory;
       const float* w = s.weights.data();
       for (int64_t b = 0; b < B_; ++b)
         for (int64_t j = 0; j < S_; ++j) {
           float sum = 0;
           for (int64_t k = 0; k < h; ++k)
-            if (head_ < 0 || k == head_) sum += w[(b * h + k) * S_ + j];
+            if (head_ < 0 || k == head_) sum += w[((b / K * h + k) * K + b % K) * S_ + j];
           weights_[b * S_ + j] = head_ < 0 ? sum / static_cast<float>(h) : sum;
         }
       out.weights = weights_.data();
@@ -442,14 +450,23 @@ class TransformerDecoder final : public IncrementalDecoder {
     const auto n = static_cast<int64_t>(keep.size());
     for (KvCache& c : state_.caches) c.keep_rows(keep);
     for (MonotonicHeadsState& h : state_.heads) h.reorder(keep);
+    // the memory rows of the kept rows: whole groups of K (a beam's rows leave together)
+    const int64_t K = state_.rows_per_memory;
+    check(n % K == 0, "drop_rows: ", n, " rows kept of groups of ", K);
+    memory_keep_.resize(static_cast<size_t>(n / K));
+    for (int64_t r = 0; r < n / K; ++r) {
+      check(keep[r * K] % K == 0 && keep[r * K + K - 1] == keep[r * K] + K - 1,
+            "drop_rows: a group of ", K, " rows split");
+      memory_keep_[r] = static_cast<int32_t>(keep[r * K] / K);
+    }
     for (const Var& m : state_.memory_kv) {
       if (!m.valid()) continue;   // a layer that does not attend
-      Tensor memory = m.value();  // [B, S, 2d], shares the node's storage
-      kernels::keep_rows(memory.data(), memory.shape().inner(0), memory.shape().inner(0), keep);
+      Tensor memory = m.value();  // [B / K, S, 2d], shares the node's storage
+      kernels::keep_rows(memory.data(), memory.shape().inner(0), memory.shape().inner(0),
+                         memory_keep_);
     }
-    lengths_.assign(state_.src_lengths.begin(), state_.src_lengths.end());
-    for (int64_t r = 0; r < n; ++r) lengths_[r] = lengths_[keep[r]];
-    state_.src_lengths = std::span<const int32_t>(lengths_.data(), static_cast<size_t>(n));
+    keep_lengths(state_.src_lengths, lengths_, keep);
+    keep_lengths(state_.memory_lengths, memory_lengths_, memory_keep_);
     B_ = n;
     return true;
   }
@@ -489,6 +506,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     auto* length = g_.arena().array<int32_t>(1);
     length[0] = static_cast<int32_t>(longer.S);
     state_.src_lengths = std::span<const int32_t>(length, 1);
+    state_.memory_lengths = state_.src_lengths;
   }
 
   const TransformerSeq2Seq& model_;
@@ -504,8 +522,19 @@ class TransformerDecoder final : public IncrementalDecoder {
   int64_t positions_encoded_ = 0;        // the positions in memory_
   int64_t B_, S_;
   int layer_ = -1, head_ = -1;
-  std::vector<float> weights_;    // [B, S]
-  std::vector<int32_t> lengths_;  // [B] the source lengths once rows were dropped
+  std::vector<float> weights_;           // [B, S]
+  std::vector<int32_t> lengths_;         // [B] the source lengths once rows were dropped
+  std::vector<int32_t> memory_lengths_;  // [B / K] the same per memory row
+  std::vector<int32_t> memory_keep_;     // drop_rows: the memory rows kept
+
+  // lengths <- its entries `keep`, held in `buffer`
+  static void keep_lengths(std::span<const int32_t>& lengths, std::vector<int32_t>& buffer,
+                           std::span<const int32_t> keep) {
+    std::vector<int32_t> kept(keep.size());
+    for (size_t r = 0; r < keep.size(); ++r) kept[r] = lengths[static_cast<size_t>(keep[r])];
+    buffer = std::move(kept);
+    lengths = buffer;
+  }
 };
 
 }  // namespace

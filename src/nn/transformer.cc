@@ -227,9 +227,14 @@ Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
 
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
                                   KvCache& cache, MonotonicHeadsState* heads, int64_t wait_k,
-                                  Tensor* weights) const {
-  // one position per sequence: packed and padded [B, 1, d] coincide
-  const Packing one = single_positions(y.graph(), static_cast<int64_t>(src_lengths.size()));
+                                  Tensor* weights, int64_t rows_per_memory) const {
+  const int64_t K = rows_per_memory, M = static_cast<int64_t>(src_lengths.size());
+  check(K >= 1 && y.dim(0) == M * K, "transformer decoder step: ", y.dim(0), " rows for ", M,
+        " memory rows of ", K);
+  check(K == 1 || (wait_k == 0 && !monotonic_),
+        "transformer decoder step: rows share a memory row under soft attention only");
+  // the K rows of memory row r are its K queries: packed and padded [M, K, d] coincide
+  const Packing queries = equal_lengths(y.graph(), M, K);
   // wait-k: this output, at position t = cache.t, sees source positions j <= t + k - 1
   const std::optional<int64_t> prefix =
       wait_k > 0 ? std::optional<int64_t>(cache.t + wait_k - 1) : std::nullopt;
@@ -242,7 +247,7 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
         check(heads != nullptr, "transformer: monotonic cross-attention decodes with a state");
         return monotonic_->step(h, memory_kv, src_lengths, *heads, weights);
       }
-      return cross_->cross(h, one, memory_kv, src_lengths, weights, prefix);
+      return cross_->cross(h, queries, memory_kv, src_lengths, weights, prefix);
     });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }

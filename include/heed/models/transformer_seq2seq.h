@@ -110,17 +110,23 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
              const Packing& src, int64_t wait_k, std::vector<Var>* delays = nullptr) const;
   Var output(Var h) const;  // h [..., d] -> logits [..., V]
   struct DecoderState {
-    std::vector<Var> memory_kv;              // per decoder layer: [B, S, 2d] (or none)
-    std::vector<KvCache> caches;             // per decoder layer
-    std::vector<MonotonicHeadsState> heads;  // per decoder layer: monotonic heads' stops (none
-                                             // in a layer that does not attend)
-    std::span<const int32_t> src_lengths;    // [B], in the graph's arena
-    Var memory;                              // [N_s, d], each source once, packed as `packing`
+    // per decoder layer: [B / rows_per_memory, S, 2d] (or none); rows r K .. r K + K - 1 read
+    // memory row r (K = rows_per_memory: a source's beam reads its memory once; 1 when the
+    // attention is monotonic or waits k, whose state is per row)
+    std::vector<Var> memory_kv;
+    int64_t rows_per_memory = 1;
+    std::span<const int32_t> memory_lengths;  // [B / rows_per_memory], in the graph's arena
+    std::vector<KvCache> caches;              // per decoder layer
+    std::vector<MonotonicHeadsState> heads;   // per decoder layer: monotonic heads' stops (none
+                                              // in a layer that does not attend)
+    std::span<const int32_t> src_lengths;     // [B], in the graph's arena
+    Var memory;                               // [N_s, d], each source once, packed as `packing`
     Packing packing;
     int64_t t = 0;  // the next target position
   };
   // Encodes the source and prepares caches for at most `max_len` target positions, with
-  // `rows_per_source` decoder rows per source (the memory repeated, not re-encoded).
+  // `rows_per_source` decoder rows per source (the memory shared by them, or repeated: never
+  // re-encoded).
   DecoderState start(Graph& g, std::span<const int32_t> src, int64_t S,
                      std::span<const int32_t> lengths, int64_t max_len,
                      int64_t rows_per_source = 1) const;

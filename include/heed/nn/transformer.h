@@ -160,10 +160,13 @@ class TransformerDecoderLayer {
               int64_t wait_k, Var* delays = nullptr, Var* policy = nullptr) const;
   // One position y_t [B, d] with this layer's key/value cache (and its heads' stops when the
   // cross-attention is monotonic: a layer that follows the shared policy is given the policy
-  // layer's). When `weights` is given, it gets the cross-attention weights [B, h, 1, S] of
-  // this step.
+  // layer's). Rows r K .. r K + K - 1 attend to memory row r (K = rows_per_memory: a beam's K
+  // hypotheses read their source's memory [B / K, S, 2d] once, as the K queries of one entry;
+  // soft attention without wait-k only), and src_lengths are the memory rows' [B / K]. When
+  // `weights` is given, it gets the cross-attention weights [B / K, h, K, S] of this step.
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
-           MonotonicHeadsState* heads, int64_t wait_k, Tensor* weights = nullptr) const;
+           MonotonicHeadsState* heads, int64_t wait_k, Tensor* weights = nullptr,
+           int64_t rows_per_memory = 1) const;
 
  private:
   MultiHeadAttention self_;

@@ -24,9 +24,14 @@ Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T) {
 }
 
 Packing single_positions(Graph& g, int64_t B) {
-  int32_t* ones = g.arena().array<int32_t>(static_cast<size_t>(B));
-  std::fill(ones, ones + B, 1);
-  return {.lengths = {ones, static_cast<size_t>(B)}, .T = 1, .N = B};
+  return equal_lengths(g, B, 1);
+}
+
+Packing equal_lengths(Graph& g, int64_t B, int64_t T) {
+  check(B >= 0 && T >= 0, "packing: ", B, " sequences of ", T, " positions");
+  int32_t* lengths = g.arena().array<int32_t>(static_cast<size_t>(B));
+  std::fill(lengths, lengths + B, static_cast<int32_t>(T));
+  return {.lengths = {lengths, static_cast<size_t>(B)}, .T = T, .N = B * T};
 }
 
 PackedIds pack_ids(Graph& g, std::span<const int32_t> time_major, const Packing& p, int32_t first) {

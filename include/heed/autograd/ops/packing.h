@@ -26,6 +26,8 @@ struct Packing {
 Packing make_packing(Graph& g, std::span<const int32_t> lengths, int64_t T = 0);
 // B sequences of one position each (a decoding step: packed and padded [B, 1, D] coincide).
 Packing single_positions(Graph& g, int64_t B);
+// B sequences of T positions each (no padding: packed and padded [B, T, D] coincide).
+Packing equal_lengths(Graph& g, int64_t B, int64_t T);
 
 // Time-major ids [T, B] -> packed [N] (sequence after sequence), with each id's position
 // 0, 1, ... in its sequence; both in the graph's arena. With first >= 0, that id is put before
