@@ -11,6 +11,7 @@
 #include "heed/decode/greedy.h"
 #include "heed/decode/limits.h"
 #include "heed/kernels/reduce.h"
+#include "heed/kernels/softmax.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -108,30 +109,37 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
   std::vector<std::vector<Hypothesis>> finished(N);
   std::vector<int32_t> prev(N * K, Vocab::kBos), going, keep;
   std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on)
+  // the decoder's logits, each row normalised by its log-sum-exp where read (log p_v = z_v -
+  // log Z), when its log-probabilities are their log-softmax: no row is written again
+  const bool logits = decoder->log_probs_are_log_softmax();
   for (int64_t t = 0; t < max_len; ++t) {
     check_not_stopped(o.stop);
-    IncrementalDecoder::Step step = decoder->step(prev, Scores::LogProbs);
+    IncrementalDecoder::Step step =
+        decoder->step(prev, logits ? Scores::LogitsOnly : Scores::LogProbs);
     const int64_t A = static_cast<int64_t>(active.size()), rows = A * K;
-    const float* lp = step.scores;  // [rows, V]
+    const float* lp = step.scores;  // [rows, V]: log-probabilities, or logits
     const float* w = step.weights;  // [rows, S] or nullptr
     std::vector<int32_t> parent(rows), next(rows, Vocab::kEos);
     std::vector<Beam> fresh(rows);
     going.clear();  // the positions in `active` of the sentences still going
     for (int64_t a = 0; a < A; ++a) {
       const int32_t n = active[a];
-      // the best K (score, row, token) continuations of sentence n's live beams
-      std::vector<std::tuple<double, int64_t, int32_t>> cand;
+      // the best K (score, row, token, log p(token)) continuations of sentence n's live beams
+      std::vector<std::tuple<double, int64_t, int32_t, float>> cand;
       for (int64_t k = 0; k < K; ++k) {
         const Beam& bm = beams[a * K + k];
         if (!bm.alive) continue;
+        const float* scores = lp + (a * K + k) * V;
+        const float log_z = logits ? kernels::log_sum_exp(scores, V) : 0.f;
         // candidates from EOS on: padding and BOS are never outputs
-        const float* row = lp + (a * K + k) * V + Vocab::kEos;
+        const float* row = scores + Vocab::kEos;
         const int64_t n_top = std::min<int64_t>(K, V - Vocab::kEos);
         kernels::top_k(row, V - Vocab::kEos, n_top, top.data());
         for (int64_t i = 0; i < n_top; ++i) {
+          const float token_lp = row[top[i]] - log_z;
           // the best must be finite, none NaN (which would also break the sort below)
-          if (i == 0 || std::isnan(row[top[i]])) check_step_log_prob(row[top[i]], t);
-          cand.emplace_back(bm.log_prob + row[top[i]], a * K + k, top[i] + Vocab::kEos);
+          if (i == 0 || std::isnan(token_lp)) check_step_log_prob(token_lp, t);
+          cand.emplace_back(bm.log_prob + token_lp, a * K + k, top[i] + Vocab::kEos, token_lp);
         }
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {
@@ -142,14 +150,13 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
       // while the live beams are still being filled, is dropped, not filed as finished.
       int64_t filled = 0;
       for (size_t i = 0; i < cand.size(); ++i) {
-        const auto& [score, r, v] = cand[i];
+        const auto& [score, r, v, token_lp] = cand[i];
         if (filled == K || static_cast<int64_t>(finished[n].size()) >= K) break;
         const bool ends = v == Vocab::kEos || t + 1 >= limit[n];  // or cut at its own limit
         if (ends && static_cast<int64_t>(i) >= K) continue;
         const Beam& from = beams[r];
         std::vector<float> att;  // row r decodes source n
         if (w) att = source_attention(w, r, b, n, reversed);
-        const float token_lp = lp[r * V + v];
         if (ends) {
           Hypothesis h{from.tokens, from.attention, score, from.token_log_probs};
           if (v != Vocab::kEos) h.tokens.push_back(v);

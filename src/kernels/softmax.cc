@@ -37,6 +37,22 @@ double smoothed_row_loss(const float* x, float* e, int64_t V, int32_t t, float e
 }
 }  // namespace
 
+namespace {
+// m + log sum_j exp(x_j - m), m the row's maximum (finite)
+float sum_exp_log(const float* x, int64_t n, float m) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < n; ++j) s += vmath::exp(x[j] - m);
+  // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
+  return m + std::log(s);
+}
+}  // namespace
+
+float log_sum_exp(const float* x, int64_t n) {
+  const float m = vmath::max(x, n, kNegInf);
+  return m == kNegInf ? m : sum_exp_log(x, n, m);
+}
+
 void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log) {
   int64_t n = shape.last(), rows = shape.rows();
   if (n == 0) return;
@@ -63,10 +79,7 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
       }
       float s = 0.f;
       if (log) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < n; ++j) s += vmath::exp(xr[j] - m);
-        // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-        float lse = m + std::log(s);
+        const float lse = sum_exp_log(xr, n, m);
         for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - lse;
       } else {
 #pragma omp simd reduction(+ : s)

@@ -266,6 +266,8 @@ class ConvDecoder final : public IncrementalDecoder {
     check(a.head <= 0, "--attention-head ", a.head, ": a conv model has one head (0)");
   }
 
+  bool log_probs_are_log_softmax() const override { return true; }
+
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.queues.t > 0) g_.rewind(encoded_, {});
     ConvSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);

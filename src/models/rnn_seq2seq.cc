@@ -582,6 +582,8 @@ class RnnDecoder final : public IncrementalDecoder {
     state_.attention.distribution = distribution_;
   }
 
+  bool log_probs_are_log_softmax() const override { return true; }
+
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t() > 0) RnnSeq2Seq::recycle(g_, encoded_, state_);
     // monotonic attention: online decoding may take this step back (it ran off the prefix); the

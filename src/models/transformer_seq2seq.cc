@@ -382,6 +382,8 @@ class TransformerDecoder final : public IncrementalDecoder {
     if (layer_ >= 0) weights_.resize(static_cast<size_t>(B_ * S_));
   }
 
+  bool log_probs_are_log_softmax() const override { return true; }
+
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) g_.rewind(encoded_, {});
     before_ = state_.heads;  // monotonic heads: online decoding may take this step back

@@ -396,6 +396,69 @@ TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
   }
 }
 
+// The same model, its decoders scored as log-probabilities only (as an ensemble's are): beam
+// search then reads log-softmax rows the decoder wrote, instead of the logits it normalises
+// where it reads them (kernels::log_sum_exp).
+class LogProbsOnly : public Seq2SeqModel {
+ public:
+  explicit LogProbsOnly(const Seq2SeqModel& m) : m_(m) {}
+  int64_t tgt_vocab() const override { return m_.tgt_vocab(); }
+  bool reverse_source() const override { return m_.reverse_source(); }
+  int64_t max_output_len() const override { return m_.max_output_len(); }
+  Var loss(Graph& g, const Seq2SeqBatch& b, float smoothing) const override {
+    return m_.loss(g, b, smoothing);
+  }
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& b,
+                                                     int64_t max_len, const AttentionChoice& a,
+                                                     int64_t rows) const override {
+    return std::make_unique<Decoder>(m_.start_decoding(g, b, max_len, a, rows));
+  }
+
+ private:
+  class Decoder : public IncrementalDecoder {
+   public:
+    explicit Decoder(std::unique_ptr<IncrementalDecoder> d) : d_(std::move(d)) {}
+    Step step(std::span<const int32_t> prev, Scores scores) override {
+      EXPECT_NE(scores, Scores::LogitsOnly) << "logits asked of a decoder that has none";
+      return d_->step(prev, scores);
+    }
+    void reorder(std::span<const int32_t> from) override { d_->reorder(from); }
+    bool drop_rows(std::span<const int32_t> keep) override { return d_->drop_rows(keep); }
+
+   private:
+    std::unique_ptr<IncrementalDecoder> d_;
+  };
+  const Seq2SeqModel& m_;
+};
+
+// Beam search over the logits, each row normalised where it is read, finds what it finds over
+// the written log-probabilities: the same hypotheses, scores and token log-probabilities.
+TEST_P(EveryDecoder, NormalisedLogitsSearchAsLogProbabilities) {
+  SmallSeq2Seq small(GetParam(), 31);
+  const Seq2SeqModel& model = *small.model;
+  {
+    Graph g(Mode::Inference);
+    const auto src = random_sources(small.rng, 1);
+    const Seq2SeqBatch b = make_batch(src, {{}}, model.reverse_source());
+    EXPECT_TRUE(model.start_decoding(g, b, 4, {.wanted = false})->log_probs_are_log_softmax());
+  }
+  const auto src = random_sources(small.rng, 5);
+  const BeamOptions o{.beam = 4, .n_best = 4};
+  const auto logits = beam_search_n_best(model, src, o);
+  const auto log_probs = beam_search_n_best(LogProbsOnly(model), src, o);
+  ASSERT_EQ(logits.size(), log_probs.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    ASSERT_EQ(logits[i].size(), log_probs[i].size()) << "sentence " << i;
+    for (size_t h = 0; h < logits[i].size(); ++h) {
+      EXPECT_EQ(logits[i][h].tokens, log_probs[i][h].tokens) << "sentence " << i << ", " << h;
+      EXPECT_NEAR(logits[i][h].log_prob, log_probs[i][h].log_prob, 1e-6);
+      ASSERT_EQ(logits[i][h].token_log_probs.size(), log_probs[i][h].token_log_probs.size());
+      for (size_t t = 0; t < logits[i][h].token_log_probs.size(); ++t)
+        EXPECT_NEAR(logits[i][h].token_log_probs[t], log_probs[i][h].token_log_probs[t], 1e-6);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, EveryDecoder,
                          ::testing::Values("bahdanau", "bahdanau_maxout", "luong", "transformer",
                                            "transformer_mocha", "transformer_mocha_top",

@@ -243,6 +243,28 @@ TEST(VMath, FirstAtLeastIsTheFirstIndexAScanFinds) {
 
 // top_k is a stable sort by descending value, cut at k: random rows (the k-th often far into
 // the row), many ties, rising rows (every entry enters), -inf entries, k = n.
+// log_sum_exp is the normaliser log_softmax subtracts: x_j - log_sum_exp(x) equals the
+// log-softmax row bit for bit, and log sum exp in double to float rounding; a row of -inf gives
+// -inf, and rows far from 0 do not overflow.
+TEST(LogSumExp, IsTheLogSoftmaxNormaliser) {
+  Rng rng(3);
+  for (int64_t n : {1, 7, 16, 33, 7859}) {
+    for (float shift : {0.f, 80.f, -300.f}) {
+      std::vector<float> x(static_cast<size_t>(n)), y(x.size());
+      for (float& v : x) v = 4.f * rng.normal() + shift;
+      kernels::softmax_forward(x.data(), {}, y.data(), Shape{1, n}, /*log=*/true);
+      const float lse = kernels::log_sum_exp(x.data(), n);
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(x[j] - lse, y[j]) << n << " " << j;
+      double m = *std::max_element(x.begin(), x.end()), s = 0;
+      for (float v : x) s += std::exp(static_cast<double>(v) - m);
+      EXPECT_NEAR(lse, m + std::log(s), 1e-6 * std::max(1.0, std::fabs(m)));
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> none = {-inf, -inf, -inf};
+  EXPECT_EQ(kernels::log_sum_exp(none.data(), 3), -inf);
+}
+
 TEST(TopK, IsAStableDescendingSortCutAtK) {
   Rng rng(5);
   auto check_row = [](const std::vector<float>& x, int64_t k) {

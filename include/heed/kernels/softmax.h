@@ -19,6 +19,11 @@ struct RowMask {
 
 // y = softmax(x + mask) or log_softmax(x + mask) over the last axis of `shape`.
 void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log);
+// log sum_j exp(x_j) over one row of n, as log_softmax computes it: m + log sum_j exp(x_j - m),
+// m = max_j x_j (m itself when that is -inf: every entry -inf). A log-softmax row is then
+// log p_j = x_j - log_sum_exp(x, n), for readers of a few of its entries (beam search's best
+// k) that need not write the row.
+float log_sum_exp(const float* x, int64_t n);
 // softmax:     dx += y * (dy - sum(dy * y))
 // log-softmax: dx += dy - exp(y) * sum(dy)     (0 where y = -inf: masked entries)
 void softmax_backward(const float* y, const float* dy, float* dx, const Shape& shape, bool log);

@@ -96,6 +96,11 @@ class IncrementalDecoder {
                            // off the end of the source without stopping (online decoding READs)
   };
   virtual Step step(std::span<const int32_t> prev, Scores scores) = 0;
+  // Whether a step's log-probabilities are the log-softmax of its logits, row by row: a search
+  // may then ask for the logits alone and normalise only the entries it reads (beam search's
+  // best K of a row), instead of having every row written again. False: a mixture (ensembles)
+  // or a sum of scores (joint CTC-attention) is scored only as Scores::LogProbs.
+  virtual bool log_probs_are_log_softmax() const { return false; }
   // Beam search: row r continues the decoder state of row from[r] (rows of one source only).
   virtual void reorder(std::span<const int32_t> from) = 0;
   // Greedy search: only the rows `keep` (ascending) go on, as rows 0..n-1, so that the steps
