@@ -399,36 +399,21 @@ TEST_P(EveryDecoder, ABatchSearchesAsEachSentenceAlone) {
 // The same model, its decoders scored as log-probabilities only (as an ensemble's are): beam
 // search then reads log-softmax rows the decoder wrote, instead of the logits it normalises
 // where it reads them (kernels::log_sum_exp).
-class LogProbsOnly : public Seq2SeqModel {
+class LogProbsOnly final : public testing::ForwardingModel {
  public:
-  explicit LogProbsOnly(const Seq2SeqModel& m) : m_(m) {}
-  int64_t tgt_vocab() const override { return m_.tgt_vocab(); }
-  bool reverse_source() const override { return m_.reverse_source(); }
-  int64_t max_output_len() const override { return m_.max_output_len(); }
-  Var loss(Graph& g, const Seq2SeqBatch& b, float smoothing) const override {
-    return m_.loss(g, b, smoothing);
-  }
-  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& b,
-                                                     int64_t max_len, const AttentionChoice& a,
-                                                     int64_t rows) const override {
-    return std::make_unique<Decoder>(m_.start_decoding(g, b, max_len, a, rows));
-  }
+  using ForwardingModel::ForwardingModel;
 
  private:
-  class Decoder : public IncrementalDecoder {
-   public:
-    explicit Decoder(std::unique_ptr<IncrementalDecoder> d) : d_(std::move(d)) {}
+  struct Decoder final : Forwarding {
+    using Forwarding::Forwarding;
     Step step(std::span<const int32_t> prev, Scores scores) override {
       EXPECT_NE(scores, Scores::LogitsOnly) << "logits asked of a decoder that has none";
-      return d_->step(prev, scores);
+      return inner->step(prev, scores);
     }
-    void reorder(std::span<const int32_t> from) override { d_->reorder(from); }
-    bool drop_rows(std::span<const int32_t> keep) override { return d_->drop_rows(keep); }
-
-   private:
-    std::unique_ptr<IncrementalDecoder> d_;
   };
-  const Seq2SeqModel& m_;
+  std::unique_ptr<IncrementalDecoder> wrap(std::unique_ptr<IncrementalDecoder> d) const override {
+    return std::make_unique<Decoder>(std::move(d));
+  }
 };
 
 // Beam search over the logits, each row normalised where it is read, finds what it finds over

@@ -18,6 +18,7 @@
 #include "heed/models/transformer_seq2seq.h"
 #include "heed/util/error.h"
 #include "support/reversal.h"
+#include "support/seq2seq_models.h"
 
 namespace heed {
 namespace {
@@ -57,42 +58,26 @@ struct Trained {
 // A model whose decoders count the longer sources online decoding hands them
 // (IncrementalDecoder::extend_source), or refuse them, so that online decoding restarts a
 // decoder on the longer prefix and replays the tokens written.
-class Watched final : public Seq2SeqModel {
+class Watched final : public testing::ForwardingModel {
  public:
-  Watched(const Seq2SeqModel& m, bool extend) : m_(m), extend_(extend) {}
+  Watched(const Seq2SeqModel& m, bool extend) : ForwardingModel(m), extend_(extend) {}
   mutable int extended = 0, retaken = 0;
 
-  int64_t tgt_vocab() const override { return m_.tgt_vocab(); }
-  bool reverse_source() const override { return m_.reverse_source(); }
-  int64_t max_output_len() const override { return m_.max_output_len(); }
-  DecoderHeads decoder_heads() const override { return m_.decoder_heads(); }
-  OnlinePolicy online_policy() const override { return m_.online_policy(); }
-  bool hard_monotonic_attention() const override { return m_.hard_monotonic_attention(); }
-  Var loss(Graph& g, const Seq2SeqBatch& b, float smoothing) const override {
-    return m_.loss(g, b, smoothing);
-  }
-  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& b,
-                                                     int64_t max_len, const AttentionChoice& a,
-                                                     int64_t rows_per_source) const override {
-    return std::make_unique<Decoder>(m_.start_decoding(g, b, max_len, a, rows_per_source), *this);
-  }
-
  private:
-  struct Decoder final : IncrementalDecoder {
+  struct Decoder final : Forwarding {
     Decoder(std::unique_ptr<IncrementalDecoder> inner, const Watched& w)
-        : inner(std::move(inner)), watched(w) {}
-    Step step(std::span<const int32_t> prev, Scores s) override { return inner->step(prev, s); }
-    void reorder(std::span<const int32_t> from) override { inner->reorder(from); }
+        : Forwarding(std::move(inner)), watched(w) {}
     bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
       if (!watched.extend_) return false;
       ++watched.extended;
       watched.retaken += retake ? 1 : 0;
       return inner->extend_source(longer, retake);
     }
-    std::unique_ptr<IncrementalDecoder> inner;
     const Watched& watched;
   };
-  const Seq2SeqModel& m_;
+  std::unique_ptr<IncrementalDecoder> wrap(std::unique_ptr<IncrementalDecoder> d) const override {
+    return std::make_unique<Decoder>(std::move(d), *this);
+  }
   bool extend_;
 };
 

@@ -19,6 +19,44 @@ namespace heed::testing {
 
 constexpr int64_t kSmallVocab = 15;
 
+// A model that answers as `model` does, each of its decoders handed to wrap() (tests that watch
+// or change what a search sees of a decoder; Forwarding passes every call on).
+class ForwardingModel : public Seq2SeqModel {
+ public:
+  explicit ForwardingModel(const Seq2SeqModel& model) : m_(model) {}
+  int64_t tgt_vocab() const override { return m_.tgt_vocab(); }
+  bool reverse_source() const override { return m_.reverse_source(); }
+  int64_t max_output_len() const override { return m_.max_output_len(); }
+  DecoderHeads decoder_heads() const override { return m_.decoder_heads(); }
+  OnlinePolicy online_policy() const override { return m_.online_policy(); }
+  bool hard_monotonic_attention() const override { return m_.hard_monotonic_attention(); }
+  Var loss(Graph& g, const Seq2SeqBatch& b, float smoothing) const override {
+    return m_.loss(g, b, smoothing);
+  }
+  std::unique_ptr<IncrementalDecoder> start_decoding(Graph& g, const Seq2SeqBatch& b,
+                                                     int64_t max_len, const AttentionChoice& a,
+                                                     int64_t rows_per_source) const override {
+    return wrap(m_.start_decoding(g, b, max_len, a, rows_per_source));
+  }
+
+  struct Forwarding : IncrementalDecoder {
+    explicit Forwarding(std::unique_ptr<IncrementalDecoder> d) : inner(std::move(d)) {}
+    Step step(std::span<const int32_t> prev, Scores s) override { return inner->step(prev, s); }
+    void reorder(std::span<const int32_t> from) override { inner->reorder(from); }
+    bool drop_rows(std::span<const int32_t> keep) override { return inner->drop_rows(keep); }
+    bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
+      return inner->extend_source(longer, retake);
+    }
+    std::unique_ptr<IncrementalDecoder> inner;
+  };
+
+ protected:
+  virtual std::unique_ptr<IncrementalDecoder> wrap(std::unique_ptr<IncrementalDecoder> d) const = 0;
+
+ private:
+  const Seq2SeqModel& m_;
+};
+
 // "bahdanau", "luong" (Luong general attention over a reversed source): the two RNN decoder
 // styles ("bahdanau_maxout": with the deep-output read-out of 6 maxout units); "transformer": 2+2
 // layers, d 16 ("transformer_mocha": its heads monotonic; "transformer_mocha_top": in the top
