@@ -7,6 +7,12 @@
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define HEED_INT8_PACKED 1
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define HEED_INT8_AMX 1
+#endif
 #endif
 
 #include <algorithm>
@@ -77,10 +83,18 @@ bool int8_packed_kernel() {
 namespace {
 
 constexpr int64_t kGroupRows = 64;  // rows of one group of `packed`: four zmm of int32 sums
+constexpr int64_t kTileK4 = 16;     // words of four k in one AMX tile row (64 bytes)
+constexpr int64_t kAmxRows = 32;    // rows of x per AMX block: two tiles of 16
 
-// packed[(g K4 + k4) 256 + 4 r + j] = q[(64 g + r) K + 4 k4 + j], zero beyond N and K
+// The words of four k of a row of `packed` and of x shifted: ceil(K / 4), rounded up to whole
+// AMX tiles (the words past K are zero in W, so they add nothing)
+int64_t padded_k4(int64_t K) {
+  return ((K + 3) / 4 + kTileK4 - 1) / kTileK4 * kTileK4;
+}
+
+// packed[(g K4p + k4) 256 + 4 r + j] = q[(64 g + r) K + 4 k4 + j], zero beyond N and K
 void pack_for_vnni(Int8Matrix& m) {
-  const int64_t N = m.rows, K = m.cols, K4 = (K + 3) / 4, G = (N + kGroupRows - 1) / kGroupRows;
+  const int64_t N = m.rows, K = m.cols, K4 = padded_k4(K), G = (N + kGroupRows - 1) / kGroupRows;
   m.packed.assign(static_cast<size_t>(G * K4 * kGroupRows * 4), 0);
   m.row_sums.assign(static_cast<size_t>(N), 0);
   for (int64_t n = 0; n < N; ++n) {
@@ -130,6 +144,81 @@ void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, __m512i (&sums)
     }
 }
 
+#ifdef HEED_INT8_AMX
+// AMX (Intel's tile matrix unit): TDPBUSD multiplies a tile of 16 rows x 64 unsigned bytes of x
+// by a tile of 16 words x 16 columns of 4 signed bytes of W, summing in 16 x 16 int32 -- the
+// VNNI arithmetic below, 16 rows and 16 columns at once. Used from kAmxMinRows rows of x (a beam
+// of 5 over 32 sentences is 160): below that the rows padded to whole blocks of 32 cost more than
+// the tiles save (one thread, Xeon family 6 model 167, N x K = 7859 x 256: VNNI 69 / 173 / 353 us
+// at 5 / 16 / 31 rows, 180 GMAC/s; the tiles 196 / 393 / 1,033 us at 32 / 64 / 160 rows, 310-330
+// GMAC/s, and 430-540 at N = 256-1024). The tiles read `packed` where it is: the 16 columns 16 j ..
+// 16 j + 15 of a group at word k4 are 64 bytes at (k4 64 + 16 j) 4, one tile row, with a stride of
+// 256 bytes.
+constexpr int64_t kAmxMinRows = 20;
+
+// Whether the CPU has AMX-INT8 and Linux lets this process use its tile registers (asked once:
+// without the permission the first tile instruction is an illegal instruction).
+bool amx_ready() {
+  static const bool ready = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool tile = (d >> 24) & 1u, int8 = (d >> 25) & 1u;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return tile && int8 && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ready;
+}
+
+// The tile configuration of amx_groups: tiles 0-3 the sums (16 rows x 16 int32), 4-5 two tiles
+// of x (16 rows x 64 bytes), 6-7 two of W (16 words x 64 bytes).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// Groups gb .. ge - 1 of W against the Mp rows of u (K4p words each), 32 rows and 32 columns at
+// a time (four sum tiles), each row's 64 sums of a group handed to finish(g, m, sums) in order.
+template <class Finish>
+void amx_groups(int64_t gb, int64_t ge, int64_t Mp, int64_t K4p, const uint8_t* u,
+                const int8_t* packed, const Finish& finish) {
+  static const TileConfig config;
+  _tile_loadconfig(&config);
+  alignas(64) int32_t sums[kAmxRows][kGroupRows];
+  const int64_t x_stride = K4p * 4, w_stride = kGroupRows * 4;  // bytes between tile rows
+  for (int64_t g = gb; g < ge; ++g) {
+    const int8_t* wg = packed + g * K4p * kGroupRows * 4;
+    for (int64_t m0 = 0; m0 < Mp; m0 += kAmxRows) {
+      const uint8_t* x0 = u + m0 * x_stride;
+      for (int64_t half = 0; half < 2; ++half) {  // columns 32 half .. 32 half + 31
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t k4 = 0; k4 < K4p; k4 += kTileK4) {
+          _tile_loadd(4, x0 + k4 * 4, x_stride);                  // rows m0 .. m0 + 15
+          _tile_loadd(5, x0 + 16 * x_stride + k4 * 4, x_stride);  // rows m0 + 16 .. m0 + 31
+          const int8_t* wk = wg + (k4 * kGroupRows + 32 * half) * 4;
+          _tile_loadd(6, wk, w_stride);           // 16 columns
+          _tile_loadd(7, wk + 16 * 4, w_stride);  // the next 16
+          _tile_dpbusd(0, 4, 6);
+          _tile_dpbusd(1, 4, 7);
+          _tile_dpbusd(2, 5, 6);
+          _tile_dpbusd(3, 5, 7);
+        }
+        const int64_t c = 32 * half, row = kGroupRows * 4;  // bytes of a row of sums
+        _tile_stored(0, &sums[0][c], row);
+        _tile_stored(1, &sums[0][c + 16], row);
+        _tile_stored(2, &sums[16][c], row);
+        _tile_stored(3, &sums[16][c + 16], row);
+      }
+      for (int64_t r = 0; r < kAmxRows; ++r) finish(g, m0 + r, sums[r]);
+    }
+  }
+  _tile_release();
+}
+#endif
+
 // heed's int8 product (see int8_packed_kernel). vpdpbusd multiplies unsigned bytes by signed ones,
 // four to a 32-bit lane, summing in int32 without saturation, so x goes in shifted, u = q(x) + 128
 // in [1, 255], and the shift comes back out per row of W:
@@ -140,9 +229,19 @@ void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, __m512i (&sums)
 // them as well cost 25-45 % at 32-160 rows of K = 128).
 void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
                       const float* bias, float* y, bool accumulate) {
-  const int64_t N = w.rows, K = w.cols, K4 = (K + 3) / 4, G = (N + kGroupRows - 1) / kGroupRows;
-  thread_local std::vector<uint32_t> shifted;  // u [M, K4]: four bytes of u a word, 128 beyond K
-  shifted.assign(static_cast<size_t>(M * K4), 0x80808080u);
+  const int64_t N = w.rows, K = w.cols, G = (N + kGroupRows - 1) / kGroupRows;
+  const int64_t K4p = padded_k4(K);
+#ifdef HEED_INT8_AMX
+  const bool tiles = M >= kAmxMinRows && amx_ready();
+#else
+  const bool tiles = false;
+#endif
+  // u [Mp, K4]: four bytes of u a word, 128 beyond K (q = 0); the tiles read whole words of
+  // 16 and blocks of 32 rows, so their rows are K4p words and Mp = M rounded up to 32
+  const int64_t K4 = tiles ? K4p : (K + 3) / 4;
+  const int64_t Mp = tiles ? (M + kAmxRows - 1) / kAmxRows * kAmxRows : M;
+  thread_local std::vector<uint32_t> shifted;
+  shifted.assign(static_cast<size_t>(Mp * K4), 0x80808080u);
   auto* u8 = reinterpret_cast<uint8_t*>(shifted.data());
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128 = q ^ 0x80
   for (int64_t m = 0; m < M; ++m)
@@ -175,9 +274,22 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
       _mm512_mask_storeu_ps(out, k, v);
     }
   };
+#ifdef HEED_INT8_AMX
+  if (tiles) {
+    parallel_for(G, grain_for(16 * kSerialWork, Mp * kGroupRows * K), [&](int64_t gb, int64_t ge) {
+      amx_groups(gb, ge, Mp, K4p, u8, packed, [&](int64_t g, int64_t m, const int32_t* sums) {
+        if (m >= M) return;  // a padding row
+        __m512i dots[4];
+        for (int j = 0; j < 4; ++j) dots[j] = _mm512_loadu_si512(sums + 16 * j);
+        finish(g, m, dots);
+      });
+    });
+    return;
+  }
+#endif
   parallel_for(G, grain_for(4 * kSerialWork, M * kGroupRows * K), [&](int64_t gb, int64_t ge) {
     for (int64_t g = gb; g < ge; ++g) {
-      const int8_t* wg = packed + g * K4 * kGroupRows * 4;
+      const int8_t* wg = packed + g * K4p * kGroupRows * 4;
       int64_t m = 0;
       for (; m + 4 <= M; m += 4) {
         __m512i dots[4][4];

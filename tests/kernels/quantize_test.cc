@@ -116,7 +116,12 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
                          {8, 64, 4},
                          {5, 200, 65},
                          {9, 65, 33},
-                         {70, 130, 256}}) {
+                         {70, 130, 256},
+                         // AMX's blocks of 32 rows (where the CPU has it): a block and a row
+                         // short, rows padded, K padded to whole tiles, W's last group partial
+                         {20, 64, 64},
+                         {33, 300, 257},
+                         {160, 70, 19}}) {
     Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
     Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
     Tensor b = testing::random_tensor({N}, rng);

@@ -22,8 +22,8 @@ struct Int8Matrix {
   std::vector<float> scale;    // [N]
   std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
   // For heed's own kernel, when heed is built for AVX512-VNNI: q in groups of 64 rows, each
-  // group's k in fours, [ceil(N/64)][ceil(K/4)][64][4], zero-padded; and each row's sum of q [N]
-  // (see gemm_int8).
+  // group's k in fours, [ceil(N/64)][K4p][64][4] with K4p = ceil(K/4) rounded up to 16 (whole
+  // AMX tiles), zero-padded; and each row's sum of q [N] (see gemm_int8).
   std::vector<int8_t> packed;
   std::vector<int32_t> row_sums;
 };
@@ -33,8 +33,10 @@ struct Int8Matrix {
 // AVX512-VNNI it is 1.5-3.8x faster at 1-8 rows (1 x 768 x 256: 3.0 against 4.5 us; the
 // library's per-call cost is several times the arithmetic's there), 1.1-1.7x at 12-32 and
 // 0.87-1.10x beyond (measured on an Emerald Rapids Xeon); and oneDNN's AMX kernels, which it
-// picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. Otherwise
-// gemm_int8 calls oneDNN.
+// picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. Where the CPU has
+// AMX-INT8 (and heed is built for it), heed's kernel runs 32 rows or more through AMX tiles of
+// its own, on the same packed weights, with the same sums and roundings. Otherwise gemm_int8
+// calls oneDNN.
 bool int8_packed_kernel();
 
 // Keeps oneDNN off its AMX kernels in a process that decodes in int8 through oneDNN (a build
