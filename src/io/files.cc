@@ -4,6 +4,7 @@
 #include "heed/io/files.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,6 +91,28 @@ std::string follow_symlinks(const std::string& path) {
   }
   throw Error(path + ": too many levels of symbolic links");
 }
+
+// The temporaries of target's writers that were killed before their commit (target.tmp.<pid>,
+// the process gone) are removed: a run killed and resumed again and again leaves none behind.
+// A live writer's temporary, and every other file, stays.
+void remove_stale_temporaries(const std::string& target) {
+  namespace fs = std::filesystem;
+  const fs::path t(target);
+  const std::string prefix = t.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry :
+       fs::directory_iterator(t.has_parent_path() ? t.parent_path() : ".", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or unknown
+    if (entry.is_regular_file(ec) && !entry.is_symlink(ec)) fs::remove(entry.path(), ec);
+  }
+}
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
@@ -154,6 +177,7 @@ void AtomicFile::commit() {
     ::fsync(dfd);
     ::close(dfd);
   }
+  remove_stale_temporaries(target_);
 }
 
 TempDir::TempDir(const std::string& prefix) {

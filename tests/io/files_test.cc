@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "heed/io/dir_lock.h"
 #include "heed/io/files.h"
@@ -44,6 +46,27 @@ TEST(Files, AtomicWriteReplacesARegularFileWhole) {
   EXPECT_EQ(slurp(dir / "out.txt"), "second");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.str()), fs::directory_iterator()), 1)
       << "a temporary file was left behind";
+}
+
+// A writer killed before its commit leaves PATH.tmp.<pid>; the next commit of PATH removes it
+// once that process is gone. A live writer's temporary, another file's and files that only look
+// alike stay.
+TEST(Files, ACommitRemovesTheTemporariesOfKilledWriters) {
+  TempDir dir;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // a pid whose process is gone
+  const std::string dead = std::to_string(child), live = std::to_string(::getppid());
+  const std::vector<std::string> kept = {"out.txt.tmp." + live, "other.txt.tmp." + dead,
+                                         "out.txt.tmp.x1", "out.txt.tmp."};
+  std::ofstream(dir / ("out.txt.tmp." + dead)) << "partial";
+  for (const std::string& name : kept) std::ofstream(dir / name) << "partial";
+  write_file_atomic(dir / "out.txt", "whole");
+  EXPECT_EQ(slurp(dir / "out.txt"), "whole");
+  EXPECT_FALSE(fs::exists(dir / ("out.txt.tmp." + dead))) << "the killed writer's temporary";
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(dir / name)) << name;
 }
 
 // A symlink is followed: the file it points to is replaced, the link stays a link (relative

@@ -18,8 +18,9 @@ std::string file_fingerprint(const std::string& path);
 
 // A file written in pieces and put in place whole: the bytes go to PATH.tmp.<pid>, commit()
 // writes the rest, fsyncs and renames it over PATH. A failed write or commit is an Error naming
-// the file and the system's reason; an AtomicFile destroyed without commit() (an error, a kill)
-// removes its temporary and leaves PATH as it was.
+// the file and the system's reason; an AtomicFile destroyed without commit() (an error)
+// removes its temporary and leaves PATH as it was. A process killed before its commit leaves its
+// temporary behind; the next commit of PATH removes it (its process gone).
 // What PATH names decides how: a symlink is followed (the file it points to is replaced
 // atomically, the link kept); a device, FIFO or socket is opened and written in place, never
 // replaced (`--attention-out /dev/stdout`, a named pipe); a directory is an Error.
