@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -92,25 +94,54 @@ std::string follow_symlinks(const std::string& path) {
   throw Error(path + ": too many levels of symbolic links");
 }
 
+// Whether `name` is a temporary, TARGET.tmp.<pid>, whose process is gone (then *target = TARGET)
+bool dead_writer(const std::string& name, std::string* target) {
+  const size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at == 0) return false;
+  const std::string digits = name.substr(at + 5);
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  const auto pid = static_cast<pid_t>(std::stol(digits));
+  if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) return false;  // alive, unknown
+  *target = name.substr(0, at);
+  return true;
+}
+
 // The temporaries of target's writers that were killed before their commit (target.tmp.<pid>,
 // the process gone) are removed: a run killed and resumed again and again leaves none behind.
-// A live writer's temporary, and every other file, stays.
+// A live writer's temporary, and every other file, stays. Each directory is read once per
+// process (`heed features --out DIR` commits one file per utterance there: reading DIR at every
+// commit would cost the square of its files), for the temporaries it held then; those of writers
+// killed later are left to the next process.
 void remove_stale_temporaries(const std::string& target) {
   namespace fs = std::filesystem;
+  static std::mutex mutex;
+  // directory -> (target's name, one of its stale temporaries' names), as first read
+  static auto* found = new std::map<std::string, std::multimap<std::string, std::string>>;
   const fs::path t(target);
-  const std::string prefix = t.filename().string() + ".tmp.";
-  std::error_code ec;
-  for (const auto& entry :
-       fs::directory_iterator(t.has_parent_path() ? t.parent_path() : ".", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    const auto pid = static_cast<pid_t>(std::stol(digits));
-    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or unknown
-    if (entry.is_regular_file(ec) && !entry.is_symlink(ec)) fs::remove(entry.path(), ec);
+  const fs::path dir = t.has_parent_path() ? t.parent_path() : fs::path(".");
+  std::vector<std::string> stale;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto [it, fresh] = found->try_emplace(dir.string());
+    if (fresh) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        std::string of;
+        if (dead_writer(name, &of) && entry.is_regular_file(ec) && !entry.is_symlink(ec))
+          it->second.emplace(std::move(of), name);
+      }
+    }
+    const auto [first, last] = it->second.equal_range(t.filename().string());
+    for (auto e = first; e != last; ++e) stale.push_back(e->second);
+    it->second.erase(first, last);
+  }
+  for (const std::string& name : stale) {
+    std::string of;
+    std::error_code ec;
+    if (dead_writer(name, &of)) fs::remove(dir / name, ec);  // still gone
   }
 }
 }  // namespace

@@ -67,6 +67,10 @@ TEST(Files, ACommitRemovesTheTemporariesOfKilledWriters) {
   EXPECT_EQ(slurp(dir / "out.txt"), "whole");
   EXPECT_FALSE(fs::exists(dir / ("out.txt.tmp." + dead))) << "the killed writer's temporary";
   for (const std::string& name : kept) EXPECT_TRUE(fs::exists(dir / name)) << name;
+  // the directory is read once; another file's commit there finds its killed writer too
+  write_file_atomic(dir / "other.txt", "whole");
+  EXPECT_FALSE(fs::exists(dir / ("other.txt.tmp." + dead)));
+  EXPECT_TRUE(fs::exists(dir / ("out.txt.tmp." + live)));
 }
 
 // A symlink is followed: the file it points to is replaced, the link stays a link (relative
