@@ -34,7 +34,7 @@ struct Int8Matrix {
 // library's per-call cost is several times the arithmetic's there), 1.1-1.7x at 12-32 and
 // 0.87-1.10x beyond (measured on an Emerald Rapids Xeon); and oneDNN's AMX kernels, which it
 // picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. Where the CPU has
-// AMX-INT8 (and heed is built for it), heed's kernel runs 32 rows or more through AMX tiles of
+// AMX-INT8 (and heed is built for it), heed's kernel runs 20 rows or more through AMX tiles of
 // its own, on the same packed weights, with the same sums and roundings. Otherwise gemm_int8
 // calls oneDNN.
 bool int8_packed_kernel();
