@@ -67,6 +67,14 @@ constexpr int32_t kScaled = 0, kLogSpace = 1;
 // A frame whose (normalised) forward or backward sum falls below this has underflowed float:
 // the sequence is redone in log space.
 constexpr float kTiny = 1e-30f;
+// The frame's sum is not the only thing that can underflow. A state whose share of its frame
+// falls below float's range (about e^-87 of the frame's mass: a path that needs labels a peaky,
+// blank-saturated model gives e^-30 each) becomes 0 and stays 0, and the paths through it are
+// lost; when they are the only ones that reach the end, the loss comes out tens of nats too
+// high and the gradient y - gamma, normalised by what is left, is wrong by as many orders of
+// magnitude (found as gradient norms of 1e20 when a recognizer trained on SentencePiece
+// pieces). So each recursion also checks that no state with a positive inflow came out 0, and
+// the sequence goes to log space when one did.
 
 // Per thread: a frame's y_t(l'_s), a row of products, the skip transitions (1 where s - 2 -> s
 // is allowed), and the frames' occupancy sums.
@@ -133,7 +141,7 @@ float forward_log(const Sequence& q, const float* lp, int64_t W, int64_t C, floa
 
 // The same recursion on probabilities, each frame normalised to sum 1 (Graves et al. 2006,
 // eq. 9: alpha^_t = alpha_t / C_t, log p = sum_t log C_t): multiply-adds over the window of
-// live states instead of a log-add per state. False when a frame's sum underflows.
+// live states instead of a log-add per state. False when a frame's sum or a live state underflows.
 bool forward_scaled(const Sequence& q, const float* lp, int64_t W, int64_t C, float* a, Scratch& sc,
                     float& nll) {
   if (q.T == 0 || !feasible(q)) {
@@ -142,6 +150,7 @@ bool forward_scaled(const Sequence& q, const float* lp, int64_t W, int64_t C, fl
   }
   sc.prepare(q);
   const float* skip = sc.skip.data();
+  float* __restrict in = sc.w.data();  // a state's inflow, before y_t(l'_s)
   double log_p = 0;
   for (int64_t t = 0; t < q.T; ++t) {
     sc.gather(q, lp + t * C);
@@ -152,22 +161,28 @@ bool forward_scaled(const Sequence& q, const float* lp, int64_t W, int64_t C, fl
     std::fill(cur, cur + lo, 0.f);
     std::fill(cur + hi, cur + W, 0.f);
     if (t == 0) {  // eq. 6
-      for (int64_t s = lo; s < hi; ++s) cur[s] = y[s];
+      for (int64_t s = lo; s < hi; ++s) in[s] = 1.f;
     } else {  // eq. 7, from the previous (normalised) row
       const float* __restrict prev = a + (t - 1) * W;
       int64_t s = lo;
-      for (; s < hi && s < 2; ++s) cur[s] = (prev[s] + (s >= 1 ? prev[s - 1] : 0.f)) * y[s];
+      for (; s < hi && s < 2; ++s) in[s] = prev[s] + (s >= 1 ? prev[s - 1] : 0.f);
 #pragma omp simd
-      for (int64_t k = s; k < hi; ++k)
-        cur[k] = (prev[k] + prev[k - 1] + skip[k] * prev[k - 2]) * y[k];
+      for (int64_t k = s; k < hi; ++k) in[k] = prev[k] + prev[k - 1] + skip[k] * prev[k - 2];
     }
+#pragma omp simd
+    for (int64_t s = lo; s < hi; ++s) cur[s] = in[s] * y[s];
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t s = lo; s < hi; ++s) sum += cur[s];
     if (!(sum >= kTiny)) return false;
     const float inv = 1.f / sum;
-#pragma omp simd
-    for (int64_t s = lo; s < hi; ++s) cur[s] *= inv;
+    float lost = 0.f;  // 1 when a state with a positive inflow came out 0
+#pragma omp simd reduction(max : lost)
+    for (int64_t s = lo; s < hi; ++s) {
+      cur[s] *= inv;
+      lost = std::max(lost, in[s] > 0.f && cur[s] == 0.f ? 1.f : 0.f);
+    }
+    if (lost > 0.f) return false;
     log_p += std::log(double{sum});
   }
   // eq. 8, on the last normalised row
@@ -200,7 +215,7 @@ void backward_log(const Sequence& q, const float* lp, const float* a, int64_t W,
 //   b_t(s) = sum_{s' in {s, s+1, s+2 if skip}} y_{t+1}(l'_s') b_{t+1}(s'),  b_T = 1 at the ends,
 // normalised per frame, so that alpha_t(s) b_t(s) is the occupancy of (t, s) up to a factor of
 // the frame, which normalising over the frame's states removes (the occupancies of a frame sum
-// to 1). False when a frame's sum underflows.
+// to 1). False when a frame's sum or a live state underflows.
 bool backward_scaled(const Sequence& q, const float* lp, const float* a, int64_t W, int64_t C,
                      float scale, float* bt, float* g, Scratch& sc) {
   sc.prepare(q);
@@ -215,8 +230,13 @@ bool backward_scaled(const Sequence& q, const float* lp, const float* a, int64_t
     const float* y = sc.y.data();
     const float* next = bt + (t + 1) * W;
     float* __restrict cur = bt + t * W;
-#pragma omp simd
-    for (int64_t s = 0; s < q.S; ++s) w[s] = y[s] * next[s];
+    float lost = 0.f;  // 1 when a state with a positive inflow came out 0
+#pragma omp simd reduction(max : lost)
+    for (int64_t s = 0; s < q.S; ++s) {
+      w[s] = y[s] * next[s];
+      lost = std::max(lost, next[s] > 0.f && w[s] == 0.f ? 1.f : 0.f);
+    }
+    if (lost > 0.f) return false;
     w[q.S] = w[q.S + 1] = 0.f;
     const std::pair<int64_t, int64_t> live = window(q, t);
     const int64_t lo = live.first, hi = live.second;  // (no structured binding: OpenMP regions)
@@ -230,8 +250,13 @@ bool backward_scaled(const Sequence& q, const float* lp, const float* a, int64_t
     }
     if (!(sum >= kTiny)) return false;
     const float inv = 1.f / sum;
-#pragma omp simd
-    for (int64_t s = lo; s < hi; ++s) cur[s] *= inv;
+#pragma omp simd reduction(max : lost)
+    for (int64_t s = lo; s < hi; ++s) {
+      const float v = cur[s] * inv;
+      lost = std::max(lost, cur[s] > 0.f && v == 0.f ? 1.f : 0.f);
+      cur[s] = v;
+    }
+    if (lost > 0.f) return false;
   }
   // eq. 16: y_t(c) - sum_{l'_s = c} gamma_t(s), gamma_t = alpha_t b_t / sum_s alpha_t b_t. The
   // products are taken in double: alpha and b, each normalised on its own, can put their mass

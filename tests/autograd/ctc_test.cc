@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "heed/autograd/ops/ctc.h"
+#include "heed/kernels/ctc.h"
 #include "heed/kernels/parallel.h"
+#include "heed/kernels/softmax.h"
 #include "support/ctc_brute_force.h"
 #include "support/gradcheck.h"
 
@@ -201,6 +203,59 @@ TEST(Ctc, SameBitsOnOneAndTwoThreads) {
   }
   set_threads(1);
   EXPECT_EQ(out[0], out[1]);
+}
+
+// A peaky, blank-saturated model (what a recognizer with SentencePiece pieces becomes within
+// its first hundred updates): labels are e^-20..e^-60 below the blank, and the paths that reach
+// the end pass through states whose share of their frame is below float's range. The loss and
+// gradient equal the log-space forward-backward's (ctc_alpha, ctc_state_posteriors): nll, and
+// y_t(c) - sum over the states of c of gamma_t(s); the normalised recursion must not drop
+// those states (it did: losses 4-60 nats high, gradients up to 1e27).
+TEST(Ctc, PeakyFramesEqualTheLogSpaceForwardBackward) {
+  const int64_t T = 80, C = 304, L = 15;
+  for (float blank : {20.f, 30.f, 60.f}) {
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      SCOPED_TRACE(::testing::Message() << "blank logit " << blank << ", seed " << seed);
+      Rng rng(seed);
+      std::vector<Case> cases = {{T, {}}};
+      for (int64_t i = 0; i < L; ++i)
+        cases[0].labels.push_back(1 + static_cast<int32_t>(rng.below(C - 1)));
+      Batch b = make_batch(cases, C, seed);
+      for (int64_t t = 0; t < T; ++t) {
+        b.logits.data()[t * C] = blank * rng.uniform(0.5f, 1.f);
+        if (rng.below(10) == 0) b.logits.data()[t * C + 1 + rng.below(C - 1)] = blank;
+      }
+      Graph g(Mode::Train);
+      Var x = g.variable(b.logits);
+      Var loss = loss_of(g, x, b, {.reduction = Reduction::None});
+      g.backward(loss, Tensor::full(loss.shape(), 1.f));
+      // the reference, in log space throughout
+      const kernels::CtcBatch p{.B = 1,
+                                .T = T,
+                                .C = C,
+                                .L = L,
+                                .input_lengths = b.input_lengths.data(),
+                                .targets = b.targets.data(),
+                                .target_lengths = b.target_lengths.data(),
+                                .blank = 0};
+      const int64_t W = kernels::ctc_states(p);
+      Tensor lp = Tensor::zeros(Shape{T, C});
+      kernels::softmax_forward(b.logits.data(), {}, lp.data(), Shape{T, C}, /*log=*/true);
+      std::vector<float> alpha(T * W), beta(T * W), gamma(T * W);
+      float nll = 0;
+      kernels::ctc_alpha(p, lp.data(), alpha.data(), &nll);
+      kernels::ctc_state_posteriors(p, lp.data(), alpha.data(), &nll, beta.data(), gamma.data());
+      EXPECT_NEAR(loss.value().data()[0], nll, 1e-4f * nll);
+      for (int64_t t = 0; t < T; ++t) {
+        std::vector<double> want(C);
+        for (int64_t c = 0; c < C; ++c) want[c] = std::exp(double{lp.data()[t * C + c]});
+        for (int64_t s = 0; s < 2 * L + 1; ++s)
+          want[s % 2 == 0 ? 0 : cases[0].labels[s / 2]] -= gamma[t * W + s];
+        for (int64_t c = 0; c < C; ++c)
+          ASSERT_NEAR(x.grad().data()[t * C + c], want[c], 1e-3) << "frame " << t << " class " << c;
+      }
+    }
+  }
 }
 
 TEST(Ctc, BadInputIsAnError) {

@@ -28,8 +28,9 @@ inline int64_t ctc_states(const CtcBatch& p) {
 // Training's forward: log_probs [B, T, C] = log_softmax(logits) over classes; alpha
 // [B, T, 2L + 1] the forward variables of each sequence as probabilities normalised per frame
 // (Graves et al. 2006, eq. 9: multiply-adds, no log per state), or, for a sequence where that
-// underflows float, in log space as ctc_alpha gives them: space[b] says which (0 normalised,
-// 1 log), for ctc_backward; nll [B] as ctc_alpha's.
+// underflows float (a frame's sum, or any state that has a path into it), in log space as
+// ctc_alpha gives them: space[b] says which (0 normalised, 1 log), for ctc_backward; nll [B]
+// as ctc_alpha's.
 void ctc_forward(const CtcBatch& p, const float* logits, float* log_probs, float* alpha,
                  int32_t* space, float* nll);
 // From log-probabilities [B, T, C]: alpha [B, T, 2L + 1] the forward variables, log alpha_t(s)
