@@ -237,7 +237,17 @@ void TrainCommand::add(CLI::App& parent, int& threads) {
 int TrainCommand::run() {
   dist::join_world();  // under mpirun: this process is one rank of a data-parallel job
   std::optional<BenchRun> bench;
-  if (options.seq2seq.measure) bench.emplace(options.seq2seq);
+  if (options.seq2seq.measure) {
+    // --bench validates nothing: without --valid-src the training data stand in for the dev set
+    // the trainers read (its first 16 entries), so that measuring needs no dev files
+    TrainConfig& c = options.seq2seq;
+    if (options.task == Task::Translate && c.valid_src.empty()) {
+      c.valid_src = c.train_src;
+      c.valid_tgt = c.train_tgt;
+      if (c.valid_max == 0) c.valid_max = 16;
+    }
+    bench.emplace(c);
+  }
   if (!dist::world().root()) {  // the others say nothing: rank 0 logs the job
     std::ostream nowhere(nullptr);
     train(options, nowhere);

@@ -23,6 +23,12 @@ head -1 "$work/a/train.tsv" | grep -q $'^wav/train-000001.wav\tTwo young, White 
 # heed reads every utterance of the manifest
 "$heed" features --data "$work/a/train.tsv" --out "$work/feats" > /dev/null
 [ "$(wc -l < "$work/feats/index.tsv")" = 4 ] || fail "features of the corpus"
+# train --bench on audio: no dev set needed (it validates nothing), one JSON line
+"$heed" --threads 1 train --bench --model ctc --train-src "$work/a/train.tsv" --format audio \
+  --embed 16 --hidden 16 --layers 1 --batch 2 --max-steps 2 > "$work/bench.jsonl" 2> "$work/bench.err" ||
+  fail "train --bench on audio: $(tail -3 "$work/bench.err")"
+python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==1 and r[0]["steps"]==2, r' \
+  "$work/bench.jsonl" || fail "train --bench on audio: $(cat "$work/bench.jsonl")"
 # the timings: words in order, each start <= end, within the audio
 python3 - "$work/a/train.align.jsonl" <<'PY' || fail "timings"
 import json, sys

@@ -376,6 +376,12 @@ assert 0 < r["mfu"] < 1.5 and r["mfu_against"] == "sgemm_gflops", r
 assert 6 * 16 * 1000 / 1e9 < r["gflop_per_token"] < 6 * r["params"] / 1e9 * 3, r' \
   "$work/bench_train.jsonl" || fail "bench train output: $(cat "$work/bench_train.jsonl")"
 grep -q "validation" "$work/bench_train.err" && fail "bench train validated"
+# without --valid-src: --bench validates nothing, so it needs no dev files
+"$heed" --threads 1 bench train --model transformer --d-model 16 --heads 2 --ff 32 --layers 1 \
+  --train-src "$data/multi30k/tok/train.lc.norm.tok.en" --train-tgt "$data/multi30k/tok/train.lc.norm.tok.de" \
+  --min-freq 5 --batch-tokens 600 --max-steps 2 > "$work/bench_train2.jsonl" 2> "$work/err" ||
+  fail "bench train without --valid-src: $(tail -3 "$work/err")"
+[ "$(wc -l < "$work/bench_train2.jsonl")" = 1 ] || fail "bench train without --valid-src: $(cat "$work/bench_train2.jsonl")"
 if "$heed" train --bench --model rnn --train-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" \
   --valid-src "$data/cmudict/cmudict-0.7b.train-dev-1-21" 2> "$work/err" > /dev/null; then
   fail "train --bench without a budget accepted"

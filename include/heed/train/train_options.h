@@ -131,7 +131,8 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
   v.option({"--valid-src",
             "Validation source file (or single file); required unless the training file is TSV, "
             "which is then split into train, dev and test (left out) with every sentence in one "
-            "part (see `heed split --help`)"},
+            "part (see `heed split --help`), or with --bench, which validates nothing (the "
+            "training data's first 16 entries stand in)"},
            c.valid_src);
   v.option({"--valid-tgt", "Validation target file (parallel text)"}, c.valid_tgt);
   v.option({"--format",
