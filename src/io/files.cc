@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,11 +95,14 @@ std::string follow_symlinks(const std::string& path) {
   throw Error(path + ": too many levels of symbolic links");
 }
 
+// An AtomicFile writes TARGET + kTemporary + <pid>, which dead_writer reads back
+constexpr std::string_view kTemporary = ".tmp.";
+
 // Whether `name` is a temporary, TARGET.tmp.<pid>, whose process is gone (then *target = TARGET)
 bool dead_writer(const std::string& name, std::string* target) {
-  const size_t at = name.rfind(".tmp.");
+  const size_t at = name.rfind(kTemporary);
   if (at == std::string::npos || at == 0) return false;
-  const std::string digits = name.substr(at + 5);
+  const std::string digits = name.substr(at + kTemporary.size());
   if (digits.empty() || digits.size() > 9 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
     return false;
@@ -157,7 +161,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     return;
   }
   const std::string target = follow_symlinks(path_);
-  tmp_ = target + ".tmp." + std::to_string(::getpid());
+  tmp_ = target + std::string(kTemporary) + std::to_string(::getpid());
   target_ = target;
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   check(fd_ >= 0, tmp_, ": cannot create (", std::strerror(errno), ")");
