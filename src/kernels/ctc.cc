@@ -76,8 +76,8 @@ constexpr float kTiny = 1e-30f;
 // pieces). So each recursion also checks that no state with a positive inflow came out 0, and
 // the sequence goes to log space when one did.
 
-// Per thread: a frame's y_t(l'_s), a row of products, the skip transitions (1 where s - 2 -> s
-// is allowed), and the frames' occupancy sums.
+// Per thread: a frame's y_t(l'_s), a row of products (the backward's y b; the forward's
+// inflows), the skip transitions (1 where s - 2 -> s is allowed), and the frames' occupancy sums.
 struct Scratch {
   std::vector<float> y, w, skip;
   std::vector<double> z;
