@@ -22,8 +22,10 @@
 #include "heed/bench/monotonic_bench.h"
 #include "heed/bench/seq2seq_bench.h"
 #include "heed/data/fbank.h"
+#include "heed/data/speech_corpus.h"
 #include "heed/decode/recognizer.h"
 #include "heed/decode/translator.h"
+#include "heed/io/audio_stream.h"
 #include "heed/io/files.h"
 #include "heed/metrics/metrics.h"
 #include "heed/serve/server.h"
@@ -226,9 +228,18 @@ struct TranscribeCommand {
   DecodeOverrides overrides;  // --ctc-weight
   ComputeType compute_type = ComputeType::Float32;
   double max_seconds = 3600;
+  // --online: streaming recognition (decode/recognizer_stream.h; cli/transcribe_online.cc)
+  bool online = false;
+  StreamFormat input_format = StreamFormat::Wav;  // stdin's
+  int sample_rate = 16000, channels = 1;          // raw stdin's
+  double chunk_ms = 160;                          // audio read per step
+  bool realtime = false;                          // files at the pace of their audio
+  bool partial = false;                           // partial results too
+  double endpoint_ms = 0;                         // a blank run this long ends a segment
   CLI::App* app = nullptr;
   void add(CLI::App& parent, int& threads);
   int run() const;
+  int run_online(Recognizer& recognizer, const std::vector<Utterance>& utterances) const;
 };
 
 struct LmCommand {

@@ -64,6 +64,39 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--max-audio-seconds", max_seconds, "A longer recording is refused")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1e6));
+  app->add_flag("--online", online,
+                "Streaming recognition: the audio is read and decoded as it arrives (stdin, or "
+                "each input in --chunk-ms pieces), with JSON lines out: each segment's final "
+                "result with its words' times and the moment each was given out (\"emitted\"), "
+                "and with --partial the partial results. Needs a causal recognizer: --model ctc "
+                "--unidirectional");
+  add_enum_option(*app, "--input-format", input_format,
+                  "--online from stdin: wav (a WAV header, then 16-bit PCM or 32-bit float; any "
+                  "rate and channels) or raw (16-bit little-endian PCM at --sample-rate)");
+  app->add_option("--sample-rate", sample_rate, "--online, raw stdin: its rate in Hz")
+      ->capture_default_str()
+      ->check(CLI::Range(1000, 768000));
+  app->add_option("--channels", channels, "--online, raw stdin: interleaved channels (averaged)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->add_option("--chunk-ms", chunk_ms,
+                  "--online: audio read and decoded per step, in milliseconds (a word waits up "
+                  "to this long for its chunk to end)")
+      ->capture_default_str()
+      ->check(CLI::Range(10.0, 10000.0));
+  app->add_flag("--realtime", realtime,
+                "--online with files: give each chunk when its audio would have been spoken "
+                "(wall-clock pace), as a live source does; otherwise as fast as decoding goes, "
+                "\"emitted\" then being the chunk's end in the audio plus the time spent on it");
+  app->add_flag("--partial", partial,
+                "--online: also a partial result whenever the best transcript so far changes "
+                "(\"text\", and its \"stable\" beginning that no later audio changes)");
+  app->add_option("--endpoint-ms", endpoint_ms,
+                  "--online: end a segment (a final result; the search starts again) once the "
+                  "recognizer has heard only blanks for this long after a word (0: one segment "
+                  "per input)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 600000.0));
   app->add_option("--threads", threads, "Threads (0 = all cores)");
   app->footer(
       "The transcripts are lower case a-z, apostrophe and space, as the recognizer was "
@@ -88,12 +121,18 @@ void add_input(const std::string& arg, const std::string& where, std::vector<Utt
 }  // namespace
 
 int TranscribeCommand::run() const {
+  check(!online || options.n_best == 1, "--online gives one transcript per segment (--n-best 1)");
   warn_if_int8_inexact("heed transcribe", compute_type);
   Recognizer recognizer(model, overrides, compute_type);
   if (!lm.empty()) recognizer.load_lm(lm);
   check(options.n_best <= options.beam, "--n-best ", options.n_best, " needs --beam of at least ",
         options.n_best);
   std::vector<Utterance> utts;
+  if (online) {
+    if (!(inputs.empty() || (inputs.size() == 1 && inputs[0] == "-")))
+      for (const std::string& in : inputs) add_input(in, in, utts);
+    return run_online(recognizer, utts);
+  }
   if (inputs.empty()) {
     std::string line;
     int64_t n = 0;

@@ -22,14 +22,6 @@ double log_add(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// A prefix's paths so far: log p of those ending in a blank, and in its last label; and the
-// LM's terms of the prefix, w ln p_lm(l) + b |l|.
-struct PrefixScore {
-  double blank = kNegInf, label = kNegInf, lm = 0;
-  double total() const { return log_add(blank, label); }
-  double ranked() const { return total() + lm; }
-};
-
 constexpr double kLn10 = 2.302585092994046;
 
 // One labelling on frames lp [T, C] (kernels/ctc.h with B = 1), its forward variables run:
@@ -102,74 +94,108 @@ std::vector<int32_t> ctc_best_path(const float* log_probs, int64_t T, int64_t C,
   return labels;
 }
 
-std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_t T, int64_t C,
-                                                  int32_t blank, const CtcBeamOptions& o) {
+CtcPrefixSearch::CtcPrefixSearch(int64_t C, int32_t blank, const CtcBeamOptions& o)
+    : C_(C),
+      blank_(blank),
+      beam_(o.beam),
+      lm_(o.lm != nullptr && o.lm->lm != nullptr ? o.lm : nullptr) {
   check(o.beam >= 1 && o.n_best >= 1 && o.n_best <= o.beam,
         "CTC beam search: the n-best must be in 1..beam (", o.beam, "), got ", o.n_best);
-  const CtcLm* lm = o.lm != nullptr && o.lm->lm != nullptr ? o.lm : nullptr;
-  check(lm == nullptr || static_cast<int64_t>(lm->ids.size()) == C, "CTC beam search: the LM maps ",
-        lm ? lm->ids.size() : 0, " classes, the model has ", C);
-  std::map<std::vector<int32_t>, std::vector<double>> lm_steps;  // per prefix, as it grows
-  auto lm_of = [&](const std::vector<int32_t>& prefix) -> const std::vector<double>& {
-    auto it = lm_steps.find(prefix);
-    if (it == lm_steps.end()) it = lm_steps.emplace(prefix, lm_step(*lm, prefix)).first;
-    return it->second;
-  };
-  using Prefixes = std::map<std::vector<int32_t>, PrefixScore>;
-  Prefixes beams{{{}, PrefixScore{.blank = 0.0}}};  // the empty prefix, probability 1
-  // the K most probable of `all` (ties: the map's order, lexicographic in the ids)
-  auto keep_best = [&](Prefixes& all) {
-    std::vector<Prefixes::iterator> order;
-    for (auto it = all.begin(); it != all.end(); ++it) order.push_back(it);
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return a->second.ranked() > b->second.ranked();
-    });
-    Prefixes kept;
-    for (size_t k = 0; k < order.size() && k < static_cast<size_t>(o.beam); ++k)
-      kept.insert(*order[k]);
-    return kept;
-  };
-  for (int64_t t = 0; t < T; ++t) {
-    const float* y = log_probs + t * C;  // [C]
-    Prefixes next;
-    for (const auto& [prefix, score] : beams) {
-      const double total = score.total();
-      const std::vector<double>* lm_next = lm ? &lm_of(prefix) : nullptr;
-      // a blank: the same prefix, now ending in a blank
-      PrefixScore& same = next[prefix];
-      same.blank = log_add(same.blank, total + y[blank]);
-      same.lm = score.lm;
-      for (int32_t c = 0; c < C; ++c) {
-        if (c == blank) continue;
-        std::vector<int32_t> longer = prefix;
-        longer.push_back(c);
-        if (!prefix.empty() && c == prefix.back()) {
-          // its last label again: merged into the same prefix, unless a blank came between
-          same.label = log_add(same.label, score.label + y[c]);
-          PrefixScore& ext = next[longer];
-          ext.label = log_add(ext.label, score.blank + y[c]);
-          ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
-        } else {
-          PrefixScore& ext = next[longer];
-          ext.label = log_add(ext.label, total + y[c]);
-          ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
-        }
+  check(lm_ == nullptr || static_cast<int64_t>(lm_->ids.size()) == C,
+        "CTC beam search: the LM maps ", lm_ ? lm_->ids.size() : 0, " classes, the model has ", C);
+  beams_.emplace(std::vector<int32_t>{}, Score{.blank = 0.0});  // the empty prefix, probability 1
+}
+
+const std::vector<double>& CtcPrefixSearch::lm_of(const std::vector<int32_t>& prefix) {
+  auto it = lm_steps_.find(prefix);
+  if (it == lm_steps_.end()) it = lm_steps_.emplace(prefix, lm_step(*lm_, prefix)).first;
+  return it->second;
+}
+
+void CtcPrefixSearch::advance(const float* y) {
+  Prefixes next;
+  for (const auto& [prefix, score] : beams_) {
+    const double total = score.total();
+    const std::vector<double>* lm_next = lm_ ? &lm_of(prefix) : nullptr;
+    // a blank: the same prefix, now ending in a blank
+    Score& same = next[prefix];
+    same.blank = log_add(same.blank, total + y[blank_]);
+    same.lm = score.lm;
+    for (int32_t c = 0; c < C_; ++c) {
+      if (c == blank_) continue;
+      std::vector<int32_t> longer = prefix;
+      longer.push_back(c);
+      if (!prefix.empty() && c == prefix.back()) {
+        // its last label again: merged into the same prefix, unless a blank came between
+        same.label = log_add(same.label, score.label + y[c]);
+        Score& ext = next[longer];
+        ext.label = log_add(ext.label, score.blank + y[c]);
+        ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
+      } else {
+        Score& ext = next[longer];
+        ext.label = log_add(ext.label, total + y[c]);
+        ext.lm = score.lm + (lm_next ? (*lm_next)[static_cast<size_t>(c)] : 0.0);
       }
     }
-    beams = keep_best(next);
   }
+  // the K most probable (ties: the map's order, lexicographic in the ids)
+  std::vector<Prefixes::iterator> order;
+  for (auto it = next.begin(); it != next.end(); ++it) order.push_back(it);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a->second.ranked() > b->second.ranked();
+  });
+  Prefixes kept;
+  for (size_t k = 0; k < order.size() && k < static_cast<size_t>(beam_); ++k)
+    kept.insert(*order[k]);
+  beams_ = std::move(kept);
+  // the LM's rows of prefixes no longer kept are not needed again (a prefix never comes back)
+  if (lm_ && lm_steps_.size() > 64 * static_cast<size_t>(beam_)) lm_steps_.clear();
+}
+
+std::vector<int32_t> CtcPrefixSearch::best() const {
+  const std::vector<int32_t>* best = nullptr;
+  double top = kNegInf;
+  for (const auto& [prefix, score] : beams_)
+    if (best == nullptr || score.ranked() > top) {
+      best = &prefix;
+      top = score.ranked();
+    }
+  return *best;
+}
+
+std::vector<int32_t> CtcPrefixSearch::stable() const {
+  const std::vector<int32_t>& first = beams_.begin()->first;
+  size_t n = first.size();
+  for (const auto& [prefix, score] : beams_) {
+    size_t k = 0;
+    while (k < n && k < prefix.size() && prefix[k] == first[k]) ++k;
+    n = k;
+  }
+  return {first.begin(), first.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+std::vector<CtcHypothesis> CtcPrefixSearch::finish(const float* log_probs, int64_t T,
+                                                   int n_best) const {
   // The kept prefixes and the best path's labelling (which the pruning can lose: the search then
   // never answers worse than best path), ranked by their exact probabilities.
-  beams.try_emplace(ctc_best_path(log_probs, T, C, blank));
+  Prefixes all = beams_;
+  all.try_emplace(ctc_best_path(log_probs, T, C_, blank_));
   std::vector<CtcHypothesis> out;
-  for (const auto& [prefix, score] : beams) {
-    const double log_p = ctc_log_prob(log_probs, T, C, blank, prefix);
-    out.push_back({prefix, log_p, log_p + ctc_lm_score(lm, prefix)});
+  for (const auto& [prefix, score] : all) {
+    const double log_p = ctc_log_prob(log_probs, T, C_, blank_, prefix);
+    out.push_back({prefix, log_p, log_p + ctc_lm_score(lm_, prefix)});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.score > b.score; });
-  out.resize(std::min(out.size(), static_cast<size_t>(o.n_best)));
+  out.resize(std::min(out.size(), static_cast<size_t>(n_best)));
   return out;
+}
+
+std::vector<CtcHypothesis> ctc_prefix_beam_search(const float* log_probs, int64_t T, int64_t C,
+                                                  int32_t blank, const CtcBeamOptions& o) {
+  CtcPrefixSearch search(C, blank, o);
+  for (int64_t t = 0; t < T; ++t) search.advance(log_probs + t * C);
+  return search.finish(log_probs, T, o.n_best);
 }
 
 double ctc_log_prob(const float* log_probs, int64_t T, int64_t C, int32_t blank,
@@ -233,17 +259,20 @@ std::vector<std::vector<float>> alignment_rows(const float* lp, int64_t T, int64
   return rows;
 }
 
+// The picture of `labels` on frames lp [T, C] (K per source unit): the rows (alignment_rows)
+// and the path.
+void picture(const float* lp, int64_t T, int64_t C, int32_t blank, int64_t K,
+             const std::vector<int32_t>& labels, Hypothesis& h) {
+  h.attention = alignment_rows(lp, T, C, blank, K, labels);
+  for (int32_t s : ctc_best_alignment(lp, T, C, blank, labels))
+    h.path.push_back(s % 2 == 1 ? s / 2 : static_cast<int32_t>(labels.size()));
+}
+
 // One row of a batch: its frames' log-probabilities lp [T, C] and the model's labeller.
 struct Row {
   const float* lp;
   int64_t T, C;
   const FrameLabeller& m;
-  // the picture of `labels` on these frames: the rows (alignment_rows) and the path
-  void picture(const std::vector<int32_t>& labels, Hypothesis& h) const {
-    h.attention = alignment_rows(lp, T, C, m.blank(), m.upsample(), labels);
-    for (int32_t s : ctc_best_alignment(lp, T, C, m.blank(), labels))
-      h.path.push_back(s % 2 == 1 ? s / 2 : static_cast<int32_t>(labels.size()));
-  }
 };
 
 // Scores a batch (ids or frames) and calls each(b, row) for every row b.
@@ -269,28 +298,35 @@ Seq2SeqBatch source_batch(const Seq2SeqModel& model, std::vector<std::vector<int
 
 }  // namespace
 
+std::vector<Hypothesis> ctc_decode_frames(const float* lp, int64_t T, int64_t C, int32_t blank,
+                                          const CtcBeamOptions& o, bool attention,
+                                          int64_t upsample) {
+  std::vector<CtcHypothesis> found;
+  if (o.beam == 1) {
+    std::vector<int32_t> best = ctc_best_path(lp, T, C, blank);
+    const double log_p = ctc_log_prob(lp, T, C, blank, best);
+    found.push_back({std::move(best), log_p, log_p});
+  } else {
+    found = ctc_prefix_beam_search(lp, T, C, blank, o);
+  }
+  std::vector<Hypothesis> out;
+  for (CtcHypothesis& c : found) {
+    Hypothesis h;
+    h.log_prob = c.log_prob;
+    if (attention) picture(lp, T, C, blank, upsample, c.labels, h);
+    h.tokens = std::move(c.labels);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 std::vector<std::vector<Hypothesis>> ctc_decode_batch(const Seq2SeqModel& model,
                                                       const Seq2SeqBatch& batch,
                                                       const CtcBeamOptions& o, bool attention) {
   check(o.beam > 1 || o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<Hypothesis>> out(static_cast<size_t>(batch.B));
   for_each_row(model, batch, [&](size_t b, const Row& r) {
-    const int32_t blank = r.m.blank();
-    std::vector<CtcHypothesis> found;
-    if (o.beam == 1) {
-      std::vector<int32_t> best = ctc_best_path(r.lp, r.T, r.C, blank);
-      const double log_p = ctc_log_prob(r.lp, r.T, r.C, blank, best);
-      found.push_back({std::move(best), log_p, log_p});
-    } else {
-      found = ctc_prefix_beam_search(r.lp, r.T, r.C, blank, o);
-    }
-    for (CtcHypothesis& c : found) {
-      Hypothesis h;
-      h.log_prob = c.log_prob;
-      if (attention) r.picture(c.labels, h);
-      h.tokens = std::move(c.labels);
-      out[b].push_back(std::move(h));
-    }
+    out[b] = ctc_decode_frames(r.lp, r.T, r.C, r.m.blank(), o, attention, r.m.upsample());
   });
   return out;
 }
@@ -316,7 +352,7 @@ std::vector<Hypothesis> ctc_force_decode(const Seq2SeqModel& model,
     Hypothesis& h = out[b];
     h.tokens = tgt[b];
     h.log_prob = ctc_log_prob(r.lp, r.T, r.C, r.m.blank(), tgt[b]);
-    if (attention) r.picture(tgt[b], h);
+    if (attention) picture(r.lp, r.T, r.C, r.m.blank(), r.m.upsample(), tgt[b], h);
   });
   return out;
 }

@@ -65,10 +65,6 @@ std::vector<std::vector<Transcript>> Recognizer::transcribe(
   return transcribe_features({features.begin(), features.end()}, o);
 }
 
-namespace {
-
-// Each unit's first and last model frame: CTC's best alignment (path: per frame the unit's
-// index, or units for the blank), or an attention model's most attended frame per unit.
 std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t units, bool ctc) {
   std::vector<std::pair<int64_t, int64_t>> span(units, {-1, -1});
   if (ctc) {
@@ -89,6 +85,8 @@ std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t
   return span;
 }
 
+namespace {
+
 // Per unit and then </s> (CTC: the blank) its row over the model frames: the attention, or 1
 // where CTC's best path is in that row.
 std::vector<std::vector<float>> alignment_rows(const Hypothesis& h, size_t units, bool ctc) {
@@ -99,17 +97,18 @@ std::vector<std::vector<float>> alignment_rows(const Hypothesis& h, size_t units
   return rows;
 }
 
-// Words and their times from the units and each unit's frames.
+}  // namespace
+
 std::vector<WordTime> word_times(const std::vector<std::string>& units,
                                  const std::vector<std::pair<int64_t, int64_t>>& frames,
-                                 double frame_seconds) {
+                                 double frame_seconds, std::span<const double> emitted) {
   std::vector<WordTime> words;
   WordTime w;
   int64_t begin = -1, end = -1;
   auto close = [&]() {
     if (!w.word.empty())
       words.push_back({w.word, static_cast<double>(std::max<int64_t>(begin, 0)) * frame_seconds,
-                       static_cast<double>(end + 1) * frame_seconds});
+                       static_cast<double>(end + 1) * frame_seconds, w.emitted});
     w = {};
     begin = end = -1;
   };
@@ -122,12 +121,11 @@ std::vector<WordTime> word_times(const std::vector<std::string>& units,
     w.word += starts ? units[k].substr(kSpaceUnit.size()) : units[k];
     if (frames[k].first >= 0 && (begin < 0 || frames[k].first < begin)) begin = frames[k].first;
     end = std::max(end, frames[k].second);
+    if (k < emitted.size()) w.emitted = std::max(w.emitted, emitted[k]);
   }
   close();
   return words;
 }
-
-}  // namespace
 
 std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
                                                      const Seq2SeqBatch& b,
@@ -198,8 +196,10 @@ nlohmann::json to_json(const std::vector<Transcript>& n_best, bool timestamps) {
     nlohmann::json r = {{"text", t.text}, {"log_prob", t.log_prob}};
     if (timestamps) {
       nlohmann::json words = nlohmann::json::array();
-      for (const WordTime& w : t.words)
+      for (const WordTime& w : t.words) {
         words.push_back({{"word", w.word}, {"start", w.start}, {"end", w.end}});
+        if (w.emitted >= 0) words.back()["emitted"] = w.emitted;
+      }
       r["words"] = std::move(words);
     }
     return r;

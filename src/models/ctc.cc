@@ -154,4 +154,68 @@ FrameScores CtcModel::Labeller::frame_log_probs(Graph& g, const Seq2SeqBatch& b)
   return out;
 }
 
+namespace {
+// A front end position's window of frames, and the frames between two positions' windows
+constexpr int64_t kWindow = AudioFrontEndConfig::kMinFrames, kStride = 4;
+}  // namespace
+
+// A recognizer's positions as its frames arrive. Position j of the front end reads frames
+// 4j .. 4j + 6 (two 3x3 convolutions of stride 2, no padding); `pending_` holds the frames from
+// 4 next on, so each push runs the front end over the windows it completes (3 frames of
+// overlap), the encoder's stream over their vectors, the output layer and the log-softmax.
+std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
+  check(m_.front_ != nullptr, "ctc: only a recognizer (audio in) reads a stream");
+  check(!m_.front_->config().utterance_mean,
+        "ctc: this recognizer subtracts each utterance's mean (--utterance-mean), which needs "
+        "the whole utterance before its first frame; a streaming one is trained without it");
+  class AudioStream final : public Stream {
+   public:
+    explicit AudioStream(const CtcModel& m)
+        : m_(m), F_(m.front_->config().features), encoder_(m.encoder_->stream_vectors()) {}
+    std::vector<float> push(std::span<const float> features) override {
+      check(static_cast<int64_t>(features.size()) % F_ == 0, "ctc stream: ", features.size(),
+            " values are not frames of ", F_, " bins");
+      pending_.insert(pending_.end(), features.begin(), features.end());
+      const int64_t S = frames(), n = S < kWindow ? 0 : (S - kWindow) / kStride + 1;
+      if (n == 0) return {};
+      std::vector<float> out = run(S, (n - 1) * kStride + kWindow);
+      pending_.erase(pending_.begin(), pending_.begin() + n * kStride * F_);
+      return out;
+    }
+    std::vector<float> finish() override {
+      std::vector<float> out;
+      const int64_t S = frames();
+      if (positions_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
+        pending_.resize(static_cast<size_t>(kWindow * F_), 0.f);
+        out = run(S, kWindow);
+      }
+      pending_.clear();
+      return out;
+    }
+    int64_t positions() const override { return positions_; }
+
+   private:
+    int64_t frames() const { return static_cast<int64_t>(pending_.size()) / F_; }
+    // the front end over pending_'s first `span` frames (`real` of them audio) -> [n, V]
+    std::vector<float> run(int64_t real, int64_t span) {
+      g_.clear();
+      const int32_t length = static_cast<int32_t>(std::min(real, span));
+      int32_t out_length = 0;
+      Var x = m_.front_->forward(g_, {pending_.data(), static_cast<size_t>(span * F_)}, span,
+                                 {&length, 1}, {&out_length, 1});                  // [n, 1, D]
+      Var h = encoder_->push(g_, x);                                               // [1, n, H]
+      Var y = log_softmax(linear(h, g_.param(*m_.out_W_), g_.param(*m_.out_b_)));  // [1, n, V]
+      positions_ += y.dim(1);
+      return {y.value().data(), y.value().data() + y.value().numel()};
+    }
+    const CtcModel& m_;
+    int64_t F_;
+    std::unique_ptr<SequenceEncoder::Stream> encoder_;
+    Graph g_{Mode::Inference};
+    std::vector<float> pending_;  // [frames, F]: from frame 4 positions_ on
+    int64_t positions_ = 0;
+  };
+  return std::make_unique<AudioStream>(m_);
+}
+
 }  // namespace heed

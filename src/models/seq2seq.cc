@@ -10,6 +10,12 @@
 
 namespace heed {
 
+std::unique_ptr<FrameLabeller::Stream> FrameLabeller::stream() const {
+  fail(
+      "this model does not read a stream: a streaming recognizer is a ctc model with audio in "
+      "and a --unidirectional encoder");
+}
+
 std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
                                     int64_t source, bool reversed) {
   const int64_t S = b.F > 0 ? AudioFrontEndConfig::subsampled(b.S) : b.S;

@@ -75,7 +75,7 @@ TimeMajorPacking time_major_packing(std::span<const int32_t> lengths, int64_t S)
 
 RnnLayer::RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& s,
                    RnnInit init)
-    : cell_(kind, input, hidden, s, init), reverse_(reverse) {}
+    : cell_(kind, input, hidden, s, init), lstm_(kind == CellKind::Lstm), reverse_(reverse) {}
 
 RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const TimeMajorPacking& p) const {
   const int64_t S = p.S, B = p.B;
@@ -100,6 +100,19 @@ RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const TimeMajorPacking& p) c
   for (const Var& v : out)
     if (v.valid()) steps.push_back(v);
   return {concat(steps, 0), s};
+}
+
+Var RnnLayer::forward_from(Graph& g, Var x, RnnState& state) const {
+  check(!reverse_, "rnn: a reverse layer cannot read a sequence in pieces");
+  const int64_t n = x.dim(0);
+  Var gx = cell_.project(g, x);  // [n, G*H]: the piece's input projections in one GEMM
+  if (!state.h.valid()) state = cell_.zero_state(g, 1);
+  std::vector<Var> out(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) {
+    state = cell_.step(g, slice(gx, 0, t, 1), state);
+    out[static_cast<size_t>(t)] = state.h;  // [1, H]
+  }
+  return n == 1 ? out.front() : concat(out, 0);  // [n, H]
 }
 
 std::span<const Named<CellKind>> names(CellKind) {
@@ -132,6 +145,37 @@ RnnEncoder::RnnEncoder(const RnnEncoderConfig& c, const Scope& scope) : config_(
     if (c.bidirectional) bwd_.emplace_back(c.cell, in, c.hidden, true, layer / "bwd", c.init);
     in = annotation_dim();
   }
+}
+
+RnnEncoder::Stream RnnEncoder::stream() const {
+  check(!config_.bidirectional,
+        "encoder: a bidirectional encoder needs a sequence's last frame before its first state; "
+        "a streaming one is forward-only (--unidirectional)");
+  return Stream(*this);
+}
+
+RnnEncoder::Stream::Stream(const RnnEncoder& encoder) : e_(encoder) {}
+
+Var RnnEncoder::Stream::push(Graph& g, Var x) {
+  check(x.dim(1) == 1 && x.dim(2) == e_.config_.embed, "encoder stream: vectors [n, 1, ",
+        e_.config_.embed, "], got ", x.shape());
+  const int64_t n = x.dim(0);
+  Var h = reshape(x, Shape{n, x.dim(2)});
+  for (size_t l = 0; l < e_.fwd_.size(); ++l) {
+    const RnnLayer& layer = e_.fwd_[l];
+    RnnState s;
+    if (l < h_.size()) s = {g.constant(h_[l]), layer.lstm() ? g.constant(c_[l]) : Var()};
+    h = layer.forward_from(g, h, s);  // [n, H]
+    // the state leaves the graph's arena: the next piece may come in another graph
+    if (h_.size() <= l) {
+      h_.push_back(Tensor::empty(Shape{1, layer.hidden()}));
+      c_.push_back(layer.lstm() ? Tensor::empty(Shape{1, layer.hidden()}) : Tensor());
+    }
+    h_[l].copy_from(s.h.value());
+    if (layer.lstm()) c_[l].copy_from(s.c.value());
+  }
+  frames_ += n;
+  return reshape(h, Shape{1, n, h.dim(1)});  // [1, n, H]
 }
 
 RnnEncoder::Output RnnEncoder::forward(Graph& g, std::span<const int32_t> ids, int64_t S,

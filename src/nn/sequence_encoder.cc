@@ -19,6 +19,11 @@ SequenceEncoder::Output SequenceEncoder::encode_vectors(Graph& /*g*/, Var /*x*/,
   fail("this encoder reads token ids only (a speech front end needs the birnn encoder)");
 }
 
+std::unique_ptr<SequenceEncoder::Stream> SequenceEncoder::stream_vectors() const {
+  fail(
+      "this encoder does not read a stream (a streaming recognizer's is a --unidirectional birnn)");
+}
+
 namespace {
 
 class BiRnnSequenceEncoder final : public SequenceEncoder {
@@ -33,6 +38,14 @@ class BiRnnSequenceEncoder final : public SequenceEncoder {
   Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
                         const Options& o) const override {
     return output(rnn_.forward_vectors(g, x, lengths), o);
+  }
+  std::unique_ptr<Stream> stream_vectors() const override {
+    struct RnnStream final : Stream {
+      explicit RnnStream(RnnEncoder::Stream s) : s(std::move(s)) {}
+      Var push(Graph& g, Var x) override { return s.push(g, x); }
+      RnnEncoder::Stream s;
+    };
+    return std::make_unique<RnnStream>(rnn_.stream());
   }
 
  private:

@@ -14,7 +14,11 @@
 // Leaves out: word-level LMs over character outputs (heed's LM reads the output units).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <vector>
 
 #include "heed/models/seq2seq.h"
@@ -49,6 +53,42 @@ struct CtcHypothesis {
 // w ln p_lm(labels </s>) + b |labels| (0 without a model).
 double ctc_lm_score(const CtcLm* lm, const std::vector<int32_t>& labels);
 
+// The prefix beam search one frame at a time: what ctc_prefix_beam_search runs over a whole
+// utterance, and a stream (decode/recognizer_stream.h) as its frames arrive.
+class CtcPrefixSearch {
+ public:
+  CtcPrefixSearch(int64_t C, int32_t blank, const CtcBeamOptions& options);
+  void advance(const float* y);       // the next frame's log-probabilities [C]
+  std::vector<int32_t> best() const;  // the prefix ranked first so far
+  // The labels every kept prefix begins with: whatever the frames to come, the answer begins
+  // with them (every later prefix extends a kept one), up to the rescoring of finish().
+  std::vector<int32_t> stable() const;
+  // The answer after the last frame, up to n_best labellings: the kept prefixes and the best
+  // path's labelling of all the frames seen, log_probs [T, C], rescored exactly.
+  std::vector<CtcHypothesis> finish(const float* log_probs, int64_t T, int n_best) const;
+
+ private:
+  static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  // A prefix's paths so far: log p of those ending in a blank, and in its last label; and the
+  // LM's terms of the prefix, w ln p_lm(l) + b |l|.
+  struct Score {
+    double blank = kNegInf, label = kNegInf, lm = 0;
+    double total() const {
+      const double hi = std::max(blank, label), lo = std::min(blank, label);
+      return lo == kNegInf ? hi : hi + std::log1p(std::exp(lo - hi));
+    }
+    double ranked() const { return total() + lm; }
+  };
+  using Prefixes = std::map<std::vector<int32_t>, Score>;
+  const std::vector<double>& lm_of(const std::vector<int32_t>& prefix);
+  int64_t C_;
+  int32_t blank_;
+  int beam_;
+  const CtcLm* lm_;
+  Prefixes beams_;
+  std::map<std::vector<int32_t>, std::vector<double>> lm_steps_;  // per prefix, as it grows
+};
+
 // log_probs [T, C] -> up to n_best labellings, most probable first (ties: in the ids'
 // lexicographic order), each with its exact log-probability: the K prefixes kept after the last
 // frame and the best path's labelling are rescored by the forward algorithm, so the answer is
@@ -77,6 +117,11 @@ std::vector<std::vector<Hypothesis>> ctc_decode_n_best(const Seq2SeqModel& model
                                                        std::vector<std::vector<int32_t>> src,
                                                        const CtcBeamOptions& options,
                                                        bool attention);
+// One row's frames lp [T, C] (`upsample` per source unit) decoded as ctc_decode_batch decodes
+// each row (a stream's utterance: decode/recognizer_stream.h).
+std::vector<Hypothesis> ctc_decode_frames(const float* lp, int64_t T, int64_t C, int32_t blank,
+                                          const CtcBeamOptions& options, bool attention,
+                                          int64_t upsample = 1);
 // The same for a batch as the model reads it (a recognizer's frames: models/seq2seq.h
 // make_audio_batch); Hypothesis::path is per model frame (after its front end's subsampling).
 std::vector<std::vector<Hypothesis>> ctc_decode_batch(const Seq2SeqModel& model,

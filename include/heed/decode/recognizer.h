@@ -47,7 +47,18 @@ std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
 struct WordTime {
   std::string word;
   double start = 0, end = 0;  // seconds
+  double emitted = -1;        // a stream's: when its last unit was given out (-1: not streamed)
 };
+
+// Each unit's first and last model frame (-1 when none): CTC's best alignment (h.path: per
+// frame the unit's index, or `units` for the blank), or an attention model's most attended frame.
+std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t units, bool ctc);
+// The words of units (a character model's spaces between them, or SentencePiece pieces that
+// begin one) with their times: a word starts at its first unit's first frame and ends after its
+// last unit's last one; with `emitted` (per unit), a word's is the latest of its units'.
+std::vector<WordTime> word_times(const std::vector<std::string>& units,
+                                 const std::vector<std::pair<int64_t, int64_t>>& frames,
+                                 double frame_seconds, std::span<const double> emitted = {});
 
 struct Transcript {
   std::string text;
@@ -75,6 +86,10 @@ class Recognizer {
   // An ARPA n-gram model of the output units (heed lm over the training transcripts, in the
   // model's units) joins the prefix beam search (beam >= 2) from now on.
   void load_lm(const std::string& arpa);
+  // The loaded LM for the prefix search with this weight and bonus (lm null when none).
+  CtcLm lm(double weight, double bonus) const {
+    return {.lm = lm_.get(), .ids = lm_ids_, .weight = weight, .bonus = bonus};
+  }
   static constexpr int kSampleRate = 16000;
   static constexpr double kFrameSeconds = 0.04;  // one model frame: 4 feature frames of 10 ms
   // The model's filterbanks of one utterance (samples at 16 kHz, full scale 1): [frames, bins]

@@ -83,6 +83,7 @@ class CtcModel final : public Seq2SeqModel {
     FrameScores frame_log_probs(Graph& g, const Seq2SeqBatch& batch) const override;
     int64_t upsample() const override { return m_.config_.upsample; }
     int32_t blank() const override { return kBlank; }
+    std::unique_ptr<Stream> stream() const override;
 
    private:
     const CtcModel& m_;

@@ -143,6 +143,21 @@ class FrameLabeller {
   virtual FrameScores frame_log_probs(Graph& g, const Seq2SeqBatch& batch) const = 0;
   virtual int64_t upsample() const = 0;  // positions per source unit
   virtual int32_t blank() const = 0;     // the blank's class id
+
+  // A causal recognizer's labeller reads one utterance's feature frames as they arrive: each
+  // push of n frames [n, F] gives the log-probabilities [m, V] of the m positions they complete
+  // (a position needs its front end's whole window), each position computed once; finish()
+  // ends the utterance (an utterance shorter than one window gets its one position, padded, as
+  // decoding it whole does). The positions and their scores equal frame_log_probs' of the
+  // whole utterance. stream() is an Error for a model that is not causal.
+  class Stream {
+   public:
+    virtual ~Stream() = default;
+    virtual std::vector<float> push(std::span<const float> features) = 0;
+    virtual std::vector<float> finish() = 0;
+    virtual int64_t positions() const = 0;  // given out so far
+  };
+  virtual std::unique_ptr<Stream> stream() const;
 };
 
 // CTC's targets of a batch: each row's tgt_out up to its <eos>, padded with the blank (the

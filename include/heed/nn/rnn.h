@@ -82,9 +82,15 @@ class RnnLayer {
   // x [N, In] packed as p. Step t runs the cell on its batch_sizes[t] rows only; a sequence
   // that has ended keeps its state (forward), one not yet begun stays at zero (reverse).
   Output forward(Graph& g, Var x, const TimeMajorPacking& p) const;
+  // One sequence in pieces (a forward layer): x [n, In], the frames after those `state` has
+  // seen (a zero state before the first) -> their states [n, H]; `state` becomes the last one's.
+  Var forward_from(Graph& g, Var x, RnnState& state) const;
+  int64_t hidden() const { return cell_.hidden(); }
+  bool lstm() const { return lstm_; }
 
  private:
   RnnCell cell_;
+  bool lstm_;
   bool reverse_;
 };
 
@@ -114,6 +120,25 @@ class RnnEncoder {
   // x [S, B, E] time-major (the embeddings, or a front end's vectors), lengths [B]
   Output forward_vectors(Graph& g, Var x, std::span<const int32_t> lengths) const;
   int64_t annotation_dim() const { return config_.hidden * (config_.bidirectional ? 2 : 1); }
+
+  // A forward-only encoder reads one sequence as it arrives: push() the next frames' vectors
+  // x [n, 1, E] and get their annotations [1, n, H], each frame computed once, the layers'
+  // states carried from piece to piece on the heap (so that a graph rewound or cleared between
+  // pieces loses nothing). The annotations equal forward_vectors' over the whole sequence.
+  // (Dropout is off: this is decoding.)
+  class Stream {
+   public:
+    explicit Stream(const RnnEncoder& encoder);
+    Var push(Graph& g, Var x);
+    int64_t frames() const { return frames_; }  // read so far
+
+   private:
+    const RnnEncoder& e_;
+    std::vector<Tensor> h_, c_;  // per layer [1, H] (c_: LSTM only); empty before the first
+    int64_t frames_ = 0;
+  };
+  // An Error for a bidirectional encoder, whose first state needs the sequence's last frame.
+  Stream stream() const;
 
  private:
   RnnEncoderConfig config_;

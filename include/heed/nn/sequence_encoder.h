@@ -124,6 +124,17 @@ class SequenceEncoder {
   // lengths [B] in 1..S. The encoders that read ids only refuse (an Error).
   virtual Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
                                 const Options& options) const;
+  // A causal encoder reads one sequence of vectors as it arrives (a recognizer's stream):
+  // push(g, x [n, 1, E]) -> the states [1, n, D] of those n positions, each position computed
+  // once, the encoder's state carried between pushes outside any graph (a graph may be rewound
+  // or cleared between them). The states equal encode_vectors' over the whole sequence.
+  class Stream {
+   public:
+    virtual ~Stream() = default;
+    virtual Var push(Graph& g, Var x) = 0;
+  };
+  // An Error for an encoder whose states depend on later positions (a bidirectional one).
+  virtual std::unique_ptr<Stream> stream_vectors() const;
 };
 
 // ids time-major [S, B] -> batch-major [B, S], in the graph's arena (the convolutional

@@ -1,0 +1,162 @@
+// A recognizer reading a stream of audio as it arrives (see the header).
+#include "heed/decode/recognizer_stream.h"
+
+#include <algorithm>
+
+#include "heed/data/speech_features.h"
+#include "heed/util/error.h"
+
+namespace heed {
+
+RecognizerStream::RecognizerStream(const Recognizer& r, const StreamOptions& o, Clock clock)
+    : r_(r),
+      o_(o),
+      clock_(std::move(clock)),
+      fbank_({.num_mel_bins = static_cast<int>(r.bins())}),
+      lm_(r.lm(o.lm_weight, o.lm_bonus)) {
+  const FrameLabeller* labeller = r.files().model->frame_labeller();
+  check(labeller != nullptr,
+        "transcribe --online: an attention decoder needs the whole utterance; a streaming "
+        "recognizer is a ctc model with a --unidirectional encoder");
+  check(o.beam >= 1, "transcribe --online: a beam of ", o.beam);
+  check(lm_.lm == nullptr || o.beam > 1,
+        "--lm: the n-gram model joins the prefix search, which needs a beam of 2 or more (--beam)");
+  check(o.endpoint_seconds >= 0, "transcribe --online: a negative endpoint (", o.endpoint_seconds,
+        " s)");
+  frames_ = labeller->stream();
+  V_ = r.files().model->tgt_vocab();
+  blank_ = labeller->blank();
+  last_class_ = blank_;
+  if (o_.beam > 1)
+    search_ = std::make_unique<CtcPrefixSearch>(
+        V_, blank_, CtcBeamOptions{.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr});
+}
+
+RecognizerStream::~RecognizerStream() = default;
+
+double RecognizerStream::audio_seconds() const {
+  return static_cast<double>(samples_read_) / Recognizer::kSampleRate;
+}
+
+std::vector<int32_t> RecognizerStream::best() const {
+  return search_ ? search_->best() : path_labels_;
+}
+
+std::vector<int32_t> RecognizerStream::stable() const {
+  return search_ ? search_->stable() : path_labels_;  // the best path never takes a label back
+}
+
+std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples) {
+  std::vector<StreamResult> out;
+  samples_.insert(samples_.end(), samples.begin(), samples.end());
+  samples_read_ += static_cast<int64_t>(samples.size());
+  // the whole frames among the samples held; the rest waits for the next push
+  const int64_t n = fbank_.frames(static_cast<int64_t>(samples_.size()));
+  if (n > 0) {
+    const int64_t used = (n - 1) * fbank_.frame_shift() + fbank_.frame_length();
+    const std::vector<float> features =
+        kaldi_fbank(fbank_, {samples_.data(), static_cast<size_t>(used)});
+    samples_.erase(samples_.begin(), samples_.begin() + n * fbank_.frame_shift());
+    const std::vector<float> scores = frames_->push(features);
+    for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
+      position(scores.data() + i, out);
+  }
+  // the labels that became stable in this push were given out now
+  const size_t now_stable = stable().size();
+  if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+  if (o_.partials && best() != shown_) out.push_back(partial());
+  return out;
+}
+
+void RecognizerStream::position(const float* y, std::vector<StreamResult>& out) {
+  ++positions_;
+  scores_.insert(scores_.end(), y, y + V_);
+  const auto top = static_cast<int32_t>(std::max_element(y, y + V_) - y);
+  if (search_) {
+    search_->advance(y);
+  } else if (top != blank_ && top != last_class_) {
+    path_labels_.push_back(top);  // merge repeats, drop blanks
+  }
+  last_class_ = top;
+  blank_run_ = top == blank_ ? blank_run_ + 1 : 0;
+  const bool labelled = !best().empty();
+  if (o_.endpoint_seconds > 0 && labelled &&
+      static_cast<double>(blank_run_) * Recognizer::kFrameSeconds >= o_.endpoint_seconds) {
+    const size_t now_stable = stable().size();
+    if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+    end_segment(out);
+  }
+}
+
+StreamResult RecognizerStream::partial() {
+  const ModelFiles& m = r_.files();
+  StreamResult p;
+  p.segment = segment_;
+  p.text = m.tgt_seg.join(m.tgt_vocab.decode(best()));
+  p.stable = m.tgt_seg.join(m.tgt_vocab.decode(stable()));
+  p.audio = audio_seconds();
+  shown_ = best();
+  return p;
+}
+
+void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
+  const ModelFiles& m = r_.files();
+  const int64_t T = static_cast<int64_t>(scores_.size()) / V_;
+  StreamResult f;
+  f.final = true;
+  f.segment = segment_;
+  f.audio = audio_seconds();
+  f.start = static_cast<double>(segment_start_) * Recognizer::kFrameSeconds;
+  f.end = static_cast<double>(segment_start_ + T) * Recognizer::kFrameSeconds;
+  if (T > 0) {
+    // the answer over the segment's positions, as decoding them whole gives it
+    Hypothesis h = std::move(ctc_decode_frames(scores_.data(), T, V_, blank_,
+                                               {.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr},
+                                               /*attention=*/true)
+                                 .front());
+    const std::vector<std::string> units = m.tgt_vocab.decode(h.tokens);
+    f.text = m.tgt_seg.join(units);
+    f.log_prob = h.log_prob;
+    // a unit given out as stable keeps its moment; any other (the final rescoring's) is now's
+    const std::vector<int32_t> held = stable();
+    std::vector<double> emitted(units.size(), clock_());
+    for (size_t k = 0; k < units.size() && k < held.size() && k < emitted_.size(); ++k) {
+      if (held[k] != h.tokens[k]) break;
+      emitted[k] = emitted_[k];
+    }
+    f.words = word_times(units, unit_frames(h, units.size(), /*ctc=*/true),
+                         Recognizer::kFrameSeconds, emitted);
+    for (WordTime& w : f.words) {
+      w.start += f.start;
+      w.end += f.start;
+    }
+  }
+  out.push_back(std::move(f));
+  any_final_ = true;
+  // a new segment: the search starts again, the encoder goes on
+  ++segment_;
+  segment_start_ = positions_;
+  scores_.clear();
+  path_labels_.clear();
+  emitted_.clear();
+  shown_.clear();
+  blank_run_ = 0;
+  if (search_)
+    search_ = std::make_unique<CtcPrefixSearch>(
+        V_, blank_, CtcBeamOptions{.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr});
+}
+
+std::vector<StreamResult> RecognizerStream::finish() {
+  std::vector<StreamResult> out;
+  samples_.clear();  // less than a frame: as decoding the whole (snip_edges) drops it
+  const std::vector<float> scores = frames_->finish();
+  for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
+    position(scores.data() + i, out);
+  const size_t now_stable = stable().size();
+  if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+  // the last segment, unless it is the blank tail after an endpoint
+  if (!any_final_ || !best().empty()) end_segment(out);
+  return out;
+}
+
+}  // namespace heed
