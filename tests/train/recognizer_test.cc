@@ -30,65 +30,10 @@
 #include "heed/serve/server.h"
 #include "heed/train/train_options.h"
 #include "support/temp_dir.h"
+#include "support/tones.h"
 
 namespace heed {
 namespace {
-
-constexpr int kRate = 16000;
-constexpr double kTone = 0.15, kGap = 0.05;
-
-// An utterance of `word`: per letter a tone (a 400 Hz, b 700, c 1100, d 1600, e 2300), then quiet.
-std::vector<float> speak(const std::string& word, std::mt19937& rng) {
-  std::normal_distribution<float> noise(0.f, 0.01f);
-  std::vector<float> x;
-  for (char c : word) {
-    const double hz = std::vector<double>{400, 700, 1100, 1600, 2300}[static_cast<size_t>(c - 'a')];
-    for (int k = 0; k < static_cast<int>(kTone * kRate); ++k)
-      x.push_back(0.3f * static_cast<float>(std::sin(2 * M_PI * hz * k / kRate)) + noise(rng));
-    for (int k = 0; k < static_cast<int>(kGap * kRate); ++k) x.push_back(noise(rng));
-  }
-  return x;
-}
-
-std::string random_word(std::mt19937& rng) {
-  std::string w;
-  const int n = 2 + static_cast<int>(rng() % 4);
-  for (int i = 0; i < n; ++i) w += static_cast<char>('a' + rng() % 5);
-  return w;
-}
-
-// n utterances as dir/NAME-i.wav and the manifest dir/NAME.tsv; their words
-std::vector<std::string> make_set(const testing::TempDir& dir, const std::string& name, int n,
-                                  uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::string> words;
-  std::ofstream manifest(dir / (name + ".tsv"));
-  for (int i = 0; i < n; ++i) {
-    words.push_back(random_word(rng));
-    const std::string wav = name + "-" + std::to_string(i) + ".wav";
-    write_wav(dir / wav, speak(words.back(), rng), kRate);
-    manifest << wav << "\t" << words.back() << "\n";
-  }
-  return words;
-}
-
-// Training options for the tone task in `dir` (train.tsv, dev.tsv): a small model, 23 bins.
-TrainOptions tone_options(const testing::TempDir& dir, const std::string& save, int64_t steps) {
-  TrainOptions o;
-  o.seq2seq.train_src = dir / "train.tsv";  // detected: a manifest of .wav files
-  o.seq2seq.valid_src = dir / "dev.tsv";
-  o.seq2seq.mel_bins = 23;
-  o.seq2seq.front_channels = 8;
-  o.seq2seq.batch_size = 16;
-  o.seq2seq.epochs = 100;
-  o.seq2seq.patience = 100;
-  o.seq2seq.max_steps = steps;
-  o.seq2seq.valid_every = steps / 2;
-  o.seq2seq.valid_max = 20;  // of the 30 dev utterances
-  o.seq2seq.lr = 3e-3f;
-  o.seq2seq.save_dir = dir / save;
-  return o;
-}
 
 // 40 new tone words (seeded by `seed`) transcribed greedily and by a beam of 4 with a CER under
 // 10 % (`log`: the training's, shown on failure).
