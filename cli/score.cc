@@ -19,6 +19,7 @@
 #include "heed/data/transcript.h"
 #include "heed/metrics/latency.h"
 #include "heed/metrics/metrics.h"
+#include "heed/metrics/word_delay.h"
 #include "heed/util/error.h"
 
 namespace heed::cli {
@@ -116,7 +117,10 @@ void ScoreCommand::add(CLI::App& parent) {
       "(the first field of each line is its label, so an SST file and `heed "
       "classify` output compare directly); latency: AL, AP and DAL of online decoding "
       "(--hyp is `heed translate --online --latency-out`'s JSON lines; with --ref, "
-      "the reference translations, also LAAL)");
+      "the reference translations, also LAAL; or `heed transcribe --online`'s JSON "
+      "lines with --ref the corpus's word timings, *.align.jsonl: each recognised word's "
+      "delay from its end in the audio to its emission, mean, p50 and p90, and AL in "
+      "ms)");
   app->add_option("--ref", refs,
                   "Reference file (repeat for several references; required but for latency)");
   app->add_option("--hyp", hyp, "Hypothesis file, line-parallel to the references (- = stdin)")
@@ -181,7 +185,17 @@ int ScoreCommand::run() const {
     check(metric == Metric::Chrf || !given(o), "score: ", o, " is for --metric chrf");
   check(!by_ref_length || metric == Metric::Wer || metric == Metric::Cer,
         "score: --by-ref-length is for --metric wer|cer of transcripts");
-  if (metric == Metric::Latency) {
+  if (metric == Metric::Latency && hyp != "-" && is_stream_output(hyp)) {
+    // streaming recognition: word delays against the corpus's word timings
+    check(refs.size() == 1,
+          "score: latency of heed transcribe --online's output takes one "
+          "--ref, the corpus's word timings (*.align.jsonl)");
+    const WordDelayScore s = word_delays(read_word_timings(refs.front()), read_stream_words(hyp));
+    line = s.str();
+    out = {{"metric", "latency"},      {"word_delay_mean", s.mean},  {"word_delay_p50", s.p50},
+           {"word_delay_p90", s.p90},  {"recognised", s.recognised}, {"al_ms", s.al_ms},
+           {"ref_words", s.ref_words}, {"utterances", s.utterances}};
+  } else if (metric == Metric::Latency) {
     check(refs.size() <= 1, "latency takes at most one reference file (for LAAL)");
     const std::vector<Delays> d = hyp == "-" ? read_delays(std::cin, "<stdin>") : read_delays(hyp);
     std::vector<int64_t> ref_lens;

@@ -4,10 +4,11 @@
 // result is one JSON line the moment it is known:
 //   {"id", "type": "partial", "segment", "text", "stable", "audio", "emitted"}
 //   {"id", "type": "final", "segment", "text", "start", "end", "log_prob",
-//    "words": [{"word", "start", "end", "emitted"}], "audio", "emitted"}
+//    "words": [{"word", "start", "end", "emitted", "read"}], "audio", "emitted"}
 // "audio" is the audio read so far and "emitted" the moment the line (a word: its last unit) was
 // given out, in seconds since the stream began: the wall clock for stdin and --realtime; as
 // fast as decoding goes, the chunk's end in the audio plus the time spent on it since it came.
+// A word's "read" is the audio read when it was given out (what AL counts).
 // Leaves out: the search (decode/), reading audio (io/).
 #include <unistd.h>
 
@@ -44,8 +45,11 @@ void print(const std::string& id, const StreamResult& r, double emitted) {
     j["log_prob"] = r.log_prob;
     nlohmann::json words = nlohmann::json::array();
     for (const WordTime& w : r.words)
-      words.push_back(
-          {{"word", w.word}, {"start", w.start}, {"end", w.end}, {"emitted", w.emitted}});
+      words.push_back({{"word", w.word},
+                       {"start", w.start},
+                       {"end", w.end},
+                       {"emitted", w.emitted},
+                       {"read", w.read}});
     j["words"] = std::move(words);
   } else {
     j["stable"] = r.stable;

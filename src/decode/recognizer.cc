@@ -101,14 +101,15 @@ std::vector<std::vector<float>> alignment_rows(const Hypothesis& h, size_t units
 
 std::vector<WordTime> word_times(const std::vector<std::string>& units,
                                  const std::vector<std::pair<int64_t, int64_t>>& frames,
-                                 double frame_seconds, std::span<const double> emitted) {
+                                 double frame_seconds, std::span<const double> emitted,
+                                 std::span<const double> read) {
   std::vector<WordTime> words;
   WordTime w;
   int64_t begin = -1, end = -1;
   auto close = [&]() {
     if (!w.word.empty())
       words.push_back({w.word, static_cast<double>(std::max<int64_t>(begin, 0)) * frame_seconds,
-                       static_cast<double>(end + 1) * frame_seconds, w.emitted});
+                       static_cast<double>(end + 1) * frame_seconds, w.emitted, w.read});
     w = {};
     begin = end = -1;
   };
@@ -122,6 +123,7 @@ std::vector<WordTime> word_times(const std::vector<std::string>& units,
     if (frames[k].first >= 0 && (begin < 0 || frames[k].first < begin)) begin = frames[k].first;
     end = std::max(end, frames[k].second);
     if (k < emitted.size()) w.emitted = std::max(w.emitted, emitted[k]);
+    if (k < read.size()) w.read = std::max(w.read, read[k]);
   }
   close();
   return words;
@@ -199,6 +201,7 @@ nlohmann::json to_json(const std::vector<Transcript>& n_best, bool timestamps) {
       for (const WordTime& w : t.words) {
         words.push_back({{"word", w.word}, {"start", w.start}, {"end", w.end}});
         if (w.emitted >= 0) words.back()["emitted"] = w.emitted;
+        if (w.read >= 0) words.back()["read"] = w.read;
       }
       r["words"] = std::move(words);
     }

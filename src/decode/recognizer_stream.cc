@@ -62,8 +62,7 @@ std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples)
       position(scores.data() + i, out);
   }
   // the labels that became stable in this push were given out now
-  const size_t now_stable = stable().size();
-  if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+  stamp();
   if (o_.partials && best() != shown_) out.push_back(partial());
   return out;
 }
@@ -82,10 +81,16 @@ void RecognizerStream::position(const float* y, std::vector<StreamResult>& out) 
   const bool labelled = !best().empty();
   if (o_.endpoint_seconds > 0 && labelled &&
       static_cast<double>(blank_run_) * Recognizer::kFrameSeconds >= o_.endpoint_seconds) {
-    const size_t now_stable = stable().size();
-    if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+    stamp();
     end_segment(out);
   }
+}
+
+void RecognizerStream::stamp() {
+  const size_t now_stable = stable().size();
+  if (now_stable <= emitted_.size()) return;
+  emitted_.resize(now_stable, clock_());
+  read_.resize(now_stable, audio_seconds());
 }
 
 StreamResult RecognizerStream::partial() {
@@ -119,13 +124,14 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
     f.log_prob = h.log_prob;
     // a unit given out as stable keeps its moment; any other (the final rescoring's) is now's
     const std::vector<int32_t> held = stable();
-    std::vector<double> emitted(units.size(), clock_());
+    std::vector<double> emitted(units.size(), clock_()), read(units.size(), audio_seconds());
     for (size_t k = 0; k < units.size() && k < held.size() && k < emitted_.size(); ++k) {
       if (held[k] != h.tokens[k]) break;
       emitted[k] = emitted_[k];
+      read[k] = read_[k];
     }
     f.words = word_times(units, unit_frames(h, units.size(), /*ctc=*/true),
-                         Recognizer::kFrameSeconds, emitted);
+                         Recognizer::kFrameSeconds, emitted, read);
     for (WordTime& w : f.words) {
       w.start += f.start;
       w.end += f.start;
@@ -139,6 +145,7 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
   scores_.clear();
   path_labels_.clear();
   emitted_.clear();
+  read_.clear();
   shown_.clear();
   blank_run_ = 0;
   if (search_)
@@ -152,8 +159,7 @@ std::vector<StreamResult> RecognizerStream::finish() {
   const std::vector<float> scores = frames_->finish();
   for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
     position(scores.data() + i, out);
-  const size_t now_stable = stable().size();
-  if (now_stable > emitted_.size()) emitted_.resize(now_stable, clock_());
+  stamp();
   // the last segment, unless it is the blank tail after an endpoint
   if (!any_final_ || !best().empty()) end_segment(out);
   return out;

@@ -48,6 +48,7 @@ struct WordTime {
   std::string word;
   double start = 0, end = 0;  // seconds
   double emitted = -1;        // a stream's: when its last unit was given out (-1: not streamed)
+  double read = -1;           // a stream's: the audio read by then (seconds)
 };
 
 // Each unit's first and last model frame (-1 when none): CTC's best alignment (h.path: per
@@ -55,10 +56,11 @@ struct WordTime {
 std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t units, bool ctc);
 // The words of units (a character model's spaces between them, or SentencePiece pieces that
 // begin one) with their times: a word starts at its first unit's first frame and ends after its
-// last unit's last one; with `emitted` (per unit), a word's is the latest of its units'.
+// last unit's last one; with `emitted` and `read` (per unit), a word's are its last unit's.
 std::vector<WordTime> word_times(const std::vector<std::string>& units,
                                  const std::vector<std::pair<int64_t, int64_t>>& frames,
-                                 double frame_seconds, std::span<const double> emitted = {});
+                                 double frame_seconds, std::span<const double> emitted = {},
+                                 std::span<const double> read = {});
 
 struct Transcript {
   std::string text;

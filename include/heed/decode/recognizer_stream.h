@@ -67,6 +67,8 @@ class RecognizerStream {
 
   double audio_seconds() const;                     // read so far
   int64_t positions() const { return positions_; }  // model positions computed so far
+  // the positions the current segment holds (what its final answer is computed over)
+  int64_t held_positions() const { return static_cast<int64_t>(scores_.size()) / V_; }
 
  private:
   void position(const float* y, std::vector<StreamResult>& out);  // one position's scores [V]
@@ -93,7 +95,9 @@ class RecognizerStream {
   std::vector<int32_t> path_labels_;         // best path: its labels so far
   int32_t last_class_ = 0;                   // best path: the last position's class
   int64_t blank_run_ = 0;                    // positions since the best path's last label
-  std::vector<double> emitted_;              // per stable label, when it was given out
+  std::vector<double> emitted_, read_;       // per stable label: when it was given out, and
+                                             // the audio read by then
+  void stamp();                              // the labels stable now and not yet: given out now
   std::vector<int32_t> shown_;               // the best labels of the last partial
   bool any_final_ = false;
 };
