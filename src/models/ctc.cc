@@ -21,6 +21,7 @@ nlohmann::json CtcConfig::to_json() const {
   encoder_to_json(encoder, j);
   j["tgt_vocab"] = tgt_vocab;
   j["upsample"] = upsample;
+  if (lookahead > 0) j["lookahead"] = lookahead;
   j["dropout"] = json_number(dropout);
   if (audio) j["audio"] = audio->to_json();
   return j;
@@ -33,6 +34,7 @@ CtcConfig CtcConfig::configure(const ModelOptions& o) {
   CtcConfig c;
   c.encoder = sequence_encoder(o, std::get<RnnEncoderConfig>(c.encoder));
   c.upsample = o.upsample;
+  c.lookahead = o.lookahead;
   c.dropout = o.dropout.value_or(c.dropout);
   check_monotonic_options(o, false, false);
   return c;
@@ -45,6 +47,7 @@ CtcConfig CtcConfig::from_json(const nlohmann::json& j) {
     c.encoder = encoder_from_json(j);
     c.tgt_vocab = j.at("tgt_vocab").get<int64_t>();
     c.upsample = j.at("upsample").get<int64_t>();
+    c.lookahead = j.value("lookahead", int64_t{0});
     c.dropout = j.at("dropout").get<float>();
     if (j.contains("audio")) c.audio = AudioFrontEndConfig::from_json(j.at("audio"));
   } catch (const nlohmann::json::exception& e) {
@@ -52,13 +55,17 @@ CtcConfig CtcConfig::from_json(const nlohmann::json& j) {
   }
   check(c.upsample >= 1 && c.upsample <= 64, "config.json: ctc upsample must be in 1..64, got ",
         c.upsample);
+  check(c.lookahead >= 0 && c.lookahead <= 32, "config.json: ctc lookahead must be in 0..32, got ",
+        c.lookahead);
   if (auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder)) rnn->dropout = c.dropout;
   if (c.audio) c.set_audio(*c.audio);
   return c;
 }
 
 std::string CtcConfig::describe() const {
-  const std::string enc = heed::describe(encoder);
+  const std::string enc =
+      heed::describe(encoder) +
+      (lookahead > 0 ? ", lookahead " + std::to_string(lookahead) : std::string());
   if (audio) return "ctc, " + audio->describe() + ", " + enc;
   return "ctc, " + enc + ", upsample " + std::to_string(upsample);
 }
@@ -88,7 +95,7 @@ CtcModel::CtcModel(const CtcConfig& c, const Scope& scope)
   const int64_t D = encoder_->width(), V = c.tgt_vocab;
   // the output layer starts as the encoder's cells do: Glorot, or Torch's U(-1/sqrt(D), 1/sqrt(D))
   const auto* rnn = std::get_if<RnnEncoderConfig>(&c.encoder);
-  out_W_ = &scope.param("out/W", {V, D},
+  out_W_ = &scope.param("out/W", {V, (c.lookahead + 1) * D},
                         rnn && rnn->init == RnnInit::Uniform
                             ? Init::uniform(1.f / std::sqrt(static_cast<float>(D)))
                             : Init::glorot_uniform());
@@ -109,8 +116,34 @@ Var CtcModel::frame_logits(Graph& g, std::span<const int32_t> src, int64_t S,
     ids = {up, n};
   }
   for (int64_t b = 0; b < B; ++b) frame_lengths[b] = static_cast<int32_t>(K * lengths[b]);
-  Var h = encoder_->encode(g, ids, K * S, frame_lengths, {}).states;               // [B, K S, D]
-  return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, KS, V]
+  Var h = encoder_->encode(g, ids, K * S, frame_lengths, {}).states;  // [B, K S, D]
+  return output(g, h, frame_lengths);                                 // [B, K S, V]
+}
+
+Var CtcModel::output(Graph& g, Var h, std::span<const int32_t> lengths) const {
+  const int64_t N = config_.lookahead;
+  if (N > 0) {
+    // [h_t ; h_{t+1} ; ... ; h_{t+N}]: h shifted by j, zeros past the end (and past each row's
+    // length: the encoders leave padding's states at 0, and a state past the length is read
+    // as one; so that it is, they are zeroed here too)
+    const int64_t B = h.dim(0), T = h.dim(1), D = h.dim(2);
+    bool padded = false;
+    for (int32_t n : lengths) padded = padded || n < T;
+    if (padded) {
+      Tensor mask = g.alloc(Shape{B, T, 1});
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t) mask.data()[b * T + t] = t < lengths[b] ? 1.f : 0.f;
+      h = mul(h, g.constant(mask));
+    }
+    std::vector<Var> shifted = {h};
+    for (int64_t j = 1; j <= N; ++j) {
+      const int64_t keep = std::max<int64_t>(T - j, 0);
+      Var zeros = g.constant(g.zeros(Shape{B, std::min(j, T), D}));
+      shifted.push_back(keep > 0 ? concat({slice(h, 1, j, keep), zeros}, 1) : zeros);
+    }
+    h = concat(shifted, 2);  // [B, T, (N + 1) D]
+  }
+  return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, T, V]
 }
 
 Var CtcModel::frame_logits(Graph& g, const Seq2SeqBatch& b,
@@ -122,9 +155,9 @@ Var CtcModel::frame_logits(Graph& g, const Seq2SeqBatch& b,
   check(front_ != nullptr, "ctc: this model reads token ids, not audio");
   check(b.F == front_->config().features, "ctc: frames of ", b.F, " bins for a model of ",
         front_->config().features);
-  Var x = front_->forward(g, b.features, b.S, b.src_lengths, frame_lengths);       // [S', B, D]
-  Var h = encoder_->encode_vectors(g, x, frame_lengths, {}).states;                // [B, S', H]
-  return linear(dropout(h, config_.dropout), g.param(*out_W_), g.param(*out_b_));  // [B, S', V]
+  Var x = front_->forward(g, b.features, b.S, b.src_lengths, frame_lengths);  // [S', B, D]
+  Var h = encoder_->encode_vectors(g, x, frame_lengths, {}).states;           // [B, S', H]
+  return output(g, h, frame_lengths);                                         // [B, S', V]
 }
 
 Var CtcModel::loss(Graph& g, const Seq2SeqBatch& b, float /*label_smoothing*/) const {
@@ -161,8 +194,11 @@ constexpr int64_t kWindow = AudioFrontEndConfig::kMinFrames, kStride = 4;
 
 // A recognizer's positions as its frames arrive. Position j of the front end reads frames
 // 4j .. 4j + 6 (two 3x3 convolutions of stride 2, no padding); `pending_` holds the frames from
-// 4 next on, so each push runs the front end over the windows it completes (3 frames of
-// overlap), the encoder's stream over their vectors, the output layer and the log-softmax.
+// 4 encoded_ on, so each push runs the front end over the windows it completes (3 frames of
+// overlap) and the encoder's stream over their vectors. Their states join `held_`, the states
+// from the next position to give out on: a position is given out (the output layer, the
+// log-softmax) once the N states it reads ahead are there, and finish() gives out the last N
+// with zeros after them, as the whole utterance's output layer reads them.
 std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
   check(m_.front_ != nullptr, "ctc: only a recognizer (audio in) reads a stream");
   check(!m_.front_->config().utterance_mean,
@@ -171,49 +207,68 @@ std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
   class AudioStream final : public Stream {
    public:
     explicit AudioStream(const CtcModel& m)
-        : m_(m), F_(m.front_->config().features), encoder_(m.encoder_->stream_vectors()) {}
+        : m_(m),
+          F_(m.front_->config().features),
+          D_(m.encoder_->width()),
+          encoder_(m.encoder_->stream_vectors()) {}
     std::vector<float> push(std::span<const float> features) override {
       check(static_cast<int64_t>(features.size()) % F_ == 0, "ctc stream: ", features.size(),
             " values are not frames of ", F_, " bins");
       pending_.insert(pending_.end(), features.begin(), features.end());
       const int64_t S = frames(), n = S < kWindow ? 0 : (S - kWindow) / kStride + 1;
       if (n == 0) return {};
-      std::vector<float> out = run(S, (n - 1) * kStride + kWindow);
+      encode(S, (n - 1) * kStride + kWindow);
       pending_.erase(pending_.begin(), pending_.begin() + n * kStride * F_);
-      return out;
+      return give(false);
     }
     std::vector<float> finish() override {
-      std::vector<float> out;
       const int64_t S = frames();
-      if (positions_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
+      if (encoded_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
         pending_.resize(static_cast<size_t>(kWindow * F_), 0.f);
-        out = run(S, kWindow);
+        encode(S, kWindow);
       }
       pending_.clear();
-      return out;
+      return give(true);
     }
     int64_t positions() const override { return positions_; }
 
    private:
     int64_t frames() const { return static_cast<int64_t>(pending_.size()) / F_; }
-    // the front end over pending_'s first `span` frames (`real` of them audio) -> [n, V]
-    std::vector<float> run(int64_t real, int64_t span) {
+    // the front end over pending_'s first `span` frames (`real` of them audio), then the
+    // encoder: their states join held_
+    void encode(int64_t real, int64_t span) {
       g_.clear();
       const int32_t length = static_cast<int32_t>(std::min(real, span));
       int32_t out_length = 0;
       Var x = m_.front_->forward(g_, {pending_.data(), static_cast<size_t>(span * F_)}, span,
-                                 {&length, 1}, {&out_length, 1});                  // [n, 1, D]
-      Var h = encoder_->push(g_, x);                                               // [1, n, H]
-      Var y = log_softmax(linear(h, g_.param(*m_.out_W_), g_.param(*m_.out_b_)));  // [1, n, V]
-      positions_ += y.dim(1);
-      return {y.value().data(), y.value().data() + y.value().numel()};
+                                 {&length, 1}, {&out_length, 1});  // [n, 1, D]
+      const Tensor h = encoder_->push(g_, x).value();              // [1, n, H]
+      held_.insert(held_.end(), h.data(), h.data() + h.numel());
+      encoded_ += h.dim(1);
+    }
+    // the log-probabilities [m, V] of the held positions whose lookahead is there (all of them
+    // at the end); held_ keeps the states the next positions read
+    std::vector<float> give(bool end) {
+      const int64_t N = m_.config_.lookahead, rows = static_cast<int64_t>(held_.size()) / D_;
+      const int64_t m = end ? rows : std::max<int64_t>(rows - N, 0);
+      if (m == 0) return {};
+      g_.clear();
+      const auto n32 = static_cast<int32_t>(rows);
+      Var h = g_.input(Shape{1, rows, D_}, held_);
+      Var y = log_softmax(m_.output(g_, h, {&n32, 1}));  // [1, rows, V]
+      const int64_t V = y.dim(2);
+      std::vector<float> out(y.value().data(), y.value().data() + m * V);
+      held_.erase(held_.begin(), held_.begin() + m * D_);
+      positions_ += m;
+      return out;
     }
     const CtcModel& m_;
-    int64_t F_;
+    int64_t F_, D_;
     std::unique_ptr<SequenceEncoder::Stream> encoder_;
     Graph g_{Mode::Inference};
-    std::vector<float> pending_;  // [frames, F]: from frame 4 positions_ on
-    int64_t positions_ = 0;
+    std::vector<float> pending_;  // [frames, F]: from frame 4 encoded_ on
+    std::vector<float> held_;     // [rows, D]: the states from position positions_ on
+    int64_t encoded_ = 0, positions_ = 0;
   };
   return std::make_unique<AudioStream>(m_);
 }

@@ -118,29 +118,38 @@ TEST(CtcModel, LossIsTheOpOnUpsampledFrames) {
   EXPECT_NEAR(got, want, 1e-3 * std::abs(want));
 }
 
+// the whole model, and with an output layer that reads 2 positions ahead (--lookahead)
 TEST(CtcModel, WholeModelGradients) {
-  ParameterStore store;
-  Rng rng(8);
-  CtcConfig c = toy_config(2);
-  std::get<RnnEncoderConfig>(c.encoder).embed = 4;
-  std::get<RnnEncoderConfig>(c.encoder).hidden = 3;
-  CtcModel model(c, Scope(store, rng, "m"));
-  auto [src, tgt] = transduction(rng, 3);
-  const Seq2SeqBatch batch = make_batch(src, tgt, false);
-  std::vector<Parameter*> params(store.all().begin(), store.all().end());
-  testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, batch); }, {},
-                            {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 6}, {},
-                            params);
+  for (int64_t lookahead : {0, 2}) {
+    ParameterStore store;
+    Rng rng(8);
+    CtcConfig c = toy_config(2);
+    c.lookahead = lookahead;
+    std::get<RnnEncoderConfig>(c.encoder).embed = 4;
+    std::get<RnnEncoderConfig>(c.encoder).hidden = 3;
+    CtcModel model(c, Scope(store, rng, "m"));
+    auto [src, tgt] = transduction(rng, 3);
+    const Seq2SeqBatch batch = make_batch(src, tgt, false);
+    std::vector<Parameter*> params(store.all().begin(), store.all().end());
+    testing::expect_gradients([&](Graph& g, std::vector<Var>&) { return model.loss(g, batch); }, {},
+                              {.eps = 5e-3f, .rtol = 3e-2f, .atol = 2e-3f, .max_entries = 6}, {},
+                              params);
+  }
 }
 
 TEST(CtcModel, ConfigRoundTripsThroughTheRegistry) {
   CtcConfig c = toy_config(2);
   c.dropout = 0.25f;
+  c.lookahead = 3;
   const nlohmann::json j = to_json(Seq2SeqConfig{c});
   EXPECT_EQ(j.at("model"), "ctc");
   const CtcConfig back = CtcConfig::from_json(j);
   EXPECT_EQ(back.to_json(), j);
   EXPECT_EQ(back.upsample, 2);
+  EXPECT_EQ(back.lookahead, 3);
+  nlohmann::json older = j;  // written before the lookahead: none
+  older.erase("lookahead");
+  EXPECT_EQ(CtcConfig::from_json(older).lookahead, 0);
   ParameterStore store;
   Rng rng(1);
   auto m = make_seq2seq_model(j, Scope(store, rng, "m"));

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int64_t kBins = 13;
 
-CtcConfig recognizer_config(bool bidirectional, bool utterance_mean) {
+CtcConfig recognizer_config(bool bidirectional, bool utterance_mean, int64_t lookahead = 0) {
   CtcConfig c;
   c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
                                .vocab = 0,
@@ -26,6 +26,7 @@ CtcConfig recognizer_config(bool bidirectional, bool utterance_mean) {
                                .layers = 2,
                                .bidirectional = bidirectional};
   c.tgt_vocab = Vocab::kSpecials + 5;
+  c.lookahead = lookahead;
   AudioFrontEndConfig front{.features = kBins, .channels = 4, .dim = 24};
   for (int64_t f = 0; f < kBins; ++f) {
     front.mean.push_back(0.1f * static_cast<float>(f));
@@ -36,10 +37,13 @@ CtcConfig recognizer_config(bool bidirectional, bool utterance_mean) {
   return c;
 }
 
-TEST(CtcStream, PiecesOfAnySizeGiveTheWholeUtterancesScores) {
+class CtcStreamLookahead : public ::testing::TestWithParam<int64_t> {};
+
+// without a lookahead, and reading 3 positions ahead (Deep Speech 2's lookahead convolution)
+TEST_P(CtcStreamLookahead, PiecesOfAnySizeGiveTheWholeUtterancesScores) {
   ParameterStore store;
   Rng rng(5);
-  CtcModel model(recognizer_config(false, false), Scope(store, rng, "m"));
+  CtcModel model(recognizer_config(false, false, GetParam()), Scope(store, rng, "m"));
   const FrameLabeller& labeller = *model.frame_labeller();
   // utterances of 1 .. 97 frames: shorter than one window (7), exactly one, and longer
   const std::vector<int64_t> lengths = {1, 6, 7, 8, 11, 40, 97};
@@ -84,21 +88,27 @@ TEST(CtcStream, PiecesOfAnySizeGiveTheWholeUtterancesScores) {
   }
 }
 
-TEST(CtcStream, PositionsComeAsSoonAsTheirWindowIsWhole) {
+TEST_P(CtcStreamLookahead, PositionsComeAsSoonAsTheirWindowIsWhole) {
+  const int64_t N = GetParam();
   ParameterStore store;
   Rng rng(6);
-  CtcModel model(recognizer_config(false, false), Scope(store, rng, "m"));
+  CtcModel model(recognizer_config(false, false, N), Scope(store, rng, "m"));
   std::unique_ptr<FrameLabeller::Stream> s = model.frame_labeller()->stream();
   std::vector<float> frame(static_cast<size_t>(kBins), 0.5f);
-  // position j reads frames 4j .. 4j + 6: it comes with frame 4j + 6, before any later one
+  // position j reads frames 4j .. 4j + 6, and N positions ahead: it comes with frame
+  // 4(j + N) + 6, before any later one
   for (int64_t t = 0; t < 30; ++t) {
     const std::vector<float> y = s->push(frame);
-    const bool completes = t >= 6 && (t - 6) % 4 == 0;
+    const bool completes = t >= 6 + 4 * N && (t - 6) % 4 == 0;
     EXPECT_EQ(y.size(), completes ? static_cast<size_t>(model.tgt_vocab()) : 0u) << "frame " << t;
   }
+  EXPECT_EQ(s->positions(), std::max<int64_t>(6 - N, 0));
+  // the last N positions come at the end, with zeros read after them
+  EXPECT_EQ(s->finish().size(), static_cast<size_t>(std::min<int64_t>(N, 6) * model.tgt_vocab()));
   EXPECT_EQ(s->positions(), 6);
-  EXPECT_TRUE(s->finish().empty());  // no position is held back at the end
 }
+
+INSTANTIATE_TEST_SUITE_P(Lookahead, CtcStreamLookahead, ::testing::Values(0, 3));
 
 TEST(CtcStream, ModelsThatNeedTheWholeUtteranceAreRefused) {
   for (const auto& [bidirectional, mean, what] :

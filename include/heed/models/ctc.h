@@ -3,6 +3,10 @@
 //        letters, X -> EH K S, and CTC emits at most one label per position)
 //   h  = Encoder(x')                   [B, K S, D]   any sequence encoder (nn/sequence_encoder.h)
 //   y  = softmax(W Dropout(h) + b)     [B, K S, V]   per position, over the target vocabulary
+// or, with a lookahead of N positions (Amodei et al. 2016, "Deep Speech 2", section 3.5: what
+// lets a forward-only recognizer see a little of its future, and stream N positions later),
+//   y_t = softmax(sum_{j=0..N} W_j h_{t+j} + b)   (h_{t+j} = 0 past the sequence's end)
+//       = softmax(W [h_t ; h_{t+1} ; ... ; h_{t+N}] + b),  W [V, (N + 1) D]
 // where class 0 (the padding id, which no target holds) is CTC's blank. A speech recognizer
 // (Graves et al. 2006's own task; the seed's BiLSTM-CTC) reads log-mel frames instead of ids:
 //   x' = FrontEnd(frames)              [K=1, S/4, B, D]  nn/audio_front_end.h, then the encoder
@@ -35,6 +39,7 @@ struct CtcConfig {
   EncoderConfig encoder = RnnEncoderConfig{.cell = CellKind::Lstm, .layers = 2};
   int64_t tgt_vocab = 0;  // V, the blank (id 0) included
   int64_t upsample = 1;   // K positions per source unit
+  int64_t lookahead = 0;  // N later positions each output reads ("lookahead"; absent: 0)
   float dropout = 0.f;    // on the encoder's inputs and between its layers, and before W
   // a speech recognizer's front end (its source is audio; the encoder a birnn reading vectors)
   std::optional<AudioFrontEndConfig> audio;
@@ -91,7 +96,10 @@ class CtcModel final : public Seq2SeqModel {
   CtcConfig config_;
   std::unique_ptr<AudioFrontEnd> front_;  // a recognizer's
   std::unique_ptr<SequenceEncoder> encoder_;
-  Parameter *out_W_, *out_b_;  // [V, D], [V]
+  // The output layer's logits of states h [B, T, D] with each row's real positions
+  // `lengths` (zeros past them, as the encoder leaves them): [B, T, V].
+  Var output(Graph& g, Var h, std::span<const int32_t> lengths) const;
+  Parameter *out_W_, *out_b_;  // [V, (N + 1) D], [V]
   Labeller labeller_{*this};
 };
 

@@ -82,6 +82,7 @@ struct ModelOptions {
   int64_t kim_maps = KimEncoderConfig{}.maps;
   // ctc
   int64_t upsample = CtcConfig{}.upsample;
+  int64_t lookahead = CtcConfig{}.lookahead;
   // the classifiers' pooling and MLP (models/sentence_classifier.h)
   std::optional<Pooling> pooling;
   int64_t hops = 4;

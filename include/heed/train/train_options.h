@@ -538,6 +538,13 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "more phones than letters, X -> EH K S)",
             Bounds::range(1, 64)},
            m.upsample);
+  v.option({"--lookahead",
+            "ctc: positions each output also reads ahead (Amodei et al. 2016's lookahead "
+            "convolution, Deep Speech 2, section 3.5): y_t = softmax(sum_j W_j h_(t+j) + b), j = "
+            "0..N; a streaming (--unidirectional) recognizer then waits N x 40 ms for its "
+            "future",
+            Bounds::range(0, 32)},
+           m.lookahead);
   v.option({"--dropout", "Dropout (default: the family's; where each applies it: below)",
             Bounds::probability(), "Task and model"},
            m.dropout);
