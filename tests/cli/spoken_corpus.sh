@@ -3,7 +3,8 @@
 # and a merge give the manifest, utt2spk and timings of every line; its WAVs are 16 kHz audio heed
 # reads; the same seed gives the same bytes whatever the shards; a deleted utterance is made again
 # identically (resume); the test part is read by festival (an engine training never hears) and
-# dev and test by no training speaker; an empty line and a bad --shard are errors naming them.
+# dev and test by no training speaker; an empty line and a bad --shard are errors naming them;
+# a causal recognizer trained on it streams its audio from stdin (heed transcribe --online).
 # Run by ctest when the tool is built: spoken_corpus.sh TOOL HEED
 set -euo pipefail
 tool=$1 heed=$2
@@ -29,6 +30,45 @@ head -1 "$work/a/train.tsv" | grep -q $'^wav/train-000001.wav\tTwo young, White 
   fail "train --bench on audio: $(tail -3 "$work/bench.err")"
 python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==1 and r[0]["steps"]==2, r' \
   "$work/bench.jsonl" || fail "train --bench on audio: $(cat "$work/bench.jsonl")"
+# streaming (heed transcribe --online) on the corpus's audio with a causal model: stdin as WAV
+# and as raw PCM give the offline transcript; the finals score against the timings; a
+# bidirectional model and a stream that is not WAV are refused, naming why
+"$heed" --threads 1 train --model ctc --unidirectional --train-src "$work/a/train.tsv" \
+  --valid-src "$work/a/train.tsv" --format audio --embed 16 --hidden 16 --layers 1 --batch 2 \
+  --max-steps 2 --save "$work/live" --quiet > /dev/null 2> "$work/live.err" || fail "train a causal model: $(tail -3 "$work/live.err")"
+wav1="$work/a/$(head -1 "$work/a/train.tsv" | cut -f1)"
+offline=$("$heed" --threads 1 transcribe --model "$work/live" "$wav1")
+"$heed" --threads 1 transcribe --model "$work/live" --online < "$wav1" > "$work/wav.jsonl" 2> "$work/err" ||
+  fail "--online, WAV on stdin: $(cat "$work/err")"
+python3 - "$wav1" > "$work/raw" <<'PY'
+import sys, wave
+w = wave.open(sys.argv[1]); sys.stdout.buffer.write(w.readframes(w.getnframes()))
+PY
+rate=$(python3 -c 'import sys, wave; print(wave.open(sys.argv[1]).getframerate())' "$wav1")
+"$heed" --threads 1 transcribe --model "$work/live" --online --input-format raw --sample-rate "$rate" \
+  --chunk-ms 50 --partial < "$work/raw" > "$work/raw.jsonl" 2> "$work/err" || fail "--online, raw: $(cat "$work/err")"
+python3 - "$work/wav.jsonl" "$work/raw.jsonl" "$offline" <<'PY' || fail "online finals"
+import json, sys
+for path in sys.argv[1:3]:
+    lines = [json.loads(l) for l in open(path)]
+    finals = [l for l in lines if l["type"] == "final"]
+    assert len(finals) == 1 and finals[0]["id"] == "-", lines
+    assert finals[0]["text"] == sys.argv[3], (path, finals[0]["text"], sys.argv[3])
+PY
+"$heed" --threads 1 transcribe --model "$work/live" --online "$work/a/train.tsv" > "$work/all.jsonl" 2> /dev/null
+"$heed" score --metric latency --ref "$work/a/train.align.jsonl" --hyp "$work/all.jsonl" > "$work/lat" ||
+  fail "score --metric latency: $(cat "$work/lat")"
+grep -q "^word delay mean .* (4 utterances)" "$work/lat" || fail "latency: $(cat "$work/lat")"
+"$heed" --threads 1 train --model ctc --train-src "$work/a/train.tsv" --valid-src "$work/a/train.tsv" \
+  --format audio --embed 16 --hidden 16 --layers 1 --batch 2 --max-steps 1 --save "$work/bi" --quiet > /dev/null 2>&1
+if "$heed" transcribe --model "$work/bi" --online < "$wav1" > /dev/null 2> "$work/err"; then
+  fail "a bidirectional model streamed"
+fi
+grep -q -- "--unidirectional" "$work/err" || fail "bidirectional: $(cat "$work/err")"
+if echo "not audio" | "$heed" transcribe --model "$work/live" --online > /dev/null 2> "$work/err"; then
+  fail "not a WAV stream: exit 0"
+fi
+grep -q "<stdin>: not a WAV stream" "$work/err" || fail "not WAV: $(cat "$work/err")"
 # the timings: words in order, each start <= end, within the audio
 python3 - "$work/a/train.align.jsonl" <<'PY' || fail "timings"
 import json, sys
