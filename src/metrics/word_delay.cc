@@ -158,7 +158,11 @@ std::vector<TimedUtterance> read_stream_words(const std::string& path) {
     const std::string type = j.at("type").get<std::string>();
     check(type == "final" || type == "partial", where, ": a result of type \"", type, "\"");
     const std::string id = j.at("id").get<std::string>();
-    if (out.empty() || out.back().id != id) out.push_back({.id = id});
+    if (out.empty() || out.back().id != id) {
+      TimedUtterance u;
+      u.id = id;
+      out.push_back(std::move(u));
+    }
     if (type != "final") return;
     for (const auto& w : j.at("words"))
       out.back().words.push_back({w.at("word").get<std::string>(), w.at("emitted").get<double>(),

@@ -127,7 +127,9 @@ TEST_F(RecognizerStreamTest, PausesEndSegmentsLongBeforeTheStreamEnds) {
     for (const StreamResult& r : out) {
       if (r.final) {
         // the final begins with what was stable (best path: it is all of it)
-        if (beam == 1) EXPECT_EQ(r.text.substr(0, stable.size()), stable);
+        if (beam == 1) {
+          EXPECT_EQ(r.text.substr(0, stable.size()), stable);
+        }
         finals.push_back(&r);
         stable.clear();
         continue;
