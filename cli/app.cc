@@ -150,7 +150,12 @@ int run(int argc, char** argv) {
   const int max_threads = 8 * static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   heed::check(threads >= 0 && threads <= max_threads, "--threads ", threads,
               ": expected 0 (all cores) to ", max_threads, " (8 per core of this machine)");
-  heed::set_threads(threads);
+  // a stream's steps are products of a few rows, where a pool's barriers cost more than they
+  // share out: streaming runs on one thread unless --threads says otherwise
+  const bool threads_given =
+      app.get_option("--threads")->count() > 0 ||
+      (*transcribe.app && transcribe.app->get_option("--threads")->count() > 0);
+  heed::set_threads(*transcribe.app && transcribe.online && !threads_given ? 1 : threads);
   int rc = 0;
   if (*demo.app) rc = demo.run();
   if (*score.app) rc = score.run();

@@ -97,7 +97,7 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                   "per input)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600000.0));
-  app->add_option("--threads", threads, "Threads (0 = all cores)");
+  app->add_option("--threads", threads, "Threads (0 = all cores; --online: 1 unless given)");
   app->footer(
       "The transcripts are lower case a-z, apostrophe and space, as the recognizer was "
       "trained (heed score --metric wer --normalise compares them with raw references).");
