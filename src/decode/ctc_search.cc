@@ -94,6 +94,10 @@ std::vector<int32_t> ctc_best_path(const float* log_probs, int64_t T, int64_t C,
   return labels;
 }
 
+double CtcPrefixSearch::Score::total() const {
+  return log_add(blank, label);
+}
+
 CtcPrefixSearch::CtcPrefixSearch(int64_t C, int32_t blank, const CtcBeamOptions& o)
     : C_(C),
       blank_(blank),
@@ -153,14 +157,11 @@ void CtcPrefixSearch::advance(const float* y) {
 }
 
 std::vector<int32_t> CtcPrefixSearch::best() const {
-  const std::vector<int32_t>* best = nullptr;
-  double top = kNegInf;
-  for (const auto& [prefix, score] : beams_)
-    if (best == nullptr || score.ranked() > top) {
-      best = &prefix;
-      top = score.ranked();
-    }
-  return *best;
+  // the first of the highest-ranked (the map's order breaks ties); the beams are never empty
+  return std::max_element(
+             beams_.begin(), beams_.end(),
+             [](const auto& a, const auto& b) { return a.second.ranked() < b.second.ranked(); })
+      ->first;
 }
 
 std::vector<int32_t> CtcPrefixSearch::stable() const {

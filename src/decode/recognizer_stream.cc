@@ -27,6 +27,10 @@ RecognizerStream::RecognizerStream(const Recognizer& r, const StreamOptions& o, 
   V_ = r.files().model->tgt_vocab();
   blank_ = labeller->blank();
   last_class_ = blank_;
+  start_search();
+}
+
+void RecognizerStream::start_search() {
   if (o_.beam > 1)
     search_ = std::make_unique<CtcPrefixSearch>(
         V_, blank_, CtcBeamOptions{.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr});
@@ -78,9 +82,10 @@ void RecognizerStream::position(const float* y, std::vector<StreamResult>& out) 
   }
   last_class_ = top;
   blank_run_ = top == blank_ ? blank_run_ + 1 : 0;
-  const bool labelled = !best().empty();
-  if (o_.endpoint_seconds > 0 && labelled &&
-      static_cast<double>(blank_run_) * Recognizer::kFrameSeconds >= o_.endpoint_seconds) {
+  // the endpoint: a long enough blank run after a label (best() is looked at only then)
+  if (o_.endpoint_seconds > 0 &&
+      static_cast<double>(blank_run_) * Recognizer::kFrameSeconds >= o_.endpoint_seconds &&
+      !best().empty()) {
     stamp();
     end_segment(out);
   }
@@ -148,9 +153,7 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
   read_.clear();
   shown_.clear();
   blank_run_ = 0;
-  if (search_)
-    search_ = std::make_unique<CtcPrefixSearch>(
-        V_, blank_, CtcBeamOptions{.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr});
+  start_search();
 }
 
 std::vector<StreamResult> RecognizerStream::finish() {

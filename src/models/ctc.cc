@@ -215,7 +215,7 @@ std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
       check(static_cast<int64_t>(features.size()) % F_ == 0, "ctc stream: ", features.size(),
             " values are not frames of ", F_, " bins");
       pending_.insert(pending_.end(), features.begin(), features.end());
-      const int64_t S = frames(), n = S < kWindow ? 0 : (S - kWindow) / kStride + 1;
+      const int64_t S = frames(), n = AudioFrontEndConfig::subsampled(S);  // windows complete
       if (n == 0) return {};
       encode(S, (n - 1) * kStride + kWindow);
       pending_.erase(pending_.begin(), pending_.begin() + n * kStride * F_);

@@ -75,7 +75,7 @@ TimeMajorPacking time_major_packing(std::span<const int32_t> lengths, int64_t S)
 
 RnnLayer::RnnLayer(CellKind kind, int64_t input, int64_t hidden, bool reverse, const Scope& s,
                    RnnInit init)
-    : cell_(kind, input, hidden, s, init), lstm_(kind == CellKind::Lstm), reverse_(reverse) {}
+    : cell_(kind, input, hidden, s, init), reverse_(reverse) {}
 
 RnnLayer::Output RnnLayer::forward(Graph& g, Var x, const TimeMajorPacking& p) const {
   const int64_t S = p.S, B = p.B;
@@ -174,7 +174,6 @@ Var RnnEncoder::Stream::push(Graph& g, Var x) {
     h_[l].copy_from(s.h.value());
     if (layer.lstm()) c_[l].copy_from(s.c.value());
   }
-  frames_ += n;
   return reshape(h, Shape{1, n, h.dim(1)});  // [1, n, H]
 }
 

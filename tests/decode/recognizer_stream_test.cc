@@ -67,13 +67,7 @@ std::ostringstream* RecognizerStreamTest::log_ = nullptr;
 
 TEST_F(RecognizerStreamTest, EveryChunkingGivesTheWholeUtterancesAnswer) {
   const Recognizer rec(*dir_ / "causal");
-  std::mt19937 rng(3);
-  std::vector<std::vector<float>> audio;
-  std::vector<std::string> refs;
-  for (int i = 0; i < 24; ++i) {
-    refs.push_back(random_word(rng));
-    audio.push_back(speak(refs.back(), rng));
-  }
+  const auto [refs, audio] = tone_words(24, 3);
   for (int beam : {1, 4}) {
     const auto whole =
         rec.transcribe({audio.begin(), audio.end()}, {.beam = beam, .timestamps = true});

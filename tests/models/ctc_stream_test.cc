@@ -27,7 +27,10 @@ CtcConfig recognizer_config(bool bidirectional, bool utterance_mean, int64_t loo
                                .bidirectional = bidirectional};
   c.tgt_vocab = Vocab::kSpecials + 5;
   c.lookahead = lookahead;
-  AudioFrontEndConfig front{.features = kBins, .channels = 4, .dim = 24};
+  AudioFrontEndConfig front;
+  front.features = kBins;
+  front.channels = 4;
+  front.dim = 24;
   for (int64_t f = 0; f < kBins; ++f) {
     front.mean.push_back(0.1f * static_cast<float>(f));
     front.stddev.push_back(1.f + 0.05f * static_cast<float>(f));

@@ -38,6 +38,21 @@ inline std::string random_word(std::mt19937& rng) {
   return w;
 }
 
+// n new tone words drawn from `seed`, and their audio
+struct ToneWords {
+  std::vector<std::string> words;
+  std::vector<std::vector<float>> audio;
+};
+inline ToneWords tone_words(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ToneWords t;
+  for (int i = 0; i < n; ++i) {
+    t.words.push_back(random_word(rng));
+    t.audio.push_back(speak(t.words.back(), rng));
+  }
+  return t;
+}
+
 // n utterances as dir/NAME-i.wav and the manifest dir/NAME.tsv; their words
 inline std::vector<std::string> make_set(const testing::TempDir& dir, const std::string& name,
                                          int n, uint32_t seed) {

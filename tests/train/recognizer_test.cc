@@ -38,13 +38,7 @@ namespace {
 // 40 new tone words (seeded by `seed`) transcribed greedily and by a beam of 4 with a CER under
 // 10 % (`log`: the training's, shown on failure).
 void expect_transcribes(const Recognizer& rec, unsigned seed, const std::string& log) {
-  std::mt19937 rng(seed);
-  std::vector<std::vector<float>> audio;
-  std::vector<std::string> refs;
-  for (int i = 0; i < 40; ++i) {
-    refs.push_back(random_word(rng));
-    audio.push_back(speak(refs.back(), rng));
-  }
+  const auto [refs, audio] = tone_words(40, seed);
   for (int beam : {1, 4}) {
     const auto out = rec.transcribe({audio.begin(), audio.end()}, {.beam = beam});
     std::vector<std::string> hyps;
@@ -89,13 +83,7 @@ TEST(Recognizer, LearnsToneWordsEndToEnd) {
 
   const Recognizer rec(dir / "m");
   EXPECT_EQ(rec.files().config.at("audio").at("mean").size(), 23u);  // stored normalisation
-  std::mt19937 rng(3);
-  std::vector<std::vector<float>> audio;
-  std::vector<std::string> refs;
-  for (int i = 0; i < 40; ++i) {
-    refs.push_back(random_word(rng));
-    audio.push_back(speak(refs.back(), rng));
-  }
+  const auto [refs, audio] = tone_words(40, 3);
   const auto out = rec.transcribe({audio.begin(), audio.end()}, {.timestamps = true});
   std::vector<std::string> hyps;
   for (const auto& n_best : out) hyps.push_back(n_best.at(0).text);

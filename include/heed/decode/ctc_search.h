@@ -14,8 +14,6 @@
 // Leaves out: word-level LMs over character outputs (heed's LM reads the output units).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -73,10 +71,7 @@ class CtcPrefixSearch {
   // LM's terms of the prefix, w ln p_lm(l) + b |l|.
   struct Score {
     double blank = kNegInf, label = kNegInf, lm = 0;
-    double total() const {
-      const double hi = std::max(blank, label), lo = std::min(blank, label);
-      return lo == kNegInf ? hi : hi + std::log1p(std::exp(lo - hi));
-    }
+    double total() const;  // log(e^blank + e^label)
     double ranked() const { return total() + lm; }
   };
   using Prefixes = std::map<std::vector<int32_t>, Score>;

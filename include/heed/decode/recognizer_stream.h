@@ -76,6 +76,7 @@ class RecognizerStream {
   StreamResult partial();  // and remembers what it showed
   std::vector<int32_t> best() const;
   std::vector<int32_t> stable() const;
+  void start_search();  // the segment's search, from nothing
 
   const Recognizer& r_;
   StreamOptions o_;

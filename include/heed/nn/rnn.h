@@ -43,6 +43,7 @@ class RnnCell {
   RnnCell(CellKind kind, int64_t input, int64_t hidden, const Scope& scope,
           RnnInit init = RnnInit::Glorot);
   int64_t hidden() const { return hidden_; }
+  CellKind kind() const { return kind_; }
   // W x + b for all positions at once: x [..., In] -> [..., G*H]
   Var project(Graph& g, Var x) const;
   // One step from a projected input gx [B, G*H]: the fused cell (autograd/ops/rnn_cell.h).
@@ -86,11 +87,10 @@ class RnnLayer {
   // seen (a zero state before the first) -> their states [n, H]; `state` becomes the last one's.
   Var forward_from(Graph& g, Var x, RnnState& state) const;
   int64_t hidden() const { return cell_.hidden(); }
-  bool lstm() const { return lstm_; }
+  bool lstm() const { return cell_.kind() == CellKind::Lstm; }
 
  private:
   RnnCell cell_;
-  bool lstm_;
   bool reverse_;
 };
 
@@ -130,12 +130,10 @@ class RnnEncoder {
    public:
     explicit Stream(const RnnEncoder& encoder);
     Var push(Graph& g, Var x);
-    int64_t frames() const { return frames_; }  // read so far
 
    private:
     const RnnEncoder& e_;
     std::vector<Tensor> h_, c_;  // per layer [1, H] (c_: LSTM only); empty before the first
-    int64_t frames_ = 0;
   };
   // An Error for a bidirectional encoder, whose first state needs the sequence's last frame.
   Stream stream() const;
