@@ -16,11 +16,13 @@ namespace heed::cli {
 void ServeCommand::add(CLI::App& parent, int& threads) {
   app = parent.add_subcommand(
       "serve",
-      "Serve models over HTTP: POST /translate, /translator/translate (OpenNMT-py's), /classify; "
-      "GET /health, /models, /metrics (Prometheus), and / (a page that shows the attention)");
+      "Serve models over HTTP: POST /translate, /translator/translate (OpenNMT-py's), /classify, "
+      "/transcribe, /stream (recognition as the audio comes); GET /health, /models, /metrics "
+      "(Prometheus), and / (a page that shows the attention, and listens to the microphone)");
   app->add_option("--model", models,
-                  "NAME=DIR: a model directory served under NAME (an encoder-decoder or a "
-                  "classifier; a bare DIR is named by its last component); repeat for more")
+                  "NAME=DIR: a model directory served under NAME (an encoder-decoder, a "
+                  "classifier or a recognizer; a bare DIR is named by its last component); "
+                  "repeat for more")
       ->required();
   app->add_option("--host", options.host, "Address to listen on")->capture_default_str();
   app->add_option("--port", options.port, "Port (0: any free port, printed)")
@@ -69,6 +71,14 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
                   "connection or its last answer (keep-alive's wait included), or it is closed: "
                   "slow clients cannot hold the HTTP threads. The body must follow within "
                   "--timeout-ms")
+      ->check(CLI::Range(100, 3600 * 1000))
+      ->capture_default_str();
+  app->add_option("--max-streams", options.max_streams,
+                  "Streaming recognition sessions (POST /stream) open at once; one more is 503")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app->add_option("--stream-idle-ms", options.stream_idle_ms,
+                  "A streaming session sent no chunk for this long is closed (its next: 404)")
       ->check(CLI::Range(100, 3600 * 1000))
       ->capture_default_str();
   add_enum_option(*app, "--compute-type", options.translator.compute_type,

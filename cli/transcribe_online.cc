@@ -35,26 +35,8 @@ double seconds_since(Clock::time_point t0) {
 }
 
 void print(const std::string& id, const StreamResult& r, double emitted) {
-  nlohmann::json j = {{"id", id},
-                      {"type", r.final ? "final" : "partial"},
-                      {"segment", r.segment},
-                      {"text", r.text}};
-  if (r.final) {
-    j["start"] = r.start;
-    j["end"] = r.end;
-    j["log_prob"] = r.log_prob;
-    nlohmann::json words = nlohmann::json::array();
-    for (const WordTime& w : r.words)
-      words.push_back({{"word", w.word},
-                       {"start", w.start},
-                       {"end", w.end},
-                       {"emitted", w.emitted},
-                       {"read", w.read}});
-    j["words"] = std::move(words);
-  } else {
-    j["stable"] = r.stable;
-  }
-  j["audio"] = r.audio;
+  nlohmann::json j = to_json(r);
+  j["id"] = id;
   j["emitted"] = emitted;
   std::cout << j.dump() << std::endl;  // flushed: a reader downstream sees it now
   check_stdout();

@@ -50,7 +50,29 @@ std::vector<int32_t> RecognizerStream::stable() const {
   return search_ ? search_->stable() : path_labels_;  // the best path never takes a label back
 }
 
-std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples) {
+nlohmann::json to_json(const StreamResult& r) {
+  nlohmann::json j = {
+      {"type", r.final ? "final" : "partial"}, {"segment", r.segment}, {"text", r.text}};
+  if (r.final) {
+    j["start"] = r.start;
+    j["end"] = r.end;
+    j["log_prob"] = r.log_prob;
+    nlohmann::json words = nlohmann::json::array();
+    for (const WordTime& w : r.words)
+      words.push_back({{"word", w.word},
+                       {"start", w.start},
+                       {"end", w.end},
+                       {"emitted", w.emitted},
+                       {"read", w.read}});
+    j["words"] = std::move(words);
+  } else {
+    j["stable"] = r.stable;
+  }
+  j["audio"] = r.audio;
+  return j;
+}
+
+std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples, StreamView* view) {
   std::vector<StreamResult> out;
   samples_.insert(samples_.end(), samples.begin(), samples.end());
   samples_read_ += static_cast<int64_t>(samples.size());
@@ -62,6 +84,10 @@ std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples)
         kaldi_fbank(fbank_, {samples_.data(), static_cast<size_t>(used)});
     samples_.erase(samples_.begin(), samples_.begin() + n * fbank_.frame_shift());
     const std::vector<float> scores = frames_->push(features);
+    if (view) {
+      view->frames.insert(view->frames.end(), features.begin(), features.end());
+      view->scores.insert(view->scores.end(), scores.begin(), scores.end());
+    }
     for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
       position(scores.data() + i, out);
   }

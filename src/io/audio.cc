@@ -1,7 +1,6 @@
 // Audio files through libsndfile, resampled by libsamplerate (see the header).
 #include "heed/io/audio.h"
 
-#include <samplerate.h>
 #include <sndfile.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <string_view>
 
 #include "heed/io/files.h"
+#include "heed/io/resampler.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -20,24 +20,7 @@ namespace heed {
 std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
                             const std::string& what, ResampleQuality quality) {
   if (rate == to_rate || samples.empty()) return samples;
-  const double ratio = static_cast<double>(to_rate) / rate;
-  std::vector<float> out(
-      static_cast<size_t>(std::ceil(static_cast<double>(samples.size()) * ratio)) + 16);
-  SRC_DATA d{};
-  d.data_in = samples.data();
-  d.input_frames = static_cast<long>(samples.size());
-  d.data_out = out.data();
-  d.output_frames = static_cast<long>(out.size());
-  d.src_ratio = ratio;
-  const int err = src_simple(&d,
-                             quality == ResampleQuality::best     ? SRC_SINC_BEST_QUALITY
-                             : quality == ResampleQuality::medium ? SRC_SINC_MEDIUM_QUALITY
-                                                                  : SRC_SINC_FASTEST,
-                             1);
-  check(err == 0, what, ": resampling from ", rate, " Hz to ", to_rate, " Hz failed (",
-        src_strerror(err), ")");
-  out.resize(static_cast<size_t>(d.output_frames_gen));
-  return out;
+  return StreamResampler(rate, to_rate, what, quality).push(samples, /*end=*/true);
 }
 
 namespace {

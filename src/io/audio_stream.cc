@@ -1,7 +1,6 @@
 // Audio as it arrives (see the header).
 #include "heed/io/audio_stream.h"
 
-#include <samplerate.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "heed/io/resampler.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -18,14 +18,6 @@ std::span<const Named<StreamFormat>> names(StreamFormat) {
                                                    {StreamFormat::Wav, "wav"}};
   return kNames;
 }
-
-struct AudioStreamReader::Converter {
-  SRC_STATE* state = nullptr;
-  double ratio = 1;
-  ~Converter() {
-    if (state != nullptr) src_delete(state);
-  }
-};
 
 namespace {
 
@@ -54,13 +46,7 @@ AudioStreamReader::AudioStreamReader(int fd, std::string name, const AudioStream
     rate_ = o.sample_rate;
     channels_ = o.channels;
   }
-  if (rate_ != o.to_rate) {
-    src_ = std::make_unique<Converter>();
-    int err = 0;
-    src_->state = src_new(SRC_SINC_MEDIUM_QUALITY, 1, &err);
-    check(src_->state != nullptr, name_, ": no resampler (", src_strerror(err), ")");
-    src_->ratio = static_cast<double>(o.to_rate) / rate_;
-  }
+  if (rate_ != o.to_rate) src_ = std::make_unique<StreamResampler>(rate_, o.to_rate, name_);
 }
 
 AudioStreamReader::~AudioStreamReader() = default;
@@ -148,29 +134,7 @@ std::vector<float> AudioStreamReader::read(double seconds) {
     mono[static_cast<size_t>(t)] = static_cast<float>(sum / channels_);
   }
   ended_ = end;
-  if (!src_) return mono;
-  std::vector<float> out(static_cast<size_t>(std::ceil(static_cast<double>(n) * src_->ratio)) +
-                         256);
-  SRC_DATA d{};
-  d.data_in = mono.data();
-  d.input_frames = static_cast<long>(n);
-  d.data_out = out.data();
-  d.output_frames = static_cast<long>(out.size());
-  d.src_ratio = src_->ratio;
-  d.end_of_input = end ? 1 : 0;
-  std::vector<float> result;
-  for (;;) {
-    const int err = src_process(src_->state, &d);
-    check(err == 0, name_, ": resampling from ", rate_, " Hz failed (", src_strerror(err), ")");
-    result.insert(result.end(), out.begin(), out.begin() + d.output_frames_gen);
-    const bool moved = d.input_frames_used > 0 || d.output_frames_gen > 0;
-    d.data_in += d.input_frames_used;
-    d.input_frames -= d.input_frames_used;
-    if (d.input_frames > 0 && moved) continue;     // input left: the output buffer was full
-    if (end && d.output_frames_gen > 0) continue;  // the end: drain what the filter holds
-    break;
-  }
-  return result;
+  return src_ ? src_->push(mono, end) : mono;
 }
 
 }  // namespace heed

@@ -1,7 +1,13 @@
 // The page `heed serve` answers GET / with: type sentences, pick a model (and a Transformer's
-// layer and head), see the outputs and their attention as heed's own SVG heatmaps.
+// layer and head), see the outputs and their attention as heed's own SVG heatmaps. A streaming
+// recognizer listens to the microphone instead: getUserMedia and an AudioWorklet (its code a
+// Blob made here) hand the samples to POST /stream/ID every ~100 ms, and the page shows the words
+// as they come (the stable part dark, the rest grey), the log-mel spectrogram scrolling and the
+// CTC alignment (each 40 ms position's unit probabilities) growing under it.
 // Self-contained (no network access); ?src=...&model=...&layer=...&head=... fill the form and
-// translate at once, so a link shows a given sentence (and the browser test uses it).
+// translate at once, so a link shows a given sentence (and the browser test uses it);
+// ?model=NAME&mic=1&seconds=S starts listening at once and stops after S seconds (the browser
+// test's fake microphone). Each result is logged in #stream-log with the audio read by then.
 // Leaves out: drawing (the server renders each heatmap with viz/heatmap.h).
 #include "heed/serve/server.h"
 
@@ -19,6 +25,11 @@ textarea { width: 100%; height: 90px; font: 15px "DejaVu Sans Mono", monospace; 
 .src { color: #666; } .tgt { font-weight: bold; margin: 4px 0 8px; }
 .err { color: #b00; white-space: pre-wrap; }
 .map svg { max-width: 100%; height: auto; }
+#listen-box { margin: 8px 0 16px; }
+#words { font-size: 20px; min-height: 1.6em; margin: 8px 0; }
+#words .unstable { color: #999; }
+#stream-log { font: 12px "DejaVu Sans Mono", monospace; color: #666; max-height: 8em; overflow: auto; }
+canvas { display: block; background: #000; image-rendering: pixelated; }
 </style></head>
 <body>
 <h1>heed &mdash; what the model attends to</h1>
@@ -29,6 +40,13 @@ textarea { width: 100%; height: 90px; font: 15px "DejaVu Sans Mono", monospace; 
   <label id="head-box">head <select id="head"></select></label>
   <label>beam <input id="beam" type="number" min="1" max="16" value="1" style="width:4em"></label>
   <button id="go">Translate</button> <span id="status"></span>
+</div>
+<div id="listen-box" style="display:none">
+  <button id="listen">Listen to the microphone</button> <span id="listen-status"></span>
+  <div id="words"></div>
+  <canvas id="spectrogram" width="800" height="80" title="log-mel spectrogram, 10 ms a column"></canvas>
+  <canvas id="alignment" width="800" height="96" title="CTC: each 40 ms position's unit probabilities (top row: blank)"></canvas>
+  <ol id="stream-log"></ol>
 </div>
 <div id="results"></div>
 <script>
@@ -49,6 +67,140 @@ function showChoices() {
   $("layer-box").style.display = heads > 0 ? "" : "none";
   $("head-box").style.display = heads > 1 ? "" : "none";
   $("go").textContent = m.kind === "classifier" ? "Classify" : "Translate";
+  const listens = m.kind === "recognizer";
+  $("listen-box").style.display = listens ? "" : "none";
+  $("src").style.display = listens ? "none" : "";
+  $("go").style.display = listens ? "none" : "";
+}
+// --- listening: the microphone streamed to POST /stream, the words and what the model heard
+let mic = null;  // the running stream: {ctx, media, session, units, blank, queue, finals, ...}
+const tap = `class HeedTap extends AudioWorkletProcessor {
+  process(inputs) { const x = inputs[0][0]; if (x) this.port.postMessage(x.slice(0)); return true; }
+}
+registerProcessor("heed-tap", HeedTap);`;
+function viridis(t) {  // 0..1 -> a colour close to matplotlib's viridis
+  const stops = [[68,1,84],[59,82,139],[33,145,140],[94,201,98],[253,231,37]];
+  const x = Math.min(0.9999, Math.max(0, t)) * 4, i = Math.floor(x), f = x - i;
+  return stops[i].map((c, k) => Math.round(c + f * (stops[i + 1][k] - c)));
+}
+function scrollCanvas(c, n) {  // n new columns at the right
+  const g = c.getContext("2d");
+  g.drawImage(c, -n, 0);
+  g.fillStyle = "#000"; g.fillRect(c.width - n, 0, n, c.height);
+  return g;
+}
+function drawFrames(frames) {  // log-mel in tenths, [n][bins]; 1 px per 10 ms frame
+  if (!frames || frames.length === 0) return;
+  const c = $("spectrogram"), g = scrollCanvas(c, frames.length), bins = frames[0].length;
+  const img = g.createImageData(frames.length, c.height);
+  frames.forEach((f, x) => {
+    for (let y = 0; y < c.height; y++) {
+      const v = f[Math.floor((c.height - 1 - y) * bins / c.height)] / 10;  // low bins at the bottom
+      const [r, gg, b] = viridis((v + 2) / 18);
+      const k = 4 * (y * frames.length + x);
+      img.data[k] = r; img.data[k + 1] = gg; img.data[k + 2] = b; img.data[k + 3] = 255;
+    }
+  });
+  g.putImageData(img, c.width - frames.length, 0);
+}
+function drawProbs(probs) {  // per 40 ms position the units' probabilities in 255ths; 4 px each
+  if (!probs || probs.length === 0) return;
+  const c = $("alignment"), g = scrollCanvas(c, 4 * probs.length);
+  const V = probs[0].length, h = c.height / V;
+  const order = [mic.blank].concat([...Array(V).keys()].filter(u => u !== mic.blank));
+  probs.forEach((p, i) => {
+    const x = c.width - 4 * (probs.length - i);
+    order.forEach((u, row) => {
+      const [r, gg, b] = viridis(p[u] / 255);
+      g.fillStyle = `rgb(${r},${gg},${b})`; g.fillRect(x, row * h, 4, Math.ceil(h));
+    });
+  });
+}
+function showWords(partial) {
+  const w = $("words"); w.innerHTML = "";
+  const done = document.createElement("span"); done.className = "final";
+  done.textContent = mic.finals.join(" ");
+  w.appendChild(done);
+  if (partial) {
+    const st = document.createElement("span"); st.className = "stable";
+    st.textContent = (mic.finals.length ? " " : "") + partial.stable;
+    const un = document.createElement("span"); un.className = "unstable";
+    un.textContent = partial.text.slice(partial.stable.length);
+    w.append(st, un);
+  }
+}
+function handle(answer) {
+  drawFrames(answer.frames); drawProbs(answer.probs);
+  let partial = null;
+  for (const r of answer.results) {
+    const li = document.createElement("li");
+    li.dataset.type = r.type; li.dataset.audio = r.audio; li.dataset.text = r.text;
+    li.textContent = r.type + " at " + r.audio.toFixed(2) + " s: " + r.text;
+    $("stream-log").appendChild(li);
+    if (r.type === "final") { if (r.text) mic.finals.push(r.text); partial = null; } else partial = r;
+  }
+  if (answer.results.length) showWords(partial);
+  $("listen-status").textContent = answer.audio.toFixed(1) + " s heard";
+}
+async function post(url, samples) {
+  const res = await fetch(url, {method: "POST", body: samples,
+                                headers: {"Content-Type": "application/octet-stream"}});
+  const j = await res.json();
+  if (!res.ok) throw new Error(j.error || res.statusText);
+  return j;
+}
+async function pump() {  // one chunk in flight at a time; the rest waits in the queue
+  if (!mic || mic.busy) return;
+  const n = mic.queue.reduce((s, x) => s + x.length, 0);
+  if (n < mic.rate / 10 && !mic.stopping) return;
+  const chunk = new Float32Array(n); let at = 0;
+  for (const x of mic.queue) { chunk.set(x, at); at += x.length; }
+  mic.queue = []; mic.busy = true;
+  const last = mic.stopping;
+  try {
+    handle(await post("/stream/" + mic.session + (last ? "?end=1" : ""), chunk.buffer));
+  } catch (e) {
+    $("listen-status").textContent = String(e.message || e); last || stop();
+  }
+  if (!mic) return;
+  mic.busy = false;
+  if (!last && mic.stopping) return pump();  // stopped while this chunk was out: the last one
+  if (last) { mic.media.getTracks().forEach(t => t.stop()); mic.ctx.close(); mic = null;
+              $("listen").textContent = "Listen to the microphone"; $("listen").disabled = false;
+              document.body.dataset.listening = "done"; }
+}
+function stop() { if (mic) { mic.stopping = true; $("listen").disabled = true; pump(); } }
+async function listen(seconds) {
+  if (mic) { stop(); return; }
+  const m = models.find(x => x.name === $("model").value);
+  try {
+    const media = await navigator.mediaDevices.getUserMedia(
+      {audio: {channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false}});
+    const ctx = new AudioContext();
+    await ctx.audioWorklet.addModule(URL.createObjectURL(new Blob([tap], {type: "text/javascript"})));
+    const open = await post("/stream?model=" + encodeURIComponent(m.name) + "&sample_rate=" +
+                            ctx.sampleRate + "&encoding=f32&view=1", new ArrayBuffer(0));
+    mic = {ctx, media, rate: ctx.sampleRate, session: open.session, units: open.units,
+           blank: open.blank, queue: [], finals: [], busy: false, stopping: false, heard: false};
+    const node = new AudioWorkletNode(ctx, "heed-tap");
+    node.port.onmessage = e => {
+      if (!mic || mic.stopping) return;
+      let x = e.data;
+      if (!mic.heard) {  // a device's warm-up, exact zeros, is not audio: the stream starts after it
+        const first = x.findIndex(v => v !== 0);
+        if (first < 0) return;
+        x = x.subarray(first); mic.heard = true;
+      }
+      mic.queue.push(x); pump();
+    };
+    const mute = ctx.createGain(); mute.gain.value = 0;  // pulled by the output, heard by no one
+    ctx.createMediaStreamSource(media).connect(node); node.connect(mute); mute.connect(ctx.destination);
+    if (ctx.state !== "running") await ctx.resume();
+    $("listen").textContent = "Stop"; document.body.dataset.listening = "yes";
+    if (seconds > 0) setTimeout(stop, 1000 * seconds);
+  } catch (e) {
+    $("listen-status").textContent = "cannot listen: " + String(e.message || e);
+  }
 }
 async function run() {
   const m = models.find(x => x.name === $("model").value);
@@ -105,7 +257,9 @@ async function start() {
   if (q.get("beam")) $("beam").value = q.get("beam");
   $("model").onchange = showChoices;
   $("go").onclick = run;
+  $("listen").onclick = () => listen(0);
   if (q.get("src")) { $("src").value = q.get("src"); await run(); }
+  if (q.get("mic") === "1") await listen(parseFloat(q.get("seconds")) || 0);
 }
 start();
 </script>

@@ -25,6 +25,7 @@
 #include "heed/serve/access_log.h"
 #include "heed/serve/connection_guard.h"
 #include "heed/serve/request.h"
+#include "heed/serve/stream_sessions.h"
 #include "heed/util/error.h"
 #include "heed/viz/alignment.h"
 #include "heed/viz/figure.h"
@@ -62,6 +63,7 @@ std::string route_name(const std::string& path) {
   for (const char* r : {"/translate", "/translator/translate", "/classify", "/transcribe",
                         "/health", "/models", "/metrics", "/"})
     if (path == r) return r;
+  if (path == "/stream" || path.starts_with("/stream/")) return "/stream";  // a session's chunks
   return "other";
 }
 
@@ -73,7 +75,8 @@ struct Server::Impl {
   std::unique_ptr<AccessLog> access_log;  // --access-log: one JSON line per answer
   std::vector<std::unique_ptr<Model>> models;
   httplib::Server http;
-  std::shared_ptr<ConnectionGuard> guard;  // its connections' threads, cap and deadlines
+  std::shared_ptr<ConnectionGuard> guard;   // its connections' threads, cap and deadlines
+  std::unique_ptr<StreamSessions> streams;  // POST /stream: recognition as the audio comes
 
   enum class Kind { EncoderDecoder, Classifier, Recognizer };
   static Kind kind_of(const Model& m) {
@@ -258,6 +261,34 @@ struct Server::Impl {
     reply(res, 200, answer);
   }
 
+  // POST /stream?model=NAME&sample_rate=R&encoding=f32|s16&beam=K&endpoint_ms=E&view=1: a
+  // streaming session opened, given the body as its first chunk (stream_sessions.h)
+  void post_stream_open(const httplib::Request& req, const std::string& body,
+                        httplib::Response& res) {
+    const StreamRequest r = stream_request(req.params, stream_limits());
+    json q = json::object();
+    if (req.has_param("model")) q["model"] = req.get_param_value("model");
+    Model& m = model_named(q, Kind::Recognizer);
+    reply(res, 200, streams->open(*m.recognizer, r, body));
+  }
+
+  // POST /stream/ID[?end=1]: the session's next chunk (end=1: its last)
+  void post_stream_chunk(const httplib::Request& req, const std::string& body,
+                         httplib::Response& res) {
+    json q = json::object();
+    for (const auto& [k, v] : req.params) q[k] = v;
+    check_keys(q, {"end"}, "query parameter");
+    const std::string end = req.has_param("end") ? req.get_param_value("end") : "";
+    reply(res, 200, streams->push(req.matches[1], body, end == "1" || end == "true"));
+  }
+
+  StreamLimits stream_limits() const {
+    return {.max_sessions = o.max_streams,
+            .idle = std::chrono::milliseconds(o.stream_idle_ms),
+            .max_beam = o.max_beam,
+            .wait = std::chrono::milliseconds(o.timeout_ms)};
+  }
+
   // handle() for a route that also reads the request (its query and headers)
   template <class F>
   httplib::Server::HandlerWithContentReader handle_request(F f) {
@@ -368,6 +399,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   s.o = std::move(options);
   check(!s.o.models.empty(), "serve: no model given (--model NAME=DIR)");
   if (!s.o.access_log.empty()) s.access_log = std::make_unique<AccessLog>(s.o.access_log);
+  s.streams = std::make_unique<StreamSessions>(s.stream_limits());
   for (const ServedModel& sm : s.o.models) {
     check(!sm.name.empty(), "serve: a model without a name (--model NAME=DIR)");
     for (const auto& other : s.models)
@@ -448,6 +480,14 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   http.Post("/translator/translate", s.handle(&Impl::post_onmt));
   http.Post("/classify", s.handle(&Impl::post_classify));
   http.Post("/transcribe", s.handle_request(&Impl::post_transcribe));
+  http.Post("/stream", s.handle_request(&Impl::post_stream_open));
+  http.Post(R"(/stream/([0-9a-f]+))", s.handle_request(&Impl::post_stream_chunk));
+  http.Delete(R"(/stream/([0-9a-f]+))", [&s](const httplib::Request& req, httplib::Response& res) {
+    if (s.streams->close(req.matches[1]))
+      reply(res, 200, {{"closed", true}});
+    else
+      reply(res, 404, {{"error", "no open stream '" + std::string(req.matches[1]) + "'"}});
+  });
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
     json names = json::array();
     for (const auto& m : s.models) names.push_back(m->name);
@@ -469,7 +509,8 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
       reply(res, 405, {{"error", req.method + " " + req.path + ": this route takes " + allow}});
     };
   };
-  for (const char* route : {"/translate", "/translator/translate", "/classify", "/transcribe"}) {
+  for (const char* route :
+       {"/translate", "/translator/translate", "/classify", "/transcribe", "/stream"}) {
     http.Get(route, wrong_method("POST"));
     http.Put(route, wrong_method("POST"));
     http.Delete(route, wrong_method("POST"));

@@ -50,6 +50,19 @@ struct StreamResult {
   std::vector<WordTime> words;  // final: seconds from the stream's start, and their emission
 };
 
+// The JSON of a result, as `heed transcribe --online` and the server's streaming route write it:
+//   {"type": "partial", "segment", "text", "stable", "audio"}
+//   {"type": "final", "segment", "text", "start", "end", "log_prob",
+//    "words": [{"word", "start", "end", "emitted", "read"}], "audio"}
+nlohmann::json to_json(const StreamResult& r);
+
+// What one push computed, for showing it as it grows (the server's page): the new filterbank
+// frames (10 ms each) and the new positions' log-probabilities (40 ms each).
+struct StreamView {
+  std::vector<float> frames;  // [n, bins] log-mel energies
+  std::vector<float> scores;  // [m, V] log p(unit | position)
+};
+
 class RecognizerStream {
  public:
   using Clock = std::function<double()>;  // the caller's time now, in seconds
@@ -60,12 +73,15 @@ class RecognizerStream {
   RecognizerStream& operator=(const RecognizerStream&) = delete;
 
   // The next samples; the results they bring (a partial when the best labels changed, the
-  // finals of segments they ended), in order.
-  std::vector<StreamResult> push(std::span<const float> samples);
+  // finals of segments they ended), in order. With a view, what they computed is appended to it.
+  std::vector<StreamResult> push(std::span<const float> samples, StreamView* view = nullptr);
   // The stream's end: the last segment's final (one final at least per stream).
   std::vector<StreamResult> finish();
 
   double audio_seconds() const;                     // read so far
+  int64_t bins() const { return fbank_.bins(); }    // a frame's
+  int32_t blank() const { return blank_; }          // the CTC blank's unit
+  int64_t units() const { return V_; }              // the model's output units
   int64_t positions() const { return positions_; }  // model positions computed so far
   // the positions the current segment holds (what its final answer is computed over)
   int64_t held_positions() const { return static_cast<int64_t>(scores_.size()) / V_; }

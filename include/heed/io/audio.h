@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "heed/io/resampler.h"
+
 namespace heed {
 
 struct AudioOptions {
@@ -33,13 +35,9 @@ Audio read_audio(const std::string& path, const AudioOptions& options = {});
 Audio read_audio_bytes(std::string_view bytes, const std::string& name,
                        const AudioOptions& options = {});
 
-// libsamplerate's sinc converters: best (SRC_SINC_BEST_QUALITY, what read_audio uses), medium
-// (SRC_SINC_MEDIUM_QUALITY: about 4x faster, for synthesised speech) or fastest
-// (SRC_SINC_FASTEST: speed perturbation at every training step).
-enum class ResampleQuality { best, medium, fastest };
-
-// Mono samples from `rate` to `to_rate` (at the same rate, the samples themselves); `what`
-// names the source in errors.
+// Mono samples from `rate` to `to_rate` (at the same rate, the samples themselves), converted
+// whole (io/resampler.h's converter given them as one last piece); `what` names the source in
+// errors.
 std::vector<float> resample(std::vector<float> samples, int rate, int to_rate,
                             const std::string& what,
                             ResampleQuality quality = ResampleQuality::best);

@@ -4,8 +4,7 @@
 //        (arecord -f S16_LE, sox -t raw, ffmpeg -f s16le)
 //   wav: a RIFF/WAVE header, then its data: 16-bit PCM or 32-bit float, any rate and channels;
 //        the data's size may be 0 or 0xFFFFFFFF (a stream of unknown length: read to its end)
-// The channels are averaged and the rate converted by libsamplerate's streaming sinc converter
-// (medium quality), its state carried from piece to piece.
+// The channels are averaged and the rate converted as the samples come (io/resampler.h).
 // A header that is not WAVE, a format other than these, or a stream that ends inside its header
 // is an Error naming the stream.
 // Leaves out: whole files (io/audio.h).
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/io/resampler.h"
 #include "heed/util/names.h"
 
 namespace heed {
@@ -59,8 +59,7 @@ class AudioStreamReader {
   bool float_ = false;                           // 32-bit float samples (WAV format 3)
   int64_t data_left_ = -1;                       // WAV: bytes of its data chunk left (-1: to EOF)
   bool ended_ = false;
-  struct Converter;
-  std::unique_ptr<Converter> src_;  // libsamplerate's state, when the rates differ
+  std::unique_ptr<StreamResampler> src_;  // when the rates differ
 };
 
 }  // namespace heed

@@ -11,6 +11,9 @@
 //                              FLAC, OGG...) or a multipart/form-data file -> {"text",
 //                              "log_prob", "seconds", "words": [{"word", "start", "end"}],
 //                              "n_best": [...]}, what heed transcribe writes
+//   POST /stream?model=NAME&sample_rate=R&...   a streaming recognition session, then
+//   POST /stream/ID[?end=1], DELETE /stream/ID   its chunks as the audio comes, partial and final
+//                              results in each answer (stream_sessions.h)
 //   GET  /health, /models (names, kinds, a Transformer's layers and heads), /metrics
 //   (Prometheus), / (the page)
 // Translation requests are batched across clients (batcher.h); a full queue is 503 with
@@ -48,6 +51,8 @@ struct ServeOptions {
   int http_threads = 128;            // connections served at once
   int max_connections = 1024;        // open at once (more: 503 and closed)
   int header_timeout_ms = 10000;     // a connection's request headers, from connect or answer
+  int max_streams = 16;              // streaming sessions open at once (more: 503)
+  int stream_idle_ms = 30000;        // a session with no chunk for this long is closed
   TranslatorOptions translator;      // compute type, kernel threads
   std::string access_log;            // a JSON line per answer appended here ("-": stdout)
 };

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# `heed serve`'s streaming route and the page's microphone, on a causal recognizer of the tone
+# task (tests/support/tones.h: "words" of a-e, each letter a tone) trained here: a stream posted
+# in 100 ms chunks of 16-bit PCM gives the offline transcript as its final, and partial results
+# before its end; float32 at 48 kHz is converted as it comes; bad chunks, parameters and
+# sessions get 4xx naming them; the session limit is 503, an idle session is closed; and the page
+# in headless Chromium, its microphone Chromium's fake capture device playing a WAV file, shows
+# the file's words before the file has ended (the audio read when each was shown).
+# Run by ctest: serve_stream.sh HEED
+set -euo pipefail
+heed=$1
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2> /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+fail() { echo "FAIL: $* (in $work)" >&2; exit 1; }
+
+# the tone task: train (400) and dev (30) utterances, and the microphone's file: three words
+# apart, then a second of quiet
+python3 - "$work" <<'PY'
+import math, random, struct, sys, wave
+work = sys.argv[1]
+rng = random.Random(1)
+HZ = {"a": 400, "b": 700, "c": 1100, "d": 1600, "e": 2300}
+def speak(word):
+    x = []
+    for c in word:
+        x += [0.3 * math.sin(2 * math.pi * HZ[c] * k / 16000) + rng.gauss(0, 0.01) for k in range(2400)]
+        x += [rng.gauss(0, 0.01) for _ in range(800)]
+    return x
+def write(path, x):
+    w = wave.open(path, "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+    w.writeframes(b"".join(struct.pack("<h", max(-32768, min(32767, int(v * 32767)))) for v in x))
+    w.close()
+def word():
+    return "".join(rng.choice("abcde") for _ in range(rng.randint(2, 5)))
+quiet = lambda s: [rng.gauss(0, 0.01) for _ in range(int(s * 16000))]
+for part, n in (("train", 400), ("dev", 30)):  # 1-3 words, 0.5 s of quiet between them
+    with open("%s/%s.tsv" % (work, part), "w") as m:
+        for i in range(n):
+            ws = [word() for _ in range(rng.randint(1, 3))]
+            x = speak(ws[0])
+            for w in ws[1:]:
+                x += quiet(0.5) + speak(w)
+            write("%s/%s-%d.wav" % (work, part, i), x)
+            m.write("%s-%d.wav\t%s\n" % (part, i, " ".join(ws)))
+words = ["abc", "dea", "cbd"]
+mic = quiet(0.3)
+for w in words:
+    mic += speak(w) + quiet(0.5)
+write(work + "/mic.wav", mic + quiet(1.0))
+open(work + "/mic.txt", "w").write(" ".join(words) + "\n")
+PY
+"$heed" --threads 1 train --model ctc --unidirectional --train-src "$work/train.tsv" \
+  --valid-src "$work/dev.tsv" --num-mel-bins 23 --front-channels 8 --embed 48 --hidden 64 \
+  --layers 2 --batch 16 --lr 3e-3 --max-steps 500 --epochs 100 --patience 100 --valid-every 250 \
+  --valid-max 20 \
+  --save "$work/tones" > "$work/train.log" 2>&1 || fail "training: $(tail -3 "$work/train.log")"
+"$heed" --threads 1 train --model ctc --train-src "$work/train.tsv" --valid-src "$work/dev.tsv" \
+  --num-mel-bins 23 --front-channels 8 --embed 8 --hidden 8 --layers 1 --batch 16 \
+  --max-steps 1 --save "$work/bi" > "$work/bi.log" 2>&1 || fail "training: $(tail -3 "$work/bi.log")"
+
+# starts the server with the given flags; sets pid and port
+start() {
+  : > "$work/serve.err"
+  "$heed" --threads 1 serve --model tones="$work/tones" --model bi="$work/bi" --port 0 "$@" \
+    2> "$work/serve.err" &
+  pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
+    [ -n "$port" ] && return 0
+    kill -0 "$pid" 2> /dev/null || fail "the server exited: $(cat "$work/serve.err")"
+    sleep 0.1
+  done
+  fail "the server did not start: $(cat "$work/serve.err")"
+}
+start --max-streams 2 --stream-idle-ms 1500
+
+offline=$("$heed" --threads 1 transcribe --model "$work/tones" "$work/mic.wav")
+# (a space unit may follow the last word: the quiet after it)
+[ "$(echo $offline)" = "$(cat "$work/mic.txt")" ] || fail "the tone model did not learn: '$offline'"
+python3 - "$port" "$work" "$offline" <<'PY' || fail "the streaming route"
+import json, struct, sys, time, urllib.request, urllib.error, wave
+port, work, offline = sys.argv[1], sys.argv[2], sys.argv[3]
+def call(path, data=b"", method="POST"):
+    r = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), data=data, method=method)
+    try:
+        with urllib.request.urlopen(r) as f:
+            return f.status, json.loads(f.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+w = wave.open(work + "/mic.wav")
+pcm = w.readframes(w.getnframes())
+seconds = w.getnframes() / 16000
+# 16-bit PCM in 100 ms chunks: partials before the end, the final = the offline transcript
+st, a = call("/stream?model=tones&encoding=s16&view=1")
+assert st == 200 and a["results"] == [] and len(a["units"]) > 5 and a["bins"] == 23, (st, a)
+sid, step, results, frames, probs = a["session"], 3200, [], 0, 0
+for i in range(0, len(pcm), step):
+    last = i + step >= len(pcm)
+    st, r = call("/stream/%s%s" % (sid, "?end=1" if last else ""), pcm[i:i + step])
+    assert st == 200, r
+    results += r["results"]
+    frames += len(r["frames"])
+    probs += len(r["probs"])
+    assert all(len(f) == 23 for f in r["frames"]) and all(len(p) == len(a["units"]) for p in r["probs"])
+finals = [x for x in results if x["type"] == "final"]
+assert len(finals) == 1 and finals[0]["text"] == offline, finals
+assert [x["word"] for x in finals[0]["words"]] == offline.split(), finals
+partials = [x for x in results if x["type"] == "partial"]
+first = next(x for x in partials if x["stable"].startswith("abc"))
+assert first["audio"] < 1.5, first  # "abc" ends at 0.9 s
+assert abs(frames - round(seconds * 100)) <= 3 and abs(probs - frames / 4) <= 3, (frames, probs)
+assert r.get("closed") is True
+st, r = call("/stream/" + sid, pcm[:3200])
+assert st == 404 and "no open stream" in r["error"], (st, r)
+# float32 at 48 kHz (each sample three times: the same sound), converted as it comes
+x = [v / 32768 for v in struct.unpack("<%dh" % (len(pcm) // 2), pcm)]
+f32 = struct.pack("<%df" % (3 * len(x)), *[v for v in x for _ in range(3)])
+st, a = call("/stream?model=tones&sample_rate=48000", f32[:48000])
+assert st == 200, a
+st, r = call("/stream/%s?end=1" % a["session"], f32[48000:])
+assert st == 200 and r["results"][-1]["type"] == "final", r
+assert r["results"][-1]["text"] == offline, r["results"][-1]
+# refusals, each naming what is wrong
+def refused(status, path, data, words):
+    st, r = call(path, data)
+    assert st == status and words in r["error"], (path, st, r)
+refused(400, "/stream?model=tones&encoding=u8", b"", "encoding must be f32")
+refused(400, "/stream?model=tones&sample_rate=5", b"", "sample_rate must be an integer")
+refused(400, "/stream?model=tones&beem=4", b"", "beem")
+refused(400, "/stream?model=tones", b"abc", "not whole float32 samples")
+refused(400, "/stream?model=tones", struct.pack("<f", float("nan")), "not a number")
+refused(400, "/stream?model=bi", b"", "--unidirectional")
+refused(404, "/stream?model=nope", b"", "no recognizer named 'nope'")
+refused(404, "/stream/0123abcd", b"", "no open stream")
+st, r = call("/stream", method="GET")
+assert st == 405, (st, r)
+# two sessions at most (--max-streams 2); closing one makes room; an idle one is closed
+ids = [call("/stream?model=tones&encoding=s16")[1]["session"] for _ in range(2)]
+refused(503, "/stream?model=tones", b"", "--max-streams")
+assert call("/stream/" + ids[0], method="DELETE")[0] == 200
+assert call("/stream/" + ids[0], method="DELETE")[0] == 404
+st, a = call("/stream?model=tones&encoding=s16")
+assert st == 200, a
+time.sleep(2)  # --stream-idle-ms 1500
+st, r = call("/stream/" + a["session"], pcm[:3200])
+assert st == 404 and "idle" in r["error"], (st, r)
+assert call("/stream?model=tones")[0] == 200  # the idle ones made room
+print("stream route: %d partials, final '%s'" % (len(partials), finals[0]["text"]))
+PY
+curl -s "http://127.0.0.1:$port/metrics" | grep -q 'route="/stream"' || fail "no /stream series in /metrics"
+
+# the page: the fake microphone plays mic.wav (looping), the page listens for 6 s; every word
+# of the file is on the page before the file's 6.2 s have been read
+# shellcheck source=chromium.sh
+source "$here/chromium.sh"
+need_chromium "$work" || fail "could not install chromium: $(tail -3 "$work/apt.log")"
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --user-data-dir="$work/chrome" --autoplay-policy=no-user-gesture-required
+       --use-fake-ui-for-media-stream --use-fake-device-for-media-stream
+       --use-file-for-fake-audio-capture="$work/mic.wav")
+shown='[...document.querySelectorAll("#stream-log li")].map(li => [li.dataset.type, +li.dataset.audio, li.dataset.text])
+  .concat([["words", 0, document.getElementById("words").textContent],
+           ["pixels", 0, String(document.getElementById("spectrogram").getContext("2d")
+              .getImageData(0, 0, 800, 23).data.filter((v, i) => i % 4 == 1 && v > 0).length)]])'
+python3 "$here/cdp.py" "${flags[@]/#/--flag=}" --timeout 60 \
+  --until 'document.body.dataset.listening === "done"' --eval "$shown" \
+  "http://127.0.0.1:$port/?model=tones&mic=1&seconds=6" > "$work/page.json" 2> "$work/chromium.log" ||
+  fail "the page: $(grep -v dbus "$work/chromium.log" | tail -3)"
+python3 - "$work/page.json" "$offline" <<'PY' || fail "the page: $(cat "$work/page.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+log = [r for r in rows if r[0] in ("partial", "final")]
+words = sys.argv[2].split()
+for w in words:  # each word shown while the file (6.2 s) was still playing
+    when = [a for t, a, text in log if w in text.split()]
+    assert when and min(when) < 6.2, (w, log)
+page = next(r[2] for r in rows if r[0] == "words")
+assert page.split()[:3] == words, page
+pixels = int(next(r[2] for r in rows if r[0] == "pixels"))
+assert pixels > 200 * 23, pixels  # the spectrogram drawn
+print("page: %s, first word at %.2f s" % (page, min(a for t, a, text in log if words[0] in text.split())))
+PY
+kill "$pid"
+wait "$pid" || fail "serve exited non-zero after SIGTERM"
+pid=
+echo "serve_stream: ok"
