@@ -69,7 +69,8 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                 "each input in --chunk-ms pieces), with JSON lines out: each segment's final "
                 "result with its words' times and the moment each was given out (\"emitted\"), "
                 "and with --partial the partial results. Needs a causal recognizer: --model ctc "
-                "--unidirectional");
+                "--unidirectional, or --model rnn --attention monotonic|mocha --unidirectional "
+                "(greedy by attention alone, one segment)");
   add_enum_option(*app, "--input-format", input_format,
                   "--online from stdin: wav (a WAV header, then 16-bit PCM or 32-bit float; any "
                   "rate and channels) or raw (16-bit little-endian PCM at --sample-rate)");

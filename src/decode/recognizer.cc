@@ -137,7 +137,8 @@ std::vector<std::vector<Hypothesis>> recognize_batch(const Seq2SeqModel& model,
                             o.timestamps || o.alignment);
   // an attention decoder: up to a character per model frame, and 10 more
   std::vector<int64_t> limits;
-  for (int32_t n : b.src_lengths) limits.push_back(AudioFrontEndConfig::output_frames(n) + 10);
+  for (int32_t n : b.src_lengths)
+    limits.push_back(AudioFrontEndConfig::output_frames(n) + Recognizer::kExtraUnits);
   const AttentionChoice choice{.wanted = o.timestamps || o.alignment};
   if (o.beam > 1)
     return beam_search_batch(model, b, limits,

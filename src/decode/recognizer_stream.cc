@@ -14,18 +14,26 @@ RecognizerStream::RecognizerStream(const Recognizer& r, const StreamOptions& o, 
       clock_(std::move(clock)),
       fbank_({.num_mel_bins = static_cast<int>(r.bins())}),
       lm_(r.lm(o.lm_weight, o.lm_bonus)) {
-  const FrameLabeller* labeller = r.files().model->frame_labeller();
-  check(labeller != nullptr,
-        "transcribe --online: an attention decoder needs the whole utterance; a streaming "
-        "recognizer is a ctc model with a --unidirectional encoder");
+  const Seq2SeqModel& model = *r.files().model;
+  V_ = model.tgt_vocab();
+  if (const FrameLabeller* labeller = model.frame_labeller()) {
+    frames_ = labeller->stream();  // an Error for a model that is not causal, naming why
+    blank_ = labeller->blank();
+  } else {
+    attention_ = model.attention_stream(Recognizer::kExtraUnits);  // the same
+    check(o.beam == 1,
+          "transcribe --online: a monotonic attention decoder streams greedily "
+          "(--beam 1); the prefix beam is CTC's");
+    check(o.endpoint_seconds == 0,
+          "transcribe --online: endpointing (--endpoint-ms) reads CTC's blanks; an attention "
+          "recognizer's stream is one segment");
+    blank_ = -1;
+  }
   check(o.beam >= 1, "transcribe --online: a beam of ", o.beam);
   check(lm_.lm == nullptr || o.beam > 1,
         "--lm: the n-gram model joins the prefix search, which needs a beam of 2 or more (--beam)");
   check(o.endpoint_seconds >= 0, "transcribe --online: a negative endpoint (", o.endpoint_seconds,
         " s)");
-  frames_ = labeller->stream();
-  V_ = r.files().model->tgt_vocab();
-  blank_ = labeller->blank();
   last_class_ = blank_;
   start_search();
 }
@@ -83,13 +91,15 @@ std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples,
     const std::vector<float> features =
         kaldi_fbank(fbank_, {samples_.data(), static_cast<size_t>(used)});
     samples_.erase(samples_.begin(), samples_.begin() + n * fbank_.frame_shift());
-    const std::vector<float> scores = frames_->push(features);
-    if (view) {
-      view->frames.insert(view->frames.end(), features.begin(), features.end());
-      view->scores.insert(view->scores.end(), scores.begin(), scores.end());
+    if (view) view->frames.insert(view->frames.end(), features.begin(), features.end());
+    if (attention_) {
+      take(attention_->push(features));
+    } else {
+      const std::vector<float> scores = frames_->push(features);
+      if (view) view->scores.insert(view->scores.end(), scores.begin(), scores.end());
+      for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
+        position(scores.data() + i, out);
     }
-    for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
-      position(scores.data() + i, out);
   }
   // the labels that became stable in this push were given out now
   stamp();
@@ -182,9 +192,40 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
   start_search();
 }
 
+void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens) {
+  for (const AttentionStream::Token& t : tokens) {  // written for good: stable at once
+    path_labels_.push_back(t.id);
+    stops_.push_back(t.stop);
+    emitted_.push_back(clock_());
+    read_.push_back(audio_seconds());
+    log_prob_ += t.log_prob;
+  }
+  positions_ = attention_->positions();
+}
+
+StreamResult RecognizerStream::attention_final() const {
+  const ModelFiles& m = r_.files();
+  StreamResult f;
+  f.final = true;
+  f.audio = audio_seconds();
+  f.end = static_cast<double>(positions_) * Recognizer::kFrameSeconds;
+  const std::vector<std::string> units = m.tgt_vocab.decode(path_labels_);
+  f.text = m.tgt_seg.join(units);
+  f.log_prob = log_prob_;
+  std::vector<std::pair<int64_t, int64_t>> frames;  // a unit's frames: its attention's stop
+  for (int64_t stop : stops_) frames.emplace_back(stop, stop);
+  f.words = word_times(units, frames, Recognizer::kFrameSeconds, emitted_, read_);
+  return f;
+}
+
 std::vector<StreamResult> RecognizerStream::finish() {
   std::vector<StreamResult> out;
   samples_.clear();  // less than a frame: as decoding the whole (snip_edges) drops it
+  if (attention_) {
+    take(attention_->finish());
+    out.push_back(attention_final());
+    return out;
+  }
   const std::vector<float> scores = frames_->finish();
   for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
     position(scores.data() + i, out);

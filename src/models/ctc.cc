@@ -9,6 +9,7 @@
 #include "heed/autograd/ops/ctc.h"
 #include "heed/data/vocab.h"
 #include "heed/models/model_options.h"
+#include "heed/nn/audio_encoder_stream.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
 
@@ -187,65 +188,30 @@ FrameScores CtcModel::Labeller::frame_log_probs(Graph& g, const Seq2SeqBatch& b)
   return out;
 }
 
-namespace {
-// A front end position's window of frames, and the frames between two positions' windows
-constexpr int64_t kWindow = AudioFrontEndConfig::kMinFrames, kStride = 4;
-}  // namespace
-
-// A recognizer's positions as its frames arrive. Position j of the front end reads frames
-// 4j .. 4j + 6 (two 3x3 convolutions of stride 2, no padding); `pending_` holds the frames from
-// 4 encoded_ on, so each push runs the front end over the windows it completes (3 frames of
-// overlap) and the encoder's stream over their vectors. Their states join `held_`, the states
-// from the next position to give out on: a position is given out (the output layer, the
-// log-softmax) once the N states it reads ahead are there, and finish() gives out the last N
+// A recognizer's positions as its frames arrive: the listener's stream (nn/audio_encoder_stream.h)
+// gives each position's state once its front end's window is whole; the states join `held_`,
+// the states from the next position to give out on: a position is given out (the output layer,
+// the log-softmax) once the N states it reads ahead are there, and finish() gives out the last N
 // with zeros after them, as the whole utterance's output layer reads them.
 std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
   check(m_.front_ != nullptr, "ctc: only a recognizer (audio in) reads a stream");
-  check(!m_.front_->config().utterance_mean,
-        "ctc: this recognizer subtracts each utterance's mean (--utterance-mean), which needs "
-        "the whole utterance before its first frame; a streaming one is trained without it");
   class AudioStream final : public Stream {
    public:
     explicit AudioStream(const CtcModel& m)
-        : m_(m),
-          F_(m.front_->config().features),
-          D_(m.encoder_->width()),
-          encoder_(m.encoder_->stream_vectors()) {}
+        : m_(m), listener_(*m.front_, *m.encoder_), D_(listener_.width()) {}
     std::vector<float> push(std::span<const float> features) override {
-      check(static_cast<int64_t>(features.size()) % F_ == 0, "ctc stream: ", features.size(),
-            " values are not frames of ", F_, " bins");
-      pending_.insert(pending_.end(), features.begin(), features.end());
-      const int64_t S = frames(), n = AudioFrontEndConfig::subsampled(S);  // windows complete
-      if (n == 0) return {};
-      encode(S, (n - 1) * kStride + kWindow);
-      pending_.erase(pending_.begin(), pending_.begin() + n * kStride * F_);
+      const std::vector<float> h = listener_.push(features);
+      held_.insert(held_.end(), h.begin(), h.end());
       return give(false);
     }
     std::vector<float> finish() override {
-      const int64_t S = frames();
-      if (encoded_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
-        pending_.resize(static_cast<size_t>(kWindow * F_), 0.f);
-        encode(S, kWindow);
-      }
-      pending_.clear();
+      const std::vector<float> h = listener_.finish();
+      held_.insert(held_.end(), h.begin(), h.end());
       return give(true);
     }
     int64_t positions() const override { return positions_; }
 
    private:
-    int64_t frames() const { return static_cast<int64_t>(pending_.size()) / F_; }
-    // the front end over pending_'s first `span` frames (`real` of them audio), then the
-    // encoder: their states join held_
-    void encode(int64_t real, int64_t span) {
-      g_.clear();
-      const int32_t length = static_cast<int32_t>(std::min(real, span));
-      int32_t out_length = 0;
-      Var x = m_.front_->forward(g_, {pending_.data(), static_cast<size_t>(span * F_)}, span,
-                                 {&length, 1}, {&out_length, 1});  // [n, 1, D]
-      const Tensor h = encoder_->push(g_, x).value();              // [1, n, H]
-      held_.insert(held_.end(), h.data(), h.data() + h.numel());
-      encoded_ += h.dim(1);
-    }
     // the log-probabilities [m, V] of the held positions whose lookahead is there (all of them
     // at the end); held_ keeps the states the next positions read
     std::vector<float> give(bool end) {
@@ -263,12 +229,11 @@ std::unique_ptr<FrameLabeller::Stream> CtcModel::Labeller::stream() const {
       return out;
     }
     const CtcModel& m_;
-    int64_t F_, D_;
-    std::unique_ptr<SequenceEncoder::Stream> encoder_;
+    AudioEncoderStream listener_;
+    int64_t D_;
     Graph g_{Mode::Inference};
-    std::vector<float> pending_;  // [frames, F]: from frame 4 encoded_ on
-    std::vector<float> held_;     // [rows, D]: the states from position positions_ on
-    int64_t encoded_ = 0, positions_ = 0;
+    std::vector<float> held_;  // [rows, D]: the states from position positions_ on
+    int64_t positions_ = 0;
   };
   return std::make_unique<AudioStream>(m_);
 }

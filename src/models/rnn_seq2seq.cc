@@ -11,6 +11,7 @@
 #include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
 #include "heed/models/model_options.h"
+#include "heed/nn/audio_encoder_stream.h"
 #include "heed/nn/latency_loss.h"
 #include "heed/nn/syntactic_attention.h"
 #include "heed/util/error.h"
@@ -162,9 +163,9 @@ void RnnSeq2SeqConfig::set_audio(const AudioFrontEndConfig& front) {
   auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
   check(rnn != nullptr, "rnn: a speech recognizer's encoder is a birnn (--encoder birnn), not ",
         heed::describe(encoder));
-  check(!reverse_source && wait_k == 0 && !monotonic(),
-        "rnn: a speech recognizer reads its whole utterance forwards (no --reverse-source, "
-        "--wait-k or monotonic attention yet)");
+  check(!reverse_source && wait_k == 0,
+        "rnn: a speech recognizer reads its utterance forwards as it comes (no --reverse-source "
+        "or --wait-k: monotonic attention and MoChA are its online decoders)");
   rnn->vocab = 0;  // no table: the front end's vectors, as wide as the embeddings were (--embed)
   audio = front;
   audio->dim = rnn->embed;
@@ -275,6 +276,15 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
   // each source once: h [B, S, Dm] and [->h_S ; <-h_1] [B, Dm]
   return start_encoded(g, encoder_->encode(g, src, S, lengths, {.summary = true}), lengths,
                        rows_per_source);
+}
+
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, Var states,
+                                           std::span<const int32_t> lengths) const {
+  check(config_.online_policy().kind == OnlinePolicy::Kind::Monotonic,
+        "rnn: only an online decoder starts without its source's summary");
+  SequenceEncoder::Output encoded;
+  encoded.states = states;
+  return start_encoded(g, encoded, lengths, 1);
 }
 
 Tensor RnnSeq2Seq::source_trees(Graph& g, const Seq2SeqBatch& b) const {
@@ -652,18 +662,46 @@ class RnnDecoder final : public IncrementalDecoder {
   bool extend_source(const Seq2SeqBatch& longer, bool retake) override {
     check(longer.B * rows_per_source_ == state_.rnn.h.dim(0), "extend_source: ", longer.B,
           " sources for ", state_.rnn.h.dim(0), " rows");
-    check(!retake || retakable_, "extend_source: no step to take back");
-    const Saved saved(retake ? before_ : state_);
-    retakable_ = false;
-    g_.rewind(start_, {});  // the old encoding and everything since
-    state_ = model_.start(g_, longer.src, longer.S, longer.src_lengths, rows_per_source_);
-    state_.attention.distribution = distribution_;
-    if (saved.step > 0) saved.restore(g_, state_);  // else: the new start is the state
-    encoded_ = g_.mark();
+    restart(retake, [&] {
+      return model_.start(g_, longer.src, longer.S, longer.src_lengths, rows_per_source_);
+    });
     return true;
   }
 
+  // A decoder over one stream's states [S, D] heard so far (RnnAttentionStream); more of them
+  // heard: extend_states(), as extend_source.
+  RnnDecoder(const RnnSeq2Seq& model, Graph& g, std::span<const float> states, int64_t D)
+      : model_(model),
+        g_(g),
+        start_(g.mark()),
+        state_(start_states(states, D)),
+        encoded_(g.mark()),
+        rows_per_source_(1),
+        weights_(true),
+        distribution_(false) {}
+  void extend_states(std::span<const float> states, int64_t D, bool retake) {
+    restart(retake, [&] { return start_states(states, D); });
+  }
+
  private:
+  RnnSeq2Seq::DecoderState start_states(std::span<const float> states, int64_t D) {
+    length_ = static_cast<int32_t>(static_cast<int64_t>(states.size()) / D);
+    return model_.start(g_, g_.input(Shape{1, length_, D}, states), {&length_, 1});
+  }
+  // The old encoding and everything since freed, a new one started, the state (or the one before
+  // its last step) carried into it.
+  template <class Start>
+  void restart(bool retake, Start start) {
+    check(!retake || retakable_, "extend_source: no step to take back");
+    const Saved saved(retake ? before_ : state_);
+    retakable_ = false;
+    g_.rewind(start_, {});
+    state_ = start();
+    state_.attention.distribution = distribution_;
+    if (saved.step > 0) saved.restore(g_, state_);  // else: the new start is the state
+    encoded_ = g_.mark();
+  }
+
   // A decoder state's values, copied out of the graph.
   struct Saved {
     int64_t step = 0;
@@ -703,9 +741,91 @@ class RnnDecoder final : public IncrementalDecoder {
   RnnSeq2Seq::DecoderState before_;  // monotonic attention: the state before the last step,
   bool retakable_ = false;           // valid until the next step or extension
   std::vector<int32_t> lengths_;     // the source lengths of the rows kept by drop_rows()
+  int32_t length_ = 0;               // a stream's states: how many
+};
+
+// Monotonic attention over a stream (AttentionStream): the listener's states as they come, the
+// decoder writing while its attention stops on a position heard. A step that runs off them
+// waits for more audio and is taken again over the longer memory (RnnDecoder::extend_states:
+// the memory and its keys made again, O(S) per push; the decoder's state carried).
+class RnnAttentionStream final : public AttentionStream {
+ public:
+  RnnAttentionStream(const RnnSeq2Seq& model, const AudioFrontEnd& front,
+                     const SequenceEncoder& encoder, int64_t slack)
+      : model_(model), listener_(front, encoder), D_(listener_.width()), slack_(slack) {}
+  std::vector<Token> push(std::span<const float> features) override {
+    hear(listener_.push(features));
+    return write(false);
+  }
+  std::vector<Token> finish() override {
+    hear(listener_.finish());
+    return write(true);
+  }
+  int64_t positions() const override { return listener_.positions(); }
+
+ private:
+  void hear(const std::vector<float>& h) {
+    states_.insert(states_.end(), h.begin(), h.end());
+    grown_ = grown_ || !h.empty();
+  }
+  std::vector<Token> write(bool end) {
+    std::vector<Token> out;
+    if (done_ || states_.empty()) return out;
+    if (waiting_ && !grown_ && !end) return out;  // it would run off again
+    if (!decoder_) {
+      decoder_ = std::make_unique<RnnDecoder>(model_, g_, states_, D_);
+    } else if (grown_ || retake_) {
+      decoder_->extend_states(states_, D_, retake_);
+    }
+    grown_ = waiting_ = retake_ = false;
+    const int64_t S = static_cast<int64_t>(states_.size()) / D_, V = model_.tgt_vocab();
+    while (true) {
+      if (static_cast<int64_t>(tokens_.size()) >= S + slack_) {  // the length limit
+        if (end) break;
+        waiting_ = true;  // (more audio raises it)
+        return out;
+      }
+      const int32_t prev = tokens_.empty() ? Vocab::kBos : tokens_.back();
+      const IncrementalDecoder::Step s = decoder_->step({&prev, 1}, Scores::LogProbs);
+      if (s.ran_off && !end) {  // past what was heard: wait, and take this step again
+        waiting_ = retake_ = true;
+        return out;
+      }
+      const auto best = static_cast<int32_t>(
+          Vocab::kEos + vmath::argmax(s.scores + Vocab::kEos, V - Vocab::kEos));
+      if (best == Vocab::kEos) break;
+      tokens_.push_back(best);
+      out.push_back({.id = best,
+                     .stop = vmath::argmax(s.weights, S),
+                     .heard = S,
+                     .log_prob = s.scores[best]});
+    }
+    done_ = true;
+    return out;
+  }
+
+  const RnnSeq2Seq& model_;
+  AudioEncoderStream listener_;
+  int64_t D_, slack_;
+  Graph g_{Mode::Inference};
+  std::unique_ptr<RnnDecoder> decoder_;
+  std::vector<float> states_;    // [S, D]: every position heard
+  std::vector<int32_t> tokens_;  // written
+  bool grown_ = false;           // heard more since the decoder last saw the states
+  bool waiting_ = false;         // for more audio: the last step ran off it, or the length limit
+  bool retake_ = false;          // the last step ran off: taken again once more is heard
+  bool done_ = false;            // </s> written, or the length limit at the end
 };
 
 }  // namespace
+
+std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack) const {
+  check(front_ != nullptr, "rnn: only a recognizer (audio in) reads a stream");
+  check(config_.monotonic(), "rnn: ", attention_name(config_.attention),
+        " attention reads the whole utterance before its first output; a streaming recognizer "
+        "attends with --attention monotonic or mocha");
+  return std::make_unique<RnnAttentionStream>(*this, *front_, *encoder_, slack);
+}
 
 std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const Seq2SeqBatch& b,
                                                                int64_t /*max_len*/,

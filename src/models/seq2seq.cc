@@ -16,6 +16,12 @@ std::unique_ptr<FrameLabeller::Stream> FrameLabeller::stream() const {
       "and a --unidirectional encoder");
 }
 
+std::unique_ptr<AttentionStream> Seq2SeqModel::attention_stream(int64_t /*slack*/) const {
+  fail(
+      "this model does not read a stream: a streaming attention recognizer is an rnn model with "
+      "audio in, --attention monotonic or mocha and a --unidirectional encoder");
+}
+
 std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
                                     int64_t source, bool reversed) {
   const int64_t S = b.F > 0 ? AudioFrontEndConfig::subsampled(b.S) : b.S;

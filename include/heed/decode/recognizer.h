@@ -94,6 +94,8 @@ class Recognizer {
   }
   static constexpr int kSampleRate = 16000;
   static constexpr double kFrameSeconds = 0.04;  // one model frame: 4 feature frames of 10 ms
+  // an attention decoder writes up to a unit per model frame, and this many more
+  static constexpr int64_t kExtraUnits = 10;
   // The model's filterbanks of one utterance (samples at 16 kHz, full scale 1): [frames, bins]
   std::vector<float> features(std::span<const float> audio) const;
   int64_t bins() const { return bins_; }

@@ -1,5 +1,6 @@
 // A recognizer reading one stream of audio as it arrives (heed transcribe --online; the server's
-// streaming route), for a causal CTC model (`heed train --model ctc --unidirectional`):
+// streaming route), for a causal CTC model (`heed train --model ctc --unidirectional`), or a
+// monotonic attention one (below):
 //   samples in pieces of any size (16 kHz, full scale 1)
 //   -> Kaldi filterbank frames (data/fbank.h), each as soon as its 25 ms window is whole
 //   -> the model's positions (FrameLabeller::Stream: each computed once, when its front end's
@@ -15,6 +16,12 @@
 //      after a label; the encoder goes on across segments, the search starts again.
 // Memory and cost per second are flat in the stream's length: the encoder keeps its state,
 // a segment its positions' scores (what its final answer is rescored on), nothing else grows.
+// A recognizer with hard monotonic attention or MoChA over a causal encoder (`heed train --model
+// rnn --attention mocha --unidirectional`) streams too (Seq2SeqModel::attention_stream): its
+// decoder writes each unit once its attention stops on audio heard, and never takes one back,
+// so a partial result is stable whole; greedy by attention alone, one segment (no endpointing:
+// that reads CTC's blanks), its final = Recognizer::transcribe's with --ctc-weight 0, each word
+// timed by its units' attention stops. Its memory grows with the segment (the listener's states).
 // Leaves out: reading audio (cli/, serve/), the offline recognizer (decode/recognizer.h).
 #pragma once
 
@@ -93,12 +100,17 @@ class RecognizerStream {
   std::vector<int32_t> best() const;
   std::vector<int32_t> stable() const;
   void start_search();  // the segment's search, from nothing
+  void take(const std::vector<AttentionStream::Token>& tokens);  // an attention stream's
+  StreamResult attention_final() const;
 
   const Recognizer& r_;
   StreamOptions o_;
   Clock clock_;
   Fbank fbank_;
-  std::unique_ptr<FrameLabeller::Stream> frames_;
+  std::unique_ptr<FrameLabeller::Stream> frames_;  // a CTC model's, or
+  std::unique_ptr<AttentionStream> attention_;     // a monotonic attention one's
+  std::vector<int64_t> stops_;                     // attention: each unit's stop
+  double log_prob_ = 0;                            // attention: the units
   CtcLm lm_;
   int64_t V_;
   int32_t blank_;

@@ -138,6 +138,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
                                                      int64_t max_len,
                                                      const AttentionChoice& attention,
                                                      int64_t rows_per_source = 1) const override;
+  // A recognizer with hard monotonic attention or MoChA over a --unidirectional encoder.
+  std::unique_ptr<AttentionStream> attention_stream(int64_t slack) const override;
 
   // Incremental decoding, used by greedy and beam search: the source is encoded once by
   // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
@@ -167,6 +169,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
                      std::span<const int32_t> lengths, int64_t rows_per_source = 1) const;
   // The same for a batch's source: its ids, or a recognizer's frames (Seq2SeqBatch::features).
   DecoderState start(Graph& g, const Seq2SeqBatch& b, int64_t rows_per_source = 1) const;
+  // The same over a source encoded already (a stream's states [B, S, D]; no summary: the
+  // decoder starts as online decoding's does).
+  DecoderState start(Graph& g, Var states, std::span<const int32_t> lengths) const;
   using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Scores scores = Scores::LogProbs) const;

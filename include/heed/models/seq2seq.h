@@ -187,6 +187,31 @@ struct OnlinePolicy {
   std::string reason;  // ReadAll: why ("a bidirectional encoder", ...)
 };
 
+// A recognizer whose attention decoder reads its audio as it comes: hard monotonic attention and
+// MoChA (Raffel et al. 2017, Algorithm 1; Chiu & Raffel 2018) write output i once the attention
+// stops on a position already heard, and wait for more audio when it runs past them. push()
+// takes feature frames [n, F] and gives the tokens they let the decoder write; finish() ends the
+// utterance and gives the rest, up to </s> (or the length limit: a token per position and
+// `slack` more, as offline recognition's; a token past the positions heard waits). With a
+// causal encoder each
+// position is encoded once (nn/audio_encoder_stream.h), and the tokens are greedy decoding's of
+// the whole utterance by attention alone (a joint CTC-attention model's CTC unused).
+// Seq2SeqModel::attention_stream is an Error for a model that cannot (soft attention, a
+// bidirectional encoder, text in).
+class AttentionStream {
+ public:
+  struct Token {
+    int32_t id = 0;
+    int64_t stop = 0;    // the encoder position its attention stopped on (40 ms each)
+    int64_t heard = 0;   // encoder positions heard when it was written
+    float log_prob = 0;  // log p(token | the tokens before, the audio heard)
+  };
+  virtual ~AttentionStream() = default;
+  virtual std::vector<Token> push(std::span<const float> features) = 0;
+  virtual std::vector<Token> finish() = 0;
+  virtual int64_t positions() const = 0;  // encoder positions heard so far
+};
+
 class Seq2SeqModel {
  public:
   virtual ~Seq2SeqModel() = default;
@@ -198,6 +223,8 @@ class Seq2SeqModel {
   // An alignment-free model's scores (CTC), or nullptr: an encoder-decoder.
   virtual const FrameLabeller* frame_labeller() const { return nullptr; }
   virtual OnlinePolicy online_policy() const { return {.reason = "soft attention"}; }
+  // A recognizer's attention decoder over audio as it comes.
+  virtual std::unique_ptr<AttentionStream> attention_stream(int64_t slack) const;
   // Whether decoding attends by hard monotonic stops (monotonic attention, MoChA): each row of
   // the weights then ends at the step's stop (the pictures outline it).
   virtual bool hard_monotonic_attention() const { return false; }

@@ -1,0 +1,156 @@
+// Streaming recognition by monotonic attention (Seq2SeqModel::attention_stream): a MoChA
+// recognizer over a causal listener (the rnn family, --unidirectional) reads frames in pieces of
+// any size and writes what greedy decoding of the whole utterance writes (ids, log-probabilities,
+// each unit's stop), each unit once its attention stops on audio heard — most before the
+// utterance ends —; a step that runs past the audio heard waits for more and is taken again.
+// RecognizerStream refuses the models that cannot stream, and the options they cannot take,
+// naming why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "heed/data/vocab.h"
+#include "heed/decode/greedy.h"
+#include "heed/decode/recognizer_stream.h"
+#include "heed/kernels/random.h"
+#include "heed/models/rnn_seq2seq.h"
+#include "heed/util/error.h"
+#include "support/temp_dir.h"
+#include "support/tones.h"
+
+namespace heed {
+namespace {
+
+constexpr int64_t kBins = 13;
+
+// A MoChA recognizer (w = 2) over a causal listener, its weights random: r = 0 puts p_ij near
+// 1/2, so its stops fall a few positions apart and often past what a piece of audio brought.
+RnnSeq2SeqConfig mocha_config() {
+  RnnSeq2SeqConfig c;
+  c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
+                               .vocab = 0,
+                               .embed = 24,
+                               .hidden = 16,
+                               .layers = 2,
+                               .bidirectional = false};
+  c.tgt_vocab = Vocab::kSpecials + 6;
+  c.tgt_embed = 8;
+  c.dec_hidden = 16;
+  c.dec_cell = CellKind::Lstm;
+  c.attention = AttentionKind::Mocha;
+  c.attn_dim = 12;
+  c.monotonic_attention = {.chunk = 2, .noise = 1.f, .bias = 0.f};
+  AudioFrontEndConfig front;
+  front.features = kBins;
+  front.channels = 4;
+  front.dim = 24;
+  for (int64_t f = 0; f < kBins; ++f) {
+    front.mean.push_back(0.f);
+    front.stddev.push_back(1.f);
+  }
+  c.set_audio(front);
+  return c;
+}
+
+// Frames given in pieces of any size make the tokens greedy decoding makes of the whole
+// utterance: the same ids, log-probabilities and stops; most are written before the end.
+TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
+  ParameterStore store;
+  Rng rng(7);
+  RnnSeq2Seq model(mocha_config(), Scope(store, rng, "m"));
+  int64_t early = 0, written = 0, retaken = 0;
+  for (int64_t frames : {5, 40, 97, 300}) {
+    std::vector<float> x(static_cast<size_t>(frames * kBins));
+    for (float& v : x) v = static_cast<float>(rng.normal());
+    const Seq2SeqBatch batch =
+        make_audio_batch({std::span<const float>(x)}, kBins, {{}}, AudioFrontEndConfig::kMinFrames);
+    const int64_t positions = AudioFrontEndConfig::output_frames(frames);
+    const Hypothesis offline =
+        greedy_decode(model, batch, std::vector<int64_t>{positions + 10}).front();
+    ASSERT_FALSE(offline.tokens.empty()) << frames << " frames";
+    for (int trial = 0; trial < 3; ++trial) {
+      std::unique_ptr<AttentionStream> s = model.attention_stream(10);
+      std::vector<AttentionStream::Token> got;
+      int64_t pushes_writing = 0;
+      // pieces of 0 .. 20 frames (trial 0: one frame at a time)
+      for (int64_t t = 0; t < frames;) {
+        const int64_t n = std::min(frames - t, trial == 0 ? 1 : rng.below(21));
+        const std::vector<AttentionStream::Token> y =
+            s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
+        pushes_writing += y.empty() ? 0 : 1;
+        got.insert(got.end(), y.begin(), y.end());
+        t += n;
+      }
+      const size_t before_end = got.size();
+      const std::vector<AttentionStream::Token> last = s->finish();
+      got.insert(got.end(), last.begin(), last.end());
+      EXPECT_EQ(s->positions(), positions);
+      ASSERT_EQ(got.size(), offline.tokens.size()) << frames << " frames, trial " << trial;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].id, offline.tokens[i]) << i;
+        EXPECT_NEAR(got[i].log_prob, offline.token_log_probs[i], 1e-4) << i;
+        const std::vector<float>& row = offline.attention[i];
+        EXPECT_EQ(got[i].stop, std::max_element(row.begin(), row.end()) - row.begin()) << i;
+        EXPECT_LE(got[i].stop, got[i].heard - 1);  // written once its stop was heard
+        if (i > 0) EXPECT_GE(got[i].heard, got[i - 1].heard);
+      }
+      if (trial == 0) {
+        early += static_cast<int64_t>(before_end);
+        written += static_cast<int64_t>(got.size());
+        retaken += pushes_writing > 1;
+      }
+    }
+  }
+  // written as the audio came, over many pushes: most before the utterance ended
+  EXPECT_GT(early, written / 2) << early << " of " << written;
+  EXPECT_GE(retaken, 2);
+}
+
+class AttentionStreamTest : public ::testing::Test {
+ protected:
+  // Tone-task recognizers (tests/support/tones.h), a few steps each: a MoChA one over a causal
+  // listener, and two that cannot stream.
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir;
+    make_set(*dir_, "train", 40, 1);
+    make_set(*dir_, "dev", 4, 2);
+    for (const char* name : {"mocha", "bahdanau", "bidirectional"}) {
+      TrainOptions o = tone_options(*dir_, name, 4);
+      o.model = "rnn";
+      o.shape.attention =
+          std::string(name) == "bahdanau" ? AttentionKind::Bahdanau : AttentionKind::Mocha;
+      o.shape.direction =
+          std::string(name) == "bidirectional" ? EncoderDirection::Both : EncoderDirection::Forward;
+      o.shape.hidden = 16;
+      o.shape.embed = 16;
+      o.shape.attn_dim = 8;
+      o.shape.tgt_embed = 8;
+      o.shape.dec_hidden = 16;
+      std::ostringstream log;
+      train(o, log);
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static testing::TempDir* dir_;
+};
+testing::TempDir* AttentionStreamTest::dir_ = nullptr;
+
+TEST_F(AttentionStreamTest, ModelsThatCannotStreamAreRefusedNamingWhy) {
+  auto refused = [](const std::string& dir, const StreamOptions& o, const std::string& why) {
+    const Recognizer rec(dir);
+    try {
+      RecognizerStream s(rec, o, [] { return 0.0; });
+      ADD_FAILURE() << dir << ": streams";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(*dir_ / "bahdanau", {}, "--attention monotonic or mocha");
+  refused(*dir_ / "bidirectional", {}, "--unidirectional");
+  refused(*dir_ / "mocha", {.beam = 2}, "greedily (--beam 1)");
+  refused(*dir_ / "mocha", {.endpoint_seconds = 0.5}, "--endpoint-ms");
+}
+
+}  // namespace
+}  // namespace heed
