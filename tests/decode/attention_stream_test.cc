@@ -93,7 +93,9 @@ TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
         const std::vector<float>& row = offline.attention[i];
         EXPECT_EQ(got[i].stop, std::max_element(row.begin(), row.end()) - row.begin()) << i;
         EXPECT_LE(got[i].stop, got[i].heard - 1);  // written once its stop was heard
-        if (i > 0) EXPECT_GE(got[i].heard, got[i - 1].heard);
+        if (i > 0) {
+          EXPECT_GE(got[i].heard, got[i - 1].heard);
+        }
       }
       if (trial == 0) {
         early += static_cast<int64_t>(before_end);
