@@ -43,7 +43,14 @@ void ReportCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--latency", options.latency,
                   "Online decodings of --src (heed translate --online --latency-out; several: "
                   "other models or policies): a section plots their quality (BLEU against "
-                  "--ref; G2P: WER) against their average lagging, with AP and DAL")
+                  "--ref; G2P: WER) against their average lagging, with AP and DAL. For a "
+                  "recognizer, heed transcribe --online's JSON lines of the corpus --src (other "
+                  "models, chunk sizes, lookaheads): WER against the mean word delay (--timings), "
+                  "with its p50, p90 and AL in ms")
+      ->check(CLI::ExistingFile);
+  app->add_option("--timings", options.timings,
+                  "A recognizer's --latency: the corpus's word timings (heed-spoken-corpus's "
+                  "*.align.jsonl), each word's end in the audio")
       ->check(CLI::ExistingFile);
   app->add_option("--threads", threads, "Threads (0 = all cores)");
 }

@@ -139,7 +139,10 @@ Figure line_plot(const std::vector<Series>& series, const PlotSpec& spec) {
                           .color = ink});
   for (auto it = series.rbegin(); it != series.rend(); ++it) {
     if (it->points.empty()) continue;
-    Polyline line{.color = it->color, .markers = it->points.size() <= 60};
+    Polyline line{.color = it->color,
+                  .width = it->width,
+                  .markers = it->points.size() <= 60 || it->width == 0,
+                  .marker = it->width == 0 ? 4.0 : 0.0};  // a scatter's points stand out
     for (const auto& [x, y] : it->points)
       if (std::isfinite(x) && std::isfinite(y)) line.points.emplace_back(px(x), py(y));
     f.shapes.push_back(line);

@@ -68,13 +68,15 @@ void write_png(const Figure& f, const std::string& path, double scale) {
     } else if (const auto* p = std::get_if<Polyline>(&s)) {
       if (p->points.empty()) continue;
       set_color(cr, p->color);
-      cairo_set_line_width(cr, p->width);
-      cairo_move_to(cr, p->points[0].first, p->points[0].second);
-      for (const auto& [x, y] : p->points) cairo_line_to(cr, x, y);
-      cairo_stroke(cr);
+      if (p->width > 0) {
+        cairo_set_line_width(cr, p->width);
+        cairo_move_to(cr, p->points[0].first, p->points[0].second);
+        for (const auto& [x, y] : p->points) cairo_line_to(cr, x, y);
+        cairo_stroke(cr);
+      }
       if (p->markers)
         for (const auto& [x, y] : p->points) {
-          cairo_arc(cr, x, y, p->width * 1.5, 0, 2 * std::numbers::pi);
+          cairo_arc(cr, x, y, p->radius(), 0, 2 * std::numbers::pi);
           cairo_fill(cr);
         }
     }

@@ -16,12 +16,15 @@
 
 #include "heed/data/corpus.h"
 #include "heed/data/labeled.h"
+#include "heed/data/speech_corpus.h"
 #include "heed/data/text.h"
+#include "heed/data/transcript.h"
 #include "heed/decode/classifier.h"
 #include "heed/io/files.h"
 #include "heed/io/model_dir.h"
 #include "heed/metrics/latency.h"
 #include "heed/metrics/metrics.h"
+#include "heed/metrics/word_delay.h"
 #include "heed/models/registry.h"
 #include "heed/models/sentence_classifier.h"
 #include "heed/util/error.h"
@@ -450,6 +453,77 @@ std::string latency_html(const Translator& translator, const ReportOptions& o) {
   return html.str();
 }
 
+// Streaming recognition's quality against its latency: each --latency file (heed transcribe
+// --online's JSON lines of the corpus --src, by one model, chunk size, lookahead or policy)
+// scored by WER (normalised) against the corpus's transcripts and by word delay against its
+// timings (--timings); the points as a curve ordered by mean delay, and a table.
+std::string speech_latency_html(const ReportOptions& o) {
+  check(!o.src.empty(),
+        "report: --latency of a recognizer needs --src, the corpus the files "
+        "transcribed (a manifest or Kaldi data directory)");
+  check(!o.timings.empty(),
+        "report: --latency of a recognizer needs --timings, the corpus's word "
+        "timings (*.align.jsonl)");
+  const SpeechCorpus corpus = read_speech_corpus(o.src);
+  std::vector<std::string> refs;
+  for (const Utterance& u : corpus.utterances) refs.push_back(normalise_transcript(u.text));
+  const std::vector<TimedUtterance> timings = read_word_timings(o.timings);
+  struct Point {
+    std::string name;
+    WordDelayScore delay;
+    double wer = 0;
+  };
+  std::vector<Point> points;
+  for (const std::string& path : o.latency) {
+    check(is_stream_output(path), "report: ", path,
+          " is not heed transcribe --online's JSON lines (a recognizer's --latency files are)");
+    const std::vector<TimedUtterance> hyps = read_stream_words(path);
+    check(hyps.size() == refs.size(), "report: ", path, " has ", hyps.size(), " utterances but ",
+          o.src, " has ", refs.size());
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < hyps.size(); ++i) {
+      check(hyps[i].id == corpus.utterances[i].id, "report: ", path, "'s utterance ", i + 1,
+            " is '", hyps[i].id, "', ", o.src, "'s '", corpus.utterances[i].id, "'");
+      std::string text;
+      for (const TimedWord& w : hyps[i].words) text += (text.empty() ? "" : " ") + w.word;
+      texts.push_back(normalise_transcript(text));
+    }
+    points.push_back({.name = fs::path(path).stem().string(),
+                      .delay = word_delays(timings, hyps),
+                      .wer = word_error_rate(texts, refs).percent()});
+  }
+  std::sort(points.begin(), points.end(),
+            [](const Point& a, const Point& b) { return a.delay.mean < b.delay.mean; });
+  // a point per file, in its own colour (the files may be different models: no line joins them)
+  static constexpr Rgb kColors[] = {
+      {31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
+      {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+  std::vector<Series> series;
+  for (const Point& p : points)
+    series.push_back({.name = p.name,
+                      .points = {{p.delay.mean, p.wer}},
+                      .color = kColors[series.size() % std::size(kColors)],
+                      .width = 0});
+  std::ostringstream html;
+  html << "<h2 id=\"latency\">Quality against latency</h2>\n<p>Streaming recognitions of "
+       << xml_escape(fs::path(o.src).filename().string())
+       << " (heed transcribe --online): WER against each recognised word's delay from its end "
+          "in the audio to its emission.</p>\n<div class=\"plots\">"
+       << to_svg(line_plot(series, {.title = "WER against word delay",
+                                    .x_label = "mean word delay (s)",
+                                    .y_label = "WER",
+                                    .width = 560,
+                                    .height = 320}))
+       << "</div>\n<table>\n<tr><th>decoding</th><th>WER</th><th>delay mean (s)</th><th>p50</th>"
+          "<th>p90</th><th>AL (ms)</th></tr>\n";
+  for (const Point& p : points)
+    html << "<tr><td>" << xml_escape(p.name) << "</td><td>" << fixed(p.wer) << "</td><td>"
+         << fixed(p.delay.mean, 3) << "</td><td>" << fixed(p.delay.p50, 3) << "</td><td>"
+         << fixed(p.delay.p90, 3) << "</td><td>" << fixed(p.delay.al_ms, 0) << "</td></tr>\n";
+  html << "</table>\n";
+  return html.str();
+}
+
 constexpr const char* kStyle = R"(
 body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 2em auto; max-width: 1100px;
        color: #222; padding: 0 1em; }
@@ -528,6 +602,17 @@ void write_report(const ReportOptions& o, const std::string& out, std::ostream& 
          << fixed(best->dev_metric) << " (epoch " << best->epoch << ", update "
          << static_cast<int64_t>(best->step) << ", " << fixed(best->minutes, 1)
          << " min; greedy)</td></tr>\n";
+  }
+  if (members.front().config.value("src_units", std::string()) == "audio") {
+    // a recognizer: the page's test part is its streaming runs' curve (if any)
+    check(o.src.empty() || !o.latency.empty(),
+          "report: a recognizer's page scores its streaming runs (--latency with --src and "
+          "--timings); score a transcription with heed score --metric wer");
+    html << "</table>\n";
+    if (!o.latency.empty()) html << speech_latency_html(o);
+    html << "<h2 id=\"training\">Training</h2>\n" << curves_html(members) << "</body>\n</html>\n";
+    write_file_atomic(out, html.str());
+    return;
   }
   check(o.latency.empty() || !o.src.empty(),
         "report: --latency needs --src (the inputs the files decoded)");

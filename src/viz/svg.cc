@@ -85,8 +85,8 @@ std::string to_svg(const Figure& f, bool standalone) {
       os << "\"/>\n";
       if (p->markers)
         for (const auto& [x, y] : p->points)
-          os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\""
-             << num(p->width * 1.5) << "\" fill=\"" << color(p->color) << "\"/>\n";
+          os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(p->radius())
+             << "\" fill=\"" << color(p->color) << "\"/>\n";
     }
   }
   os << "</svg>\n";

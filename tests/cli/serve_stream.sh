@@ -5,7 +5,8 @@
 # before its end; float32 at 48 kHz is converted as it comes; bad chunks, parameters and
 # sessions get 4xx naming them; the session limit is 503, an idle session is closed; and the page
 # in headless Chromium, its microphone Chromium's fake capture device playing a WAV file, shows
-# the file's words before the file has ended (the audio read when each was shown).
+# the file's words before the file has ended (the audio read when each was shown); heed report
+# --latency draws the dev set's streams in two chunk sizes as WER against word delay.
 # Run by ctest: serve_stream.sh HEED
 set -euo pipefail
 heed=$1
@@ -18,8 +19,9 @@ fail() { echo "FAIL: $* (in $work)" >&2; exit 1; }
 # the tone task: train (400) and dev (30) utterances, and the microphone's file: three words
 # apart, then a second of quiet
 python3 - "$work" <<'PY'
-import math, random, struct, sys, wave
+import json, math, random, struct, sys, wave
 work = sys.argv[1]
+timings = open(work + "/dev.align.jsonl", "w")
 rng = random.Random(1)
 HZ = {"a": 400, "b": 700, "c": 1100, "d": 1600, "e": 2300}
 def speak(word):
@@ -44,6 +46,13 @@ for part, n in (("train", 400), ("dev", 30)):  # 1-3 words, 0.5 s of quiet betwe
                 x += quiet(0.5) + speak(w)
             write("%s/%s-%d.wav" % (work, part, i), x)
             m.write("%s-%d.wav\t%s\n" % (part, i, " ".join(ws)))
+            if part == "dev":  # each word's end: its last tone's (the quiet after it aside)
+                words, t = [], 0.0
+                for k, w in enumerate(ws):
+                    t += (0.5 if k else 0) + 0.2 * len(w)
+                    words.append({"word": w, "start": t - 0.2 * len(w), "end": t - 0.05})
+                timings.write(json.dumps({"id": str(i + 1), "seconds": len(x) / 16000,
+                                          "words": words}) + "\n")
 words = ["abc", "dea", "cbd"]
 mic = quiet(0.3)
 for w in words:
@@ -150,6 +159,32 @@ assert call("/stream?model=tones")[0] == 200  # the idle ones made room
 print("stream route: %d partials, final '%s'" % (len(partials), finals[0]["text"]))
 PY
 curl -s "http://127.0.0.1:$port/metrics" | grep -q 'route="/stream"' || fail "no /stream series in /metrics"
+
+# heed report --latency: the dev set streamed in 40 and 640 ms chunks, WER against word delay
+for c in 40 640; do
+  "$heed" --threads 1 transcribe --model "$work/tones" --online --chunk-ms $c "$work/dev.tsv" \
+    > "$work/c$c.jsonl" 2> /dev/null
+done
+"$heed" score --metric latency --ref "$work/dev.align.jsonl" --hyp "$work/c40.jsonl" > "$work/lat40"
+"$heed" report --model "$work/tones" --src "$work/dev.tsv" --timings "$work/dev.align.jsonl" \
+  --latency "$work/c640.jsonl" "$work/c40.jsonl" --out "$work/r.html" 2> "$work/err" ||
+  fail "report --latency: $(cat "$work/err")"
+python3 - "$work/r.html" "$work/lat40" <<'PY' || fail "report --latency: $(grep -A3 latency "$work/r.html")"
+import re, sys
+html = open(sys.argv[1]).read()
+section = html[html.index('<h2 id="latency"'):html.index("</table>", html.index('<h2 id="latency"'))]
+assert "WER against word delay" in section and section.count("<circle") == 2, "no two points"
+rows = re.findall(r"<tr><td>(c\d+)</td><td>([\d.]+)</td><td>([-\d.]+)</td>", section)
+assert [r[0] for r in rows] == ["c40", "c640"], rows  # ordered by delay: 40 ms chunks first
+assert rows[0][1] == rows[1][1] and float(rows[0][1]) < 20, rows  # the same finals, learned
+delay40, delay640 = float(rows[0][2]), float(rows[1][2])
+assert -0.05 < delay40 < 0.2 and delay640 > delay40 + 0.1, rows
+# the mean delay heed score --metric latency gives for the same file
+assert "word delay mean %.3f s" % delay40 in open(sys.argv[2]).read(), open(sys.argv[2]).read()
+PY
+if "$heed" report --model "$work/tones" --src "$work/dev.tsv" --latency "$work/c40.jsonl" \
+  --out "$work/r2.html" 2> "$work/err"; then fail "report --latency without --timings: exit 0"; fi
+grep -q -- "--timings" "$work/err" || fail "report without --timings: $(cat "$work/err")"
 
 # the page: the fake microphone plays mic.wav (looping), the page listens for 6 s; every word
 # of the file is on the page before the file's 6.2 s have been read

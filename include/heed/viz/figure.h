@@ -44,6 +44,8 @@ struct Polyline {
   Rgb color;
   double width = 1.5;
   bool markers = false;  // a small dot on every point
+  double marker = 0;     // its radius, px (0: 1.5 x width)
+  double radius() const { return marker > 0 ? marker : 1.5 * width; }
 };
 
 using Shape = std::variant<Rect, Text, Polyline>;

@@ -15,6 +15,7 @@ struct Series {
   std::string name;                               // legend entry
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in order
   Rgb color{31, 119, 180};
+  double width = 1.5;  // px of the line through the points (0: the points alone, a scatter)
 };
 
 struct PlotSpec {

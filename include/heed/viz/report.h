@@ -5,7 +5,8 @@
 // Given several sequence-to-sequence models, the page is about their ensemble as `heed translate
 // --model A B` decodes it: each member's config and curves side by side, the ensemble's test
 // score and outputs, heatmaps of the mean of the members' attention. Given online decodings of
-// the test set (--latency), a section plots their quality against their latency.
+// the test set (--latency), a section plots their quality against their latency: BLEU (G2P:
+// WER) against AL for translation, WER against the mean word delay for streaming recognition.
 // Leaves out: decoding and scoring code of its own (decode/, metrics/), JavaScript.
 #pragma once
 
@@ -39,7 +40,10 @@ struct ReportOptions {
   uint64_t seed = 1;  // SampleChoice::Random's draw
   // `heed translate --online --latency-out` files decoded from src (by this model or others):
   // one point each on a curve of quality (BLEU against ref; G2P: WER) against AL
+  // (a recognizer's: `heed transcribe --online` JSON lines of the corpus src, WER against its
+  // transcripts and word delay against `timings`, the corpus's *.align.jsonl)
   std::vector<std::string> latency;
+  std::string timings;
   std::string title;  // page title (default: the model directories)
 };
 
