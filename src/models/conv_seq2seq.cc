@@ -50,6 +50,7 @@ nlohmann::json ConvSeq2SeqConfig::to_json() const {
 ConvSeq2SeqConfig ConvSeq2SeqConfig::configure(const ModelOptions& o) {
   refuse_wait_k(o, "a conv model has no wait-k");
   refuse_syntactic_attention(o, kFamily);
+  refuse_ctc_options(o, kFamily);
   ConvSeq2SeqConfig c;
   c.embed = o.embed.value_or(c.embed);
   c.channels = o.conv_channels.value_or(c.channels);

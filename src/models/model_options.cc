@@ -104,6 +104,13 @@ void refuse_syntactic_attention(const ModelOptions& o, std::string_view family) 
         family, " model");
 }
 
+void refuse_ctc_options(const ModelOptions& o, std::string_view family) {
+  check(o.upsample == CtcConfig{}.upsample && o.lookahead == CtcConfig{}.lookahead,
+        "--upsample and --lookahead are the ctc family's (positions per source unit, and the "
+        "positions each output reads ahead); a ",
+        family, " model has neither");
+}
+
 void check_monotonic_options(const ModelOptions& o, bool monotonic, bool heads) {
   check(!o.latency.trains() || monotonic,
         "--latency-weight and --latency-var-weight weigh the delays of monotonic attention: for "

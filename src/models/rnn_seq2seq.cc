@@ -82,6 +82,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
   c.reverse_source = o.reverse_source;
   c.syntactic_attention = o.syntactic_attention;
   check_monotonic_options(o, c.monotonic(), /*heads=*/false);
+  refuse_ctc_options(o, kFamily);
   return c;
 }
 

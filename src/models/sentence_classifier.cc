@@ -164,6 +164,7 @@ ClassifierConfig shared_options(const ModelOptions& o, Pooling pooling) {
   c.word_dropout = o.word_dropout;
   c.max_norm = o.max_norm;
   c.syntactic_attention = o.syntactic_attention;
+  refuse_ctc_options(o, "classifier");
   return c;
 }
 

@@ -34,6 +34,7 @@ nlohmann::json TransformerSeq2SeqConfig::to_json() const {
 // makes the cross-attention monotonic multihead attention (Ma et al. 2020).
 TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions& o) {
   refuse_syntactic_attention(o, kFamily);
+  refuse_ctc_options(o, kFamily);
   TransformerSeq2SeqConfig c;
   c.layer = transformer_layer(o, c.layer);
   c.layer.wait_k = o.wait_k;

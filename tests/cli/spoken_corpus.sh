@@ -65,6 +65,12 @@ if "$heed" transcribe --model "$work/bi" --online < "$wav1" > /dev/null 2> "$wor
   fail "a bidirectional model streamed"
 fi
 grep -q -- "--unidirectional" "$work/err" || fail "bidirectional: $(cat "$work/err")"
+# --lookahead is the ctc family's: an attention recognizer refuses it, naming it
+if "$heed" --threads 1 train --model rnn --lookahead 2 --train-src "$work/a/train.tsv" \
+  --valid-src "$work/a/train.tsv" --format audio --max-steps 1 --save "$work/x" > /dev/null 2> "$work/err"; then
+  fail "rnn --lookahead: exit 0"
+fi
+grep -q -- "--upsample and --lookahead are the ctc family's" "$work/err" || fail "rnn --lookahead: $(cat "$work/err")"
 if echo "not audio" | "$heed" transcribe --model "$work/live" --online > /dev/null 2> "$work/err"; then
   fail "not a WAV stream: exit 0"
 fi

@@ -114,6 +114,8 @@ LatencyLoss latency_loss(const ModelOptions& o);
 void refuse_wait_k(const ModelOptions& o, std::string_view why);
 // --syntactic-attention, for the families without it (`family`: "transformer").
 void refuse_syntactic_attention(const ModelOptions& o, std::string_view family);
+// --upsample and --lookahead, the ctc family's own, for the others.
+void refuse_ctc_options(const ModelOptions& o, std::string_view family);
 // The latency and monotonic-head options, against what the family built: `monotonic` whether it
 // has monotonic attention, `heads` whether that is a Transformer's heads.
 void check_monotonic_options(const ModelOptions& o, bool monotonic, bool heads);
