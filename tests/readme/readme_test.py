@@ -104,8 +104,9 @@ if True:
             words_ = [re.sub(r"\$([A-Z]+)", lambda m: env[m.group(1)], w) for w in words_]
             if words_[0] == "scripts/make-spoken-corpus.sh":  # its manifests, for what follows
                 os.makedirs(os.path.join(root, words_[1]), exist_ok=True)
-                for part in ("train", "dev", "test"):
-                    open(os.path.join(root, words_[1], part + ".tsv"), "w").close()
+                for part in ("train", "dev", "test"):  # and their word timings
+                    for ext in (".tsv", ".align.jsonl"):
+                        open(os.path.join(root, words_[1], part + ext), "w").close()
             # the heed command of a pipeline, without redirections; mpirun's own flags dropped
             for part in " ".join(shlex.quote(w) for w in words_).split(" '|' "):
                 ws = shlex.split(part)
