@@ -499,6 +499,7 @@ std::string speech_latency_html(const ReportOptions& o) {
       {31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
       {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
   std::vector<Series> series;
+  series.reserve(points.size());
   for (const Point& p : points)
     series.push_back({.name = p.name,
                       .points = {{p.delay.mean, p.wer}},
