@@ -2,6 +2,7 @@
 #include "heed/serve/request.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <type_traits>
 
@@ -48,7 +49,26 @@ int int_field(const json& j, const char* key, int fallback, int lo, int hi) {
 
 }  // namespace
 
-nlohmann::json json_body(const std::string& body) {
+nlohmann::json query_object(const Query& query) {
+  json j = json::object();
+  for (const auto& [k, v] : query)
+    if (!j.contains(k)) j[k] = v;
+  return j;
+}
+
+int query_int(const Query& query, const char* key, int fallback, int lo, int hi) {
+  const auto it = query.find(key);
+  if (it == query.end()) return fallback;
+  const std::string& v = it->second;
+  int out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size() || out < lo || out > hi)
+    throw HttpError{400, std::string(key) + " must be an integer in " + std::to_string(lo) + ".." +
+                             std::to_string(hi) + ", got '" + v + "'"};
+  return out;
+}
+
+json json_body(const std::string& body) {
   json j;
   try {
     j = json::parse(body);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -229,21 +228,11 @@ struct Server::Impl {
   // a multipart/form-data body; model, beam, n_best and timestamps in the query string.
   void post_transcribe(const httplib::Request& req, const std::string& body,
                        httplib::Response& res) {
-    json q = json::object();
-    for (const auto& [k, v] : req.params) q[k] = v;
+    const json q = query_object(req.params);
     check_keys(q, {"model", "beam", "n_best", "timestamps"}, "query parameter");
     Model& m = model_named(q, Kind::Recognizer);
-    auto number = [&](const char* key, int fallback) {
-      if (!req.has_param(key)) return fallback;
-      const std::string v = req.get_param_value(key);
-      int out = 0;
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-      if (ec != std::errc() || end != v.data() + v.size() || out < 1 || out > o.max_beam)
-        throw HttpError{400, std::string(key) + " must be an integer in 1.." +
-                                 std::to_string(o.max_beam) + ", got '" + v + "'"};
-      return out;
-    };
-    RecognizeOptions opts{.beam = number("beam", 1), .n_best = number("n_best", 1)};
+    RecognizeOptions opts{.beam = query_int(req.params, "beam", 1, 1, o.max_beam),
+                          .n_best = query_int(req.params, "n_best", 1, 1, o.max_beam)};
     if (opts.n_best > opts.beam) throw HttpError{400, "n_best must be at most beam"};
     const std::string ts = req.has_param("timestamps") ? req.get_param_value("timestamps") : "";
     opts.timestamps = ts == "1" || ts == "true";
@@ -275,9 +264,7 @@ struct Server::Impl {
   // POST /stream/ID[?end=1]: the session's next chunk (end=1: its last)
   void post_stream_chunk(const httplib::Request& req, const std::string& body,
                          httplib::Response& res) {
-    json q = json::object();
-    for (const auto& [k, v] : req.params) q[k] = v;
-    check_keys(q, {"end"}, "query parameter");
+    check_keys(query_object(req.params), {"end"}, "query parameter");
     const std::string end = req.has_param("end") ? req.get_param_value("end") : "";
     reply(res, 200, streams->push(req.matches[1], body, end == "1" || end == "true"));
   }

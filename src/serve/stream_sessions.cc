@@ -2,7 +2,6 @@
 #include "heed/serve/stream_sessions.h"
 
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -29,19 +28,6 @@ struct StreamSessions::Session {
 namespace {
 
 // An integer query field in [lo, hi], or a 400 naming it.
-int int_field(const std::multimap<std::string, std::string>& q, const char* key, int fallback,
-              int lo, int hi) {
-  const auto it = q.find(key);
-  if (it == q.end()) return fallback;
-  const std::string& v = it->second;
-  int out = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (ec != std::errc() || end != v.data() + v.size() || out < lo || out > hi)
-    throw HttpError{400, std::string(key) + " must be an integer in " + std::to_string(lo) + ".." +
-                             std::to_string(hi) + ", got '" + v + "'"};
-  return out;
-}
-
 // The chunk's bytes as samples at full scale 1, or a 400 naming what is wrong.
 std::vector<float> samples_of(const std::string& bytes, bool s16) {
   const size_t width = s16 ? 2 : 4;
@@ -77,19 +63,13 @@ std::string new_id() {
 
 }  // namespace
 
-StreamRequest stream_request(const std::multimap<std::string, std::string>& q,
-                             const StreamLimits& limits) {
-  check_keys(
-      [&] {
-        json j = json::object();
-        for (const auto& [k, v] : q) j[k] = v;
-        return j;
-      }(),
-      {"model", "sample_rate", "encoding", "beam", "endpoint_ms", "view"}, "query parameter");
+StreamRequest stream_request(const Query& q, const StreamLimits& limits) {
+  check_keys(query_object(q), {"model", "sample_rate", "encoding", "beam", "endpoint_ms", "view"},
+             "query parameter");
   StreamRequest r;
-  r.sample_rate = int_field(q, "sample_rate", 16000, 1000, 768000);
-  r.beam = int_field(q, "beam", 1, 1, limits.max_beam);
-  r.endpoint_seconds = int_field(q, "endpoint_ms", 0, 0, 60000) / 1000.0;
+  r.sample_rate = query_int(q, "sample_rate", 16000, 1000, 768000);
+  r.beam = query_int(q, "beam", 1, 1, limits.max_beam);
+  r.endpoint_seconds = query_int(q, "endpoint_ms", 0, 0, 60000) / 1000.0;
   if (const auto it = q.find("encoding"); it != q.end()) {
     if (it->second != "f32" && it->second != "s16")
       throw HttpError{

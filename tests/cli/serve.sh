@@ -13,24 +13,15 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2> /dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=serve_start.sh
+source "$here/serve_start.sh"
 m=$golden/models words=$golden/inputs/cmudict.txt sst=$golden/inputs/sst.txt
 
 # starts the server with the given flags; sets pid and port
 start() {
-  # the file exists before the server's shell opens it, so the first sed below cannot race it
-  : > "$work/serve.err"
-  "$heed" --threads 1 serve --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
+  serve_start "$work/serve.err" "$heed" --model g2p="$m/rnn-bahdanau" --model tf="$m/transformer" \
     --model sst="$m/classifier-attention" --model pruned="$work/pruned" \
-    --model 100="$m/rnn-bahdanau" --port 0 "$@" \
-    2> "$work/serve.err" &
-  pid=$!
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
-    [ -n "$port" ] && return 0
-    kill -0 "$pid" 2> /dev/null || fail "the server exited: $(cat "$work/serve.err")"
-    sleep 0.1
-  done
-  fail "the server did not start: $(cat "$work/serve.err")"
+    --model 100="$m/rnn-bahdanau" "$@"
 }
 
 # what the CLI writes for the same inputs

@@ -15,6 +15,8 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2> /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "FAIL: $* (in $work)" >&2; exit 1; }
+# shellcheck source=serve_start.sh
+source "$here/serve_start.sh"
 
 # the tone task: train (400) and dev (30) utterances, and the microphone's file: three words
 # apart, then a second of quiet
@@ -71,17 +73,7 @@ PY
 
 # starts the server with the given flags; sets pid and port
 start() {
-  : > "$work/serve.err"
-  "$heed" --threads 1 serve --model tones="$work/tones" --model bi="$work/bi" --port 0 "$@" \
-    2> "$work/serve.err" &
-  pid=$!
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.err")
-    [ -n "$port" ] && return 0
-    kill -0 "$pid" 2> /dev/null || fail "the server exited: $(cat "$work/serve.err")"
-    sleep 0.1
-  done
-  fail "the server did not start: $(cat "$work/serve.err")"
+  serve_start "$work/serve.err" "$heed" --model tones="$work/tones" --model bi="$work/bi" "$@"
 }
 start --max-streams 2 --stream-idle-ms 1500
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ struct ModelShape {
   int layers = 0, heads = 0;  // 0: no layer or head to choose
   int first_layer = 0;        // the lowest layer with cross-attention
 };
+
+// A request's query string, as cpp-httplib parses it (a key may repeat; the first counts).
+using Query = std::multimap<std::string, std::string>;
+// The query as a JSON object of strings, for check_keys.
+nlohmann::json query_object(const Query& query);
+// The integer of query parameter `key` in lo..hi, `fallback` when absent, or a 400 naming it.
+int query_int(const Query& query, const char* key, int fallback, int lo, int hi);
 
 // The body parsed as JSON (any value: OpenNMT-py's route takes a list), or a 400.
 nlohmann::json json_body(const std::string& body);

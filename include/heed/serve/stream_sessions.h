@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heed/decode/recognizer.h"
+#include "heed/serve/request.h"
 
 namespace heed::serve {
 
@@ -47,8 +48,7 @@ struct StreamRequest {
   bool view = false;
 };
 // The query's fields checked (an HttpError 400 naming the first that is wrong).
-StreamRequest stream_request(const std::multimap<std::string, std::string>& query,
-                             const StreamLimits& limits);
+StreamRequest stream_request(const Query& query, const StreamLimits& limits);
 
 class StreamSessions {
  public:
