@@ -39,10 +39,15 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// The number of entries of a tile row that query i sees among keys [j0, j0 + width).
-int64_t visible(const AttentionMask& mask, int64_t b, int64_t i, int64_t j0, int64_t width,
+// The entries [lo, hi) of a tile row that query i sees among keys [j0, j0 + width) (lo >= hi:
+// none).
+struct Visible {
+  int64_t lo, hi;
+};
+Visible visible(const AttentionMask& mask, int64_t b, int64_t i, int64_t j0, int64_t width,
                 int64_t Tk) {
-  return std::clamp<int64_t>(mask.key_end(b, i, Tk) - j0, 0, width);
+  return {std::clamp<int64_t>(mask.key_begin(i) - j0, 0, width),
+          std::clamp<int64_t>(mask.key_end(b, i, Tk) - j0, 0, width)};
 }
 
 // The tile products: those of a query tile [bq, D] with a key tile [bk, D] run in tile_gemm
@@ -82,7 +87,12 @@ int64_t AttentionMask::query_length(int64_t b, int64_t Tq) const {
 
 int64_t AttentionMask::key_end(int64_t b, int64_t i, int64_t Tk) const {
   const int64_t end = key_length(b, Tk);
+  if (chunk > 0) return std::min(end, (i / chunk + 1) * chunk + right);
   return causal ? std::min(end, i + causal_offset + 1) : end;
+}
+
+int64_t AttentionMask::key_begin(int64_t i) const {
+  return chunk > 0 ? std::max<int64_t>(0, i / chunk * chunk - left) : 0;
 }
 
 // One tile of queries [i0, i0 + bq) of head (b, h) at a time, keys in tiles of kTileK:
@@ -108,30 +118,31 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
       const int64_t i0 = (item % n_qt) * kTileQ, q_len = mask.query_length(b, Tq);
       if (i0 >= q_len) continue;  // packed: past this entry's queries
       const int64_t bq = std::min(kTileQ, q_len - i0);
-      const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk);  // the last row sees the most
+      // the last row sees the most, the first from the earliest key
+      const int64_t k_end = mask.key_end(b, i0 + bq - 1, Tk), k_begin = mask.key_begin(i0);
       std::fill(m, m + bq, kNegInf);
       std::fill(l, l + bq, 0.f);
       std::fill(A, A + bq * D, 0.f);
       const float* Qi = Q + q.at(b, h, i0);
-      for (int64_t j0 = 0; j0 < k_end; j0 += kTileK) {
+      for (int64_t j0 = k_begin; j0 < k_end; j0 += kTileK) {
         const int64_t bk = std::min(kTileK, k_end - j0);
         const float* Kj = K + k.at(b, h, j0);
         const bool small = small_tile(bq, bk, D);
         tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
-          const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
-          if (n == 0) {
+          const auto [lo, n] = visible(mask, b, i0 + r, j0, bk, Tk);
+          if (lo >= n) {
             std::fill(s, s + bk, 0.f);
             continue;
           }
-          const float m_new = std::max(m[r], vmath::max(s, n, kNegInf));
+          const float m_new = std::max(m[r], vmath::max(s + lo, n - lo, kNegInf));
           // whole vectors (a sentence's 10-40 keys would run mostly in the loop's scalar tail);
-          // the columns from n on become 0
+          // the columns outside [lo, n) become 0
           const int64_t w = round_up_lanes(bk);
 #pragma omp simd
-          for (int64_t c = 0; c < w; ++c) s[c] = c < n ? vmath::exp(s[c] - m_new) : 0.f;
-          const float sum = vmath::sum(s, n);
+          for (int64_t c = 0; c < w; ++c) s[c] = c >= lo && c < n ? vmath::exp(s[c] - m_new) : 0.f;
+          const float sum = vmath::sum(s + lo, n - lo);
           const float alpha = vmath::exp(m[r] - m_new);  // 0 while m was -inf
           l[r] = l[r] * alpha + sum;
           m[r] = m_new;
@@ -243,9 +254,15 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
         const float *Kj = K + k.at(b, h, j0), *Vj = V + v.at(b, h, j0);
         float *dKj = dK + dk.at(b, h, j0), *dVj = dV + dv.at(b, h, j0);
         const bool small = small_tile(std::min(kTileQ, Tq), bk, D);
-        // causal: query i sees key j0 from i = j0 - offset on
-        const int64_t i_first = mask.causal ? std::max<int64_t>(0, j0 - mask.causal_offset) : 0;
-        const int64_t q_len = mask.query_length(b, Tq);
+        // causal: query i sees key j0 from i = j0 - offset on; chunked: the queries of chunks
+        // floor((j0 - R) / C) .. ceil((j0 + bk + L) / C) - 1
+        int64_t i_first = mask.causal ? std::max<int64_t>(0, j0 - mask.causal_offset) : 0;
+        int64_t q_len = mask.query_length(b, Tq);
+        if (mask.chunk > 0) {
+          const int64_t C = mask.chunk;
+          i_first = std::max<int64_t>(0, j0 - mask.right) / C * C;
+          q_len = std::min(q_len, ceil_div(j0 + bk + mask.left, C) * C);
+        }
         for (int64_t i0 = i_first / kTileQ * kTileQ; i0 < q_len; i0 += kTileQ) {
           const int64_t bq = std::min(kTileQ, q_len - i0);
           const float *Qi = Q + q.at(b, h, i0), *dOi = dO + dout.at(b, h, i0);
@@ -253,11 +270,12 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
           tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
           for (int64_t r = 0; r < bq; ++r) {
             float* p = S + r * kTileK;
-            const int64_t n = visible(mask, b, i0 + r, j0, bk, Tk);
+            const auto [lo, n] = visible(mask, b, i0 + r, j0, bk, Tk);
             const float lse_r = lse[bh * Tq + i0 + r];
             const int64_t w = round_up_lanes(bk);  // whole vectors, as in the forward
 #pragma omp simd
-            for (int64_t c = 0; c < w; ++c) p[c] = c < n ? vmath::exp(p[c] - lse_r) : 0.f;
+            for (int64_t c = 0; c < w; ++c)
+              p[c] = c >= lo && c < n ? vmath::exp(p[c] - lse_r) : 0.f;
           }
           // dV_j += P^T dO_i   [bk, D]
           tile_pb(small, true, bk, D, bq, 1.f, S, dOi, dout.row, dVj, dv.row);
@@ -312,15 +330,20 @@ void attention_weights(const float* Q, const HeadsView& q, const float* K, const
            0.f, w, Tk);
       for (int64_t i = 0; i < q_len; ++i) {
         float* row = w + i * Tk;
-        const int64_t n = visible(mask, b, i, 0, Tk, Tk);
-        const float mx = vmath::max(row, n, kNegInf);
+        const auto [lo, n] = visible(mask, b, i, 0, Tk, Tk);
+        std::fill(row, row + lo, 0.f);
+        if (lo >= n) {
+          std::fill(row, row + Tk, 0.f);
+          continue;
+        }
+        const float mx = vmath::max(row + lo, n - lo, kNegInf);
         float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-        for (int64_t c = 0; c < n; ++c) {
+        for (int64_t c = lo; c < n; ++c) {
           row[c] = vmath::exp(row[c] - mx);
           sum += row[c];
         }
-        for (int64_t c = 0; c < n; ++c) row[c] /= sum;
+        for (int64_t c = lo; c < n; ++c) row[c] /= sum;
         std::fill(row + n, row + Tk, 0.f);
       }
     }

@@ -36,6 +36,14 @@ CtcConfig CtcConfig::configure(const ModelOptions& o) {
   c.encoder = sequence_encoder(o, std::get<RnnEncoderConfig>(c.encoder));
   c.upsample = o.upsample;
   c.lookahead = o.lookahead;
+  if (auto* tf = std::get_if<TransformerEncoderConfig>(&c.encoder)) {
+    // a chunked encoder reads ahead in its attention, not in the output layer
+    check(o.lookahead == 0 || o.encoder_chunk > 0,
+          "ctc: --lookahead with --encoder transformer is the chunked attention's; give "
+          "--encoder-chunk");
+    tf->layer.lookahead = o.encoder_chunk > 0 ? o.lookahead : 0;
+    if (o.encoder_chunk > 0) c.lookahead = 0;
+  }
   c.dropout = o.dropout.value_or(c.dropout);
   check_monotonic_options(o, false, false);
   return c;
@@ -78,13 +86,22 @@ void CtcConfig::set_vocabularies(int64_t src, int64_t tgt) {
 
 void CtcConfig::set_audio(const AudioFrontEndConfig& front) {
   auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
-  check(rnn != nullptr, "ctc: a speech recognizer's encoder is a birnn (--encoder birnn), not ",
+  auto* tf = std::get_if<TransformerEncoderConfig>(&encoder);
+  check(rnn != nullptr || tf != nullptr,
+        "ctc: a speech recognizer's encoder is an rnn or a transformer (--encoder rnn | "
+        "transformer), not ",
         heed::describe(encoder));
   check(upsample == 1, "ctc: a speech recognizer has more frames than labels (--upsample 1, got ",
         upsample, ")");
-  rnn->vocab = 0;  // no table: the front end's vectors, as wide as the embeddings were (--embed)
   audio = front;
-  audio->dim = rnn->embed;
+  // no table: the front end's vectors, as wide as the embeddings were (--embed) or d_model
+  if (rnn) {
+    rnn->vocab = 0;
+    audio->dim = rnn->embed;
+  } else {
+    tf->vocab = 0;
+    audio->dim = tf->layer.d_model;
+  }
 }
 
 CtcModel::CtcModel(const CtcConfig& c, const Scope& scope)

@@ -62,6 +62,10 @@ TransformerLayerConfig transformer_layer(const ModelOptions& o, TransformerLayer
   if (o.dropout) base.dropout = *o.dropout;
   base.activation = o.activation;
   base.causal_encoder = o.causal_encoder;
+  check(o.encoder_chunk == 0 || !o.causal_encoder,
+        "--encoder-chunk and --causal-encoder are two streaming encoders; give one");
+  base.encoder_chunk = o.encoder_chunk;
+  base.left_chunks = o.encoder_chunk > 0 ? o.left_chunks : 0;
   return base;
 }
 

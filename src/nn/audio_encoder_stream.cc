@@ -34,11 +34,13 @@ std::vector<float> AudioEncoderStream::push(std::span<const float> features) {
 std::vector<float> AudioEncoderStream::finish() {
   const int64_t S = frames();
   std::vector<float> h;
-  if (encoded_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
+  if (fed_ == 0 && S > 0) {  // shorter than a window: zero frames after it, as offline
     pending_.resize(static_cast<size_t>(kWindow * F_), 0.f);
     h = encode(S, kWindow);
   }
   pending_.clear();
+  g_.clear();
+  append(encoder_->finish(g_), h);  // the positions a chunked encoder held
   return h;
 }
 
@@ -48,9 +50,17 @@ std::vector<float> AudioEncoderStream::encode(int64_t real, int64_t span) {
   int32_t out_length = 0;
   const Var x = front_.forward(g_, {pending_.data(), static_cast<size_t>(span * F_)}, span,
                                {&length, 1}, {&out_length, 1});  // [n, 1, D]
-  const Tensor h = encoder_->push(g_, x).value();                // [1, n, H]
+  fed_ += x.dim(0);
+  std::vector<float> h;
+  append(encoder_->push(g_, x), h);  // [1, m, H]
+  return h;
+}
+
+void AudioEncoderStream::append(Var states, std::vector<float>& out) {
+  if (!states.valid()) return;  // none complete
+  const Tensor& h = states.value();
   encoded_ += h.dim(1);
-  return {h.data(), h.data() + h.numel()};
+  out.insert(out.end(), h.data(), h.data() + h.numel());
 }
 
 }  // namespace heed

@@ -74,10 +74,15 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool self
   b_out_ = &scope.param("b_o", {d}, Init::zeros());
 }
 
-Var MultiHeadAttention::self(Var x, const Packing& p, bool causal, Tensor* weights) const {
+Var MultiHeadAttention::self(Var x, const Packing& p, bool causal, Tensor* weights,
+                             AttentionWindow window) const {
   Graph& g = x.graph();
   Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [Q | K | V] = x [W^Q; W^K; W^V]^T
-  const SdpaOptions opts{.heads = heads_, .causal = causal};
+  const SdpaOptions opts{.heads = heads_,
+                         .causal = causal,
+                         .chunk = window.chunk,
+                         .left = window.left,
+                         .right = window.right};
   if (weights) {  // the heatmaps read the padded view: [N, 3d] -> [B, T, 3d]
     Var padded = unpack(qkv, p);
     SdpaOptions w_opts = opts;
@@ -125,6 +130,38 @@ Var MultiHeadAttention::self_step(Var x, KvCache& cache) const {
                             attended.data(), d, B, heads_, D,
                             1.f / std::sqrt(static_cast<float>(D)));
   return linear(g.constant(attended), g.param(*W_out_), g.param(*b_out_));  // [B, d]
+}
+
+Var MultiHeadAttention::self_chunk(Var x, int64_t ahead, KvWindow& w, int64_t left) const {
+  Graph& g = x.graph();
+  check(!g.training(), "self_chunk: a stream is for inference graphs");
+  const int64_t n = x.dim(0), d = d_model_, D = d / heads_, n_q = n - ahead;
+  check(x.shape() == Shape{n, d} && n_q >= 1, "self_chunk: x ", x.shape(), " with ", ahead,
+        " rows ahead, expected [n > ahead, ", d, "]");
+  Var qkv = linear(x, g.param(*W_in_), g.param(*b_in_));  // [n, 3d]: [q | k | v] per row
+  const float* p = qkv.value().data();
+  // the keys and values seen: the window's m, then the n rows' own   [m + n, d] each
+  const int64_t m = w.rows, Tk = m + n;
+  Tensor K = g.alloc(Shape{Tk, d}), V = g.alloc(Shape{Tk, d});
+  std::copy(w.k.begin(), w.k.end(), K.data());
+  std::copy(w.v.begin(), w.v.end(), V.data());
+  for (int64_t r = 0; r < n; ++r) {
+    std::copy_n(p + r * 3 * d + d, d, K.data() + (m + r) * d);
+    std::copy_n(p + r * 3 * d + 2 * d, d, V.data() + (m + r) * d);
+  }
+  // every query of the chunk sees every one of them: no mask
+  Tensor attended = g.alloc(Shape{n_q, d});  // Concat(head_i) [n_q, d]
+  Tensor lse = g.alloc(Shape{heads_, n_q});
+  kernels::attention_forward(p, {0, D, 3 * d}, K.data(), {0, D, d}, V.data(), {0, D, d},
+                             attended.data(), {0, D, d}, lse.data(),
+                             {.B = 1, .H = heads_, .Tq = n_q, .Tk = Tk, .D = D}, {},
+                             1.f / std::sqrt(static_cast<float>(D)));
+  // the window: the last `left` of the keys before those ahead
+  const int64_t keep = std::min(left, m + n_q);
+  w.k.assign(K.data() + (m + n_q - keep) * d, K.data() + (m + n_q) * d);
+  w.v.assign(V.data() + (m + n_q - keep) * d, V.data() + (m + n_q) * d);
+  w.rows = keep;
+  return linear(g.constant(attended), g.param(*W_out_), g.param(*b_out_));  // [n_q, d]
 }
 
 Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {

@@ -63,13 +63,15 @@ class BiRnnSequenceEncoder final : public SequenceEncoder {
 class TransformerSequenceEncoder final : public SequenceEncoder {
  public:
   TransformerSequenceEncoder(const TransformerEncoderConfig& c, const Scope& scope)
-      : max_positions_(c.max_positions) {
+      : max_positions_(c.max_positions), dropout_(c.layer.dropout) {
     const int64_t d = c.layer.d_model;
-    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs
-    embed_ =
-        &scope.param("embed", {c.vocab, d}, Init::normal(1.f / std::sqrt(static_cast<float>(d))),
-                     /*row_sparse=*/true);
-    positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
+    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs; none for a
+    // front end's vectors (vocab 0)
+    if (c.vocab > 0)
+      embed_ =
+          &scope.param("embed", {c.vocab, d}, Init::normal(1.f / std::sqrt(static_cast<float>(d))),
+                       /*row_sparse=*/true);
+    if (c.vocab > 0) positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
     encoder_.emplace(c.layer, c.layers, scope / "encoder");
     d_ = d;
   }
@@ -77,11 +79,41 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
   Output encode(Graph& g, std::span<const int32_t> ids, int64_t S, std::span<const int32_t> lengths,
                 const Options& o) const override {
     // packed rows of the real tokens (autograd/ops/packing.h)
+    check(embed_ != nullptr, "transformer encoder: a speech front end's encoder reads vectors");
     const Packing p = make_packing(g, lengths, S);
     check(p.T <= max_positions_, "encoder: a sequence of ", p.T,
           " tokens is longer than the model's ", max_positions_, " positions");
     const PackedIds in = pack_ids(g, ids, p);
     Var x = positions_->forward(g, *embed_, in.ids, in.positions);  // [N, d]
+    return layers(g, x, p, lengths, o);
+  }
+  // a front end's vectors x [S, B, d] (no table, no positions: the front end's convolutions
+  // order them)
+  Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
+                        const Options& o) const override {
+    check(x.dim(2) == d_, "transformer encoder: vectors of ", x.dim(2), ", expected d_model ", d_);
+    const Packing p = make_packing(g, lengths, x.dim(0));
+    Var rows = pack(permute(x, {1, 0, 2}), p);  // [N, d]
+    return layers(g, dropout(rows, dropout_), p, lengths, o);
+  }
+  std::unique_ptr<Stream> stream_vectors() const override {
+    struct ChunkStream final : Stream {
+      explicit ChunkStream(TransformerEncoder::Stream s) : s(std::move(s)) {}
+      Var push(Graph& g, Var x) override {  // [n, 1, d] -> [1, m, d]
+        return batch_of_one(s.push(g, reshape(x, Shape{x.dim(0), x.dim(2)})));
+      }
+      Var finish(Graph& g) override { return batch_of_one(s.finish(g)); }
+      static Var batch_of_one(Var h) {
+        return h.valid() ? reshape(h, Shape{1, h.dim(0), h.dim(1)}) : h;
+      }
+      TransformerEncoder::Stream s;
+    };
+    return std::make_unique<ChunkStream>(encoder_->stream());
+  }
+
+ private:
+  Output layers(Graph& g, Var x, const Packing& p, std::span<const int32_t> lengths,
+                const Options& o) const {
     Output out;
     Var h = encoder_->forward(x, p, o.self_attention ? &out.self_attention : nullptr);
     out.states = unpack(h, p);                                                 // [B, S, d]
@@ -91,7 +123,8 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
 
  private:
   int64_t d_ = 0, max_positions_;
-  Parameter* embed_;                              // E [V, d]
+  float dropout_;
+  Parameter* embed_ = nullptr;                    // E [V, d]
   std::optional<PositionalEmbedding> positions_;  // made after the table, as saved models expect
   std::optional<TransformerEncoder> encoder_;
 };
@@ -319,8 +352,13 @@ std::string describe(const EncoderConfig& c) {
                           cell_name(e.cell) + " " + std::to_string(e.hidden);
                  },
                  [](const TransformerEncoderConfig& e) {
-                   return std::to_string(e.layers) + "-layer transformer encoder, d " +
-                          std::to_string(e.layer.d_model);
+                   std::string out = std::to_string(e.layers) + "-layer transformer encoder, d " +
+                                     std::to_string(e.layer.d_model);
+                   if (e.layer.encoder_chunk > 0)
+                     out += ", chunks of " + std::to_string(e.layer.encoder_chunk) + " (" +
+                            std::to_string(e.layer.left_chunks) + " to the left, lookahead " +
+                            std::to_string(e.layer.lookahead) + ")";
+                   return out;
                  },
                  [](const ConvEncoderConfig& e) {
                    return std::to_string(e.dilations.size()) + "-layer " +

@@ -37,6 +37,11 @@ void TransformerLayerConfig::to_json(nlohmann::json& j, const char* dropout_key)
   j["norm"] = name_of(norm);
   j["activation"] = name_of(activation);
   if (causal_encoder) j["causal_encoder"] = true;
+  if (encoder_chunk > 0) {
+    j["encoder_chunk"] = encoder_chunk;
+    j["left_chunks"] = left_chunks;
+    j["lookahead"] = lookahead;
+  }
   if (wait_k > 0) j["wait_k"] = wait_k;
   if (layer_norm_eps != 1e-5f) j["layer_norm_eps"] = json_number(layer_norm_eps);  // imported
   if (monotonic) {
@@ -61,6 +66,14 @@ TransformerLayerConfig TransformerLayerConfig::from_json(const nlohmann::json& j
   c.norm = parse_name<NormPlacement>(j.at("norm").get<std::string>(), "norm");
   c.activation = parse_name<FfnActivation>(j.at("activation").get<std::string>(), "activation");
   c.causal_encoder = j.value("causal_encoder", false);
+  c.encoder_chunk = j.value("encoder_chunk", int64_t{0});
+  c.left_chunks = j.value("left_chunks", int64_t{0});
+  c.lookahead = j.value("lookahead", int64_t{0});
+  check(c.encoder_chunk >= 0 && c.left_chunks >= 0 && c.lookahead >= 0,
+        "config.json: encoder_chunk ", c.encoder_chunk, ", left_chunks ", c.left_chunks,
+        " and lookahead ", c.lookahead, " must be >= 0");
+  check(c.encoder_chunk == 0 || !c.causal_encoder,
+        "config.json: a chunked encoder (encoder_chunk) is not also causal_encoder");
   c.wait_k = j.value("wait_k", int64_t{0});
   c.layer_norm_eps = j.value("layer_norm_eps", 1e-5f);
   check(c.layer_norm_eps > 0.f && c.layer_norm_eps < 1.f, "config.json: layer_norm_eps ",
@@ -166,15 +179,25 @@ Residual::Residual(const TransformerLayerConfig& c, const Scope& scope)
     : norm_(c.norm), dropout_(c.dropout), ln_(c.d_model, scope / "ln", c.layer_norm_eps) {}
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerConfig& c,
-                                                 const Scope& scope)
+                                                 const Scope& scope, bool first)
     : causal_(c.causal_encoder),
+      window_{.chunk = c.encoder_chunk,
+              .left = c.left_chunks * c.encoder_chunk,
+              .right = first && c.encoder_chunk > 0 ? c.lookahead : 0},
       self_(c.d_model, c.heads, true, scope / "self_attn"),
       ff_(c, scope / "ffn"),
       r_self_(c, scope / "self_attn"),
       r_ff_(c, scope / "ffn") {}
 
 Var TransformerEncoderLayer::forward(Var x, const Packing& p, Tensor* weights) const {
-  x = r_self_(x, [&](Var h) { return self_.self(h, p, causal_, weights); });
+  x = r_self_(x, [&](Var h) { return self_.self(h, p, causal_, weights, window_); });
+  return r_ff_(x, [&](Var h) { return ff_.forward(h); });
+}
+
+Var TransformerEncoderLayer::chunk_step(Var x, int64_t ahead, KvWindow& window) const {
+  check(window_.chunk > 0, "transformer encoder: a chunk at a time needs a chunked encoder");
+  Var kept = ahead > 0 ? slice(x, 0, 0, x.dim(0) - ahead) : x;  // the chunk's own rows
+  x = r_self_(x, kept, [&](Var h) { return self_.self_chunk(h, ahead, window, window_.left); });
   return r_ff_(x, [&](Var h) { return ff_.forward(h); });
 }
 
@@ -257,9 +280,11 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
   check(layers >= 1, "transformer encoder: ", layers, " layers");
   layers_.reserve(layers);
   for (int64_t i = 0; i < layers; ++i)
-    layers_.emplace_back(c, scope / ("layer_" + std::to_string(i)));
+    layers_.emplace_back(c, scope / ("layer_" + std::to_string(i)), i == 0);
   if (c.norm == NormPlacement::Pre)
     final_.emplace_back(c.d_model, scope / "final_ln", c.layer_norm_eps);
+  chunk_ = c.encoder_chunk;
+  left_ = c.left_chunks * c.encoder_chunk;
 }
 
 Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {
@@ -273,6 +298,53 @@ Var TransformerEncoder::step(Var x, std::span<KvCache> caches) const {
         layers_.size(), " layers");
   for (size_t l = 0; l < layers_.size(); ++l) x = layers_[l].step(x, caches[l]);
   return final_.empty() ? x : final_.front().forward(x);
+}
+
+TransformerEncoder::Stream TransformerEncoder::stream() const {
+  check(
+      chunk_ > 0,
+      "transformer encoder: a stream needs a chunked encoder (--encoder-chunk), whose positions do "
+      "not depend on those past their chunk and lookahead");
+  return Stream(*this);
+}
+
+TransformerEncoder::Stream::Stream(const TransformerEncoder& encoder)
+    : e_(encoder), d_(0), windows_(encoder.layers_.size()) {}
+
+Var TransformerEncoder::Stream::push(Graph& g, Var x) {
+  d_ = x.dim(x.shape().rank() - 1);
+  const float* v = x.value().data();
+  pending_.insert(pending_.end(), v, v + x.value().numel());
+  return drain(g, false);
+}
+
+Var TransformerEncoder::Stream::finish(Graph& g) {
+  return drain(g, true);
+}
+
+// Chunk after chunk while its positions and the lookahead are there (at the end: while any
+// position is), their states [m, d] stacked.
+Var TransformerEncoder::Stream::drain(Graph& g, bool end) {
+  const int64_t C = e_.chunk_, N = e_.layers_.front().lookahead();
+  std::vector<Var> out;
+  while (d_ > 0) {
+    const int64_t rows = static_cast<int64_t>(pending_.size()) / d_;
+    if (rows == 0 || (!end && rows < C + N)) break;
+    const int64_t n = std::min(C, rows);
+    out.push_back(run(g, n, std::min(N, rows - n)));
+  }
+  if (out.empty()) return {};
+  return out.size() == 1 ? out.front() : concat(out, 0);
+}
+
+Var TransformerEncoder::Stream::run(Graph& g, int64_t rows, int64_t ahead) {
+  Var x =
+      g.input(Shape{rows + ahead, d_},
+              std::span<const float>(pending_.data(), static_cast<size_t>((rows + ahead) * d_)));
+  pending_.erase(pending_.begin(), pending_.begin() + rows * d_);
+  for (size_t l = 0; l < e_.layers_.size(); ++l)
+    x = e_.layers_[l].chunk_step(x, l == 0 ? ahead : 0, windows_[l]);  // [rows, d]
+  return e_.final_.empty() ? x : e_.final_.front().forward(x);
 }
 
 }  // namespace heed

@@ -18,7 +18,8 @@ namespace {
 struct Case {
   int64_t B, H, Tq, Tk, D;
   bool causal;
-  std::vector<int32_t> lengths;  // empty: no padding
+  std::vector<int32_t> lengths;            // empty: no padding
+  int64_t chunk = 0, left = 0, right = 0;  // chunked self-attention's window (0: none)
 };
 
 // softmax(Q K^T / sqrt(d) + M) V from basic ops; M [B, 1, Tq, Tk] holds 0 / -inf.
@@ -33,6 +34,10 @@ Var naive_attention(Var q, Var k, Var v, const Case& c) {
       for (int64_t j = 0; j < c.Tk; ++j) {
         bool padded = !c.lengths.empty() && j >= c.lengths[b];
         bool future = c.causal && j > i + (c.Tk - c.Tq);
+        if (c.chunk > 0) {  // outside c C - L <= j < (c + 1) C + R
+          const int64_t start = i / c.chunk * c.chunk;
+          future = j >= start + c.chunk + c.right || j < start - c.left;
+        }
         if (padded || future)
           mask.data()[(b * c.Tq + i) * c.Tk + j] = -std::numeric_limits<float>::infinity();
       }
@@ -43,7 +48,12 @@ Var naive_attention(Var q, Var k, Var v, const Case& c) {
 }
 
 SdpaOptions options(const Case& c) {
-  return {.heads = c.H, .causal = c.causal, .key_lengths = c.lengths};
+  return {.heads = c.H,
+          .causal = c.causal,
+          .key_lengths = c.lengths,
+          .chunk = c.chunk,
+          .left = c.left,
+          .right = c.right};
 }
 
 struct Result {
@@ -99,7 +109,9 @@ TEST_P(FusedAttention, EqualsNaiveComposition) {
 // kernels/tile_gemm.h (row counts that leave 1-3 rows of a 4-row block, keys that do not fill
 // 16 lanes); the others oneDNN's sgemm. The last three are decoding steps — one query against a
 // cache or a source of at most one key tile: a row that sees no key, a causal one, an odd head
-// size.
+// size. Then chunked windows (a streaming encoder's): chunks that do not divide T, left contexts
+// that reach across the 128-key tiles and ones that do not reach the sequence's start, a
+// lookahead past the chunk, padding inside a window.
 const Case kCases[] = {
     {2, 3, 70, 131, 16, false, {131, 77}},
     {2, 2, 130, 130, 8, true, {130, 129}},
@@ -114,6 +126,10 @@ const Case kCases[] = {
     {3, 4, 1, 23, 32, false, {23, 7, 0}},
     {2, 2, 1, 128, 16, true, {}},
     {4, 1, 1, 17, 5, false, {17, 16, 1, 3}},
+    {2, 2, 70, 70, 16, false, {70, 33}, 8, 16, 4},
+    {1, 2, 300, 300, 32, false, {}, 16, 160, 0},
+    {2, 1, 131, 131, 8, false, {131, 100}, 64, 64, 3},
+    {1, 4, 40, 40, 12, false, {}, 5, 0, 7},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedAttention,
@@ -222,44 +238,47 @@ TEST(FusedAttention, CausalMaskLeaksNothingFromTheFuture) {
 }
 
 TEST(FusedAttention, WeightsAreTheMaskedSoftmax) {
-  const Case c{2, 2, 6, 9, 4, true, {9, 5}};
-  Rng rng(9);
-  Graph g;
-  Var q = g.constant(testing::random_tensor({c.B, c.Tq, c.H * c.D}, rng, -2.f, 2.f));
-  Var k = g.constant(testing::random_tensor({c.B, c.Tk, c.H * c.D}, rng, -2.f, 2.f));
-  Tensor w = attention_weights(q, k, options(c));  // [B, H, Tq, Tk]
-  // oracle: the naive composition with V = identity rows gives the weights back
-  Case wide = c;
-  wide.D = c.Tk;  // one head of width Tk per head: V_h = I
-  Tensor qw = Tensor::zeros({c.B, c.Tq, c.H * c.Tk}), kw = Tensor::zeros({c.B, c.Tk, c.H * c.Tk}),
-         vw = Tensor::zeros({c.B, c.Tk, c.H * c.Tk});
-  for (int64_t b = 0; b < c.B; ++b)
-    for (int64_t h = 0; h < c.H; ++h) {
-      for (int64_t t = 0; t < c.Tq; ++t)
-        for (int64_t d = 0; d < c.D; ++d)
-          qw.data()[(b * c.Tq + t) * c.H * c.Tk + h * c.Tk + d] =
-              q.value().data()[(b * c.Tq + t) * c.H * c.D + h * c.D + d] *
-              std::sqrt(static_cast<float>(c.Tk) / c.D);  // keep the 1/sqrt(d) of width D
-      for (int64_t t = 0; t < c.Tk; ++t) {
-        for (int64_t d = 0; d < c.D; ++d)
-          kw.data()[(b * c.Tk + t) * c.H * c.Tk + h * c.Tk + d] =
-              k.value().data()[(b * c.Tk + t) * c.H * c.D + h * c.D + d];
-        vw.data()[(b * c.Tk + t) * c.H * c.Tk + h * c.Tk + t] = 1.f;
-      }
-    }
-  Var oracle = naive_attention(g.constant(qw), g.constant(kw), g.constant(vw), wide);
-  for (int64_t b = 0; b < c.B; ++b)
-    for (int64_t h = 0; h < c.H; ++h)
-      for (int64_t i = 0; i < c.Tq; ++i) {
-        double row = 0;
-        for (int64_t j = 0; j < c.Tk; ++j) {
-          float got = w.data()[((b * c.H + h) * c.Tq + i) * c.Tk + j];
-          float want = oracle.value().data()[(b * c.Tq + i) * c.H * c.Tk + h * c.Tk + j];
-          EXPECT_NEAR(got, want, 1e-5f) << b << " " << h << " " << i << " " << j;
-          row += got;
+  // causal with padding, and a chunked window (chunks of 3, 2 keys to the left, 1 past the end)
+  for (const Case& c :
+       {Case{2, 2, 6, 9, 4, true, {9, 5}}, Case{2, 2, 9, 9, 4, false, {9, 5}, 3, 2, 1}}) {
+    Rng rng(9);
+    Graph g;
+    Var q = g.constant(testing::random_tensor({c.B, c.Tq, c.H * c.D}, rng, -2.f, 2.f));
+    Var k = g.constant(testing::random_tensor({c.B, c.Tk, c.H * c.D}, rng, -2.f, 2.f));
+    Tensor w = attention_weights(q, k, options(c));  // [B, H, Tq, Tk]
+    // oracle: the naive composition with V = identity rows gives the weights back
+    Case wide = c;
+    wide.D = c.Tk;  // one head of width Tk per head: V_h = I
+    Tensor qw = Tensor::zeros({c.B, c.Tq, c.H * c.Tk}), kw = Tensor::zeros({c.B, c.Tk, c.H * c.Tk}),
+           vw = Tensor::zeros({c.B, c.Tk, c.H * c.Tk});
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t h = 0; h < c.H; ++h) {
+        for (int64_t t = 0; t < c.Tq; ++t)
+          for (int64_t d = 0; d < c.D; ++d)
+            qw.data()[(b * c.Tq + t) * c.H * c.Tk + h * c.Tk + d] =
+                q.value().data()[(b * c.Tq + t) * c.H * c.D + h * c.D + d] *
+                std::sqrt(static_cast<float>(c.Tk) / c.D);  // keep the 1/sqrt(d) of width D
+        for (int64_t t = 0; t < c.Tk; ++t) {
+          for (int64_t d = 0; d < c.D; ++d)
+            kw.data()[(b * c.Tk + t) * c.H * c.Tk + h * c.Tk + d] =
+                k.value().data()[(b * c.Tk + t) * c.H * c.D + h * c.D + d];
+          vw.data()[(b * c.Tk + t) * c.H * c.Tk + h * c.Tk + t] = 1.f;
         }
-        EXPECT_NEAR(row, 1.0, 1e-5);
       }
+    Var oracle = naive_attention(g.constant(qw), g.constant(kw), g.constant(vw), wide);
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t h = 0; h < c.H; ++h)
+        for (int64_t i = 0; i < c.Tq; ++i) {
+          double row = 0;
+          for (int64_t j = 0; j < c.Tk; ++j) {
+            float got = w.data()[((b * c.H + h) * c.Tq + i) * c.Tk + j];
+            float want = oracle.value().data()[(b * c.Tq + i) * c.H * c.Tk + h * c.Tk + j];
+            EXPECT_NEAR(got, want, 1e-5f) << b << " " << h << " " << i << " " << j;
+            row += got;
+          }
+          EXPECT_NEAR(row, 1.0, 1e-5);
+        }
+  }
 }
 
 // The graph of a forward + backward at T = 2048 holds the inputs, the output and their

@@ -1,7 +1,9 @@
 // A causal recognizer read as a stream (FrameLabeller::Stream, models/ctc.h): the positions'
 // log-probabilities from frames given in pieces of any size equal the whole utterances'
-// (decoded together in one padded batch), short utterances included; a bidirectional encoder
-// and a per-utterance mean, which need the whole utterance first, are refused.
+// (decoded together in one padded batch), short utterances included, for a unidirectional LSTM
+// and for chunked Transformer encoders (chunks of 4 positions, 2 to the left, pre- and post-LN,
+// with and without the first layer's lookahead); a bidirectional encoder, a Transformer that is
+// not chunked and a per-utterance mean, which need the whole utterance first, are refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,16 +19,33 @@ namespace {
 
 constexpr int64_t kBins = 13;
 
-CtcConfig recognizer_config(bool bidirectional, bool utterance_mean, int64_t lookahead = 0) {
+// The encoders: a 2-layer LSTM, or a 2-layer Transformer (d 24, 2 heads), chunked or not.
+struct Encoder {
+  bool transformer = false;
+  int64_t chunk = 4;  // the Transformer's chunks (0: whole-utterance attention)
+  NormPlacement norm = NormPlacement::Pre;
+};
+
+CtcConfig recognizer_config(bool bidirectional, bool utterance_mean, int64_t lookahead = 0,
+                            Encoder e = {}) {
   CtcConfig c;
-  c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
-                               .vocab = 0,
-                               .embed = 24,
-                               .hidden = 16,
-                               .layers = 2,
-                               .bidirectional = bidirectional};
+  if (e.transformer) {
+    TransformerLayerConfig layer{.d_model = 24, .heads = 2, .ff = 32, .dropout = 0.f};
+    layer.norm = e.norm;
+    layer.encoder_chunk = e.chunk;
+    layer.left_chunks = e.chunk > 0 ? 2 : 0;
+    layer.lookahead = lookahead;  // the chunked attention's, not the output layer's
+    c.encoder = TransformerEncoderConfig{.layer = layer, .layers = 2};
+  } else {
+    c.encoder = RnnEncoderConfig{.cell = CellKind::Lstm,
+                                 .vocab = 0,
+                                 .embed = 24,
+                                 .hidden = 16,
+                                 .layers = 2,
+                                 .bidirectional = bidirectional};
+    c.lookahead = lookahead;
+  }
   c.tgt_vocab = Vocab::kSpecials + 5;
-  c.lookahead = lookahead;
   AudioFrontEndConfig front;
   front.features = kBins;
   front.channels = 4;
@@ -42,11 +61,25 @@ CtcConfig recognizer_config(bool bidirectional, bool utterance_mean, int64_t loo
 
 class CtcStreamLookahead : public ::testing::TestWithParam<int64_t> {};
 
+void expect_stream_equals_whole(const CtcConfig& config);
+
 // without a lookahead, and reading 3 positions ahead (Deep Speech 2's lookahead convolution)
 TEST_P(CtcStreamLookahead, PiecesOfAnySizeGiveTheWholeUtterancesScores) {
+  expect_stream_equals_whole(recognizer_config(false, false, GetParam()));
+}
+
+// chunks of 4 positions with 2 chunks to the left (so that 97 frames, 23 positions, run past
+// the window), the first layer reading 0 or 3 positions past each chunk
+TEST_P(CtcStreamLookahead, ChunkedTransformerPiecesGiveTheWholeUtterancesScores) {
+  for (NormPlacement norm : {NormPlacement::Pre, NormPlacement::Post})
+    expect_stream_equals_whole(
+        recognizer_config(false, false, GetParam(), {.transformer = true, .norm = norm}));
+}
+
+void expect_stream_equals_whole(const CtcConfig& config) {
   ParameterStore store;
   Rng rng(5);
-  CtcModel model(recognizer_config(false, false, GetParam()), Scope(store, rng, "m"));
+  CtcModel model(config, Scope(store, rng, "m"));
   const FrameLabeller& labeller = *model.frame_labeller();
   // utterances of 1 .. 97 frames: shorter than one window (7), exactly one, and longer
   const std::vector<int64_t> lengths = {1, 6, 7, 8, 11, 40, 97};
@@ -111,14 +144,41 @@ TEST_P(CtcStreamLookahead, PositionsComeAsSoonAsTheirWindowIsWhole) {
   EXPECT_EQ(s->positions(), 6);
 }
 
+// Chunk c (positions 4c .. 4c + 3) comes once position 4c + 3 + N is there: with frame
+// 4(4c + 3 + N) + 6, its 4 positions together.
+TEST_P(CtcStreamLookahead, ChunksComeAsSoonAsTheirLookaheadIsThere) {
+  const int64_t N = GetParam();
+  ParameterStore store;
+  Rng rng(8);
+  CtcModel model(recognizer_config(false, false, N, {.transformer = true}), Scope(store, rng, "m"));
+  std::unique_ptr<FrameLabeller::Stream> s = model.frame_labeller()->stream();
+  std::vector<float> frame(static_cast<size_t>(kBins), 0.5f);
+  for (int64_t t = 0; t < 80; ++t) {  // positions 0..18, each with frame 4j + 6
+    const std::vector<float> y = s->push(frame);
+    const int64_t j = (t - 6) / 4;  // the position frame t completes, if it completes one
+    const bool completes = t >= 6 && (t - 6) % 4 == 0 && j >= 3 + N && (j - 3 - N) % 4 == 0;
+    EXPECT_EQ(y.size(), completes ? static_cast<size_t>(4 * model.tgt_vocab()) : 0u)
+        << "frame " << t;
+  }
+  // chunks c with 4c + 3 + N <= 18 came; the rest come at the end, the last of 3 positions
+  const int64_t given = s->positions();
+  EXPECT_EQ(given, 4 * ((18 - 3 - N) / 4 + 1));
+  EXPECT_EQ(s->finish().size(), static_cast<size_t>((19 - given) * model.tgt_vocab()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Lookahead, CtcStreamLookahead, ::testing::Values(0, 3));
 
 TEST(CtcStream, ModelsThatNeedTheWholeUtteranceAreRefused) {
-  for (const auto& [bidirectional, mean, what] :
-       {std::tuple{true, false, "--unidirectional"}, std::tuple{false, true, "--utterance-mean"}}) {
+  for (const auto& [bidirectional, mean, chunk, what] :
+       {std::tuple{true, false, int64_t{-1}, "--unidirectional"},
+        std::tuple{false, true, int64_t{-1}, "--utterance-mean"},
+        std::tuple{false, false, int64_t{0}, "--encoder-chunk"}}) {
     ParameterStore store;
     Rng rng(7);
-    CtcModel model(recognizer_config(bidirectional, mean), Scope(store, rng, "m"));
+    CtcModel model(
+        recognizer_config(bidirectional, mean, 0,
+                          {.transformer = chunk >= 0, .chunk = std::max<int64_t>(chunk, 0)}),
+        Scope(store, rng, "m"));
     try {
       model.frame_labeller()->stream();
       ADD_FAILURE() << what << " was not refused";

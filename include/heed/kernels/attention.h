@@ -42,7 +42,11 @@ struct AttentionDims {
 // The mask, computed per score instead of stored: query i of batch entry b sees key j iff
 //   j < key_lengths[b]            (padding; nullptr: every key is real), and
 //   j <= i + causal_offset        (when causal; the offset is Tk - Tq when the Tq queries are the
-//                                  last positions of a Tk-long prefix, as in cached decoding).
+//                                  last positions of a Tk-long prefix, as in cached decoding), or
+//   c C - L <= j < (c + 1) C + R  (when chunked, C = chunk > 0: self-attention, T_q = T_k, and
+//                                  c = floor(i / C) is query i's chunk; L keys to its left, R
+//                                  past its end: a streaming encoder's window, which a stream
+//                                  computes chunk by chunk with the last L keys kept).
 // A query that sees no key gets a zero output and no gradient.
 struct AttentionMask {
   const int32_t* key_lengths = nullptr;  // [B]
@@ -51,12 +55,15 @@ struct AttentionMask {
   const int32_t* query_lengths = nullptr;
   bool causal = false;
   int64_t causal_offset = 0;
+  int64_t chunk = 0, left = 0, right = 0;  // C (0: not chunked), L, R
   // The queries of entry b that exist.
   int64_t query_length(int64_t b, int64_t Tq) const;
   // The real (non-padding) keys of entry b.
   int64_t key_length(int64_t b, int64_t Tk) const;
   // One past the last key that query i of entry b sees (<= 0: none).
   int64_t key_end(int64_t b, int64_t i, int64_t Tk) const;
+  // The first key query i sees (0 unless chunked).
+  int64_t key_begin(int64_t i) const;
 };
 
 // O = softmax(scale * Q K^T + M) V, and lse[(b*H + h)*Tq + i] = log sum_j exp(scale q_i.k_j)

@@ -49,6 +49,7 @@ struct ModelOptions {
   FfnActivation activation = FfnActivation::Relu;
   Positions positions = Positions::Sinusoidal;
   bool causal_encoder = false;
+  int64_t encoder_chunk = 0, left_chunks = 4;  // chunked encoder self-attention (0: none)
   bool untied_output = false;
   bool share_embeddings = false;
   // the RNN encoder-decoder

@@ -4,7 +4,8 @@
 // 4j .. 4j + 6 (two 3x3 convolutions of stride 2, no padding), so a push runs the front end over
 // the windows it completes (3 frames of overlap with the last) and the encoder's stream over
 // their vectors; finish() gives an utterance shorter than one window its one position, zero
-// frames after it, as encoding it whole does. The states equal the whole utterance's.
+// frames after it, as encoding it whole does, and the positions a chunked encoder still holds.
+// The states equal the whole utterance's.
 // The streams of CTC (models/ctc.cc) and of monotonic attention (models/rnn_seq2seq.cc) read it.
 // Leaves out: what reads the states (an output layer, an attention decoder).
 #pragma once
@@ -25,7 +26,8 @@ class AudioEncoderStream {
   // An Error when the encoder is not causal, or the front end subtracts each utterance's mean
   // (which needs the whole utterance before its first frame).
   AudioEncoderStream(const AudioFrontEnd& front, const SequenceEncoder& encoder);
-  // frames [n, F] -> the states [m, D] of the m positions they complete (m may be 0)
+  // frames [n, F] -> the states [m, D] of the m positions they complete (m may be 0; a chunked
+  // encoder's come a chunk at a time)
   std::vector<float> push(std::span<const float> features);
   // the utterance's end: the states of a position not given yet (an utterance shorter than a
   // window), or none
@@ -37,13 +39,16 @@ class AudioEncoderStream {
   int64_t frames() const { return static_cast<int64_t>(pending_.size()) / F_; }
   // the front end over pending_'s first `span` frames (`real` of them audio), then the encoder
   std::vector<float> encode(int64_t real, int64_t span);
+  // the encoder's states [1, m, H] (an invalid Var: none) after `out`
+  void append(Var states, std::vector<float>& out);
 
   const AudioFrontEnd& front_;
   int64_t F_, D_;
   std::unique_ptr<SequenceEncoder::Stream> encoder_;
   Graph g_{Mode::Inference};
-  std::vector<float> pending_;  // [frames, F]: from frame 4 encoded_ on
-  int64_t encoded_ = 0;
+  std::vector<float> pending_;  // [frames, F]: from frame 4 fed_ on
+  int64_t fed_ = 0;             // positions given to the encoder
+  int64_t encoded_ = 0;         // positions it gave back (fewer while a chunk is incomplete)
 };
 
 }  // namespace heed

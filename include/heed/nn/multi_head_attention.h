@@ -54,18 +54,40 @@ struct KvCache {
   void own_slots();             // makes slot(b, j) = b explicit
 };
 
+// The keys and values a chunked self-attention's next chunk sees to its left (a streaming
+// encoder's, SdpaOptions::chunk): the last `left` positions' of one sequence, [rows, d_model]
+// each, on the heap, carried from chunk to chunk outside any graph.
+struct KvWindow {
+  std::vector<float> k, v;
+  int64_t rows = 0;
+};
+
+// A chunked self-attention's window (SdpaOptions' chunk, left, right; chunk 0: none).
+struct AttentionWindow {
+  int64_t chunk = 0, left = 0, right = 0;
+};
+
 class MultiHeadAttention {
  public:
   MultiHeadAttention(int64_t d_model, int64_t heads, bool self_attention, const Scope& scope);
   int64_t heads() const { return heads_; }
 
-  // Self-attention over packed sequences: x [N, d] -> [N, d]; `causal` for the decoder. When
-  // `weights` is given it also gets the attention weights [B, h, T, T] (no gradient).
-  Var self(Var x, const Packing& p, bool causal, Tensor* weights = nullptr) const;
+  // Self-attention over packed sequences: x [N, d] -> [N, d]; `causal` for the decoder, or a
+  // chunked window (SdpaOptions' chunk, left, right; chunk 0: none). When `weights` is given it
+  // also gets the attention weights [B, h, T, T] (no gradient).
+  Var self(Var x, const Packing& p, bool causal, Tensor* weights = nullptr,
+           AttentionWindow window = {}) const;
   // One decoder position of each of B sequences with a cache: x [B, d]; appends its key and
   // value to the cache and attends over positions 0..t (causality by construction).
   Var self_step(Var x, KvCache& cache) const;
   KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const;
+  // The next chunk of one sequence in a chunked self-attention: x [n, d] holds the chunk's n -
+  // ahead positions and, in its last `ahead` rows, the positions past its end it also sees; the
+  // chunk's queries attend over the window's keys, its own and those ahead -> [n - ahead, d], what
+  // self() with chunk n - ahead, left `left` and right `ahead` gives those positions. The window
+  // then keeps the last `left` of its keys and the chunk's (not those ahead: they come again as the
+  // next chunk's own).
+  Var self_chunk(Var x, int64_t ahead, KvWindow& window, int64_t left) const;
 
   // Cross-attention: keys and values of the packed memory [N_s, d], projected once and
   // unpacked: [B, S, 2d] (src: the memory's packing).

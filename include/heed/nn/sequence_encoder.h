@@ -5,7 +5,10 @@
 //   birnn        embeddings -> stacked GRU/LSTM layers, uni- or bidirectional (nn/rnn.h);
 //                summary [->h_n ; <-h_1]
 //   transformer  sqrt(d) E w_i + P_i -> stacked encoder layers (nn/transformer.h), its own
-//                embedding table; summary: the mean over the real positions
+//                embedding table; summary: the mean over the real positions. A speech front
+//                end's vectors go in as they are, without positions: its convolutions give the
+//                layers the order (Mohamed et al. 2019, "Transformers with convolutional context
+//                for ASR"), and a stream's positions have no end. Chunked layers stream.
 //   conv         E w_i + P_i -> C channels -> residual blocks of dilated convolutions with
 //                WaveNet's gate, causal or centred (seed 001, section 3); summary: the mean
 //   kim          E w_i -> convolutions of several widths, ReLU (Kim 2014); summary: the max
@@ -125,13 +128,17 @@ class SequenceEncoder {
   virtual Output encode_vectors(Graph& g, Var x, std::span<const int32_t> lengths,
                                 const Options& options) const;
   // A causal encoder reads one sequence of vectors as it arrives (a recognizer's stream):
-  // push(g, x [n, 1, E]) -> the states [1, n, D] of those n positions, each position computed
-  // once, the encoder's state carried between pushes outside any graph (a graph may be rewound
-  // or cleared between them). The states equal encode_vectors' over the whole sequence.
+  // push(g, x [n, 1, E]) -> the states [1, m, D] of the positions it completes, each position
+  // computed once, the encoder's state carried between pushes outside any graph (a graph may be
+  // rewound or cleared between them). A recurrent encoder completes the n positions pushed; a
+  // chunked one holds them until their chunk and lookahead are there (m may be 0: an invalid
+  // Var), and finish(g) gives the rest at the sequence's end. The states equal encode_vectors'
+  // over the whole sequence.
   class Stream {
    public:
     virtual ~Stream() = default;
     virtual Var push(Graph& g, Var x) = 0;
+    virtual Var finish(Graph& /*g*/) { return {}; }
   };
   // An Error for an encoder whose states depend on later positions (a bidirectional one).
   virtual std::unique_ptr<Stream> stream_vectors() const;

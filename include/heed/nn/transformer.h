@@ -40,8 +40,15 @@ struct TransformerLayerConfig {
   NormPlacement norm = NormPlacement::Post;
   FfnActivation activation = FfnActivation::Relu;
   bool causal_encoder = false;  // encoder layers: position i attends to 0..i only (online)
-  int64_t wait_k = 0;           // decoder layers, k > 0: output i attends to the first i + k
-                                // source positions only (wait-k, Ma et al. 2019)
+  // Encoder layers, encoder_chunk C > 0: chunked self-attention, a streaming encoder (Chen et
+  // al. 2021, "Developing real-time streaming Transformer transducer"; WeNet's chunk mask):
+  // position i sees its chunk of C positions and the left_chunks C positions before it, and in
+  // the first layer only also the `lookahead` positions past the chunk, so that the stack reads
+  // `lookahead` positions ahead, not layers x lookahead. A stream computes each chunk once,
+  // the last left_chunks C keys and values of every layer kept (TransformerEncoder::Stream).
+  int64_t encoder_chunk = 0, left_chunks = 0, lookahead = 0;
+  int64_t wait_k = 0;  // decoder layers, k > 0: output i attends to the first i + k
+                       // source positions only (wait-k, Ma et al. 2019)
   // decoder layers: monotonic multihead attention over the encoder (Ma et al. 2020) instead of
   // soft cross-attention
   std::optional<MonotonicHeadsConfig> monotonic = std::nullopt;
@@ -105,7 +112,13 @@ class Residual {
  public:
   Residual(const TransformerLayerConfig& c, const Scope& scope);
   template <class F>
-  Var operator()(Var x, F&& f) const;
+  Var operator()(Var x, F&& f) const {
+    return (*this)(x, x, std::forward<F>(f));
+  }
+  // f reads all the rows of x and gives those of `kept` (its first rows), which the residual
+  // adds to: a chunk's positions and those it reads ahead (MultiHeadAttention::self_chunk).
+  template <class F>
+  Var operator()(Var x, Var kept, F&& f) const;
 
  private:
   NormPlacement norm_;
@@ -115,7 +128,8 @@ class Residual {
 
 class TransformerEncoderLayer {
  public:
-  TransformerEncoderLayer(const TransformerLayerConfig& c, const Scope& scope);
+  // first: the stack's first layer (the one that reads the chunked attention's lookahead)
+  TransformerEncoderLayer(const TransformerLayerConfig& c, const Scope& scope, bool first = true);
   // x [N, d], packed sequences (packing.h); `weights`: also the self-attention weights
   // [B, h, T, T] (no gradient)
   Var forward(Var x, const Packing& p, Tensor* weights = nullptr) const;
@@ -123,9 +137,15 @@ class TransformerEncoderLayer {
   // the earlier positions' keys and values in `cache` (and appends its own) -> [B, d], what
   // forward() gives that position (online decoding: a source that arrives a token at a time).
   Var step(Var x, KvCache& cache) const;
+  // A chunked layer, the next chunk of one sequence: x [n, d] its positions and the lookahead's
+  // rows after them (`ahead` of them: this layer's lookahead, or fewer at the sequence's end)
+  // -> [n - ahead, d], what forward() gives the chunk, `window` carried between chunks.
+  Var chunk_step(Var x, int64_t ahead, KvWindow& window) const;
+  int64_t lookahead() const { return window_.right; }
 
  private:
-  bool causal_;  // online: a prefix's states do not depend on what follows
+  bool causal_;             // online: a prefix's states do not depend on what follows
+  AttentionWindow window_;  // chunked (chunk > 0)
   MultiHeadAttention self_;
   FeedForward ff_;
   Residual r_self_, r_ff_;
@@ -189,15 +209,39 @@ class TransformerEncoder {
   Var step(Var x, std::span<KvCache> caches) const;
   size_t layers() const { return layers_.size(); }
 
+  // A chunked encoder (TransformerLayerConfig::encoder_chunk) reading one sequence as it
+  // arrives: push(g, x [n, d]) gives the states [m, d] of the chunks its rows complete (a chunk
+  // is complete once its C positions and the first layer's lookahead are there; m may be 0, an
+  // invalid Var), finish(g) those of the rest, the last chunk shorter. Each position is computed
+  // once, each layer keeping the last left_chunks C keys and values, so a chunk costs the same
+  // however long the sequence has run. The states equal forward()'s over the whole sequence.
+  class Stream {
+   public:
+    explicit Stream(const TransformerEncoder& encoder);
+    Var push(Graph& g, Var x);
+    Var finish(Graph& g);
+
+   private:
+    Var run(Graph& g, int64_t rows, int64_t ahead);  // the next chunk of `rows` positions
+    Var drain(Graph& g, bool end);
+    const TransformerEncoder& e_;
+    int64_t d_;
+    std::vector<float> pending_;  // [rows, d]: the inputs from the next chunk's first on
+    std::vector<KvWindow> windows_;
+  };
+  Stream stream() const;
+  int64_t chunk() const { return chunk_; }
+
  private:
   std::vector<TransformerEncoderLayer> layers_;
   std::vector<LayerNorm> final_;  // one for pre-LN, none for post-LN
+  int64_t chunk_ = 0, left_ = 0;  // C and left_chunks C positions when chunked
 };
 
 template <class F>
-Var Residual::operator()(Var x, F&& f) const {
-  if (norm_ == NormPlacement::Pre) return x + dropout(f(ln_.forward(x)), dropout_);
-  return ln_.forward(x + dropout(f(x), dropout_));
+Var Residual::operator()(Var x, Var kept, F&& f) const {
+  if (norm_ == NormPlacement::Pre) return kept + dropout(f(ln_.forward(x)), dropout_);
+  return ln_.forward(kept + dropout(f(x), dropout_));
 }
 
 }  // namespace heed

@@ -491,6 +491,19 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
           "transformer: encoder self-attention over earlier positions only, so that a source "
           "prefix's states do not change as the source goes on (online decoding with --wait-k)"},
          m.causal_encoder);
+  v.option({"--encoder-chunk",
+            "transformer encoder: chunked self-attention for streaming (a ctc recognizer's, "
+            "--encoder transformer): position i sees its chunk of N positions (40 ms each after "
+            "a speech front end), --left-chunks chunks before it, and with ctc's --lookahead that "
+            "many positions past the chunk in the first layer; a stream computes each chunk "
+            "once. 0: every position sees every other",
+            Bounds::range(0, 1 << 16)},
+           m.encoder_chunk);
+  v.option({"--left-chunks",
+            "transformer encoder: with --encoder-chunk, the chunks to the left each position "
+            "sees (bounded, so a stream's cost per chunk stays flat)",
+            Bounds::range(0, 1 << 16)},
+           m.left_chunks);
   v.flag({"--share-embeddings",
           "transformer: one embedding table and one joint vocabulary for both sides (with spm on "
           "both sides: one SentencePiece model trained on both, as joint BPE)"},
@@ -542,7 +555,8 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "ctc: positions each output also reads ahead (Amodei et al. 2016's lookahead "
             "convolution, Deep Speech 2, section 3.5): y_t = softmax(sum_j W_j h_(t+j) + b), j = "
             "0..N; a streaming (--unidirectional) recognizer then waits N x 40 ms for its "
-            "future",
+            "future. With --encoder transformer --encoder-chunk, the chunked attention's "
+            "lookahead instead: the first layer sees N positions past each chunk",
             Bounds::range(0, 32)},
            m.lookahead);
   v.option({"--dropout", "Dropout (default: the family's; where each applies it: below)",

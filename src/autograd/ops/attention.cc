@@ -40,6 +40,14 @@ Prepared prepare(Graph& G, int64_t B, int64_t Tq, int64_t Tk, int64_t width,
   }
   p.mask.causal = opts.causal;
   p.mask.causal_offset = opts.causal_offset.value_or(Tk - Tq);
+  if (opts.chunk > 0) {
+    check(!opts.causal && Tq == Tk && opts.left >= 0 && opts.right >= 0,
+          "attention: a chunked mask is self-attention's (T_q ", Tq, ", T_k ", Tk,
+          "), not causal too, with left ", opts.left, " and right ", opts.right, " >= 0");
+    p.mask.chunk = opts.chunk;
+    p.mask.left = opts.left;
+    p.mask.right = opts.right;
+  }
   return p;
 }
 

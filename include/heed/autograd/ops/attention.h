@@ -3,7 +3,7 @@
 // as one fused op with its own backward (kernels/attention.h: tiled, online softmax, no
 // T_q x T_k matrix), reading the heads where a projection wrote them, side by side in the last
 // axis, so no transpose or copy is needed around it. The masks (padding from key lengths,
-// causal) are computed per score, not stored.
+// causal, chunked) are computed per score, not stored.
 // Leaves out: the projections W^Q, W^K, W^V, W^O (nn/ multi-head attention) and dropout on the
 // weights (the Transformer applies dropout to the output instead).
 #pragma once
@@ -25,6 +25,10 @@ struct SdpaOptions {
   std::span<const int32_t> key_lengths =
       {};             // [B]: keys at or past a length are padding (empty: none)
   float scale = 0.f;  // 0: 1 / sqrt(d_k)
+  // Chunked self-attention (T_q = T_k; not with causal), chunk C > 0: query i sees the keys of
+  // its chunk c = floor(i / C), `left` before it and `right` after it:
+  //   c C - left <= j < (c + 1) C + right     (kernels/attention.h)
+  int64_t chunk = 0, left = 0, right = 0;
 };
 
 // q [B, Tq, h*d], k and v [B, Tk, h*d] -> [B, Tq, h*d] (head j in columns [j*d, (j+1)*d)).
