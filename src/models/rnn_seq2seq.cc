@@ -532,7 +532,7 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
     // stays the cross-entropy)
     const LatencyLoss terms = config_.latency.at_step(b.step);  // after its warm-up
     if (config_.monotonic() && terms.trains() && g.training())
-      return joint(nll) + latency_term(b, steps, terms);
+      return joint(nll) + latency_term(b, m, steps, terms);
     return joint(nll);
   }
   Var logits, expected_logits;
@@ -558,17 +558,19 @@ Var RnnSeq2Seq::loss(Graph& g, const Seq2SeqBatch& b, float label_smoothing) con
   return joint(loss);
 }
 
-Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
-                             const LatencyLoss& terms) const {
-  // the expected alignment of every step (MoChA's under its chunks), [B, T, S]: one head
+Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, const Memory& memory,
+                             std::span<const Attended> steps, const LatencyLoss& terms) const {
+  // the expected alignment of every step (MoChA's under its chunks), [B, T, S]: one head, over
+  // the memory's S positions (a recognizer's: its front end's, a quarter of the frames)
+  const int64_t S = memory.annotations.dim(1);
   std::vector<Var> rows;
   rows.reserve(steps.size());
   for (const Attended& a : steps) {
     const Var& alpha = a.alignment.valid() ? a.alignment : a.weights;  // [B, S]
-    rows.push_back(reshape(alpha, Shape{b.B, 1, b.S}));
+    rows.push_back(reshape(alpha, Shape{b.B, 1, S}));
   }
   const std::vector<int32_t> tgt_lengths = target_lengths(b);
-  const Var delays = expected_delays(concat(rows, 1), 1, b.src_lengths, tgt_lengths);  // [B, 1, T]
+  const Var delays = expected_delays(concat(rows, 1), 1, memory.lengths, tgt_lengths);  // [B, 1, T]
   return monotonic_latency_loss(std::span(&delays, 1), tgt_lengths, terms);
 }
 

@@ -154,5 +154,41 @@ TEST_F(AttentionStreamTest, ModelsThatCannotStreamAreRefusedNamingWhy) {
   refused(*dir_ / "mocha", {.endpoint_seconds = 0.5}, "--endpoint-ms");
 }
 
+// --latency-weight on a recognizer: the delay is counted in the listener's 40 ms positions (a
+// quarter of the frames), not in frames. Stops that never come (r = -60) read every position:
+// the term is lambda sum_b |y_b| S'_b / sum_b |y_b|, S'_b the utterance's positions.
+TEST(AttentionStream, LatencyTermCountsTheListenersPositions) {
+  RnnSeq2SeqConfig c = mocha_config();
+  c.monotonic_attention.noise = 0.f;
+  c.monotonic_attention.bias = -60.f;
+  Rng data(3);
+  std::vector<std::vector<float>> utts;
+  for (int64_t frames : {61, 97}) {
+    utts.emplace_back(static_cast<size_t>(frames * kBins));
+    for (float& v : utts.back()) v = static_cast<float>(data.normal());
+  }
+  const Seq2SeqBatch batch =
+      make_audio_batch({utts.begin(), utts.end()}, kBins,
+                       {{Vocab::kSpecials, Vocab::kSpecials + 1}, {Vocab::kSpecials + 2}},
+                       AudioFrontEndConfig::kMinFrames);
+  const std::vector<int32_t> tgt_len = target_lengths(batch);
+  double read = 0, outputs = 0;
+  for (size_t b = 0; b < utts.size(); ++b) {
+    const int64_t positions =
+        AudioFrontEndConfig::output_frames(static_cast<int64_t>(utts[b].size()) / kBins);
+    read += static_cast<double>(tgt_len[b] * positions);
+    outputs += tgt_len[b];
+  }
+  const auto loss = [&](float lambda) {
+    c.latency.weight = lambda;
+    ParameterStore store;
+    Rng rng(8);
+    RnnSeq2Seq model(c, Scope(store, rng, "m"));
+    Graph g(Mode::Train);
+    return double{model.loss(g, batch, 0.f).value().data()[0]};
+  };
+  EXPECT_NEAR(loss(0.5f) - loss(0.f), 0.5 * read / outputs, 1e-3);
+}
+
 }  // namespace
 }  // namespace heed

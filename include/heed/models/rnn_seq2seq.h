@@ -222,8 +222,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
                      const std::vector<Attended>& steps) const;
   // Monotonic attention against latency: the weight of `terms` (config_.latency at the batch's
   // update) times the mean expected delay of every step's expected alignment
-  // (nn/latency_loss.h, one head).
-  Var latency_term(const Seq2SeqBatch& b, std::span<const Attended> steps,
+  // (nn/latency_loss.h, one head), over the memory's positions.
+  Var latency_term(const Seq2SeqBatch& b, const Memory& memory, std::span<const Attended> steps,
                    const LatencyLoss& terms) const;
   RnnSeq2SeqConfig config_;
   std::unique_ptr<AudioFrontEnd> front_;      // a recognizer's (Listen, Attend and Spell)
