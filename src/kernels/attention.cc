@@ -40,7 +40,8 @@ int64_t ceil_div(int64_t a, int64_t b) {
 }
 
 // The entries [lo, hi) of a tile row that query i sees among keys [j0, j0 + width) (lo >= hi:
-// none).
+// none). Read into plain locals, not a structured binding: clang 14 (make test-tsan, make fuzz)
+// cannot capture one in an OpenMP region.
 struct Visible {
   int64_t lo, hi;
 };
@@ -131,7 +132,8 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
         tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
-          const auto [lo, n] = visible(mask, b, i0 + r, j0, bk, Tk);
+          const Visible vis = visible(mask, b, i0 + r, j0, bk, Tk);
+          const int64_t lo = vis.lo, n = vis.hi;
           if (lo >= n) {
             std::fill(s, s + bk, 0.f);
             continue;
@@ -270,7 +272,8 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
           tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
           for (int64_t r = 0; r < bq; ++r) {
             float* p = S + r * kTileK;
-            const auto [lo, n] = visible(mask, b, i0 + r, j0, bk, Tk);
+            const Visible vis = visible(mask, b, i0 + r, j0, bk, Tk);
+            const int64_t lo = vis.lo, n = vis.hi;
             const float lse_r = lse[bh * Tq + i0 + r];
             const int64_t w = round_up_lanes(bk);  // whole vectors, as in the forward
 #pragma omp simd
@@ -330,7 +333,8 @@ void attention_weights(const float* Q, const HeadsView& q, const float* K, const
            0.f, w, Tk);
       for (int64_t i = 0; i < q_len; ++i) {
         float* row = w + i * Tk;
-        const auto [lo, n] = visible(mask, b, i, 0, Tk, Tk);
+        const Visible vis = visible(mask, b, i, 0, Tk, Tk);
+        const int64_t lo = vis.lo, n = vis.hi;
         std::fill(row, row + lo, 0.f);
         if (lo >= n) {
           std::fill(row, row + Tk, 0.f);
