@@ -187,10 +187,11 @@ class SpeechTask final : public TrainingTask {
     }
     v.ce = total / static_cast<double>(std::max<int64_t>(tokens, 1));
     const auto hyps = transcribe_set(model_, valid_, seg_, vocab_, cfg_.batch_size);
-    v.metric = word_error_rate(hyps, valid_.text).percent();
+    v.metric = cfg_.valid_bleu ? corpus_bleu(hyps, {valid_.text}).score
+                               : word_error_rate(hyps, valid_.text).percent();
     return v;
   }
-  std::string metric_name() const override { return "WER"; }
+  std::string metric_name() const override { return cfg_.valid_bleu ? "BLEU" : "WER"; }
 
   // Utterance i's features from its waveform sped up or slowed down and noised
   // (train/wave_augment.h); its own features when a faster copy leaves CTC too few frames.
@@ -206,7 +207,7 @@ class SpeechTask final : public TrainingTask {
       return train_.features.frames[i];
     return f;
   }
-  bool lower_is_better() const override { return true; }
+  bool lower_is_better() const override { return !cfg_.valid_bleu; }
   std::string token_name() const override { return "labels"; }
 
  private:

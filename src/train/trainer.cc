@@ -224,6 +224,9 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   // 1. data, as published
   CorpusFormat fmt = cfg.format == CorpusFormat::Auto ? detect_format(cfg.train_src) : cfg.format;
   if (fmt == CorpusFormat::Audio) return train_recognizer(cfg, log);
+  check(!cfg.valid_bleu,
+        "train: --valid-bleu is for speech (--format audio); a text model's dev metric is its "
+        "task's own (BLEU for translation, WER for G2P)");
   const bool g2p = fmt == CorpusFormat::Cmudict;
   // a TSV or CMUdict file holds both sides: a target file given beside it would be ignored
   check(fmt == CorpusFormat::Parallel || (cfg.train_tgt.empty() && cfg.valid_tgt.empty()),

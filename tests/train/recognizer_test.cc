@@ -342,5 +342,47 @@ TEST(Recognizer, ChunkedTransformerCtcLearnsToneWordsAndStreamsThem) {
   }
 }
 
+// --valid-bleu (speech translation): validation scores the dev decodes by corpus BLEU; the best
+// figure the training reports is the BLEU of the kept model's dev transcripts (the first 20 of
+// dev, as --valid-max says), not their WER. A text corpus refuses the flag.
+TEST(Recognizer, ValidationScoresTheDevSetByBleu) {
+  testing::TempDir dir;
+  make_set(dir, "train", 400, 14);
+  const std::vector<std::string> dev = make_set(dir, "dev", 30, 15);
+  TrainOptions o = tone_options(dir, "bleu", 100);
+  o.model = "ctc";
+  o.shape.hidden = 48;
+  o.shape.embed = 48;
+  o.shape.layers = 1;
+  o.seq2seq.valid_bleu = true;
+  std::ostringstream log;
+  const TrainOutcome r = train(o, log);
+  EXPECT_EQ(r.loop.metric_name, "BLEU") << log.str();
+  EXPECT_NE(log.str().find("BLEU"), std::string::npos) << log.str();
+  // the dev set's first 20 utterances (one tone word each: BLEU has no 2-grams to match, so
+  // it is 0 here where WER is not), transcribed by the kept model
+  std::vector<std::string> refs(dev.begin(), dev.begin() + 20), hyps;
+  std::vector<std::vector<float>> audio;
+  for (int i = 0; i < 20; ++i)
+    audio.push_back(read_audio(dir / ("dev-" + std::to_string(i) + ".wav")).samples);
+  const Recognizer rec(dir / "bleu");
+  for (const auto& n : rec.transcribe({audio.begin(), audio.end()}, {}))
+    hyps.push_back(n.at(0).text);
+  EXPECT_NEAR(r.loop.best_metric, corpus_bleu(hyps, {refs}).score, 1e-9) << log.str();
+  EXPECT_NE(r.loop.best_metric, word_error_rate(hyps, refs).percent()) << log.str();
+  try {
+    TrainOptions text;
+    text.seq2seq.train_src = HEED_SOURCE_DIR "/tests/golden/inputs/cmudict.txt";
+    text.seq2seq.save_dir = dir / "text";
+    text.seq2seq.valid_bleu = true;
+    std::ostringstream text_log;
+    train(text, text_log);
+    ADD_FAILURE() << "--valid-bleu on text was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--valid-bleu is for speech"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace heed

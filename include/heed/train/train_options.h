@@ -167,6 +167,11 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
   v.option({"--max-audio-seconds", "A longer recording is refused (an error naming it)",
             Bounds::range(0.1, 1e6, true)},
            c.max_audio_seconds);
+  v.flag({"--valid-bleu",
+          "Validation scores the dev set's decodes by corpus BLEU (sacreBLEU's 13a, on the "
+          "normalised targets) and keeps the highest, instead of the lowest WER: speech "
+          "translation, whose targets are another language's text, not transcripts"},
+         c.valid_bleu);
   v.option({"--num-mel-bins", "Kaldi filterbank features per 10 ms frame", Bounds::range(7, 1024)},
            c.mel_bins);
   v.option({"--front-channels",
