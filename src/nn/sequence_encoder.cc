@@ -65,13 +65,14 @@ class TransformerSequenceEncoder final : public SequenceEncoder {
   TransformerSequenceEncoder(const TransformerEncoderConfig& c, const Scope& scope)
       : max_positions_(c.max_positions), dropout_(c.layer.dropout) {
     const int64_t d = c.layer.d_model;
-    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs; none for a
-    // front end's vectors (vocab 0)
-    if (c.vocab > 0)
+    // N(0, d^-1/2), times sqrt(d) in PositionalEmbedding: unit-variance inputs; neither table
+    // for a front end's vectors (vocab 0)
+    if (c.vocab > 0) {
       embed_ =
           &scope.param("embed", {c.vocab, d}, Init::normal(1.f / std::sqrt(static_cast<float>(d))),
                        /*row_sparse=*/true);
-    if (c.vocab > 0) positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
+      positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
+    }
     encoder_.emplace(c.layer, c.layers, scope / "encoder");
     d_ = d;
   }

@@ -284,7 +284,6 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
   if (c.norm == NormPlacement::Pre)
     final_.emplace_back(c.d_model, scope / "final_ln", c.layer_norm_eps);
   chunk_ = c.encoder_chunk;
-  left_ = c.left_chunks * c.encoder_chunk;
 }
 
 Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {

@@ -27,7 +27,6 @@ struct StreamSessions::Session {
 
 namespace {
 
-// An integer query field in [lo, hi], or a 400 naming it.
 // The chunk's bytes as samples at full scale 1, or a 400 naming what is wrong.
 std::vector<float> samples_of(const std::string& bytes, bool s16) {
   const size_t width = s16 ? 2 : 4;

@@ -6,8 +6,6 @@
 // grow their stable part, and the final begins with it; heed transcribe --online prints these.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <sstream>
 
@@ -16,9 +14,9 @@
 #include "commands.h"
 #include "heed/decode/recognizer_stream.h"
 #include "heed/io/audio.h"
-#include "heed/kernels/parallel.h"
 #include "heed/metrics/metrics.h"
 #include "support/temp_dir.h"
+#include "support/thread_cpu.h"
 #include "support/tones.h"
 
 namespace heed {
@@ -160,13 +158,7 @@ TEST_F(RecognizerStreamTest, PausesEndSegmentsLongBeforeTheStreamEnds) {
 // A 10-minute stream of words and pauses costs per second of audio what a 10-second one does
 // (thread CPU time on one thread, within 1.5x), and holds no more than a segment's positions.
 TEST_F(RecognizerStreamTest, LongStreamsCostPerSecondWhatShortOnesDo) {
-  // one thread: a pool's spinning at its barriers would be counted, whatever the other core does
-  const int threads = heed::threads();
-  set_threads(1);
-  struct Restore {
-    int n;
-    ~Restore() { set_threads(n); }
-  } restore{threads};
+  const testing::OneThread one_thread;  // (support/thread_cpu.h says why)
   const Recognizer rec(*dir_ / "causal");
   std::mt19937 rng(6);
   std::normal_distribution<float> quiet(0.f, 0.01f);
@@ -176,23 +168,18 @@ TEST_F(RecognizerStreamTest, LongStreamsCostPerSecondWhatShortOnesDo) {
     audio.insert(audio.end(), w.begin(), w.end());
     for (int k = 0; k < kRate * 3 / 4; ++k) audio.push_back(quiet(rng));
   }
-  auto cpu = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-  };
   // seconds of CPU per second of audio over the first `seconds`; the most positions held
   auto run = [&](double seconds, int64_t& held) {
     RecognizerStream s(rec, {.endpoint_seconds = 0.5, .partials = true}, [] { return 0.0; });
     const auto n = static_cast<size_t>(seconds * kRate), step = static_cast<size_t>(0.16 * kRate);
     held = 0;
-    const double t0 = cpu();
+    const double t0 = testing::thread_cpu_seconds();
     for (size_t i = 0; i < n; i += step) {
       s.push(std::span<const float>(audio).subspan(i, std::min(step, n - i)));
       held = std::max(held, s.held_positions());
     }
     s.finish();
-    return (cpu() - t0) / seconds;
+    return (testing::thread_cpu_seconds() - t0) / seconds;
   };
   int64_t held_short = 0, held_long = 0;
   double short_cost = 1e9;

@@ -6,16 +6,14 @@
 // not chunked and a per-utterance mean, which need the whole utterance first, are refused.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <cmath>
 
 #include "heed/autograd/graph.h"
 #include "heed/data/vocab.h"
-#include "heed/kernels/parallel.h"
 #include "heed/kernels/random.h"
 #include "heed/models/ctc.h"
 #include "heed/util/error.h"
+#include "support/thread_cpu.h"
 
 namespace heed {
 namespace {
@@ -195,32 +193,22 @@ TEST(CtcStream, ModelsThatNeedTheWholeUtteranceAreRefused) {
 // second what the first 10 seconds do (thread CPU time on one thread, within 1.5x), its left
 // context bounded (2 chunks), whereas attending to the whole prefix would cost more each chunk.
 TEST(CtcStream, AChunkedEncodersLongStreamCostsPerSecondWhatAShortOneDoes) {
-  const int threads = heed::threads();
-  set_threads(1);
-  struct Restore {
-    int n;
-    ~Restore() { set_threads(n); }
-  } restore{threads};
+  const testing::OneThread one_thread;
   ParameterStore store;
   Rng rng(9);
   CtcModel model(recognizer_config(false, false, 2, {.transformer = true}), Scope(store, rng, "m"));
   std::vector<float> frames(static_cast<size_t>(60000 * kBins));  // 10 minutes of 10 ms frames
   for (float& v : frames) v = static_cast<float>(rng.normal());
-  auto cpu = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-  };
   // CPU seconds per second of audio over the first `seconds`, in pieces of 160 ms
   auto run = [&](int64_t seconds) {
     std::unique_ptr<FrameLabeller::Stream> s = model.frame_labeller()->stream();
-    const double t0 = cpu();
+    const double t0 = testing::thread_cpu_seconds();
     for (int64_t t = 0; t < seconds * 100; t += 16)
       s->push({frames.data() + t * kBins,
                static_cast<size_t>(std::min<int64_t>(16, seconds * 100 - t) * kBins)});
     s->finish();
     EXPECT_EQ(s->positions(), AudioFrontEndConfig::output_frames(seconds * 100));
-    return (cpu() - t0) / static_cast<double>(seconds);
+    return (testing::thread_cpu_seconds() - t0) / static_cast<double>(seconds);
   };
   double short_cost = 1e9;
   for (int k = 0; k < 3; ++k) short_cost = std::min(short_cost, run(10));

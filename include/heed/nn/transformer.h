@@ -230,12 +230,11 @@ class TransformerEncoder {
     std::vector<KvWindow> windows_;
   };
   Stream stream() const;
-  int64_t chunk() const { return chunk_; }
 
  private:
   std::vector<TransformerEncoderLayer> layers_;
   std::vector<LayerNorm> final_;  // one for pre-LN, none for post-LN
-  int64_t chunk_ = 0, left_ = 0;  // C and left_chunks C positions when chunked
+  int64_t chunk_ = 0;             // C when chunked
 };
 
 template <class F>
