@@ -95,24 +95,49 @@ void new_model_dir(const std::string& dir, std::initializer_list<const char*> fi
   check(!ec && fs::is_directory(out), dir, ": cannot make the directory (", ec.message(), ")");
 }
 
+namespace {
+
+// The file's tensor for parameter p: there, of p's shape, every value finite; or an Error.
+const Tensor& checked_tensor(const std::string& path, const Safetensors& st, const Parameter& p) {
+  auto it = st.tensors.find(p.name);
+  check(it != st.tensors.end(), path, ": missing tensor '", p.name, "'");
+  check(it->second.shape() == p.value.shape(), path, ": tensor '", p.name, "' has shape ",
+        it->second.shape().str(), ", the model expects ", p.value.shape().str());
+  // weights that are NaN or infinite decode to garbage without a word: refused here
+  const auto values = it->second.span();
+  const auto bad =
+      std::find_if(values.begin(), values.end(), [](float x) { return !std::isfinite(x); });
+  check(bad == values.end(), path, ": tensor '", p.name, "' holds ", *bad, " (entry ",
+        bad - values.begin(), "); a model trained to NaN cannot be used");
+  return it->second;
+}
+
+}  // namespace
+
 void load_weights(const std::string& path, ParameterStore& params) {
-  Safetensors st = read_safetensors(path);
-  for (Parameter* p : params.all()) {
-    auto it = st.tensors.find(p->name);
-    check(it != st.tensors.end(), path, ": missing tensor '", p->name, "'");
-    check(it->second.shape() == p->value.shape(), path, ": tensor '", p->name, "' has shape ",
-          it->second.shape().str(), ", the model expects ", p->value.shape().str());
-    // weights that are NaN or infinite decode to garbage without a word: refused here
-    const auto values = it->second.span();
-    const auto bad =
-        std::find_if(values.begin(), values.end(), [](float x) { return !std::isfinite(x); });
-    check(bad == values.end(), path, ": tensor '", p->name, "' holds ", *bad, " (entry ",
-          bad - values.begin(), "); a model trained to NaN cannot be used");
-  }
+  const Safetensors st = read_safetensors(path);
+  for (const Parameter* p : params.all()) checked_tensor(path, st, *p);
   for (const auto& [name, t] : st.tensors)
     check(params.contains(name), path, ": unexpected tensor '", name,
           "' (not a parameter of this model)");
   for (Parameter* p : params.all()) p->value.copy_from(st.tensors.at(p->name));
+}
+
+int64_t load_weights_under(const std::string& path, ParameterStore& params,
+                           std::span<const std::string_view> prefixes) {
+  auto under = [&](std::string_view name) {
+    return std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](std::string_view p) { return name.starts_with(p); });
+  };
+  const Safetensors st = read_safetensors(path);
+  std::vector<std::pair<Parameter*, const Tensor*>> loads;
+  for (Parameter* p : params.all())
+    if (under(p->name)) loads.emplace_back(p, &checked_tensor(path, st, *p));
+  for (const auto& [name, t] : st.tensors)
+    check(!under(name) || params.contains(name), path, ": unexpected tensor '", name,
+          "' (the model's encoder has no such parameter: the two encoders differ)");
+  for (auto& [p, t] : loads) p->value.copy_from(*t);  // all checked before any is changed
+  return static_cast<int64_t>(loads.size());
 }
 
 }  // namespace heed

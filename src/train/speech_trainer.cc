@@ -16,6 +16,7 @@
 #include "heed/dist/communicator.h"
 #include "heed/io/audio.h"
 #include "heed/io/files.h"
+#include "heed/io/model_dir.h"
 #include "heed/kernels/random.h"
 #include "heed/metrics/metrics.h"
 #include "heed/models/model_files.h"
@@ -223,6 +224,27 @@ class SpeechTask final : public TrainingTask {
   std::vector<int64_t> lengths_, costs_;
 };
 
+// --init-encoder: the front end as the pretrained model's, whose encoder learnt on features
+// normalised by its own training set's statistics
+AudioFrontEndConfig pretrained_front(const TrainConfig& cfg, const AudioFrontEndConfig& ours) {
+  const std::string path = (fs::path(cfg.init_encoder) / "config.json").string();
+  const nlohmann::json j = read_json(path);
+  check(j.contains("audio"), "--init-encoder ", cfg.init_encoder,
+        ": not a speech model (its config.json has no audio front end)");
+  AudioFrontEndConfig front = AudioFrontEndConfig::from_json(j.at("audio"));
+  check(front.features == ours.features, "--init-encoder ", cfg.init_encoder,
+        ": its front end reads ", front.features, " filterbank bins, this run ", ours.features,
+        " (--num-mel-bins)");
+  check(front.channels == ours.channels, "--init-encoder ", cfg.init_encoder,
+        ": its front end has ", front.channels, " channels, this run ", ours.channels,
+        " (--front-channels)");
+  check(front.utterance_mean == ours.utterance_mean, "--init-encoder ", cfg.init_encoder,
+        front.utterance_mean
+            ? ": it subtracts each utterance's mean (give --utterance-mean)"
+            : ": it does not subtract each utterance's mean (leave out --utterance-mean)");
+  return front;
+}
+
 }  // namespace
 
 TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
@@ -275,6 +297,7 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   // the model: the family's config with its front end (normalised by the training set)
   AudioFrontEndConfig front = normalisation(train.features, cfg.utterance_mean);
   front.channels = cfg.front_channels;
+  if (!cfg.init_encoder.empty()) front = pretrained_front(cfg, front);
   set_audio(cfg.model, front);
   set_vocabularies(cfg.model, 0, vocab.size());
   nlohmann::json config_json = to_json(cfg.model);
@@ -286,6 +309,14 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
   Rng init_rng(cfg.seed);
   std::unique_ptr<Seq2SeqModel> model =
       make_seq2seq_model(config_json, Scope(params, init_rng), cfg.save_dir);
+  if (!cfg.init_encoder.empty()) {  // (a resumed run's checkpoint then replaces them all)
+    constexpr std::string_view kEncoder[] = {"front/", "encoder/"};
+    const std::string weights = (fs::path(cfg.init_encoder) / "model.safetensors").string();
+    const int64_t n = load_weights_under(weights, params, kEncoder);
+    check(n > 0, "--init-encoder ", cfg.init_encoder, ": this model has no front end or encoder");
+    log << "heed train: the front end and encoder (" << n << " tensors) start from "
+        << cfg.init_encoder << "\n";
+  }
   // utterances with no transcript, or more labels than the model has frames, are left out
   std::vector<size_t> kept;
   size_t empty = 0, unalignable = 0;
@@ -313,6 +344,8 @@ TrainResult train_recognizer(const TrainConfig& cfg_in, std::ostream& log) {
       {"valid", cfg.valid_src},
       {"training_utterances", task.lengths().size()},
       {"spec_augment", cfg.spec_augment.enabled},
+      {"init_encoder",
+       cfg.init_encoder.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.init_encoder)},
       {"speed_perturb", cfg.wave_augment.speed_perturb},
       {"noise", cfg.wave_augment.noise_prob > 0
                     ? nlohmann::json{{"prob", cfg.wave_augment.noise_prob},

@@ -227,6 +227,9 @@ TrainResult train_seq2seq(const TrainConfig& cfg_in, std::ostream& log) {
   check(!cfg.valid_bleu,
         "train: --valid-bleu is for speech (--format audio); a text model's dev metric is its "
         "task's own (BLEU for translation, WER for G2P)");
+  check(cfg.init_encoder.empty(),
+        "train: --init-encoder starts a speech model (--format audio) from a trained one's "
+        "front end and encoder; a text model has neither");
   const bool g2p = fmt == CorpusFormat::Cmudict;
   // a TSV or CMUdict file holds both sides: a target file given beside it would be ignored
   check(fmt == CorpusFormat::Parallel || (cfg.train_tgt.empty() && cfg.valid_tgt.empty()),

@@ -146,6 +146,53 @@ TEST(ModelFiles, WrongShapeNamesTensorAndBothShapes) {
   EXPECT_NE(m.find("[5, 4]"), std::string::npos) << m;
 }
 
+// --init-encoder's load: the parameters under the prefixes take the file's values, bit for bit;
+// the others keep theirs; a tensor under the prefixes that differs in shape, is missing from the
+// file, or is not a parameter is an Error naming it, and then nothing has changed.
+TEST(ModelFiles, LoadingUnderPrefixesTakesThoseAndLeavesTheRest) {
+  TempDir dir;
+  Rng rng(5);
+  ParameterStore a, b;
+  build(a, rng);
+  build(b, rng);
+  save_model(dir.str(), {}, a);
+  const std::string path = dir / "model.safetensors";
+  auto value = [](ParameterStore& s, const std::string& name) {
+    for (Parameter* p : s.all())
+      if (p->name == name)
+        return std::vector<float>(p->value.span().begin(), p->value.span().end());
+    ADD_FAILURE() << name;
+    return std::vector<float>{};
+  };
+  const std::vector<float> own_out = value(b, "model/out/b");
+  constexpr std::string_view kEncoder[] = {"model/encoder/"};
+  EXPECT_EQ(load_weights_under(path, b, kEncoder), 2);
+  EXPECT_EQ(value(b, "model/encoder/embed"), value(a, "model/encoder/embed"));
+  EXPECT_EQ(value(b, "model/encoder/gru/U"), value(a, "model/encoder/gru/U"));
+  EXPECT_EQ(value(b, "model/out/b"), own_out);
+  EXPECT_NE(value(b, "model/out/b"), value(a, "model/out/b"));
+  // an encoder of another shape: named, and nothing loaded
+  ParameterStore wide;
+  build(wide, rng, 5);
+  const std::vector<float> before = value(wide, "model/encoder/gru/U");
+  const std::string m = error_of([&] { load_weights_under(path, wide, kEncoder); });
+  EXPECT_NE(m.find("model/encoder/embed"), std::string::npos) << m;
+  EXPECT_EQ(value(wide, "model/encoder/gru/U"), before);
+  // the file's encoder has a tensor this one lacks
+  ParameterStore fewer;
+  Scope(fewer, rng, "model").param("encoder/embed", {3, 4}, Init::normal(1.f), true);
+  EXPECT_NE(error_of([&] {
+              load_weights_under(path, fewer, kEncoder);
+            }).find("unexpected tensor 'model/encoder/gru/U'"),
+            std::string::npos);
+  // this encoder has one the file lacks
+  Scope(b, rng, "model").param("encoder/extra", {2}, Init::zeros());
+  EXPECT_NE(error_of([&] {
+              load_weights_under(path, b, kEncoder);
+            }).find("missing tensor 'model/encoder/extra'"),
+            std::string::npos);
+}
+
 TEST(ModelFiles, MissingExtraCorruptAndForeignDtype) {
   TempDir dir;
   Rng rng(4);

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,5 +38,11 @@ void average_weights(const std::vector<std::string>& paths, const std::string& o
 // Loads weights into an already-built store: every parameter must be in the file with the
 // same shape, and the file must hold nothing else; otherwise an Error names file and tensor.
 void load_weights(const std::string& path, ParameterStore& params);
+// Loads the parameters whose names begin with one of `prefixes` ("encoder/") from the file,
+// the others left as they are: each such parameter must be in the file with the same shape, and
+// the file's tensors under the prefixes must all be parameters; otherwise an Error names file and
+// tensor. Returns how many were loaded.
+int64_t load_weights_under(const std::string& path, ParameterStore& params,
+                           std::span<const std::string_view> prefixes);
 
 }  // namespace heed

@@ -172,6 +172,12 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
           "normalised targets) and keeps the highest, instead of the lowest WER: speech "
           "translation, whose targets are another language's text, not transcripts"},
          c.valid_bleu);
+  v.option({"--init-encoder",
+            "A trained speech model's directory: the new model's front end and encoder start from "
+            "its weights and its feature normalisation, the rest at random (speech translation "
+            "started from a recognizer, as fairseq's --load-pretrained-encoder-from); the two "
+            "encoders must have the same shape, or an error names the tensor that differs"},
+           c.init_encoder);
   v.option({"--num-mel-bins", "Kaldi filterbank features per 10 ms frame", Bounds::range(7, 1024)},
            c.mel_bins);
   v.option({"--front-channels",

@@ -50,9 +50,11 @@ struct TrainConfig : LoopOptions {
   // speech (--format audio, or a manifest or Kaldi directory detected): train_recognizer
   double max_audio_seconds = 60;  // a longer recording is refused
   bool valid_bleu = false;        // the dev set scored by BLEU, higher better (speech translation)
-  int64_t mel_bins = 80;          // filterbank features per frame
-  int64_t front_channels = 32;    // the convolutional front end's channels (nn/audio_front_end.h)
-  bool utterance_mean = false;    // the front end subtracts each utterance's mean per bin first
+  std::string init_encoder;       // a trained model's directory: the front end and encoder start
+                             // from its weights and normalisation (speech translation from ASR)
+  int64_t mel_bins = 80;        // filterbank features per frame
+  int64_t front_channels = 32;  // the convolutional front end's channels (nn/audio_front_end.h)
+  bool utterance_mean = false;  // the front end subtracts each utterance's mean per bin first
   SpecAugmentOptions spec_augment;
   WaveAugmentOptions wave_augment;  // speed perturbation, additive noise
 };
