@@ -26,6 +26,8 @@
 #include "heed/decode/recognizer.h"
 #include "heed/decode/recognizer_stream.h"
 #include "heed/io/audio.h"
+#include "heed/io/model_dir.h"
+#include "heed/io/safetensors.h"
 #include "heed/metrics/metrics.h"
 #include "heed/nn/audio_front_end.h"
 #include "heed/serve/server.h"
@@ -382,6 +384,71 @@ TEST(Recognizer, ValidationScoresTheDevSetByBleu) {
     EXPECT_NE(std::string(e.what()).find("--valid-bleu is for speech"), std::string::npos)
         << e.what();
   }
+}
+
+// --init-encoder: an attention model started from a CTC recognizer of the same listener shape
+// holds the recognizer's front end and encoder (its weights, bar the few updates at a learning
+// rate of 1e-9, and its feature normalisation), and its own decoder; a text run, and a front end
+// of another shape, are refused naming the flag.
+TEST(Recognizer, InitEncoderStartsFromATrainedRecognizersListener) {
+  testing::TempDir dir;
+  make_set(dir, "train", 40, 16);
+  make_set(dir, "dev", 4, 17);
+  TrainOptions asr = tone_options(dir, "asr", 4);
+  asr.model = "ctc";
+  asr.shape.hidden = 16;
+  asr.shape.embed = 16;
+  asr.shape.layers = 1;
+  asr.shape.cell = CellKind::Lstm;  // (the rnn family's own default is the GRU)
+  std::ostringstream log;
+  train(asr, log);
+  // the second run's own training set is another (its normalisation differs): the recognizer's
+  // must be the one kept
+  make_set(dir, "train2", 40, 18);
+  TrainOptions st = tone_options(dir, "st", 2);
+  st.seq2seq.train_src = dir / "train2.tsv";
+  st.model = "rnn";
+  st.shape = asr.shape;
+  st.shape.direction = EncoderDirection::Both;
+  st.shape.attn_dim = 8;
+  st.shape.tgt_embed = 8;
+  st.shape.dec_hidden = 16;
+  st.seq2seq.lr = 1e-9f;
+  st.seq2seq.init_encoder = dir / "asr";
+  std::ostringstream st_log;
+  train(st, st_log);
+  EXPECT_NE(st_log.str().find("front end and encoder"), std::string::npos) << st_log.str();
+  const Safetensors a = read_safetensors(dir / "asr/model.safetensors");
+  const Safetensors b = read_safetensors(dir / "st/model.safetensors");
+  int64_t shared = 0;
+  for (const auto& [name, t] : b.tensors) {
+    const bool listener = name.starts_with("front/") || name.starts_with("encoder/");
+    ASSERT_EQ(a.tensors.contains(name), listener) << name;
+    if (!listener) continue;
+    ++shared;
+    const Tensor& u = a.tensors.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i) ASSERT_NEAR(t.data()[i], u.data()[i], 1e-5) << name;
+  }
+  EXPECT_GE(shared, 6);
+  EXPECT_EQ(read_json(dir / "st/config.json").at("audio"),
+            read_json(dir / "asr/config.json").at("audio"));
+  auto refused = [&](TrainOptions o, const std::string& save, const std::string& why) {
+    o.seq2seq.save_dir = dir / save;
+    try {
+      std::ostringstream l;
+      train(o, l);
+      ADD_FAILURE() << save << " was not refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  TrainOptions channels = st;
+  channels.seq2seq.front_channels = 4;
+  refused(channels, "channels", "--front-channels");
+  TrainOptions text;
+  text.seq2seq.train_src = HEED_SOURCE_DIR "/tests/golden/inputs/cmudict.txt";
+  text.seq2seq.init_encoder = dir / "asr";
+  refused(text, "text", "--init-encoder starts a speech model");
 }
 
 }  // namespace
