@@ -52,6 +52,13 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                   "A joint CTC-attention model (trained with --ctc-weight): decode with CTC's "
                   "prefix scores at this weight lambda (0: attention alone; default: as trained)")
       ->check(CLI::Range(0.0, 1.0));
+  app->add_option("--ctc-lookahead", overrides.ctc_lookahead,
+                  "Joint CTC-MoChA (a model trained with --ctc-weight and --attention monotonic or "
+                  "mocha): CTC's prefix scores read the audio only up to this many positions (40 "
+                  "ms each) past each output's attention stop, not the whole utterance, so that "
+                  "the joint decoding streams (--online: unset, attention alone); the offline "
+                  "transcript with the same flag is the streamed one")
+      ->check(CLI::Range(0, 1000));
   app->add_flag("--timestamps", options.timestamps,
                 "JSON lines with each word's start and end in seconds (from the most probable "
                 "alignment; 40 ms steps)");
@@ -70,7 +77,8 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                 "result with its words' times and the moment each was given out (\"emitted\"), "
                 "and with --partial the partial results. Needs a causal recognizer: --model ctc "
                 "--unidirectional, or --model rnn --attention monotonic|mocha --unidirectional "
-                "(greedy by attention alone, one segment)");
+                "(greedy, one segment; by attention alone, or joint with CTC given "
+                "--ctc-lookahead)");
   add_enum_option(*app, "--input-format", input_format,
                   "--online from stdin: wav (a WAV header, then 16-bit PCM or 32-bit float; any "
                   "rate and channels) or raw (16-bit little-endian PCM at --sample-rate)");

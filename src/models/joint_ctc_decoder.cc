@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "heed/autograd/ops.h"
 #include "heed/autograd/ops/ctc.h"
@@ -29,19 +30,35 @@ Var JointCtcHead::loss(const Seq2SeqBatch& b, Var annotations, std::span<const i
 std::unique_ptr<IncrementalDecoder> JointCtcHead::decoder(std::unique_ptr<IncrementalDecoder> inner,
                                                           Var annotations,
                                                           std::span<const int32_t> lengths,
-                                                          float lambda) const {
+                                                          float lambda, int64_t lookahead) const {
   Graph& g = annotations.graph();
   const Var lp = log_softmax(linear(annotations, g.param(*W_), g.param(*b_)));  // [R, S, V]
   const std::vector<int32_t> rows(lengths.begin(), lengths.end());
-  return std::make_unique<JointCtcDecoder>(std::move(inner), lp.value(), rows, Vocab::kPad, lambda);
+  return std::make_unique<JointCtcDecoder>(std::move(inner), lp.value(), rows, Vocab::kPad, lambda,
+                                           lookahead);
+}
+
+std::vector<float> JointCtcHead::log_probs(std::span<const float> states, int64_t D) const {
+  const auto n = static_cast<int64_t>(states.size()) / D;
+  if (n == 0) return {};
+  Graph g(Mode::Inference);
+  const Var lp = log_softmax(linear(g.input(Shape{n, D}, states), g.param(*W_), g.param(*b_)));
+  const std::span<const float> v = lp.value().span();
+  return {v.begin(), v.end()};
 }
 
 JointCtcDecoder::JointCtcDecoder(std::unique_ptr<IncrementalDecoder> inner, const Tensor& log_probs,
-                                 std::span<const int32_t> lengths, int32_t blank, float lambda)
-    : inner_(std::move(inner)), V_(log_probs.shape().dim(2)), blank_(blank), lambda_(lambda) {
+                                 std::span<const int32_t> lengths, int32_t blank, float lambda,
+                                 int64_t lookahead)
+    : inner_(std::move(inner)),
+      V_(log_probs.shape().dim(2)),
+      blank_(blank),
+      lambda_(lambda),
+      lookahead_(lookahead) {
   check(lambda >= 0.f && lambda <= 1.f, "joint CTC-attention decoding: a CTC weight of ", lambda,
         " (0 to 1)");
   const int64_t R = log_probs.shape().dim(0), S = log_probs.shape().dim(1);
+  S_ = S;
   check(static_cast<int64_t>(lengths.size()) == R, "joint decoding: ", lengths.size(),
         " lengths for ", R, " rows");
   rows_.resize(static_cast<size_t>(R));
@@ -53,6 +70,33 @@ JointCtcDecoder::JointCtcDecoder(std::unique_ptr<IncrementalDecoder> inner, cons
     row.log_probs.assign(src, src + row.T * V_);
     row.prefix = scorer(row).empty();
   }
+}
+
+void joint_scores(const float* att, std::span<const float> psi, float psi_g, float lambda,
+                  int32_t blank, std::span<float> out) {
+  if (lambda == 0.f) {  // the attention decoder's own scores, bit for bit
+    std::copy(att, att + out.size(), out.begin());
+    return;
+  }
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (size_t c = 0; c < out.size(); ++c) {
+    // <bos>, the blank (= padding) and anything CTC cannot emit: not a candidate
+    out[c] = (std::cmp_equal(c, Vocab::kBos) || std::cmp_equal(c, blank) || !std::isfinite(psi[c]))
+                 ? neg_inf
+                 : (1.f - lambda) * att[c] + lambda * (psi[c] - psi_g);
+  }
+}
+
+int64_t attention_stop(const float* weights, int64_t S) {
+  int64_t stop = S - 1;
+  while (stop >= 0 && weights[stop] == 0.f) --stop;
+  return stop;
+}
+
+int64_t JointCtcDecoder::horizon(const Step& inner, int64_t r, int64_t T) const {
+  if (lookahead_ < 0) return T;
+  const int64_t stop = attention_stop(inner.weights + r * S_, S_);
+  return stop < 0 ? T : std::min(stop + 1 + lookahead_, T);
 }
 
 IncrementalDecoder::Step JointCtcDecoder::step(std::span<const int32_t> prev, Scores scores) {
@@ -74,23 +118,16 @@ IncrementalDecoder::Step JointCtcDecoder::step(std::span<const int32_t> prev, Sc
   if (scores == Scores::None) return {nullptr, inner.weights, inner.ran_off};
   scores_.resize(static_cast<size_t>(R * V_));
   psi_.resize(static_cast<size_t>(V_));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
+  check(lookahead_ < 0 || inner.weights != nullptr,
+        "joint CTC-MoChA decoding: the attention decoder gave no weights");
   for (int64_t r = 0; r < R; ++r) {
     const Row& row = rows_[static_cast<size_t>(r)];
     const float* att = inner.scores + r * V_;
     float* out = scores_.data() + r * V_;
-    scorer(row).scores(row.prefix, Vocab::kEos, psi_);
-    if (lambda_ == 0.f) {  // the attention decoder's own scores, bit for bit
-      std::copy(att, att + V_, out);
-      continue;
-    }
-    for (int64_t c = 0; c < V_; ++c) {
-      // <bos>, the blank (= padding) and anything CTC cannot emit: not a candidate
-      const float ctc = psi_[static_cast<size_t>(c)] - row.prefix.psi;
-      out[c] = (c == Vocab::kBos || c == blank_ || !std::isfinite(psi_[static_cast<size_t>(c)]))
-                   ? neg_inf
-                   : (1.f - lambda_) * att[c] + lambda_ * ctc;
-    }
+    const int64_t tau = horizon(inner, r, row.T);
+    scorer(row).scores(row.prefix, Vocab::kEos, psi_, tau);
+    const float psi_g = kernels::CtcPrefixScorer::psi(row.prefix, tau);
+    joint_scores(att, psi_, psi_g, lambda_, blank_, {out, static_cast<size_t>(V_)});
   }
   return {scores_.data(), inner.weights, inner.ran_off};
 }

@@ -71,6 +71,15 @@ std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverr
     check(o.ctc_weight <= 1.f, "--ctc-weight ", o.ctc_weight, ": a weight in [0, 1]");
     j["ctc_decode_weight"] = o.ctc_weight;
   }
+  if (o.ctc_lookahead >= 0) {
+    const std::string attention = j.value("attention", std::string());
+    check(j.value("ctc_weight", 0.0) > 0.0 && (attention == "monotonic" || attention == "mocha"),
+          dir,
+          ": --ctc-lookahead needs a joint CTC-attention model (trained with --ctc-weight) "
+          "whose attention stops (--attention monotonic or mocha); this one is ",
+          j.value("ctc_weight", 0.0) > 0.0 ? attention + " attention" : "not joint");
+    j["ctc_decode_lookahead"] = o.ctc_lookahead;
+  }
   m->config = j;
   const ModelFamily& family = config_family(j, dir, ModelRole::Seq2Seq);
   m->family = family.name;

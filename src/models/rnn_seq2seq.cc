@@ -45,6 +45,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
   if (audio) j["audio"] = audio->to_json();
   if (ctc_weight > 0) j["ctc_weight"] = json_number(ctc_weight);
   if (ctc_decode_weight >= 0) j["ctc_decode_weight"] = json_number(ctc_decode_weight);
+  if (ctc_decode_lookahead >= 0) j["ctc_decode_lookahead"] = ctc_decode_lookahead;
   if (wait_k > 0) j["wait_k"] = wait_k;
   if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
     j["readout"] = name_of(readout);
@@ -110,6 +111,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
     if (j.contains("audio")) c.audio = AudioFrontEndConfig::from_json(j.at("audio"));
     c.ctc_weight = j.value("ctc_weight", 0.f);
     c.ctc_decode_weight = j.value("ctc_decode_weight", -1.f);
+    c.ctc_decode_lookahead = j.value("ctc_decode_lookahead", int64_t{-1});
     c.wait_k = j.value("wait_k", int64_t{0});
     if (j.contains("readout")) {
       c.readout = parse_name<Readout>(j.at("readout").get<std::string>(), "readout");
@@ -238,6 +240,9 @@ RnnSeq2Seq::RnnSeq2Seq(
   }
   check(c.ctc_decode_weight <= 0.f || c.ctc_weight > 0.f,
         "rnn model: joint CTC-attention decoding needs a model trained with --ctc-weight");
+  check(c.ctc_decode_lookahead < 0 || (c.ctc_weight > 0.f && c.monotonic()),
+        "rnn model: --ctc-lookahead needs a joint CTC-attention model (--ctc-weight) whose "
+        "attention stops (--attention monotonic or mocha)");
   const AttentionConfig ac{.kind = c.attention,
                            .query_dim = H,
                            .memory_dim = Dm,
@@ -751,11 +756,24 @@ class RnnDecoder final : public IncrementalDecoder {
 // decoder writing while its attention stops on a position heard. A step that runs off them
 // waits for more audio and is taken again over the longer memory (RnnDecoder::extend_states:
 // the memory and its keys made again, O(S) per push; the decoder's state carried).
+// Joint CTC-MoChA (a CTC head, and a lookahead D >= 0; models/joint_ctc_decoder.h): each
+// position heard also goes through the CTC head into a prefix chain (kernels/ctc_prefix.h), and a
+// step whose stop j has fewer than D positions heard after it waits as one that ran off does.
 class RnnAttentionStream final : public AttentionStream {
  public:
   RnnAttentionStream(const RnnSeq2Seq& model, const AudioFrontEnd& front,
-                     const SequenceEncoder& encoder, int64_t slack)
-      : model_(model), listener_(front, encoder), D_(listener_.width()), slack_(slack) {}
+                     const SequenceEncoder& encoder, int64_t slack, const JointCtcHead* ctc,
+                     float lambda, int64_t lookahead)
+      : model_(model),
+        listener_(front, encoder),
+        D_(listener_.width()),
+        slack_(slack),
+        ctc_(ctc),
+        lambda_(lambda),
+        lookahead_(lookahead),
+        chain_(model.tgt_vocab(), Vocab::kPad),
+        joint_(static_cast<size_t>(model.tgt_vocab())),
+        psi_(joint_.size()) {}
   std::vector<Token> push(std::span<const float> features) override {
     hear(listener_.push(features));
     return write(false);
@@ -770,6 +788,20 @@ class RnnAttentionStream final : public AttentionStream {
   void hear(const std::vector<float>& h) {
     states_.insert(states_.end(), h.begin(), h.end());
     grown_ = grown_ || !h.empty();
+    if (ctc_) chain_.push(ctc_->log_probs(h, D_));
+  }
+  // Joint CTC-MoChA: the step's joint scores into joint_, or nullptr when CTC would read past
+  // the positions heard (wait)
+  const float* joint(const IncrementalDecoder::Step& s, int64_t S, bool end) {
+    const int64_t stop = attention_stop(s.weights, S);  // -1: ran off (at the end)
+    int64_t tau = stop < 0 ? S : stop + 1 + lookahead_;
+    if (tau > S) {
+      if (!end) return nullptr;
+      tau = S;
+    }
+    chain_.scores(tau, Vocab::kEos, psi_);
+    joint_scores(s.scores, psi_, chain_.psi(tau), lambda_, Vocab::kPad, joint_);
+    return joint_.data();
   }
   std::vector<Token> write(bool end) {
     std::vector<Token> out;
@@ -790,18 +822,20 @@ class RnnAttentionStream final : public AttentionStream {
       }
       const int32_t prev = tokens_.empty() ? Vocab::kBos : tokens_.back();
       const IncrementalDecoder::Step s = decoder_->step({&prev, 1}, Scores::LogProbs);
-      if (s.ran_off && !end) {  // past what was heard: wait, and take this step again
+      // past what was heard (the attention, or joint CTC's lookahead): wait, and take this
+      // step again
+      const float* scores = s.ran_off && !end ? nullptr : ctc_ ? joint(s, S, end) : s.scores;
+      if (scores == nullptr) {
         waiting_ = retake_ = true;
         return out;
       }
-      const auto best = static_cast<int32_t>(
-          Vocab::kEos + vmath::argmax(s.scores + Vocab::kEos, V - Vocab::kEos));
+      const auto best =
+          static_cast<int32_t>(Vocab::kEos + vmath::argmax(scores + Vocab::kEos, V - Vocab::kEos));
       if (best == Vocab::kEos) break;
       tokens_.push_back(best);
-      out.push_back({.id = best,
-                     .stop = vmath::argmax(s.weights, S),
-                     .heard = S,
-                     .log_prob = s.scores[best]});
+      if (ctc_) chain_.extend(best);
+      out.push_back(
+          {.id = best, .stop = vmath::argmax(s.weights, S), .heard = S, .log_prob = scores[best]});
     }
     done_ = true;
     return out;
@@ -818,6 +852,12 @@ class RnnAttentionStream final : public AttentionStream {
   bool waiting_ = false;         // for more audio: the last step ran off it, or the length limit
   bool retake_ = false;          // the last step ran off: taken again once more is heard
   bool done_ = false;            // </s> written, or the length limit at the end
+  // joint CTC-MoChA (ctc_ null: attention alone)
+  const JointCtcHead* ctc_;
+  float lambda_;
+  int64_t lookahead_;
+  kernels::CtcPrefixChain chain_;   // the written tokens' prefix over the positions heard
+  std::vector<float> joint_, psi_;  // [V] a step's joint scores; CTC's prefix scores
 };
 
 }  // namespace
@@ -827,20 +867,28 @@ std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack) con
   check(config_.monotonic(), "rnn: ", attention_name(config_.attention),
         " attention reads the whole utterance before its first output; a streaming recognizer "
         "attends with --attention monotonic or mocha");
-  return std::make_unique<RnnAttentionStream>(*this, *front_, *encoder_, slack);
+  // joint CTC-MoChA when asked for (--ctc-lookahead) at a weight above 0
+  const bool joint = ctc_ && config_.ctc_decode_lookahead >= 0 && config_.joint_decode_weight() > 0;
+  return std::make_unique<RnnAttentionStream>(
+      *this, *front_, *encoder_, slack, joint ? &*ctc_ : nullptr, config_.joint_decode_weight(),
+      config_.ctc_decode_lookahead);
 }
 
 std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const Seq2SeqBatch& b,
                                                                int64_t /*max_len*/,
                                                                const AttentionChoice& a,
                                                                int64_t rows_per_source) const {
-  auto decoder = std::make_unique<RnnDecoder>(*this, g, b, a, rows_per_source);
+  // joint CTC-MoChA reads each step's stop from its weights
+  AttentionChoice choice = a;
+  if (ctc_ && config_.ctc_decode_lookahead >= 0) choice.wanted = true;
+  auto decoder = std::make_unique<RnnDecoder>(*this, g, b, choice, rows_per_source);
   if (!ctc_) return decoder;
   // joint CTC-attention decoding (0: attention's scores, through the wrapper)
   const Memory& m = decoder->memory();
   const Var annotations = m.annotations;
   const std::span<const int32_t> lengths = m.lengths;
-  return ctc_->decoder(std::move(decoder), annotations, lengths, config_.joint_decode_weight());
+  return ctc_->decoder(std::move(decoder), annotations, lengths, config_.joint_decode_weight(),
+                       config_.ctc_decode_lookahead);
 }
 
 }  // namespace heed

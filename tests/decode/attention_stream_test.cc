@@ -109,6 +109,72 @@ TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
   EXPECT_GE(retaken, 2);
 }
 
+// Joint CTC-MoChA (a CTC head beside the attention, --ctc-lookahead D): the stream writes what
+// offline greedy joint decoding with the same D writes (ids, joint scores), each token once its
+// stop and D positions after it are heard; with D past every utterance's end the offline joint
+// decoding is the whole-utterance one (D = -1) exactly; and CTC changes what is written.
+TEST(AttentionStream, JointCtcMochaStreamsWhatOfflineJointDecodingWrites) {
+  Rng rng(9);
+  int64_t changed = 0, early = 0, written = 0;
+  for (int64_t lookahead : {0, 3}) {
+    RnnSeq2SeqConfig c = mocha_config();
+    c.ctc_weight = 0.5f;
+    c.ctc_decode_lookahead = lookahead;
+    ParameterStore store;
+    Rng init(11);
+    RnnSeq2Seq model(c, Scope(store, init, "m"));
+    auto offline = [&](int64_t d, float lambda, const Seq2SeqBatch& batch, int64_t positions) {
+      RnnSeq2SeqConfig o = c;
+      o.ctc_decode_lookahead = d;
+      o.ctc_decode_weight = lambda;
+      ParameterStore s2;
+      Rng i2(11);
+      RnnSeq2Seq m(o, Scope(s2, i2, "m"));
+      return greedy_decode(m, batch, std::vector<int64_t>{positions + 10}).front();
+    };
+    for (int64_t frames : {40, 97, 300}) {
+      std::vector<float> x(static_cast<size_t>(frames * kBins));
+      for (float& v : x) v = static_cast<float>(rng.normal());
+      const Seq2SeqBatch batch = make_audio_batch({std::span<const float>(x)}, kBins, {{}},
+                                                  AudioFrontEndConfig::kMinFrames);
+      const int64_t positions = AudioFrontEndConfig::output_frames(frames);
+      const Hypothesis want = offline(lookahead, -1.f, batch, positions);
+      ASSERT_FALSE(want.tokens.empty());
+      if (lookahead == 3) {  // a lookahead past the end: the whole-utterance joint decoding
+        const Hypothesis far = offline(positions, -1.f, batch, positions);
+        const Hypothesis whole = offline(-1, -1.f, batch, positions);
+        EXPECT_EQ(far.tokens, whole.tokens);
+        EXPECT_EQ(far.token_log_probs, whole.token_log_probs);
+      }
+      changed += offline(lookahead, 0.f, batch, positions).tokens != want.tokens;
+      std::unique_ptr<AttentionStream> s = model.attention_stream(10);
+      std::vector<AttentionStream::Token> got;
+      for (int64_t t = 0; t < frames;) {
+        const int64_t n = std::min(frames - t, 1 + rng.below(12));
+        const auto y = s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
+        got.insert(got.end(), y.begin(), y.end());
+        t += n;
+      }
+      early += static_cast<int64_t>(got.size());
+      const auto last = s->finish();
+      got.insert(got.end(), last.begin(), last.end());
+      written += static_cast<int64_t>(got.size());
+      ASSERT_EQ(got.size(), want.tokens.size()) << frames << " frames, D " << lookahead;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].id, want.tokens[i]) << i;
+        EXPECT_NEAR(got[i].log_prob, want.token_log_probs[i], 1e-4) << i;
+        // written once its stop and the lookahead after it were heard
+        const std::vector<float>& row = want.attention[i];
+        int64_t stop = static_cast<int64_t>(row.size()) - 1;
+        while (stop >= 0 && row[static_cast<size_t>(stop)] == 0.f) --stop;
+        if (got[i].heard < positions) EXPECT_GE(got[i].heard, stop + 1 + lookahead) << i;
+      }
+    }
+  }
+  EXPECT_GE(changed, 1);             // CTC's scores change some output
+  EXPECT_GT(early, written / 3) << early << " of " << written;  // most before the end
+}
+
 class AttentionStreamTest : public ::testing::Test {
  protected:
   // Tone-task recognizers (tests/support/tones.h), a few steps each: a MoChA one over a causal
@@ -152,6 +218,16 @@ TEST_F(AttentionStreamTest, ModelsThatCannotStreamAreRefusedNamingWhy) {
   refused(*dir_ / "bidirectional", {}, "--unidirectional");
   refused(*dir_ / "mocha", {.beam = 2}, "greedily (--beam 1)");
   refused(*dir_ / "mocha", {.endpoint_seconds = 0.5}, "--endpoint-ms");
+  // joint CTC-MoChA needs a CTC head and stops
+  for (const char* name : {"mocha", "bahdanau"}) {
+    try {
+      const Recognizer rec(*dir_ / name, {.ctc_lookahead = 2});
+      ADD_FAILURE() << name << ": --ctc-lookahead taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--ctc-lookahead needs a joint"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // --latency-weight on a recognizer: the delay is counted in the listener's 40 ms positions (a

@@ -30,10 +30,10 @@ struct ModelFiles {
   nlohmann::json config;  // config.json
   std::string family;     // its "model" (models/registry.h)
   Segmenter src_seg, tgt_seg;
-  bool g2p = false;    // trained on CMUdict: input/output lines are "WORD  PH PH"
+  bool g2p = false;      // trained on CMUdict: input/output lines are "WORD  PH PH"
   bool src_eos = false;  // sources end in </s> (config.json's "src_eos": Marian's models)
-  bool audio = false;  // a speech recognizer (config.json's src_units "audio"): no source
-                       // segmenter or vocabulary; it reads frames (decode/recognizer.h)
+  bool audio = false;    // a speech recognizer (config.json's src_units "audio"): no source
+                         // segmenter or vocabulary; it reads frames (decode/recognizer.h)
   Vocab src_vocab, tgt_vocab;
   ParameterStore params;
   std::unique_ptr<Seq2SeqModel> model;
@@ -47,6 +47,8 @@ struct DecodeOverrides {
                                // positions it was trained on, not the argmax position
   float ctc_weight = -1.f;     // >= 0: joint CTC-attention decoding at this weight instead of
                                // the one trained with (a model trained with --ctc-weight)
+  int64_t ctc_lookahead = -1;  // >= 0: joint CTC-MoChA, CTC reading this many positions past
+                               // each step's stop (models/joint_ctc_decoder.h); streams
 };
 std::unique_ptr<ModelFiles> load_model(const std::string& dir, const DecodeOverrides& o = {});
 

@@ -89,6 +89,10 @@ struct RnnSeq2SeqConfig {
   // probabilities at ctc_decode_weight (models/joint_ctc_decoder.h; < 0: lambda itself)
   float ctc_weight = 0.f;
   float ctc_decode_weight = -1.f;
+  // >= 0 (hard monotonic attention, MoChA): CTC's prefix scores read the audio up to this many
+  // positions past each step's attention stop, not the whole utterance, so that the joint
+  // decoding streams (joint CTC-MoChA; models/joint_ctc_decoder.h); -1: the whole utterance
+  int64_t ctc_decode_lookahead = -1;
   float joint_decode_weight() const {
     return ctc_decode_weight >= 0 ? ctc_decode_weight : ctc_weight;
   }
