@@ -59,6 +59,12 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                   "the joint decoding streams (--online: unset, attention alone); the offline "
                   "transcript with the same flag is the streamed one")
       ->check(CLI::Range(0, 1000));
+  app->add_option("--wait-k", overrides.wait_k,
+                  "A wait-k speech model (trained with --wait-k, its source read in chunks of "
+                  "--wait-k-chunk positions): decode at this k instead of its own, offline and "
+                  "--online (one trained with --wait-k-sample serves any k); 0: the model's")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   app->add_flag("--timestamps", options.timestamps,
                 "JSON lines with each word's start and end in seconds (from the most probable "
                 "alignment; 40 ms steps)");
@@ -78,7 +84,8 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                 "and with --partial the partial results. Needs a causal recognizer: --model ctc "
                 "--unidirectional, or --model rnn --attention monotonic|mocha --unidirectional "
                 "(greedy, one segment; by attention alone, or joint with CTC given "
-                "--ctc-lookahead)");
+                "--ctc-lookahead), or --model rnn --wait-k K --unidirectional (output i once "
+                "i + K chunks are heard)");
   add_enum_option(*app, "--input-format", input_format,
                   "--online from stdin: wav (a WAV header, then 16-bit PCM or 32-bit float; any "
                   "rate and channels) or raw (16-bit little-endian PCM at --sample-rate)");

@@ -74,17 +74,19 @@ JointCtcDecoder::JointCtcDecoder(std::unique_ptr<IncrementalDecoder> inner, cons
 
 void joint_scores(const float* att, std::span<const float> psi, float psi_g, float lambda,
                   int32_t blank, std::span<float> out) {
-  if (lambda == 0.f) {  // the attention decoder's own scores, bit for bit
+  // <bos>, the blank (= padding) and anything CTC cannot emit: not a candidate
+  auto candidate = [&](size_t c) {
+    return !std::cmp_equal(c, Vocab::kBos) && !std::cmp_equal(c, blank) && std::isfinite(psi[c]);
+  };
+  bool any = false;
+  for (size_t c = 0; c < out.size() && !any; ++c) any = candidate(c);
+  if (lambda == 0.f || !any) {  // the attention decoder's own scores, bit for bit
     std::copy(att, att + out.size(), out.begin());
     return;
   }
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  for (size_t c = 0; c < out.size(); ++c) {
-    // <bos>, the blank (= padding) and anything CTC cannot emit: not a candidate
-    out[c] = (std::cmp_equal(c, Vocab::kBos) || std::cmp_equal(c, blank) || !std::isfinite(psi[c]))
-                 ? neg_inf
-                 : (1.f - lambda) * att[c] + lambda * (psi[c] - psi_g);
-  }
+  for (size_t c = 0; c < out.size(); ++c)
+    out[c] = candidate(c) ? (1.f - lambda) * att[c] + lambda * (psi[c] - psi_g) : neg_inf;
 }
 
 int64_t attention_stop(const float* weights, int64_t S) {
@@ -126,6 +128,7 @@ IncrementalDecoder::Step JointCtcDecoder::step(std::span<const int32_t> prev, Sc
     float* out = scores_.data() + r * V_;
     const int64_t tau = horizon(inner, r, row.T);
     scorer(row).scores(row.prefix, Vocab::kEos, psi_, tau);
+    if (tau < row.T) psi_[Vocab::kEos] = -std::numeric_limits<float>::infinity();  // audio is left
     const float psi_g = kernels::CtcPrefixScorer::psi(row.prefix, tau);
     joint_scores(att, psi_, psi_g, lambda_, blank_, {out, static_cast<size_t>(V_)});
   }

@@ -99,6 +99,7 @@ LatencyLoss latency_loss(const ModelOptions& o) {
 
 void refuse_wait_k(const ModelOptions& o, std::string_view why) {
   check(o.wait_k == 0, "--wait-k is for encoder-decoders (rnn, transformer); ", why);
+  check(o.wait_k_chunk == 0, "--wait-k-chunk is for the rnn family's speech models; ", why);
 }
 
 void refuse_syntactic_attention(const ModelOptions& o, std::string_view family) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
@@ -47,6 +48,7 @@ nlohmann::json RnnSeq2SeqConfig::to_json() const {
   if (ctc_decode_weight >= 0) j["ctc_decode_weight"] = json_number(ctc_decode_weight);
   if (ctc_decode_lookahead >= 0) j["ctc_decode_lookahead"] = ctc_decode_lookahead;
   if (wait_k > 0) j["wait_k"] = wait_k;
+  if (wait_k_chunk > 0) j["wait_k_chunk"] = wait_k_chunk;
   if (readout == Readout::Maxout) {  // absent: concat, as every model before the choice
     j["readout"] = name_of(readout);
     j["readout_dim"] = readout_dim;
@@ -74,6 +76,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::configure(const ModelOptions& o) {
   c.monotonic_attention = o.monotonic_attention;
   c.latency = latency_loss(o);
   c.wait_k = o.wait_k;
+  c.wait_k_chunk = o.wait_k_chunk;
   c.hard = o.hard;
   c.location = o.location;
   c.ctc_weight = o.ctc_weight;
@@ -113,6 +116,7 @@ RnnSeq2SeqConfig RnnSeq2SeqConfig::from_json(const nlohmann::json& j) {
     c.ctc_decode_weight = j.value("ctc_decode_weight", -1.f);
     c.ctc_decode_lookahead = j.value("ctc_decode_lookahead", int64_t{-1});
     c.wait_k = j.value("wait_k", int64_t{0});
+    c.wait_k_chunk = j.value("wait_k_chunk", int64_t{0});
     if (j.contains("readout")) {
       c.readout = parse_name<Readout>(j.at("readout").get<std::string>(), "readout");
       if (c.readout == Readout::Maxout) c.readout_dim = j.at("readout_dim").get<int64_t>();
@@ -166,9 +170,9 @@ void RnnSeq2SeqConfig::set_audio(const AudioFrontEndConfig& front) {
   auto* rnn = std::get_if<RnnEncoderConfig>(&encoder);
   check(rnn != nullptr, "rnn: a speech recognizer's encoder is a birnn (--encoder birnn), not ",
         heed::describe(encoder));
-  check(!reverse_source && wait_k == 0,
-        "rnn: a speech recognizer reads its utterance forwards as it comes (no --reverse-source "
-        "or --wait-k: monotonic attention and MoChA are its online decoders)");
+  check(!reverse_source,
+        "rnn: a speech recognizer reads its utterance forwards as it comes (no --reverse-source)");
+  if (wait_k > 0 && wait_k_chunk == 0) wait_k_chunk = 7;  // 280 ms, as Ma, Pino & Koehn 2020
   rnn->vocab = 0;  // no table: the front end's vectors, as wide as the embeddings were (--embed)
   audio = front;
   audio->dim = rnn->embed;
@@ -253,6 +257,8 @@ RnnSeq2Seq::RnnSeq2Seq(
                            .location = c.location};
   attention_ = make_mechanism(ac, dec / "attention");
   check(c.wait_k >= 0, "rnn model: wait-k needs k >= 1 (0: off), got ", c.wait_k);
+  check(c.wait_k_chunk == 0 || (c.audio && c.wait_k > 0),
+        "rnn model: --wait-k-chunk is for a speech model with --wait-k (text reads tokens)");
   check(c.wait_k == 0 || supports_wait_k(c.attention),
         "rnn model: wait-k works with bahdanau "
         "and luong-* attention, which attend to any source prefix; ",
@@ -286,7 +292,7 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, std::span<const int32_t> sr
 
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start(Graph& g, Var states,
                                            std::span<const int32_t> lengths) const {
-  check(config_.online_policy().kind == OnlinePolicy::Kind::Monotonic,
+  check(config_.online_policy().kind != OnlinePolicy::Kind::ReadAll,
         "rnn: only an online decoder starts without its source's summary");
   SequenceEncoder::Output encoded;
   encoded.states = states;
@@ -308,6 +314,7 @@ RnnSeq2Seq::DecoderState RnnSeq2Seq::start_encoded(Graph& g, const SequenceEncod
   DecoderState st;
   st.attention = attention_->start(g, memory);
   st.attention.wait_k = config_.wait_k;
+  st.attention.wait_chunk = std::max<int64_t>(config_.wait_k_chunk, 1);
   // W_c h_j: every position's share of the logits (or of the maxout layer's input), once per
   // source
   if (config_.hard_exact())
@@ -759,6 +766,8 @@ class RnnDecoder final : public IncrementalDecoder {
 // Joint CTC-MoChA (a CTC head, and a lookahead D >= 0; models/joint_ctc_decoder.h): each
 // position heard also goes through the CTC head into a prefix chain (kernels/ctc_prefix.h), and a
 // step whose stop j has fewer than D positions heard after it waits as one that ran off does.
+// Wait-k on audio (--wait-k k, chunks of C positions): output i is written once (i + k) C
+// positions are heard, or the audio has ended; its attention reads those only.
 class RnnAttentionStream final : public AttentionStream {
  public:
   RnnAttentionStream(const RnnSeq2Seq& model, const AudioFrontEnd& front,
@@ -768,6 +777,8 @@ class RnnAttentionStream final : public AttentionStream {
         listener_(front, encoder),
         D_(listener_.width()),
         slack_(slack),
+        wait_k_(model.config().wait_k),
+        wait_chunk_(std::max<int64_t>(model.config().wait_k_chunk, 1)),
         ctc_(ctc),
         lambda_(lambda),
         lookahead_(lookahead),
@@ -800,7 +811,15 @@ class RnnAttentionStream final : public AttentionStream {
       tau = S;
     }
     chain_.scores(tau, Vocab::kEos, psi_);
-    joint_scores(s.scores, psi_, chain_.psi(tau), lambda_, Vocab::kPad, joint_);
+    const float psi_g = chain_.psi(tau);
+    if (tau == S && !end) {  // whether the audio ends at tau is not known yet
+      joint_scores(s.scores, psi_, psi_g, lambda_, Vocab::kPad, joint_);
+      if (vmath::argmax(joint_.data() + Vocab::kEos,
+                        static_cast<int64_t>(joint_.size()) - Vocab::kEos) == 0)
+        return nullptr;  // it would end: wait for more audio, or the end
+    }
+    if (tau < S || !end) psi_[Vocab::kEos] = -std::numeric_limits<float>::infinity();
+    joint_scores(s.scores, psi_, psi_g, lambda_, Vocab::kPad, joint_);
     return joint_.data();
   }
   std::vector<Token> write(bool end) {
@@ -818,6 +837,12 @@ class RnnAttentionStream final : public AttentionStream {
       if (static_cast<int64_t>(tokens_.size()) >= S + slack_) {  // the length limit
         if (end) break;
         waiting_ = true;  // (more audio raises it)
+        return out;
+      }
+      // wait-k: output i reads the first (i + k) chunks, all of them heard first
+      const auto i = static_cast<int64_t>(tokens_.size());
+      if (wait_k_ > 0 && !end && S < (i + wait_k_) * wait_chunk_) {
+        waiting_ = true;
         return out;
       }
       const int32_t prev = tokens_.empty() ? Vocab::kBos : tokens_.back();
@@ -844,6 +869,7 @@ class RnnAttentionStream final : public AttentionStream {
   const RnnSeq2Seq& model_;
   AudioEncoderStream listener_;
   int64_t D_, slack_;
+  int64_t wait_k_, wait_chunk_;  // wait-k (0: monotonic attention's stops decide)
   Graph g_{Mode::Inference};
   std::unique_ptr<RnnDecoder> decoder_;
   std::vector<float> states_;    // [S, D]: every position heard
@@ -864,9 +890,9 @@ class RnnAttentionStream final : public AttentionStream {
 
 std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack) const {
   check(front_ != nullptr, "rnn: only a recognizer (audio in) reads a stream");
-  check(config_.monotonic(), "rnn: ", attention_name(config_.attention),
+  check(config_.monotonic() || config_.wait_k > 0, "rnn: ", attention_name(config_.attention),
         " attention reads the whole utterance before its first output; a streaming recognizer "
-        "attends with --attention monotonic or mocha");
+        "attends with --attention monotonic or mocha, or reads by --wait-k");
   // joint CTC-MoChA when asked for (--ctc-lookahead) at a weight above 0
   const bool joint = ctc_ && config_.ctc_decode_lookahead >= 0 && config_.joint_decode_weight() > 0;
   return std::make_unique<RnnAttentionStream>(

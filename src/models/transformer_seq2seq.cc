@@ -38,6 +38,8 @@ TransformerSeq2SeqConfig TransformerSeq2SeqConfig::configure(const ModelOptions&
   TransformerSeq2SeqConfig c;
   c.layer = transformer_layer(o, c.layer);
   c.layer.wait_k = o.wait_k;
+  check(o.wait_k_chunk == 0,
+        "--wait-k-chunk is for the rnn family's speech models; a transformer reads tokens");
   c.positions = o.positions;
   c.max_positions = o.max_positions.value_or(c.max_positions);
   c.enc_layers = o.layers.value_or(3);

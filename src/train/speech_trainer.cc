@@ -166,6 +166,8 @@ class SpeechTask final : public TrainingTask {
                            AudioFrontEndConfig::kMinFrames);
     }
     b.step = step;
+    // multi-path wait-k (--wait-k-sample), as the text trainer: the step's own stream
+    if (cfg_.wait_k_sample > 0) b.wait_k = 1 + Rng(g.next_stream()).below(cfg_.wait_k_sample);
     return {model_.loss(g, b), b.target_tokens, static_cast<double>(b.target_tokens)};
   }
   Validation validate() const override {

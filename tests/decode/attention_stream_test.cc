@@ -53,6 +53,36 @@ RnnSeq2SeqConfig mocha_config() {
   return c;
 }
 
+// An utterance of random frames [frames, kBins], and it as a batch of one.
+std::vector<float> random_frames(int64_t frames, Rng& rng) {
+  std::vector<float> x(static_cast<size_t>(frames * kBins));
+  for (float& v : x) v = static_cast<float>(rng.normal());
+  return x;
+}
+Seq2SeqBatch batch_of(const std::vector<float>& x) {
+  return make_audio_batch({std::span<const float>(x)}, kBins, {{}},
+                          AudioFrontEndConfig::kMinFrames);
+}
+
+// The tokens a stream of `model` writes for x given in pieces of 1..12 frames; `early`: how
+// many came before finish().
+std::vector<AttentionStream::Token> streamed(const Seq2SeqModel& model, const std::vector<float>& x,
+                                             Rng& rng, int64_t& early) {
+  const auto frames = static_cast<int64_t>(x.size()) / kBins;
+  std::unique_ptr<AttentionStream> s = model.attention_stream(10);
+  std::vector<AttentionStream::Token> got;
+  for (int64_t t = 0; t < frames;) {
+    const int64_t n = std::min(frames - t, 1 + rng.below(12));
+    const auto y = s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
+    got.insert(got.end(), y.begin(), y.end());
+    t += n;
+  }
+  early += static_cast<int64_t>(got.size());
+  const auto last = s->finish();
+  got.insert(got.end(), last.begin(), last.end());
+  return got;
+}
+
 // Frames given in pieces of any size make the tokens greedy decoding makes of the whole
 // utterance: the same ids, log-probabilities and stops; most are written before the end.
 TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
@@ -133,10 +163,8 @@ TEST(AttentionStream, JointCtcMochaStreamsWhatOfflineJointDecodingWrites) {
       return greedy_decode(m, batch, std::vector<int64_t>{positions + 10}).front();
     };
     for (int64_t frames : {40, 97, 300}) {
-      std::vector<float> x(static_cast<size_t>(frames * kBins));
-      for (float& v : x) v = static_cast<float>(rng.normal());
-      const Seq2SeqBatch batch = make_audio_batch({std::span<const float>(x)}, kBins, {{}},
-                                                  AudioFrontEndConfig::kMinFrames);
+      const std::vector<float> x = random_frames(frames, rng);
+      const Seq2SeqBatch batch = batch_of(x);
       const int64_t positions = AudioFrontEndConfig::output_frames(frames);
       const Hypothesis want = offline(lookahead, -1.f, batch, positions);
       ASSERT_FALSE(want.tokens.empty());
@@ -147,17 +175,7 @@ TEST(AttentionStream, JointCtcMochaStreamsWhatOfflineJointDecodingWrites) {
         EXPECT_EQ(far.token_log_probs, whole.token_log_probs);
       }
       changed += offline(lookahead, 0.f, batch, positions).tokens != want.tokens;
-      std::unique_ptr<AttentionStream> s = model.attention_stream(10);
-      std::vector<AttentionStream::Token> got;
-      for (int64_t t = 0; t < frames;) {
-        const int64_t n = std::min(frames - t, 1 + rng.below(12));
-        const auto y = s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
-        got.insert(got.end(), y.begin(), y.end());
-        t += n;
-      }
-      early += static_cast<int64_t>(got.size());
-      const auto last = s->finish();
-      got.insert(got.end(), last.begin(), last.end());
+      const std::vector<AttentionStream::Token> got = streamed(model, x, rng, early);
       written += static_cast<int64_t>(got.size());
       ASSERT_EQ(got.size(), want.tokens.size()) << frames << " frames, D " << lookahead;
       for (size_t i = 0; i < got.size(); ++i) {
@@ -171,8 +189,54 @@ TEST(AttentionStream, JointCtcMochaStreamsWhatOfflineJointDecodingWrites) {
       }
     }
   }
-  EXPECT_GE(changed, 1);             // CTC's scores change some output
+  EXPECT_GE(changed, 1);                                        // CTC's scores change some output
   EXPECT_GT(early, written / 3) << early << " of " << written;  // most before the end
+}
+
+// Wait-k on audio (bahdanau attention, k = 2 chunks of 3 positions): the stream writes what
+// offline greedy decoding writes, output i once (i + 2) x 3 positions are heard (or the end),
+// and then at once (random weights write more outputs than chunks: the rest at the end).
+TEST(AttentionStream, WaitKOnChunksOfAudioStreamsWhatOfflineDecodingWrites) {
+  RnnSeq2SeqConfig c = mocha_config();
+  c.attention = AttentionKind::Bahdanau;
+  c.wait_k = 2;
+  c.wait_k_chunk = 3;
+  ParameterStore store;
+  Rng rng(12);
+  RnnSeq2Seq model(c, Scope(store, rng, "m"));
+  for (Parameter* p : store.all())  // random weights write </s> at once: pushed down, to write
+    if (p->name == "m/decoder/out/b") p->value.data()[Vocab::kEos] = -4.f;
+  int64_t early = 0, written = 0, utterances = 0, due = 0;
+  for (int64_t frames : {40, 97, 150, 200, 300}) {
+    const std::vector<float> x = random_frames(frames, rng);
+    const int64_t positions = AudioFrontEndConfig::output_frames(frames);
+    const Hypothesis want =
+        greedy_decode(model, batch_of(x), std::vector<int64_t>{positions + 10}).front();
+    utterances += want.tokens.empty() ? 0 : 1;  // (random weights: some write </s> at once)
+    const std::vector<AttentionStream::Token> got = streamed(model, x, rng, early);
+    written += static_cast<int64_t>(got.size());
+    ASSERT_EQ(got.size(), want.tokens.size()) << frames << " frames";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].id, want.tokens[i]) << i;
+      EXPECT_NEAR(got[i].log_prob, want.token_log_probs[i], 1e-4) << i;
+      // its attention over the chunks read, nothing past them
+      const std::vector<float>& row = want.attention[i];
+      const auto read = static_cast<int64_t>((i + 2) * 3);
+      for (int64_t j = read; j < static_cast<int64_t>(row.size()); ++j)
+        EXPECT_EQ(row[static_cast<size_t>(j)], 0.f) << i << " " << j;
+      if (got[i].heard < positions) {
+        EXPECT_GE(got[i].heard, read) << i;
+      }
+      // and written as soon as they were heard: those read well before the end, before it
+      if (read + 8 <= positions) {
+        EXPECT_LT(got[i].heard, positions) << i;
+        ++due;
+      }
+    }
+  }
+  EXPECT_GE(utterances, 3);
+  EXPECT_GT(due, 30);
+  EXPECT_GT(early, due) << early << " of " << written;
 }
 
 class AttentionStreamTest : public ::testing::Test {

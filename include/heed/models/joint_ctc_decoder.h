@@ -13,10 +13,13 @@
 // tau_i = j_i + 1 + D alone (kernels/ctc_prefix.h's truncated psi_tau; at most the utterance,
 // and all of it for a step that runs off its end),
 //   (1 - lambda) log p_att(c | g, x) + lambda (log psi_tau(g c) - log psi_tau(g)),
-// <eos> with log p_tau(g): the step reads no audio past tau_i, so a stream decodes it as the
-// audio comes (models/rnn_seq2seq.cc's RnnAttentionStream), as Moritz, Hori & Le Roux 2019's
-// triggered attention bounds its decoder's view by CTC's. With D = -1: the whole utterance.
-// The head itself, JointCtcHead, is what a family adds to its encoder to be trained jointly
+// <eos> with log p_T(g) once tau_i reaches the end (T), and not at all before: CTC's p_tau(g)
+// says that nothing follows g up to tau, not that the utterance ends there (taken for <eos>, it
+// ends transcripts early). The step reads no audio past tau_i (and needs to know only whether
+// the audio ends at tau_i when <eos> would win), so a stream decodes it as the audio comes
+// (models/rnn_seq2seq.cc's RnnAttentionStream), as Moritz, Hori & Le Roux 2019's triggered
+// attention bounds its decoder's view by CTC's. With D = -1: the whole utterance. The head itself,
+// JointCtcHead, is what a family adds to its encoder to be trained jointly
 // (--ctc-weight): rnn (Listen, Attend and Spell) and transformer (the Speech-Transformer) do.
 // Leaves out: the models (models/rnn_seq2seq.h, models/transformer_seq2seq.h).
 #pragma once
@@ -57,7 +60,9 @@ class JointCtcHead {
 
 // One step's joint scores into out [V]: (1 - lambda) att[c] + lambda (psi[c] - psi_g), psi the
 // CTC prefix scores of each extension (<eos>'s: the labelling's), psi_g the prefix's; <bos>,
-// the blank and what CTC cannot emit are -inf; lambda 0 gives att, bit for bit.
+// the blank and what CTC cannot emit are -inf; lambda 0 gives att, bit for bit, and so does a
+// step where CTC can emit nothing (a prefix longer than the frames it reads: MoChA's stops can
+// outrun CTC's horizon early on).
 void joint_scores(const float* att, std::span<const float> psi, float psi_g, float lambda,
                   int32_t blank, std::span<float> out);
 

@@ -64,8 +64,9 @@ struct ModelOptions {
   LocationAttentionConfig location{};              // location: its filters, width, options
   MonotonicAttentionConfig monotonic_attention{};  // monotonic, mocha: chunk, noise, r's bias
   HardAttentionConfig hard{};
-  int64_t wait_k = 0;      // wait-k (rnn and transformer)
-  float ctc_weight = 0.f;  // rnn: joint CTC-attention's lambda (0: attention alone)
+  int64_t wait_k = 0;        // wait-k (rnn and transformer)
+  int64_t wait_k_chunk = 0;  // rnn on audio: wait-k's source unit, in encoder positions (0: 7)
+  float ctc_weight = 0.f;    // rnn: joint CTC-attention's lambda (0: attention alone)
   // monotonic attention against latency (the gather: unset, the mean)
   LatencyLoss latency;
   std::optional<LatencyGather> latency_gather;

@@ -93,6 +93,8 @@ struct RnnSeq2SeqConfig {
   // positions past each step's attention stop, not the whole utterance, so that the joint
   // decoding streams (joint CTC-MoChA; models/joint_ctc_decoder.h); -1: the whole utterance
   int64_t ctc_decode_lookahead = -1;
+  // a speech model's wait-k: its source tokens are chunks of this many positions (0: text's 1)
+  int64_t wait_k_chunk = 0;
   float joint_decode_weight() const {
     return ctc_decode_weight >= 0 ? ctc_decode_weight : ctc_weight;
   }

@@ -196,8 +196,9 @@ struct OnlinePolicy {
 // causal encoder each
 // position is encoded once (nn/audio_encoder_stream.h), and the tokens are greedy decoding's of
 // the whole utterance by attention alone (a joint CTC-attention model's CTC unused).
-// Seq2SeqModel::attention_stream is an Error for a model that cannot (soft attention, a
-// bidirectional encoder, text in).
+// Wait-k on audio (Ma, Pino & Koehn 2020) streams the same way: output i once the first (i + k)
+// chunks of positions are heard. Seq2SeqModel::attention_stream is an Error for a model that
+// cannot (soft attention over the whole utterance, a bidirectional encoder, text in).
 class AttentionStream {
  public:
   struct Token {

@@ -406,6 +406,12 @@ void visit_train_options(TrainOptions& o, Visitor& v) {
             "tokens, then one per output); 0: off",
             Bounds::range(0, 1 << 20)},
            m.wait_k);
+  v.option({"--wait-k-chunk",
+            "rnn on audio with --wait-k: the source is read in chunks of this many encoder "
+            "positions (40 ms each), wait-k's source tokens: output i attends to the first "
+            "(i + k) chunks (Ma, Pino & Koehn 2020's fixed pre-decision); 0: 7 (280 ms)",
+            Bounds::range(0, 1 << 20)},
+           m.wait_k_chunk);
   v.option({"--wait-k-sample",
             "rnn and transformer with --wait-k: multi-path training (Elbayad et al. 2020), each "
             "batch at a k drawn uniformly from 1..KMAX, so that one model decodes at any k (heed "

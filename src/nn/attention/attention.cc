@@ -132,10 +132,11 @@ Var Attention::energies(Graph&, Var, AttentionState&) const {
 
 Attended Attention::compute_wait_k(Graph& g, Var query, AttentionState& state) const {
   // Ma et al. 2019: output i (0-based) is written after reading g(i) = min(i + k, |x|) source
-  // tokens and attends to those only
+  // tokens and attends to those only; on audio a token is a chunk of positions (Ma, Pino &
+  // Koehn 2020)
   const Tensor full = state.memory.mask;  // [B, S]
   const int64_t B = full.shape()[0], S = full.shape()[1];
-  const int64_t read = state.step + state.wait_k;
+  const int64_t read = (state.step + state.wait_k) * state.wait_chunk;
   Tensor prefix = g.alloc(full.shape());
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t b = 0; b < B; ++b)

@@ -181,6 +181,7 @@ struct AttentionState {
   int64_t step = 0;    // i: the target position of the next attend() (local-m aligns p_i = i)
   int64_t wait_k = 0;  // k > 0: step i attends to source positions j < i + k only (wait-k,
                        // Ma et al. 2019: prefix-to-prefix in training and decoding alike)
+  int64_t wait_chunk = 1;     // wait-k's source token, in positions: j < (i + k) chunk (audio)
   int64_t train_step = 0;     // the training step (the Gumbel temperature's schedule)
   bool distribution = false;  // hard attention's decoding reports alpha_i, not the one-hot row
 
