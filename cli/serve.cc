@@ -81,6 +81,12 @@ void ServeCommand::add(CLI::App& parent, int& threads) {
                   "A streaming session sent no chunk for this long is closed (its next: 404)")
       ->check(CLI::Range(100, 3600 * 1000))
       ->capture_default_str();
+  app->add_option("--ctc-lookahead", options.recognizers.ctc_lookahead,
+                  "Joint CTC-MoChA, as transcribe's: every recognizer served (each trained with "
+                  "--ctc-weight and --attention monotonic or mocha) scores its outputs by "
+                  "attention and CTC, CTC reading this many 40 ms positions past each stop, on "
+                  "/transcribe and /stream alike; unset: attention alone on /stream")
+      ->check(CLI::Range(0, 1000));
   add_enum_option(*app, "--compute-type", options.translator.compute_type,
                   "Weights of the encoder-decoders and recognizers: float32 or int8");
   app->add_option("--access-log", options.access_log,

@@ -76,10 +76,8 @@ std::vector<std::pair<int64_t, int64_t>> unit_frames(const Hypothesis& h, size_t
     }
   } else {
     for (size_t k = 0; k < units && k < h.attention.size(); ++k) {
-      const auto& row = h.attention[k];
-      const auto best =
-          static_cast<int64_t>(std::max_element(row.begin(), row.end()) - row.begin());
-      span[k] = {best, best};
+      const int64_t at = attended_position(h.attention[k]);
+      span[k] = {at, at};
     }
   }
   return span;

@@ -92,19 +92,25 @@ std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples,
         kaldi_fbank(fbank_, {samples_.data(), static_cast<size_t>(used)});
     samples_.erase(samples_.begin(), samples_.begin() + n * fbank_.frame_shift());
     if (view) view->frames.insert(view->frames.end(), features.begin(), features.end());
-    if (attention_) {
-      take(attention_->push(features));
-    } else {
-      const std::vector<float> scores = frames_->push(features);
-      if (view) view->scores.insert(view->scores.end(), scores.begin(), scores.end());
-      for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
-        position(scores.data() + i, out);
-    }
+    if (attention_)
+      take(attention_->push(features), view);
+    else
+      read_scores(frames_->push(features), out, view);
   }
   // the labels that became stable in this push were given out now
   stamp();
   if (o_.partials && best() != shown_) out.push_back(partial());
   return out;
+}
+
+void RecognizerStream::read_scores(const std::vector<float>& scores, std::vector<StreamResult>& out,
+                                   StreamView* view) {
+  if (view) {
+    view->scores.insert(view->scores.end(), scores.begin(), scores.end());
+    view->positions += static_cast<int64_t>(scores.size()) / V_;
+  }
+  for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
+    position(scores.data() + i, out);
 }
 
 void RecognizerStream::position(const float* y, std::vector<StreamResult>& out) {
@@ -192,13 +198,17 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
   start_search();
 }
 
-void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens) {
+void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens, StreamView* view) {
   for (const AttentionStream::Token& t : tokens) {  // written for good: stable at once
     path_labels_.push_back(t.id);
     stops_.push_back(t.stop);
     emitted_.push_back(clock_());
     read_.push_back(audio_seconds());
     log_prob_ += t.log_prob;
+  }
+  if (view) {
+    view->tokens.insert(view->tokens.end(), tokens.begin(), tokens.end());
+    view->positions += attention_->positions() - positions_;
   }
   positions_ = attention_->positions();
 }
@@ -218,17 +228,15 @@ StreamResult RecognizerStream::attention_final() const {
   return f;
 }
 
-std::vector<StreamResult> RecognizerStream::finish() {
+std::vector<StreamResult> RecognizerStream::finish(StreamView* view) {
   std::vector<StreamResult> out;
   samples_.clear();  // less than a frame: as decoding the whole (snip_edges) drops it
   if (attention_) {
-    take(attention_->finish());
+    take(attention_->finish(), view);
     out.push_back(attention_final());
     return out;
   }
-  const std::vector<float> scores = frames_->finish();
-  for (size_t i = 0; i < scores.size(); i += static_cast<size_t>(V_))
-    position(scores.data() + i, out);
+  read_scores(frames_->finish(), out, view);
   stamp();
   // the last segment, unless it is the blank tail after an endpoint
   if (!any_final_ || !best().empty()) end_segment(out);

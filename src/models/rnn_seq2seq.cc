@@ -859,8 +859,10 @@ class RnnAttentionStream final : public AttentionStream {
       if (best == Vocab::kEos) break;
       tokens_.push_back(best);
       if (ctc_) chain_.extend(best);
-      out.push_back(
-          {.id = best, .stop = vmath::argmax(s.weights, S), .heard = S, .log_prob = scores[best]});
+      out.push_back({.id = best,
+                     .stop = attended_position({s.weights, static_cast<size_t>(S)}),
+                     .heard = S,
+                     .log_prob = scores[best]});
     }
     done_ = true;
     return out;

@@ -22,6 +22,12 @@ std::unique_ptr<AttentionStream> Seq2SeqModel::attention_stream(int64_t /*slack*
       "audio in, --attention monotonic or mocha and a --unidirectional encoder");
 }
 
+int64_t attended_position(std::span<const float> weights) {
+  if (weights.empty()) return 0;
+  const auto best = std::max_element(weights.begin(), weights.end());
+  return *best > 0.f ? best - weights.begin() : static_cast<int64_t>(weights.size()) - 1;
+}
+
 std::vector<float> source_attention(const float* weights, int64_t row, const Seq2SeqBatch& b,
                                     int64_t source, bool reversed) {
   const int64_t S = b.F > 0 ? AudioFrontEndConfig::subsampled(b.S) : b.S;

@@ -116,6 +116,17 @@ function drawProbs(probs) {  // per 40 ms position the units' probabilities in 2
     });
   });
 }
+function drawStops(positions, stops) {  // an attention decoder's units where it stopped; 4 px a position
+  const c = $("alignment"), g = scrollCanvas(c, 4 * positions), rows = 8, h = c.height / rows;
+  mic.positions += positions;
+  g.font = Math.floor(h) + "px sans-serif"; g.textAlign = "right"; g.textBaseline = "middle";
+  for (const [u, stop] of stops) {  // a staircase: each unit a row down, at its stop
+    const x = c.width - 4 * (mic.positions - stop), y = (mic.written++ % rows) * h;
+    g.fillStyle = "rgb(253,231,37)"; g.fillRect(x, y, 4, Math.ceil(h));
+    const unit = mic.units[u];
+    g.fillStyle = "#fff"; g.fillText(unit.trim() === "" ? "\u2423" : unit, x - 2, y + h / 2);
+  }
+}
 function showWords(partial) {
   const w = $("words"); w.innerHTML = "";
   const done = document.createElement("span"); done.className = "final";
@@ -130,7 +141,8 @@ function showWords(partial) {
   }
 }
 function handle(answer) {
-  drawFrames(answer.frames); drawProbs(answer.probs);
+  drawFrames(answer.frames);
+  if (mic.alignment === "attention") drawStops(answer.positions, answer.stops); else drawProbs(answer.probs);
   let partial = null;
   for (const r of answer.results) {
     const li = document.createElement("li");
@@ -181,7 +193,11 @@ async function listen(seconds) {
     const open = await post("/stream?model=" + encodeURIComponent(m.name) + "&sample_rate=" +
                             ctx.sampleRate + "&encoding=f32&view=1", new ArrayBuffer(0));
     mic = {ctx, media, rate: ctx.sampleRate, session: open.session, units: open.units,
-           blank: open.blank, queue: [], finals: [], busy: false, stopping: false, heard: false};
+           blank: open.blank, alignment: open.alignment, positions: 0, written: 0,
+           queue: [], finals: [], busy: false, stopping: false, heard: false};
+    $("alignment").title = open.alignment === "attention"
+      ? "attention: each unit written, a row down, at the 40 ms position its attention stopped on"
+      : "CTC: each 40 ms position's unit probabilities (top row: blank)";
     const node = new AudioWorkletNode(ctx, "heed-tap");
     node.port.onmessage = e => {
       if (!mic || mic.stopping) return;

@@ -400,7 +400,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>()) {
       m->classifier = std::make_unique<Classifier>(sm.dir);
     } else if (config.value("src_units", std::string()) == "audio") {
       m->recognizer =
-          std::make_unique<Recognizer>(sm.dir, DecodeOverrides{}, s.o.translator.compute_type);
+          std::make_unique<Recognizer>(sm.dir, s.o.recognizers, s.o.translator.compute_type);
     } else {
       m->translator =
           std::make_unique<Translator>(std::vector<std::string>{sm.dir}, s.o.translator);

@@ -142,6 +142,8 @@ json StreamSessions::open(const Recognizer& recognizer, const StreamRequest& req
   answer["session"] = id;
   answer["units"] = std::move(units);
   answer["blank"] = s->stream->blank();
+  // what the page draws under the spectrogram: CTC's probabilities, or the attention's stops
+  answer["alignment"] = s->stream->blank() >= 0 ? "ctc" : "attention";
   answer["bins"] = s->stream->bins();
   return answer;
 }
@@ -167,7 +169,7 @@ json StreamSessions::push(const std::string& id, const std::string& chunk, bool 
   StreamView view;
   std::vector<StreamResult> out = s->stream->push(x, s->request.view ? &view : nullptr);
   if (end) {
-    std::vector<StreamResult> last = s->stream->finish();
+    std::vector<StreamResult> last = s->stream->finish(s->request.view ? &view : nullptr);
     out.insert(out.end(), last.begin(), last.end());
     s->closed = true;
     std::lock_guard map_lock(mu_);
@@ -195,8 +197,13 @@ json StreamSessions::push(const std::string& id, const std::string& chunk, bool 
         p[u] = static_cast<int>(std::lround(255 * std::exp(view.scores[i + u])));
       probs.push_back(std::move(p));
     }
+    // an attention recognizer's units as [unit, stop]: where its attention stopped
+    json stops = json::array();
+    for (const AttentionStream::Token& t : view.tokens) stops.push_back({t.id, t.stop});
     answer["frames"] = std::move(frames);
+    answer["positions"] = view.positions;
     answer["probs"] = std::move(probs);
+    answer["stops"] = std::move(stops);
   }
   return answer;
 }

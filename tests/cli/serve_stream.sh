@@ -6,7 +6,9 @@
 # sessions get 4xx naming them; the session limit is 503, an idle session is closed; and the page
 # in headless Chromium, its microphone Chromium's fake capture device playing a WAV file, shows
 # the file's words before the file has ended (the audio read when each was shown); heed report
-# --latency draws the dev set's streams in two chunk sizes as WER against word delay.
+# --latency draws the dev set's streams in two chunk sizes as WER against word delay. A MoChA
+# recognizer streams on the same route and page, its view each unit's attention stop; served
+# with --ctc-lookahead it decodes jointly with CTC, and a recognizer that cannot is refused.
 # Run by ctest: serve_stream.sh HEED
 set -euo pipefail
 heed=$1
@@ -70,10 +72,19 @@ PY
 "$heed" --threads 1 train --model ctc --train-src "$work/train.tsv" --valid-src "$work/dev.tsv" \
   --num-mel-bins 23 --front-channels 8 --embed 8 --hidden 8 --layers 1 --batch 16 \
   --max-steps 1 --save "$work/bi" > "$work/bi.log" 2>&1 || fail "training: $(tail -3 "$work/bi.log")"
+# a joint CTC-MoChA recognizer over a causal listener: by attention alone it streams its first
+# word long before the end (and stops there: the quiet after it ends its output)
+"$heed" --threads 1 train --model rnn --attention mocha --chunk 4 --monotonic-noise 4 \
+  --monotonic-bias -2 --ctc-weight 0.3 --dropout 0.2 --unidirectional --train-src "$work/train.tsv" \
+  --valid-src "$work/dev.tsv" --num-mel-bins 23 --front-channels 8 --embed 48 --hidden 64 \
+  --layers 2 --attn-dim 32 --tgt-embed 16 --dec-hidden 64 --batch 16 --lr 3e-3 --max-steps 1500 \
+  --epochs 1000 --patience 100 --lr-patience 1000 --valid-every 250 --valid-max 20 \
+  --save "$work/mocha" > "$work/mocha.log" 2>&1 || fail "training: $(tail -3 "$work/mocha.log")"
 
 # starts the server with the given flags; sets pid and port
 start() {
-  serve_start "$work/serve.err" "$heed" --model tones="$work/tones" --model bi="$work/bi" "$@"
+  serve_start "$work/serve.err" "$heed" --model tones="$work/tones" --model bi="$work/bi" \
+    --model mocha="$work/mocha" "$@"
 }
 start --max-streams 2 --stream-idle-ms 1500
 
@@ -152,6 +163,37 @@ print("stream route: %d partials, final '%s'" % (len(partials), finals[0]["text"
 PY
 curl -s "http://127.0.0.1:$port/metrics" | grep -q 'route="/stream"' || fail "no /stream series in /metrics"
 
+# an attention recognizer's stream: the view has each unit written and the position its
+# attention stopped on, heard by then and never behind the last; the final is the offline one
+mocha=$("$heed" --threads 1 transcribe --model "$work/mocha" --ctc-weight 0 "$work/mic.wav")
+python3 - "$port" "$work" "$mocha" <<'PY' || fail "the streaming route on an attention recognizer"
+import json, sys, urllib.request, wave
+port, work, offline = sys.argv[1], sys.argv[2], sys.argv[3]
+def call(path, data=b""):
+    with urllib.request.urlopen(urllib.request.Request(
+            "http://127.0.0.1:%s%s" % (port, path), data=data, method="POST")) as f:
+        return json.loads(f.read())
+w = wave.open(work + "/mic.wav")
+pcm = w.readframes(w.getnframes())
+a = call("/stream?model=mocha&encoding=s16&view=1")
+assert a["alignment"] == "attention" and a["blank"] == -1, a
+sid, step, heard, stops, finals, early = a["session"], 3200, 0, [], [], 0
+for i in range(0, len(pcm), step):
+    last = i + step >= len(pcm)
+    r = call("/stream/%s%s" % (sid, "?end=1" if last else ""), pcm[i:i + step])
+    assert r["probs"] == [] and len(r["frames"]) > 0, r
+    heard += r["positions"]
+    for unit, stop in r["stops"]:
+        assert (stops[-1][1] if stops else 0) <= stop < heard, (stops, unit, stop, heard)
+        stops.append((unit, stop))
+        early += not last
+    finals += [x for x in r["results"] if x["type"] == "final"]
+assert len(finals) == 1 and finals[0]["text"] == offline, (finals, offline)
+assert "".join(a["units"][u] for u, _ in stops) == offline, (stops, offline)
+assert offline.strip() and early > 0, (offline, early)
+print("attention stream: '%s', %d of %d units before the end" % (offline, early, len(stops)))
+PY
+
 # heed report --latency: the dev set streamed in 40 and 640 ms chunks, WER against word delay
 for c in 40 640; do
   "$heed" --threads 1 transcribe --model "$work/tones" --online --chunk-ms $c "$work/dev.tsv" \
@@ -188,15 +230,24 @@ flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
        --user-data-dir="$work/chrome" --autoplay-policy=no-user-gesture-required
        --use-fake-ui-for-media-stream --use-fake-device-for-media-stream
        --use-file-for-fake-audio-capture="$work/mic.wav")
+# what the page showed: its log of results, its words, the spectrogram's lit pixels and the
+# alignment's yellow ones (an attention unit's cell at its stop)
 shown='[...document.querySelectorAll("#stream-log li")].map(li => [li.dataset.type, +li.dataset.audio, li.dataset.text])
   .concat([["words", 0, document.getElementById("words").textContent],
            ["pixels", 0, String(document.getElementById("spectrogram").getContext("2d")
-              .getImageData(0, 0, 800, 23).data.filter((v, i) => i % 4 == 1 && v > 0).length)]])'
-python3 "$here/cdp.py" "${flags[@]/#/--flag=}" --timeout 60 \
-  --until 'document.body.dataset.listening === "done"' --eval "$shown" \
-  "http://127.0.0.1:$port/?model=tones&mic=1&seconds=6" > "$work/page.json" 2> "$work/chromium.log" ||
-  fail "the page: $(grep -v dbus "$work/chromium.log" | tail -3)"
-python3 - "$work/page.json" "$offline" <<'PY' || fail "the page: $(cat "$work/page.json")"
+              .getImageData(0, 0, 800, 23).data.filter((v, i) => i % 4 == 1 && v > 0).length)],
+           ["cells", 0, String(document.getElementById("alignment").getContext("2d")
+              .getImageData(0, 0, 800, 96).data.filter((v, i, d) => i % 4 == 0 && v == 253 &&
+                 d[i + 1] == 231 && d[i + 2] == 37).length)]])'
+# listen_page MODEL: the page listening with MODEL for 6 s, what it showed in $work/page-MODEL.json
+listen_page() {
+  python3 "$here/cdp.py" "${flags[@]/#/--flag=}" --timeout 60 \
+    --until 'document.body.dataset.listening === "done"' --eval "$shown" \
+    "http://127.0.0.1:$port/?model=$1&mic=1&seconds=6" > "$work/page-$1.json" \
+    2> "$work/chromium-$1.log" || fail "the page on $1: $(grep -v dbus "$work/chromium-$1.log" | tail -3)"
+}
+listen_page tones
+python3 - "$work/page-tones.json" "$offline" <<'PY' || fail "the page: $(cat "$work/page-tones.json")"
 import json, sys
 rows = json.load(open(sys.argv[1]))
 log = [r for r in rows if r[0] in ("partial", "final")]
@@ -210,6 +261,39 @@ pixels = int(next(r[2] for r in rows if r[0] == "pixels"))
 assert pixels > 200 * 23, pixels  # the spectrogram drawn
 print("page: %s, first word at %.2f s" % (page, min(a for t, a, text in log if words[0] in text.split())))
 PY
+# the page on the attention recognizer: its words shown before the file's end, and under the
+# spectrogram each unit's mark at its attention's stop (the yellow cells of the alignment)
+listen_page mocha
+python3 - "$work/page-mocha.json" "$mocha" <<'PY' || fail "the page on mocha: $(cat "$work/page-mocha.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+log = [r for r in rows if r[0] in ("partial", "final")]
+first = sys.argv[2].split()[0]
+when = [a for t, a, text in log if first in text.split()]
+assert when and min(when) < 6.2, (first, log)
+page = next(r[2] for r in rows if r[0] == "words")
+assert page.split()[:1] == [first], page
+cells = int(next(r[2] for r in rows if r[0] == "cells"))
+assert cells >= 40 * len(first), cells  # a cell per unit (4 x 12 px) at least
+print("page on mocha: %s, its first word at %.2f s, %d stop pixels" % (page, min(when), cells))
+PY
+
+# --ctc-lookahead: every recognizer served decodes joint CTC-MoChA, /transcribe as transcribe
+# with the flag; a recognizer that cannot is refused at the start, named
+kill "$pid"
+wait "$pid" || fail "serve exited non-zero after SIGTERM"
+pid=
+serve_start "$work/serve2.err" "$heed" --model mocha="$work/mocha" --ctc-lookahead 0
+joint=$("$heed" --threads 1 transcribe --model "$work/mocha" --ctc-lookahead 0 "$work/mic.wav")
+served=$(curl -s --data-binary @"$work/mic.wav" "http://127.0.0.1:$port/transcribe?model=mocha" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["text"])')
+[ "$served" = "$joint" ] && [ "$joint" != "$mocha" ] ||
+  fail "serve --ctc-lookahead 0: '$served', transcribe: '$joint', attention alone: '$mocha'"
+if "$heed" --threads 1 serve --port 0 --model tones="$work/tones" --ctc-lookahead 0 \
+  2> "$work/refused.err"; then fail "serve --ctc-lookahead on a CTC model: exit 0"; fi
+grep -q "tones: --ctc-lookahead needs a joint" "$work/refused.err" ||
+  fail "serve --ctc-lookahead on a CTC model: $(cat "$work/refused.err")"
+
 kill "$pid"
 wait "$pid" || fail "serve exited non-zero after SIGTERM"
 pid=

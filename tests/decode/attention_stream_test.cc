@@ -8,14 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "heed/data/vocab.h"
 #include "heed/decode/greedy.h"
 #include "heed/decode/recognizer_stream.h"
+#include "heed/io/safetensors.h"
 #include "heed/kernels/random.h"
 #include "heed/models/rnn_seq2seq.h"
 #include "heed/util/error.h"
+#include "support/stream_view.h"
 #include "support/temp_dir.h"
 #include "support/tones.h"
 
@@ -120,8 +123,7 @@ TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(got[i].id, offline.tokens[i]) << i;
         EXPECT_NEAR(got[i].log_prob, offline.token_log_probs[i], 1e-4) << i;
-        const std::vector<float>& row = offline.attention[i];
-        EXPECT_EQ(got[i].stop, std::max_element(row.begin(), row.end()) - row.begin()) << i;
+        EXPECT_EQ(got[i].stop, attended_position(offline.attention[i])) << i;
         EXPECT_LE(got[i].stop, got[i].heard - 1);  // written once its stop was heard
         if (i > 0) {
           EXPECT_GE(got[i].heard, got[i - 1].heard);
@@ -185,7 +187,9 @@ TEST(AttentionStream, JointCtcMochaStreamsWhatOfflineJointDecodingWrites) {
         const std::vector<float>& row = want.attention[i];
         int64_t stop = static_cast<int64_t>(row.size()) - 1;
         while (stop >= 0 && row[static_cast<size_t>(stop)] == 0.f) --stop;
-        if (got[i].heard < positions) EXPECT_GE(got[i].heard, stop + 1 + lookahead) << i;
+        if (got[i].heard < positions) {
+          EXPECT_GE(got[i].heard, stop + 1 + lookahead) << i;
+        }
       }
     }
   }
@@ -262,6 +266,16 @@ class AttentionStreamTest : public ::testing::Test {
       std::ostringstream log;
       train(o, log);
     }
+    // the MoChA one with its energy bias r set to 1: after so few steps its decoder runs off
+    // the audio at once; now p_ij is near sigmoid(1) and its stops fall over the utterance
+    std::filesystem::copy(*dir_ / "mocha", *dir_ / "mocha-stops");
+    Safetensors w = read_safetensors(*dir_ / "mocha/model.safetensors");
+    NamedTensors raised;
+    for (auto& [name, t] : w.tensors) {
+      if (name.ends_with("/r")) t.data()[0] = 1.f;
+      raised.emplace_back(name, t);
+    }
+    write_safetensors(*dir_ / "mocha-stops/model.safetensors", raised, w.metadata);
   }
   static void TearDownTestSuite() { delete dir_; }
   static testing::TempDir* dir_;
@@ -292,6 +306,45 @@ TEST_F(AttentionStreamTest, ModelsThatCannotStreamAreRefusedNamingWhy) {
           << e.what();
     }
   }
+}
+
+// What the page draws of an attention recognizer's stream (a StreamView; POST /stream with
+// view=1): every filterbank frame once, those of the whole utterance; the positions the listener
+// computed, and no CTC scores; each unit written, in the final's order, at the stop where the
+// offline decoder's attention weighs most, given out once that stop was heard.
+TEST_F(AttentionStreamTest, AViewShowsEachUnitAtItsStopOnceHeard) {
+  const Recognizer rec(*dir_ / "mocha-stops");
+  const auto [refs, audio] = tone_words(3, 9);
+  const auto whole = rec.transcribe({audio.begin(), audio.end()}, {.alignment = true});
+  size_t written = 0, early = 0;
+  for (size_t i = 0; i < audio.size(); ++i) {
+    const Transcript& t = whole[i].at(0);
+    written += t.units.size();
+    for (size_t piece : {160, 2731}) {
+      const testing::ViewedStream v = testing::stream_viewed(rec, audio[i], piece);
+      EXPECT_EQ(v.view.frames, rec.features(audio[i]));
+      EXPECT_EQ(v.view.positions, v.positions);
+      EXPECT_TRUE(v.view.scores.empty());
+      EXPECT_EQ(v.results.back().text, t.text);
+      ASSERT_EQ(v.view.tokens.size(), t.units.size()) << "piece " << piece;
+      for (size_t k = 0; k < t.units.size(); ++k) {
+        const AttentionStream::Token& u = v.view.tokens[k];
+        EXPECT_EQ(rec.files().tgt_vocab.token(u.id), t.units[k]) << k;
+        EXPECT_EQ(u.stop, attended_position(t.alignment[k])) << k;
+        EXPECT_LT(u.stop, v.by[k]) << k;  // shown once heard
+        early += v.by[k] < v.positions;
+      }
+    }
+  }
+  EXPECT_GT(written, 6u);
+  EXPECT_GT(early, written);  // of the 2 x written shown, most before the end
+}
+
+// A step's position: its largest weight's; a step that ran off the end (no weight): the last.
+TEST(AttentionStream, AttendedPositionIsTheLargestWeightsOrTheLastWhenNone) {
+  EXPECT_EQ(attended_position(std::vector<float>{0.f, 0.2f, 0.7f, 0.1f}), 2);
+  EXPECT_EQ(attended_position(std::vector<float>{0.f, 0.f, 0.f}), 2);
+  EXPECT_EQ(attended_position(std::vector<float>{1.f}), 0);
 }
 
 // --latency-weight on a recognizer: the delay is counted in the listener's 40 ms positions (a

@@ -15,6 +15,7 @@
 #include "heed/decode/recognizer_stream.h"
 #include "heed/io/audio.h"
 #include "heed/metrics/metrics.h"
+#include "support/stream_view.h"
 #include "support/temp_dir.h"
 #include "support/thread_cpu.h"
 #include "support/tones.h"
@@ -93,6 +94,38 @@ TEST_F(RecognizerStreamTest, EveryChunkingGivesTheWholeUtterancesAnswer) {
     // and the causal model has learned the task
     EXPECT_LT(char_error_rate(hyps, refs).percent(), 15.0) << "beam " << beam << "\n"
                                                            << log_->str();
+  }
+}
+
+// What the page draws of a CTC recognizer's stream (a StreamView; POST /stream with view=1):
+// every filterbank frame once, those of the whole utterance; every position's log-probabilities
+// once — the audio's tail's too, which the stream's end computes —, as many as the offline
+// alignment's positions; their best path is the final's text; no attention stops.
+TEST_F(RecognizerStreamTest, AViewShowsEveryFrameAndPositionOnce) {
+  const Recognizer rec(*dir_ / "causal");
+  const ModelFiles& m = rec.files();
+  const int64_t V = m.model->tgt_vocab();
+  const int32_t blank = m.model->frame_labeller()->blank();
+  const auto [refs, audio] = tone_words(3, 9);
+  const auto whole = rec.transcribe({audio.begin(), audio.end()}, {.alignment = true});
+  for (size_t i = 0; i < audio.size(); ++i) {
+    for (size_t piece : {160, 2731}) {
+      const testing::ViewedStream v = testing::stream_viewed(rec, audio[i], piece);
+      EXPECT_EQ(v.view.frames, rec.features(audio[i]));
+      EXPECT_EQ(v.view.positions, v.positions);
+      EXPECT_EQ(v.positions, static_cast<int64_t>(whole[i].at(0).alignment.at(0).size()));
+      ASSERT_EQ(static_cast<int64_t>(v.view.scores.size()), v.positions * V);
+      EXPECT_TRUE(v.view.tokens.empty());
+      std::vector<int32_t> path;  // the best path: repeats merged, blanks dropped
+      int32_t last = blank;
+      for (int64_t t = 0; t < v.positions; ++t) {
+        const float* y = v.view.scores.data() + t * V;
+        const auto top = static_cast<int32_t>(std::max_element(y, y + V) - y);
+        if (top != blank && top != last) path.push_back(top);
+        last = top;
+      }
+      EXPECT_EQ(m.tgt_seg.join(m.tgt_vocab.decode(path)), v.results.back().text) << piece;
+    }
   }
 }
 

@@ -35,6 +35,7 @@
 #include "heed/data/fbank.h"
 #include "heed/decode/ctc_search.h"
 #include "heed/decode/recognizer.h"
+#include "heed/models/seq2seq.h"
 
 namespace heed {
 
@@ -63,11 +64,15 @@ struct StreamResult {
 //    "words": [{"word", "start", "end", "emitted", "read"}], "audio"}
 nlohmann::json to_json(const StreamResult& r);
 
-// What one push computed, for showing it as it grows (the server's page): the new filterbank
-// frames (10 ms each) and the new positions' log-probabilities (40 ms each).
+// What one push (or the stream's finish) computed, for showing it as it grows (the server's
+// page): the new filterbank frames (10 ms each), how many model positions (40 ms each) they
+// made, and what the model read off them: a CTC model each position's log-probabilities, an
+// attention one the units it wrote, each with the position its attention stopped on.
 struct StreamView {
-  std::vector<float> frames;  // [n, bins] log-mel energies
-  std::vector<float> scores;  // [m, V] log p(unit | position)
+  std::vector<float> frames;                   // [n, bins] log-mel energies
+  int64_t positions = 0;                       // model positions computed
+  std::vector<float> scores;                   // CTC: [positions, V] log p(unit | position)
+  std::vector<AttentionStream::Token> tokens;  // attention: the units written
 };
 
 class RecognizerStream {
@@ -82,8 +87,9 @@ class RecognizerStream {
   // The next samples; the results they bring (a partial when the best labels changed, the
   // finals of segments they ended), in order. With a view, what they computed is appended to it.
   std::vector<StreamResult> push(std::span<const float> samples, StreamView* view = nullptr);
-  // The stream's end: the last segment's final (one final at least per stream).
-  std::vector<StreamResult> finish();
+  // The stream's end: the last segment's final (one final at least per stream); with a view,
+  // what the audio's tail computed.
+  std::vector<StreamResult> finish(StreamView* view = nullptr);
 
   double audio_seconds() const;                     // read so far
   int64_t bins() const { return fbank_.bins(); }    // a frame's
@@ -100,7 +106,11 @@ class RecognizerStream {
   std::vector<int32_t> best() const;
   std::vector<int32_t> stable() const;
   void start_search();  // the segment's search, from nothing
-  void take(const std::vector<AttentionStream::Token>& tokens);  // an attention stream's
+  // an attention stream's units, appended to the view's when there is one
+  void take(const std::vector<AttentionStream::Token>& tokens, StreamView* view);
+  // a CTC model's positions' scores [n, V], the same
+  void read_scores(const std::vector<float>& scores, std::vector<StreamResult>& out,
+                   StreamView* view);
   StreamResult attention_final() const;
 
   const Recognizer& r_;

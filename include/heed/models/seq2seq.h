@@ -199,11 +199,18 @@ struct OnlinePolicy {
 // Wait-k on audio (Ma, Pino & Koehn 2020) streams the same way: output i once the first (i + k)
 // chunks of positions are heard. Seq2SeqModel::attention_stream is an Error for a model that
 // cannot (soft attention over the whole utterance, a bidirectional encoder, text in).
+// The position a step's attention weights [S] point at: the largest weight's (a hard
+// monotonic stop; MoChA's chunk ends there), or the last one when every weight is 0 (a monotonic
+// step that ran off the audio's end: it read it all and stopped nowhere). What a unit's time
+// and its mark on the page are.
+int64_t attended_position(std::span<const float> weights);
+
 class AttentionStream {
  public:
   struct Token {
     int32_t id = 0;
-    int64_t stop = 0;    // the encoder position its attention stopped on (40 ms each)
+    int64_t stop = 0;    // the encoder position its attention points at (40 ms each;
+                         // attended_position)
     int64_t heard = 0;   // encoder positions heard when it was written
     float log_prob = 0;  // log p(token | the tokens before, the audio heard)
   };

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "heed/decode/translator.h"
+#include "heed/models/model_files.h"
 #include "heed/serve/batcher.h"
 
 namespace heed::serve {
@@ -54,6 +55,7 @@ struct ServeOptions {
   int max_streams = 16;              // streaming sessions open at once (more: 503)
   int stream_idle_ms = 30000;        // a session with no chunk for this long is closed
   TranslatorOptions translator;      // compute type, kernel threads
+  DecodeOverrides recognizers;       // every recognizer's (--ctc-lookahead)
   std::string access_log;            // a JSON line per answer appended here ("-": stdout)
 };
 

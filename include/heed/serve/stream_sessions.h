@@ -3,7 +3,8 @@
 // shape of a WebSocket stream (cpp-httplib 0.11 has no WebSocket, and a browser cannot stream a
 // request body over HTTP/1.1):
 //   POST /stream?model=NAME&sample_rate=R&encoding=f32|s16&beam=K&endpoint_ms=E&view=1
-//        [the first chunk]  -> {"session", "units", "blank", "bins", "results", "audio", ...}
+//        [the first chunk]  -> {"session", "units", "blank", "bins", "alignment", "results",
+//        "audio", ...}
 //   POST /stream/ID [?end=1]  the next chunk -> {"results": [...], "audio": s, ...}; end=1: the
 //        stream's last, the session closed after its finals
 //   DELETE /stream/ID         closed, no answer owed
@@ -12,7 +13,9 @@
 // 16-bit PCM (s16). "results" are transcribe --online's JSON lines (partials and finals,
 // to_json(StreamResult)), their times on the session's clock (seconds since it opened). With
 // view=1 an answer also has what the chunk computed, for the page to draw: "frames" (log-mel, in
-// tenths) and "probs" (each 40 ms position's unit probabilities, in 255ths).
+// tenths), "positions" (how many 40 ms model positions they made) and, as "alignment" says, a
+// CTC model's "probs" (each new position's unit probabilities, in 255ths) or an attention
+// model's "stops" ([unit, position] for each unit written: where its attention stopped).
 // A session idle for longer than the limit is closed (its next chunk: 404); more sessions than
 // the limit open at once: 503. Errors are HttpErrors naming the parameter or the session.
 // Leaves out: routing (server.cc), the search (decode/).
