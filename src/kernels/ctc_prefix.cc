@@ -20,6 +20,28 @@ float log_add(float a, float b) {
   return m + std::log1p(std::exp(-std::fabs(a - b)));
 }
 
+// One frame of a prefix h = g c: log r_t^n(h), log r_t^b(h) and log psi_t(h).
+struct PrefixFrame {
+  float r_n = kNegInf, r_b = kNegInf, psi = kNegInf;  // before the first frame: nothing
+};
+
+// log Phi_t(g) before c, from g's log r_t^n and log r_t^b (a repeat needs a blank between).
+float phi(float r_n, float r_b, int32_t last, int32_t c) {
+  return c == last ? r_b : log_add(r_n, r_b);
+}
+
+// log Phi_0 of a prefix of `length` labels: at the first frame only the empty one can emit c.
+float first_phi(int64_t length) {
+  return length == 0 ? 0.f : kNegInf;
+}
+
+// The header's recursion for h = g c at frame t, from h's values at t - 1 (PrefixFrame{} at
+// t = 0), p = log Phi_{t-1}(g) (first_phi at t = 0), y = log y_t(c) and b = log y_t(blank).
+PrefixFrame next_frame(const PrefixFrame& h, float p, float y, float b) {
+  return {
+      .r_n = log_add(h.r_n, p) + y, .r_b = log_add(h.r_b, h.r_n) + b, .psi = log_add(h.psi, p + y)};
+}
+
 }  // namespace
 
 CtcPrefixScorer::CtcPrefixScorer(const float* log_probs, int64_t T, int64_t V, int32_t blank)
@@ -43,24 +65,16 @@ CtcPrefixScorer::Prefix CtcPrefixScorer::empty() const {
 
 float CtcPrefixScorer::forward(const Prefix& g, int32_t c, int64_t T, float* rn, float* rb,
                                float* psi_t) const {
-  // Phi_t(g): paths of g that can be followed by c at t + 1
-  auto phi = [&](int64_t t) {
+  PrefixFrame h;
+  for (int64_t t = 0; t < T; ++t) {
     const auto k = static_cast<size_t>(t);
-    return c == g.last ? g.r_b[k] : log_add(g.r_n[k], g.r_b[k]);
-  };
-  // t = 1: only the empty prefix can emit c at the first frame
-  rn[0] = g.length == 0 ? lp_[c] : kNegInf;
-  rb[0] = kNegInf;
-  float psi = rn[0];
-  if (psi_t) psi_t[0] = psi;
-  for (int64_t t = 1; t < T; ++t) {
-    const float y = lp_[t * V_ + c], p = phi(t - 1);
-    rn[t] = log_add(rn[t - 1], p) + y;
-    rb[t] = log_add(rb[t - 1], rn[t - 1]) + lp_[t * V_ + blank_];
-    psi = log_add(psi, p + y);
-    if (psi_t) psi_t[t] = psi;
+    const float p = t == 0 ? first_phi(g.length) : phi(g.r_n[k - 1], g.r_b[k - 1], g.last, c);
+    h = next_frame(h, p, lp_[t * V_ + c], lp_[t * V_ + blank_]);
+    rn[t] = h.r_n;
+    rb[t] = h.r_b;
+    if (psi_t) psi_t[t] = h.psi;
   }
-  return psi;
+  return h.psi;
 }
 
 void CtcPrefixScorer::scores(const Prefix& g, int32_t eos, std::span<float> out,
@@ -105,20 +119,21 @@ CtcPrefixChain::CtcPrefixChain(int64_t V, int32_t blank, float prune)
         blank, ", pruning at ", prune);
 }
 
-float CtcPrefixChain::phi(const Node& g, int32_t c, int64_t t) const {
-  const auto k = static_cast<size_t>(t);
-  return c == g.last ? g.r_b[k] : log_add(g.r_n[k], g.r_b[k]);
+float CtcPrefixChain::phi_before(int64_t k, int32_t c, int64_t t) const {
+  if (t == 0) return first_phi(k);  // h_k has k labels
+  const Node& g = nodes_[static_cast<size_t>(k)];
+  const auto s = static_cast<size_t>(t - 1);
+  return phi(g.r_n[s], g.r_b[s], g.last, c);
 }
 
-// One step of the recursion (the header's) for h = g c at frame t, from Phi_{t-1}(g) = p.
-void CtcPrefixChain::step(std::vector<float>& r_n, std::vector<float>& r_b,
-                          std::vector<float>& psi_t, int32_t c, float p, int64_t t) const {
-  const float y = lp_[static_cast<size_t>(t * V_ + c)];
-  const float rn = t > 0 ? r_n.back() : kNegInf, rb = t > 0 ? r_b.back() : kNegInf;
-  const float psi = t > 0 ? psi_t.back() : kNegInf;
-  r_n.push_back(log_add(rn, p) + y);
-  r_b.push_back(log_add(rb, rn) + lp_[static_cast<size_t>(t * V_ + blank_)]);
-  psi_t.push_back(log_add(psi, p + y));
+void CtcPrefixChain::step(Node& h, float p, int64_t t) const {
+  PrefixFrame f;
+  if (t > 0) f = {.r_n = h.r_n.back(), .r_b = h.r_b.back(), .psi = h.psi_t.back()};
+  f = next_frame(f, p, lp_[static_cast<size_t>(t * V_ + h.last)],
+                 lp_[static_cast<size_t>(t * V_ + blank_)]);
+  h.r_n.push_back(f.r_n);
+  h.r_b.push_back(f.r_b);
+  h.psi_t.push_back(f.psi);
 }
 
 void CtcPrefixChain::frame(int64_t t) {
@@ -130,14 +145,9 @@ void CtcPrefixChain::frame(int64_t t) {
       h.r_n.push_back(kNegInf);
       h.r_b.push_back((t > 0 ? h.r_b.back() : 0.f) + lp_[static_cast<size_t>(t * V_ + blank_)]);
       h.psi_t.push_back(0.f);
-    } else {
-      // Phi_{t-1} of the prefix before (0 once it is let go); at t = 1 only the empty one emits
-      float p = kNegInf;
-      if (t == 0)
-        p = i == 1 ? 0.f : kNegInf;
-      else if (i - 1 >= first_live_)
-        p = phi(nodes_[static_cast<size_t>(i - 1)], h.last, t - 1);
-      step(h.r_n, h.r_b, h.psi_t, h.last, p, t);
+    } else {  // from Phi_{t-1} of the prefix before (0 once it is let go)
+      const float p = i - 1 >= first_live_ ? phi_before(i - 1, h.last, t) : kNegInf;
+      step(h, p, t);
     }
     best = std::max(best, log_add(h.r_n[k], h.r_b[k]));
   }
@@ -145,7 +155,7 @@ void CtcPrefixChain::frame(int64_t t) {
   while (first_live_ < length()) {
     Node& h = nodes_[static_cast<size_t>(first_live_)];
     if (!(log_add(h.r_n[k], h.r_b[k]) < best - prune_)) break;
-    h = Node{.last = h.last};
+    h = Node(h.last);
     ++first_live_;
   }
 }
@@ -161,12 +171,8 @@ void CtcPrefixChain::push(std::span<const float> log_probs) {
 void CtcPrefixChain::extend(int32_t c) {
   check(c >= 0 && c < V_ && c != blank_, "CTC prefix chain: class ", c, " is not a label");
   // the new prefix over the frames so far, from g (never let go: its arrays are whole)
-  const Node& g = nodes_.back();
-  Node h{.last = c};
-  for (int64_t t = 0; t < T_; ++t) {
-    const float p = t == 0 ? (length() == 0 ? 0.f : kNegInf) : phi(g, c, t - 1);
-    step(h.r_n, h.r_b, h.psi_t, c, p, t);
-  }
+  Node h(c);
+  for (int64_t t = 0; t < T_; ++t) step(h, phi_before(length(), c, t), t);
   nodes_.push_back(std::move(h));
 }
 
@@ -177,17 +183,17 @@ void CtcPrefixChain::scores(int64_t horizon, int32_t eos, std::span<float> out) 
         T_);
   const Node& g = nodes_.back();
   for (int32_t c = 0; c < static_cast<int32_t>(V_); ++c) {
-    float psi = kNegInf;
+    float score = kNegInf;
     if (c == blank_) {
       // no label
     } else if (c == eos) {
       const auto k = static_cast<size_t>(horizon - 1);
-      psi = log_add(g.r_n[k], g.r_b[k]);
+      score = log_add(g.r_n[k], g.r_b[k]);
     } else {
-      psi = length() == 0 ? lp_[static_cast<size_t>(c)] : kNegInf;  // t = 1
-      for (int64_t t = 1; t < horizon; ++t) psi = log_add(psi, phi(g, c, t - 1) + lp_[t * V_ + c]);
+      for (int64_t t = 0; t < horizon; ++t)
+        score = log_add(score, phi_before(length(), c, t) + lp_[static_cast<size_t>(t * V_ + c)]);
     }
-    out[static_cast<size_t>(c)] = psi;
+    out[static_cast<size_t>(c)] = score;
   }
 }
 

@@ -910,8 +910,9 @@ std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const S
   AttentionChoice choice = a;
   if (ctc_ && config_.ctc_decode_lookahead >= 0) choice.wanted = true;
   auto decoder = std::make_unique<RnnDecoder>(*this, g, b, choice, rows_per_source);
-  if (!ctc_) return decoder;
-  // joint CTC-attention decoding (0: attention's scores, through the wrapper)
+  // joint CTC-attention decoding; at weight 0 the attention's scores alone, without the CTC
+  // prefix scores the wrapper would compute and not use
+  if (!ctc_ || config_.joint_decode_weight() == 0.f) return decoder;
   const Memory& m = decoder->memory();
   const Var annotations = m.annotations;
   const std::span<const int32_t> lengths = m.lengths;

@@ -548,9 +548,9 @@ std::unique_ptr<IncrementalDecoder> TransformerSeq2Seq::start_decoding(
     Graph& g, const Seq2SeqBatch& b, int64_t max_len, const AttentionChoice& a,
     int64_t rows_per_source) const {
   auto decoder = std::make_unique<TransformerDecoder>(*this, g, b, max_len, a, rows_per_source);
-  if (!ctc_) return decoder;
-  // joint CTC-attention decoding over each row's memory (0: attention's scores, through the
-  // wrapper)
+  // joint CTC-attention decoding over each row's memory; at weight 0 the attention's scores
+  // alone, without the CTC prefix scores the wrapper would compute and not use
+  if (!ctc_ || config_.joint_decode_weight() == 0.f) return decoder;
   const TransformerSeq2Seq::DecoderState& st = decoder->state();
   const Var annotations = repeat_rows(unpack(st.memory, st.packing), rows_per_source);
   const std::span<const int32_t> lengths = st.src_lengths;

@@ -87,15 +87,15 @@ class CtcPrefixChain {
   int64_t live() const { return length() + 1 - first_live_; }  // prefixes still extended
 
  private:
-  struct Node {                          // h_k; k = 0: the empty prefix
-    int32_t last = -1;                   // its last label
+  struct Node {  // h_k; k = 0: the empty prefix
+    explicit Node(int32_t label = -1) : last(label) {}
+    int32_t last;                        // its last label
     std::vector<float> r_n, r_b, psi_t;  // [T], freed once it is let go
   };
-  float phi(const Node& g, int32_t c, int64_t t) const;  // log Phi_t(g) before c
-  void step(std::vector<float>& r_n, std::vector<float>& r_b, std::vector<float>& psi_t, int32_t c,
-            float p, int64_t t) const;  // frame t of g c from p = log Phi_{t-1}(g)
-  void frame(int64_t t);                // every live prefix at frame t
-  std::vector<float> lp_;               // [T, V]
+  float phi_before(int64_t k, int32_t c, int64_t t) const;  // log Phi_{t-1}(h_k) before c
+  void step(Node& h, float p, int64_t t) const;  // frame t of h from p = log Phi_{t-1}(h's g)
+  void frame(int64_t t);                         // every live prefix at frame t
+  std::vector<float> lp_;                        // [T, V]
   int64_t V_, T_ = 0;
   int32_t blank_;
   float prune_;
