@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A page in headless Chromium, driven over the DevTools protocol on a pipe (no WebSocket
 library needed): opens URL, waits until the JavaScript expression --until is true (polled every
-0.1 s, at most --timeout seconds), then prints the JSON value of --eval.
+0.1 s, at most --timeout seconds; an expression that throws counts as not yet true, since the
+page may not have loaded), then prints the JSON value of --eval.
 
     cdp.py [--flag=FLAG ...] --until 'document.body.dataset.done' --eval 'document.title' URL
 
@@ -71,10 +72,18 @@ def main():
         target = call("Target.createTarget", {"url": a.url})["targetId"]
         session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         deadline = time.time() + a.timeout
-        while not evaluate(a.until, session):
+
+        def until():  # an exception is "not yet": the page may not have its body so soon
+            try:
+                return evaluate(a.until, session)
+            except RuntimeError as e:
+                until.error = e
+                return False
+        until.error = None
+        while not until():
             if time.time() > deadline:
-                print("timed out waiting for %s; %s" % (a.until, json.dumps(evaluate(a.expr, session))),
-                      file=sys.stderr)
+                print("timed out waiting for %s (last error: %s); %s"
+                      % (a.until, until.error, json.dumps(evaluate(a.expr, session))), file=sys.stderr)
                 return 1
             time.sleep(0.1)
         print(json.dumps(evaluate(a.expr, session)))
