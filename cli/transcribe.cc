@@ -83,8 +83,8 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                 "result with its words' times and the moment each was given out (\"emitted\"), "
                 "and with --partial the partial results. Needs a causal recognizer: --model ctc "
                 "--unidirectional, or --model rnn --attention monotonic|mocha --unidirectional "
-                "(greedy, one segment; by attention alone, or joint with CTC given "
-                "--ctc-lookahead), or --model rnn --wait-k K --unidirectional (output i once "
+                "(greedy; by attention alone, or joint with CTC given --ctc-lookahead), or --model "
+                "rnn --wait-k K --unidirectional (output i once "
                 "i + K chunks are heard)");
   add_enum_option(*app, "--input-format", input_format,
                   "--online from stdin: wav (a WAV header, then 16-bit PCM or 32-bit float; any "
@@ -110,7 +110,9 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
   app->add_option("--endpoint-ms", endpoint_ms,
                   "--online: end a segment (a final result; the search starts again) once the "
                   "recognizer has heard only blanks for this long after a word (0: one segment "
-                  "per input)")
+                  "per input). An attention recognizer: once it has heard this long past its "
+                  "last unit's stop with none written, or when it writes </s> before the audio "
+                  "ends (a new decoder then starts after it: a long stream of many utterances)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600000.0));
   app->add_option("--threads", threads, "Threads (0 = all cores; --online: 1 unless given)");

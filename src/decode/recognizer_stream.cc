@@ -2,8 +2,10 @@
 #include "heed/decode/recognizer_stream.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "heed/data/speech_features.h"
+#include "heed/data/vocab.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -20,13 +22,13 @@ RecognizerStream::RecognizerStream(const Recognizer& r, const StreamOptions& o, 
     frames_ = labeller->stream();  // an Error for a model that is not causal, naming why
     blank_ = labeller->blank();
   } else {
-    attention_ = model.attention_stream(Recognizer::kExtraUnits);  // the same
+    // the endpoint: positions heard past the last unit's stop (attention's blank run)
+    const auto endpoint =
+        static_cast<int64_t>(std::ceil(o.endpoint_seconds / Recognizer::kFrameSeconds - 1e-9));
+    attention_ = model.attention_stream(Recognizer::kExtraUnits, std::max<int64_t>(endpoint, 0));
     check(o.beam == 1,
           "transcribe --online: a monotonic attention decoder streams greedily "
           "(--beam 1); the prefix beam is CTC's");
-    check(o.endpoint_seconds == 0,
-          "transcribe --online: endpointing (--endpoint-ms) reads CTC's blanks; an attention "
-          "recognizer's stream is one segment");
     blank_ = -1;
   }
   check(o.beam >= 1, "transcribe --online: a beam of ", o.beam);
@@ -93,7 +95,7 @@ std::vector<StreamResult> RecognizerStream::push(std::span<const float> samples,
     samples_.erase(samples_.begin(), samples_.begin() + n * fbank_.frame_shift());
     if (view) view->frames.insert(view->frames.end(), features.begin(), features.end());
     if (attention_)
-      take(attention_->push(features), view);
+      take(attention_->push(features), out, view);
     else
       read_scores(frames_->push(features), out, view);
   }
@@ -198,42 +200,70 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
   start_search();
 }
 
-void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens, StreamView* view) {
-  for (const AttentionStream::Token& t : tokens) {  // written for good: stable at once
-    path_labels_.push_back(t.id);
+void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens,
+                            std::vector<StreamResult>& out, StreamView* view) {
+  for (const AttentionStream::Token& t : tokens) {
+    if (t.id == Vocab::kEos) {  // the segment ends: a final, unless it wrote no word (a
+                                // pause's word boundary) and is not the stream's only one
+      const ModelFiles& m = r_.files();
+      const std::string text = m.tgt_seg.join(m.tgt_vocab.decode(path_labels_));
+      if (text.find_first_not_of(' ') != std::string::npos || (finishing_ && !any_final_))
+        end_attention_segment(t.stop + 1, out);
+      else
+        start_attention_segment(t.stop + 1);
+      continue;
+    }
+    path_labels_.push_back(t.id);  // written for good: stable at once
     stops_.push_back(t.stop);
     emitted_.push_back(clock_());
     read_.push_back(audio_seconds());
     log_prob_ += t.log_prob;
   }
   if (view) {
-    view->tokens.insert(view->tokens.end(), tokens.begin(), tokens.end());
+    for (const AttentionStream::Token& t : tokens)
+      if (t.id != Vocab::kEos) view->tokens.push_back(t);
     view->positions += attention_->positions() - positions_;
   }
   positions_ = attention_->positions();
 }
 
-StreamResult RecognizerStream::attention_final() const {
+void RecognizerStream::end_attention_segment(int64_t end, std::vector<StreamResult>& out) {
   const ModelFiles& m = r_.files();
   StreamResult f;
   f.final = true;
+  f.segment = segment_;
   f.audio = audio_seconds();
-  f.end = static_cast<double>(positions_) * Recognizer::kFrameSeconds;
+  f.start = static_cast<double>(segment_start_) * Recognizer::kFrameSeconds;
+  f.end = static_cast<double>(end) * Recognizer::kFrameSeconds;
   const std::vector<std::string> units = m.tgt_vocab.decode(path_labels_);
   f.text = m.tgt_seg.join(units);
   f.log_prob = log_prob_;
   std::vector<std::pair<int64_t, int64_t>> frames;  // a unit's frames: its attention's stop
-  for (int64_t stop : stops_) frames.emplace_back(stop, stop);
+  for (int64_t stop : stops_) frames.emplace_back(stop, stop);  // (from the stream's start)
   f.words = word_times(units, frames, Recognizer::kFrameSeconds, emitted_, read_);
-  return f;
+  out.push_back(std::move(f));
+  any_final_ = true;
+  ++segment_;
+  start_attention_segment(end);
+}
+
+void RecognizerStream::start_attention_segment(int64_t start) {
+  segment_start_ = start;
+  path_labels_.clear();
+  stops_.clear();
+  emitted_.clear();
+  read_.clear();
+  shown_.clear();
+  log_prob_ = 0;
 }
 
 std::vector<StreamResult> RecognizerStream::finish(StreamView* view) {
   std::vector<StreamResult> out;
   samples_.clear();  // less than a frame: as decoding the whole (snip_edges) drops it
   if (attention_) {
-    take(attention_->finish(), view);
-    out.push_back(attention_final());
+    finishing_ = true;
+    take(attention_->finish(), out, view);
+    if (!any_final_) end_attention_segment(positions_, out);  // (no audio: nothing heard)
     return out;
   }
   read_scores(frames_->finish(), out, view);

@@ -307,22 +307,36 @@ Tensor RnnSeq2Seq::source_trees(Graph& g, const Seq2SeqBatch& b) const {
 RnnSeq2Seq::DecoderState RnnSeq2Seq::start_encoded(Graph& g, const SequenceEncoder::Output& enc,
                                                    std::span<const int32_t> lengths,
                                                    int64_t rows_per_source) const {
-  const int64_t k = rows_per_source, B = static_cast<int64_t>(lengths.size()) * k;
+  const int64_t k = rows_per_source;
   const int64_t S = enc.states.dim(1);
   const std::span<const int32_t> rows = repeat_rows(g, lengths, k);
   const Memory memory{repeat_rows(enc.states, k), padding_mask(rows, S, g), rows};
-  DecoderState st;
-  st.attention = attention_->start(g, memory);
-  st.attention.wait_k = config_.wait_k;
-  st.attention.wait_chunk = std::max<int64_t>(config_.wait_k_chunk, 1);
+  DecoderState st = start_attending(g, attention_->start(g, memory), enc.summary, k);
   // W_c h_j: every position's share of the logits (or of the maxout layer's input), once per
   // source
   if (config_.hard_exact())
     st.mix_keys = repeat_rows(linear(dropout(enc.states, config_.dropout), g.param(*mix_W_)),
                               k);  // [B, S, V or 2l]
+  return st;
+}
+
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start_heard(Graph& g, AttentionState heard) const {
+  check(config_.online_policy().kind != OnlinePolicy::Kind::ReadAll && !config_.hard_exact(),
+        "rnn: only an online decoder starts on a stream's memory");
+  return start_attending(g, std::move(heard), Var{}, 1);
+}
+
+RnnSeq2Seq::DecoderState RnnSeq2Seq::start_attending(Graph& g, AttentionState attention,
+                                                     Var summary, int64_t rows_per_source) const {
+  const int64_t B = attention.memory.annotations.dim(0);
+  DecoderState st;
+  st.attention = std::move(attention);
+  st.attention.wait_k = config_.wait_k;
+  st.attention.wait_chunk = std::max<int64_t>(config_.wait_k_chunk, 1);
   if (config_.online_policy().kind == OnlinePolicy::Kind::ReadAll) {
     // s_0 = tanh(W [->h_S ; <-h_1] + b)
-    st.rnn.h = tanh(linear(repeat_rows(enc.summary, k), g.param(*init_W_), g.param(*init_b_)));
+    st.rnn.h =
+        tanh(linear(repeat_rows(summary, rows_per_source), g.param(*init_W_), g.param(*init_b_)));
   } else {
     // online: no summary of a source still arriving, s_0 = tanh(b)
     st.rnn.h = tanh(g.constant(g.zeros(Shape{B, config_.dec_hidden})) + g.param(*init_b_));
@@ -588,6 +602,89 @@ Var RnnSeq2Seq::latency_term(const Seq2SeqBatch& b, const Memory& memory,
 
 namespace {
 
+// A stream's memory: the listener's states from position first() on (positions counted from the
+// stream's start), each with the keys attention().start() made of it once, when it was heard
+// (U h_j + b; MoChA's U' h_j + b'), in buffers that grow at the back and let go at the front.
+// The decoder reads them as views (state()), made again after each change.
+class HeardMemory {
+ public:
+  explicit HeardMemory(const RnnSeq2Seq& model) : model_(model), origin_(g_.mark()) {}
+  // states [n, D] of the next n positions; their keys made here
+  void append(std::span<const float> states, int64_t D) {
+    const int64_t n = static_cast<int64_t>(states.size()) / D;
+    if (n == 0) return;
+    const int32_t length = static_cast<int32_t>(n);
+    const Memory m{g_.input(Shape{1, n, D}, states), g_.zeros(Shape{1, n}), {&length, 1}};
+    const AttentionState a = model_.attention().start(g_, m);
+    states_.append(states.data(), n, D);
+    keys_.append_keys(a.keys, n);
+    chunk_keys_.append_keys(a.chunk_keys, n);
+    if (mask_.size() < static_cast<size_t>(size())) mask_.resize(2 * mask_.size() + n, 0.f);
+    g_.rewind(origin_, {});
+  }
+  void drop_before(int64_t position) {  // positions before `position` are never read again
+    const int64_t n = std::clamp<int64_t>(position - first_, 0, size());
+    for (Rows* r : {&states_, &keys_, &chunk_keys_}) r->drop(n);
+    first_ += n;
+  }
+  int64_t first() const { return first_; }
+  int64_t size() const { return states_.rows(); }
+  int64_t end() const { return first_ + size(); }
+  std::span<const float> states() const { return states_.span(); }  // [size(), D]
+  // The memory [1, S, D] (no padding) and its keys [1, S, A], views into the buffers, in g.
+  AttentionState state(Graph& g) {
+    length_ = static_cast<int32_t>(size());
+    AttentionState a;
+    a.memory = {
+        g.constant(states_.view()), Tensor::view(mask_.data(), Shape{1, size()}), {&length_, 1}};
+    a.keys = g.constant(keys_.view());
+    if (chunk_keys_.width > 0) a.chunk_keys = g.constant(chunk_keys_.view());
+    return a;
+  }
+
+ private:
+  // rows of one width: appended at the back, let go at the front (erased once they are half)
+  struct Rows {
+    std::vector<float> data;
+    int64_t width = 0, head = 0;  // head: rows let go and not erased yet
+    int64_t rows() const {
+      return width == 0 ? 0 : static_cast<int64_t>(data.size()) / width - head;
+    }
+    void append(const float* x, int64_t n, int64_t w) {
+      width = w;
+      data.insert(data.end(), x, x + n * w);
+    }
+    // a mechanism's keys of n positions [1, n, A] (a stream's mechanisms make them per position)
+    void append_keys(const Var& keys, int64_t n) {
+      if (!keys.valid()) return;
+      const Shape& shape = keys.value().shape();
+      check(shape.rank() == 3 && shape.dim(1) == n,
+            "rnn stream: this attention's keys are not one per position");
+      append(keys.value().data(), n, shape.dim(2));
+    }
+    void drop(int64_t n) {
+      head += n;
+      if (2 * head < rows() + head) return;
+      data.erase(data.begin(), data.begin() + head * width);
+      head = 0;
+    }
+    std::span<const float> span() const {
+      return {data.data() + head * width, static_cast<size_t>(rows() * width)};
+    }
+    Tensor view() const {
+      return Tensor::view(const_cast<float*>(data.data()) + head * width,  // read only
+                          Shape{1, rows(), width});
+    }
+  };
+  const RnnSeq2Seq& model_;
+  Graph g_{Mode::Inference};  // where the keys are made, rewound after each append
+  Graph::Mark origin_;
+  Rows states_, keys_, chunk_keys_;
+  std::vector<float> mask_;  // 0s, at least size()
+  int32_t length_ = 0;       // the memory's length, as state() last made it
+  int64_t first_ = 0;
+};
+
 // Incremental decoding of the RNN model: its state is the decoder's (s or h_t, the LSTM cell,
 // the fed-back vector, the attention's memory and previous alignment), so decoders of one
 // model run side by side. Each step first frees the previous step's nodes (Graph::rewind),
@@ -683,26 +780,38 @@ class RnnDecoder final : public IncrementalDecoder {
     return true;
   }
 
-  // A decoder over one stream's states [S, D] heard so far (RnnAttentionStream); more of them
-  // heard: extend_states(), as extend_source.
-  RnnDecoder(const RnnSeq2Seq& model, Graph& g, std::span<const float> states, int64_t D)
+  // A decoder over a stream's memory as heard so far (HeardMemory, below); more of it heard,
+  // or its front let go: extend_heard(), as extend_source.
+  RnnDecoder(const RnnSeq2Seq& model, Graph& g, HeardMemory& heard)
       : model_(model),
         g_(g),
         start_(g.mark()),
-        state_(start_states(states, D)),
+        state_(model.start_heard(g, heard.state(g))),
         encoded_(g.mark()),
         rows_per_source_(1),
         weights_(true),
         distribution_(false) {}
-  void extend_states(std::span<const float> states, int64_t D, bool retake) {
-    restart(retake, [&] { return start_states(states, D); });
+  // `scan` >= 0 (monotonic attention, its memory's front let go): the next step's scan starts
+  // at memory position `scan`, its previous alignment one-hot there (all 0 at or past the end:
+  // nothing is attended again)
+  void extend_heard(HeardMemory& heard, bool retake, int64_t scan) {
+    restart(retake, [&] { return model_.start_heard(g_, heard.state(g_)); });
+    if (scan < 0) return;
+    const int64_t S = state_.attention.memory.mask.shape().dim(1);
+    Tensor previous = g_.zeros(Shape{1, S});
+    if (scan < S) previous.data()[scan] = 1.f;
+    state_.attention.previous = g_.constant(previous);
+  }
+  // Monotonic attention: the memory position the last step stopped on, -1 when it ran off.
+  int64_t stop() const {
+    const Var& previous = state_.attention.previous;
+    if (!previous.valid()) return -1;
+    const int64_t S = previous.dim(1);
+    const int64_t j = vmath::first_at_least(previous.value().data(), S, 0.5f);
+    return j < S ? j : -1;
   }
 
  private:
-  RnnSeq2Seq::DecoderState start_states(std::span<const float> states, int64_t D) {
-    length_ = static_cast<int32_t>(static_cast<int64_t>(states.size()) / D);
-    return model_.start(g_, g_.input(Shape{1, length_, D}, states), {&length_, 1});
-  }
   // The old encoding and everything since freed, a new one started, the state (or the one before
   // its last step) carried into it.
   template <class Start>
@@ -740,8 +849,8 @@ class RnnDecoder final : public IncrementalDecoder {
       const int64_t B = previous.shape().dim(0), S = previous.shape().dim(1);
       const int64_t S2 = st.attention.memory.mask.shape().dim(1);
       Tensor wider = g.zeros(Shape{B, S2});
-      for (int64_t b = 0; b < B; ++b)
-        std::copy(previous.data() + b * S, previous.data() + (b + 1) * S, wider.data() + b * S2);
+      for (int64_t b = 0; b < B; ++b)  // (a stream's memory may have let its front go: S2 < S)
+        std::copy_n(previous.data() + b * S, std::min(S, S2), wider.data() + b * S2);
       st.attention.previous = g.constant(wider);
     }
   };
@@ -756,29 +865,44 @@ class RnnDecoder final : public IncrementalDecoder {
   RnnSeq2Seq::DecoderState before_;  // monotonic attention: the state before the last step,
   bool retakable_ = false;           // valid until the next step or extension
   std::vector<int32_t> lengths_;     // the source lengths of the rows kept by drop_rows()
-  int32_t length_ = 0;               // a stream's states: how many
 };
 
 // Monotonic attention over a stream (AttentionStream): the listener's states as they come, the
 // decoder writing while its attention stops on a position heard. A step that runs off them
-// waits for more audio and is taken again over the longer memory (RnnDecoder::extend_states:
-// the memory and its keys made again, O(S) per push; the decoder's state carried).
+// waits for more audio and is taken again over the longer memory (RnnDecoder::extend_heard: the
+// decoder's state carried, the memory's views made again).
+// Linear time and flat memory (Raffel et al. 2017, §2.2): each position's keys are made once, as
+// it is heard (HeardMemory); a step scans from the last stop, and a step taken again from where
+// it ran off (the positions before had p_ij < 1/2 under the same query); and positions behind
+// the scan's start less MoChA's chunk (w - 1) are never read again, so they are let go.
+// Segments (endpoint > 0): a segment ends when the decoder writes </s> before the audio ends, or
+// once `endpoint` positions were heard past its last unit's stop and since it was written (its
+// waiting step taken to be its </s>); the next decoder starts after it, on a new memory.
 // Joint CTC-MoChA (a CTC head, and a lookahead D >= 0; models/joint_ctc_decoder.h): each
-// position heard also goes through the CTC head into a prefix chain (kernels/ctc_prefix.h), and a
-// step whose stop j has fewer than D positions heard after it waits as one that ran off does.
+// position heard also goes through the CTC head into the segment's prefix chain (kernels/
+// ctc_prefix.h), and a step whose stop j has fewer than D positions heard after it waits as one
+// that ran off does.
 // Wait-k on audio (--wait-k k, chunks of C positions): output i is written once (i + k) C
-// positions are heard, or the audio has ended; its attention reads those only.
+// positions of its segment are heard, or the audio has ended; its attention reads those only
+// (all of them: its memory is the segment's).
 class RnnAttentionStream final : public AttentionStream {
  public:
   RnnAttentionStream(const RnnSeq2Seq& model, const AudioFrontEnd& front,
-                     const SequenceEncoder& encoder, int64_t slack, const JointCtcHead* ctc,
-                     float lambda, int64_t lookahead)
+                     const SequenceEncoder& encoder, int64_t slack, int64_t endpoint,
+                     const JointCtcHead* ctc, float lambda, int64_t lookahead)
       : model_(model),
         listener_(front, encoder),
         D_(listener_.width()),
         slack_(slack),
+        endpoint_(endpoint),
+        monotonic_(model.config().monotonic()),
+        window_(model.config().attention == AttentionKind::Mocha
+                    ? model.config().monotonic_attention.chunk
+                    : 1),
         wait_k_(model.config().wait_k),
         wait_chunk_(std::max<int64_t>(model.config().wait_k_chunk, 1)),
+        memory_(model),
+        origin_(g_.mark()),
         ctc_(ctc),
         lambda_(lambda),
         lookahead_(lookahead),
@@ -794,18 +918,129 @@ class RnnAttentionStream final : public AttentionStream {
     return write(true);
   }
   int64_t positions() const override { return listener_.positions(); }
+  int64_t held() const override { return memory_.size(); }
 
  private:
+  int64_t heard() const { return memory_.end(); }
   void hear(const std::vector<float>& h) {
-    states_.insert(states_.end(), h.begin(), h.end());
+    if (done_) return;  // (one segment, ended: the rest is not read)
+    memory_.append(h, D_);
     grown_ = grown_ || !h.empty();
     if (ctc_) chain_.push(ctc_->log_probs(h, D_));
   }
+
+  std::vector<Token> write(bool end) {
+    std::vector<Token> out;
+    while (!done_) {
+      if (decode(end, out)) {
+        out.push_back(eos_);
+        if (endpoint_ == 0 || end) {
+          done_ = true;
+          break;
+        }
+        // </s> before the audio's end: a new segment on the positions after its stop
+        next_segment(eos_.stop + 1);
+        continue;
+      }
+      // the endpoint: `endpoint_` positions heard past the last unit's stop and since it was
+      // written (the step waiting is taken to be the segment's </s>)
+      if (endpoint_ == 0 || last_stop_ < 0 ||
+          heard() - std::max(last_stop_ + 1, last_heard_) < endpoint_)
+        break;
+      out.push_back({.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f});
+      next_segment(heard());
+    }
+    return out;
+  }
+
+  // The segment's decoder writes what the positions heard let it (all of them when `end`: its
+  // audio ends there); its units go to `out`. True when it wrote </s> (or reached the length
+  // limit at the end), eos_ then that token.
+  bool decode(bool end, std::vector<Token>& out) {
+    const int64_t S = heard() - seg_start_;  // the segment's positions heard
+    if (S == 0) return false;
+    if (waiting_ && !grown_ && !end) return false;  // it would run off again
+    if (!decoder_) {
+      decoder_ = std::make_unique<RnnDecoder>(model_, g_, memory_);
+    } else if (grown_ || retake_) {
+      // monotonic attention reads nothing before its scan's start less the chunk
+      if (monotonic_) memory_.drop_before(std::max(seg_start_, scan_ - (window_ - 1)));
+      decoder_->extend_heard(memory_, retake_, monotonic_ ? scan_ - memory_.first() : -1);
+    }
+    grown_ = waiting_ = retake_ = false;
+    const int64_t M = memory_.size(), V = model_.tgt_vocab();
+    while (true) {
+      const int64_t i = seg_tokens_;
+      if (i >= S + slack_) {  // the length limit
+        if (end) {
+          eos_ = {.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f};
+          return true;
+        }
+        waiting_ = true;  // (more audio raises it)
+        return false;
+      }
+      // wait-k: output i reads the first (i + k) chunks, all of them heard first
+      if (wait_k_ > 0 && !end && S < (i + wait_k_) * wait_chunk_) {
+        waiting_ = true;
+        return false;
+      }
+      const int32_t prev = i == 0 ? Vocab::kBos : last_;
+      const IncrementalDecoder::Step s = decoder_->step({&prev, 1}, Scores::LogProbs);
+      // a segment after the first that ends before its attention stopped anywhere: a pause's
+      // tail, nothing said
+      if (s.ran_off && end && i == 0 && seg_start_ > 0) {
+        eos_ = {.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f};
+        return true;
+      }
+      // past what was heard (the attention, or joint CTC's lookahead): wait, and take this
+      // step again (from where its scan ran off)
+      const float* scores = s.ran_off && !end ? nullptr : ctc_ ? joint(s, M, S, end) : s.scores;
+      if (scores == nullptr) {
+        waiting_ = retake_ = true;
+        if (s.ran_off && monotonic_) scan_ = heard();
+        return false;
+      }
+      const auto best =
+          static_cast<int32_t>(Vocab::kEos + vmath::argmax(scores + Vocab::kEos, V - Vocab::kEos));
+      const int64_t stop = memory_.first() + attended_position({s.weights, static_cast<size_t>(M)});
+      const Token token{.id = best, .stop = stop, .heard = heard(), .log_prob = scores[best]};
+      if (best == Vocab::kEos) {
+        eos_ = token;
+        return true;
+      }
+      ++seg_tokens_;
+      last_ = best;
+      last_stop_ = stop;
+      last_heard_ = heard();
+      if (monotonic_) {  // the next step scans from this one's stop
+        const int64_t j = decoder_->stop();
+        scan_ = j < 0 ? heard() : memory_.first() + j;
+      }
+      if (ctc_) chain_.extend(best);
+      out.push_back(token);
+    }
+  }
+
+  // A new segment from position p (heard or not yet): a new decoder, memory and prefix chain.
+  void next_segment(int64_t p) {
+    decoder_.reset();
+    g_.rewind(origin_, {});
+    memory_.drop_before(p);
+    seg_start_ = scan_ = p;
+    seg_tokens_ = 0;
+    last_stop_ = -1;
+    grown_ = waiting_ = retake_ = false;
+    if (ctc_) {
+      chain_ = kernels::CtcPrefixChain(model_.tgt_vocab(), Vocab::kPad);
+      chain_.push(ctc_->log_probs(memory_.states(), D_));
+    }
+  }
+
   // Joint CTC-MoChA: the step's joint scores into joint_, or nullptr when CTC would read past
-  // the positions heard (wait)
-  const float* joint(const IncrementalDecoder::Step& s, int64_t S, bool end) {
-    const int64_t stop = attention_stop(s.weights, S);  // -1: ran off (at the end)
-    int64_t tau = stop < 0 ? S : stop + 1 + lookahead_;
+  // the positions heard (wait). M: the memory's positions, S: the segment's heard.
+  const float* joint(const IncrementalDecoder::Step& s, int64_t M, int64_t S, bool end) {
+    const int64_t stop = attention_stop(s.weights, M);  // -1: ran off (at the end)
+    int64_t tau = stop < 0 ? S : memory_.first() + stop - seg_start_ + 1 + lookahead_;
     if (tau > S) {
       if (!end) return nullptr;
       tau = S;
@@ -822,75 +1057,41 @@ class RnnAttentionStream final : public AttentionStream {
     joint_scores(s.scores, psi_, psi_g, lambda_, Vocab::kPad, joint_);
     return joint_.data();
   }
-  std::vector<Token> write(bool end) {
-    std::vector<Token> out;
-    if (done_ || states_.empty()) return out;
-    if (waiting_ && !grown_ && !end) return out;  // it would run off again
-    if (!decoder_) {
-      decoder_ = std::make_unique<RnnDecoder>(model_, g_, states_, D_);
-    } else if (grown_ || retake_) {
-      decoder_->extend_states(states_, D_, retake_);
-    }
-    grown_ = waiting_ = retake_ = false;
-    const int64_t S = static_cast<int64_t>(states_.size()) / D_, V = model_.tgt_vocab();
-    while (true) {
-      if (static_cast<int64_t>(tokens_.size()) >= S + slack_) {  // the length limit
-        if (end) break;
-        waiting_ = true;  // (more audio raises it)
-        return out;
-      }
-      // wait-k: output i reads the first (i + k) chunks, all of them heard first
-      const auto i = static_cast<int64_t>(tokens_.size());
-      if (wait_k_ > 0 && !end && S < (i + wait_k_) * wait_chunk_) {
-        waiting_ = true;
-        return out;
-      }
-      const int32_t prev = tokens_.empty() ? Vocab::kBos : tokens_.back();
-      const IncrementalDecoder::Step s = decoder_->step({&prev, 1}, Scores::LogProbs);
-      // past what was heard (the attention, or joint CTC's lookahead): wait, and take this
-      // step again
-      const float* scores = s.ran_off && !end ? nullptr : ctc_ ? joint(s, S, end) : s.scores;
-      if (scores == nullptr) {
-        waiting_ = retake_ = true;
-        return out;
-      }
-      const auto best =
-          static_cast<int32_t>(Vocab::kEos + vmath::argmax(scores + Vocab::kEos, V - Vocab::kEos));
-      if (best == Vocab::kEos) break;
-      tokens_.push_back(best);
-      if (ctc_) chain_.extend(best);
-      out.push_back({.id = best,
-                     .stop = attended_position({s.weights, static_cast<size_t>(S)}),
-                     .heard = S,
-                     .log_prob = scores[best]});
-    }
-    done_ = true;
-    return out;
-  }
 
   const RnnSeq2Seq& model_;
   AudioEncoderStream listener_;
-  int64_t D_, slack_;
+  int64_t D_, slack_, endpoint_;
+  bool monotonic_;               // hard monotonic stops (else wait-k's soft attention)
+  int64_t window_;               // what a stop reads back: MoChA's chunk w, else 1
   int64_t wait_k_, wait_chunk_;  // wait-k (0: monotonic attention's stops decide)
+  HeardMemory memory_;
   Graph g_{Mode::Inference};
+  Graph::Mark origin_;  // before the segment's decoder
   std::unique_ptr<RnnDecoder> decoder_;
-  std::vector<float> states_;    // [S, D]: every position heard
-  std::vector<int32_t> tokens_;  // written
-  bool grown_ = false;           // heard more since the decoder last saw the states
-  bool waiting_ = false;         // for more audio: the last step ran off it, or the length limit
-  bool retake_ = false;          // the last step ran off: taken again once more is heard
-  bool done_ = false;            // </s> written, or the length limit at the end
+  // the segment
+  int64_t seg_start_ = 0;   // its first position
+  int64_t seg_tokens_ = 0;  // units written
+  int32_t last_ = 0;        // the last of them
+  int64_t last_stop_ = -1;  // its stop (-1: none yet)
+  int64_t last_heard_ = 0;  // the positions heard when it was written
+  int64_t scan_ = 0;        // monotonic: where the next step's scan starts
+  Token eos_;               // how it ended
+  bool grown_ = false;      // heard more since the decoder last saw the memory
+  bool waiting_ = false;    // for more audio: the last step ran off it, or the length limit
+  bool retake_ = false;     // the last step ran off: taken again once more is heard
+  bool done_ = false;       // the last segment ended (one segment: </s> written)
   // joint CTC-MoChA (ctc_ null: attention alone)
   const JointCtcHead* ctc_;
   float lambda_;
   int64_t lookahead_;
-  kernels::CtcPrefixChain chain_;   // the written tokens' prefix over the positions heard
+  kernels::CtcPrefixChain chain_;   // the written tokens' prefix over the segment's positions
   std::vector<float> joint_, psi_;  // [V] a step's joint scores; CTC's prefix scores
 };
 
 }  // namespace
 
-std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack) const {
+std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack,
+                                                              int64_t endpoint) const {
   check(front_ != nullptr, "rnn: only a recognizer (audio in) reads a stream");
   check(config_.monotonic() || config_.wait_k > 0, "rnn: ", attention_name(config_.attention),
         " attention reads the whole utterance before its first output; a streaming recognizer "
@@ -898,8 +1099,8 @@ std::unique_ptr<AttentionStream> RnnSeq2Seq::attention_stream(int64_t slack) con
   // joint CTC-MoChA when asked for (--ctc-lookahead) at a weight above 0
   const bool joint = ctc_ && config_.ctc_decode_lookahead >= 0 && config_.joint_decode_weight() > 0;
   return std::make_unique<RnnAttentionStream>(
-      *this, *front_, *encoder_, slack, joint ? &*ctc_ : nullptr, config_.joint_decode_weight(),
-      config_.ctc_decode_lookahead);
+      *this, *front_, *encoder_, slack, endpoint, joint ? &*ctc_ : nullptr,
+      config_.joint_decode_weight(), config_.ctc_decode_lookahead);
 }
 
 std::unique_ptr<IncrementalDecoder> RnnSeq2Seq::start_decoding(Graph& g, const Seq2SeqBatch& b,

@@ -16,7 +16,8 @@ std::unique_ptr<FrameLabeller::Stream> FrameLabeller::stream() const {
       "and a --unidirectional encoder");
 }
 
-std::unique_ptr<AttentionStream> Seq2SeqModel::attention_stream(int64_t /*slack*/) const {
+std::unique_ptr<AttentionStream> Seq2SeqModel::attention_stream(int64_t /*slack*/,
+                                                                int64_t /*endpoint*/) const {
   fail(
       "this model does not read a stream: a streaming attention recognizer is an rnn model with "
       "audio in, --attention monotonic or mocha and a --unidirectional encoder");

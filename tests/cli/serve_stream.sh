@@ -189,10 +189,31 @@ for i in range(0, len(pcm), step):
         early += not last
     finals += [x for x in r["results"] if x["type"] == "final"]
 assert len(finals) == 1 and finals[0]["text"] == offline, (finals, offline)
-assert "".join(a["units"][u] for u, _ in stops) == offline, (stops, offline)
+assert "".join(a["units"][u] for u, _ in stops).replace("\u2581", " ") == offline, (stops, offline)
 assert offline.strip() and early > 0, (offline, early)
 print("attention stream: '%s', %d of %d units before the end" % (offline, early, len(stops)))
 PY
+
+# segments: with --endpoint-ms an attention recognizer's segment ends when its decoder writes
+# </s> before the audio's end, or 400 ms after its last unit's stop with none since; a new
+# decoder starts after it, the listener going on. Three words apart: three finals at least (one
+# decoder, offline, writes one line), in order, each with words, each word inside its span
+for how in "--ctc-weight 0" "--ctc-lookahead 0"; do
+  # shellcheck disable=SC2086
+  "$heed" --threads 1 transcribe --model "$work/mocha" $how --online --endpoint-ms 400 \
+    "$work/mic.wav" > "$work/seg.jsonl" 2> "$work/err" || fail "transcribe --online: $(cat "$work/err")"
+  python3 - "$work/seg.jsonl" <<'PY' || fail "an attention recognizer's segments ($how): $(cat "$work/seg.jsonl")"
+import json, sys
+finals = [json.loads(l) for l in open(sys.argv[1])]
+assert len(finals) >= 3 and all(f["type"] == "final" and f["text"].strip() for f in finals)
+assert finals[-1]["end"] <= finals[-1]["audio"], finals[-1]
+for a, b in zip(finals, finals[1:]):
+    assert b["segment"] == a["segment"] + 1 and b["start"] >= a["end"], (a, b)
+for f in finals:
+    assert all(f["start"] <= w["start"] <= w["end"] <= f["end"] for w in f["words"]), f
+print("attention segments: " + " | ".join(f["text"] for f in finals))
+PY
+done
 
 # heed report --latency: the dev set streamed in 40 and 640 ms chunks, WER against word delay
 for c in 40 640; do

@@ -20,6 +20,7 @@
 #include "heed/util/error.h"
 #include "support/stream_view.h"
 #include "support/temp_dir.h"
+#include "support/thread_cpu.h"
 #include "support/tones.h"
 
 namespace heed {
@@ -67,6 +68,18 @@ Seq2SeqBatch batch_of(const std::vector<float>& x) {
                           AudioFrontEndConfig::kMinFrames);
 }
 
+// A one-segment stream's tokens end with its </s>, at its last position: the units before it.
+std::vector<AttentionStream::Token> without_eos(std::vector<AttentionStream::Token> got,
+                                                int64_t positions) {
+  EXPECT_FALSE(got.empty());
+  if (got.empty()) return got;
+  EXPECT_EQ(got.back().id, Vocab::kEos);
+  EXPECT_LT(got.back().stop, positions);
+  got.pop_back();
+  for (const AttentionStream::Token& t : got) EXPECT_NE(t.id, Vocab::kEos);
+  return got;
+}
+
 // The tokens a stream of `model` writes for x given in pieces of 1..12 frames; `early`: how
 // many came before finish().
 std::vector<AttentionStream::Token> streamed(const Seq2SeqModel& model, const std::vector<float>& x,
@@ -83,7 +96,7 @@ std::vector<AttentionStream::Token> streamed(const Seq2SeqModel& model, const st
   early += static_cast<int64_t>(got.size());
   const auto last = s->finish();
   got.insert(got.end(), last.begin(), last.end());
-  return got;
+  return without_eos(got, s->positions());
 }
 
 // Frames given in pieces of any size make the tokens greedy decoding makes of the whole
@@ -109,15 +122,22 @@ TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
       // pieces of 0 .. 20 frames (trial 0: one frame at a time)
       for (int64_t t = 0; t < frames;) {
         const int64_t n = std::min(frames - t, trial == 0 ? 1 : rng.below(21));
+        const int64_t heard = s->positions(), stop = got.empty() ? -1 : got.back().stop;
         const std::vector<AttentionStream::Token> y =
             s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
         pushes_writing += y.empty() ? 0 : 1;
         got.insert(got.end(), y.begin(), y.end());
         t += n;
+        // the memory holds nothing the attention cannot read again: once more is heard, from
+        // the last stop's chunk (w = 2) on
+        if (stop >= 0 && s->positions() > heard && got.back().id != Vocab::kEos) {
+          EXPECT_LE(s->held(), s->positions() - stop + 1) << t << " frames";
+        }
       }
       const size_t before_end = got.size();
       const std::vector<AttentionStream::Token> last = s->finish();
       got.insert(got.end(), last.begin(), last.end());
+      got = without_eos(got, positions);
       EXPECT_EQ(s->positions(), positions);
       ASSERT_EQ(got.size(), offline.tokens.size()) << frames << " frames, trial " << trial;
       for (size_t i = 0; i < got.size(); ++i) {
@@ -139,6 +159,199 @@ TEST(AttentionStream, PiecesOfAnySizeWriteTheWholeUtterancesGreedyOutput) {
   // written as the audio came, over many pushes: most before the utterance ended
   EXPECT_GT(early, written / 2) << early << " of " << written;
   EXPECT_GE(retaken, 2);
+}
+
+// The listener's states [S, D] of x (a causal encoder: what the stream's listener computes).
+std::vector<float> listened(const RnnSeq2Seq& model, const std::vector<float>& x) {
+  Graph g(Mode::Inference);
+  const Tensor& h = model.start(g, batch_of(x)).attention.memory.annotations.value();
+  return {h.data(), h.data() + h.shape().numel()};
+}
+
+// What greedy decoding by attention alone writes over the listener's positions [from, to) of
+// `states` (D wide), at most `limit` units, then its </s> (as a stream's segment gives it: stops
+// from the stream's start; the length limit's </s> at the last position, scored 0).
+std::vector<AttentionStream::Token> offline_segment(const RnnSeq2Seq& model,
+                                                    const std::vector<float>& states, int64_t D,
+                                                    int64_t from, int64_t to, int64_t limit) {
+  Graph g(Mode::Inference);
+  const auto n = static_cast<int32_t>(to - from);
+  RnnSeq2Seq::DecoderState st = model.start(
+      g, g.input(Shape{1, n, D}, {states.data() + from * D, static_cast<size_t>(n * D)}), {&n, 1});
+  std::vector<AttentionStream::Token> out;
+  int32_t prev = Vocab::kBos;
+  const int64_t V = model.tgt_vocab();
+  for (int64_t i = 0;; ++i) {
+    if (i == limit) {
+      out.push_back({.id = Vocab::kEos, .stop = to - 1});
+      return out;
+    }
+    const RnnSeq2Seq::Step s = model.step(g, {&prev, 1}, st);
+    const float* lp = s.log_probs.value().data();
+    const auto best = static_cast<int32_t>(
+        Vocab::kEos + std::max_element(lp + Vocab::kEos, lp + V) - (lp + Vocab::kEos));
+    const std::span<const float> w(s.weights.value().data(), static_cast<size_t>(n));
+    out.push_back({.id = best, .stop = from + attended_position(w), .log_prob = lp[best]});
+    if (best == Vocab::kEos) return out;
+    prev = best;
+    st = s.next;
+  }
+}
+
+// x streamed in pieces of 1..20 frames, split into its segments (each ending with its </s>)
+std::vector<std::vector<AttentionStream::Token>> segments(AttentionStream& s,
+                                                          const std::vector<float>& x, Rng& rng) {
+  const auto frames = static_cast<int64_t>(x.size()) / kBins;
+  std::vector<AttentionStream::Token> got;
+  for (int64_t t = 0; t < frames;) {
+    const int64_t n = std::min(frames - t, 1 + rng.below(20));
+    const auto y = s.push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
+    got.insert(got.end(), y.begin(), y.end());
+    t += n;
+  }
+  const auto last = s.finish();
+  got.insert(got.end(), last.begin(), last.end());
+  std::vector<std::vector<AttentionStream::Token>> out(1);
+  for (const AttentionStream::Token& t : got) {
+    out.back().push_back(t);
+    if (t.id == Vocab::kEos) out.emplace_back();
+  }
+  EXPECT_TRUE(out.back().empty()) << "the stream's tokens end with a </s>";
+  out.pop_back();
+  return out;
+}
+
+void expect_same(const std::vector<AttentionStream::Token>& got,
+                 const std::vector<AttentionStream::Token>& want, const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id) << where << ", unit " << i;
+    EXPECT_EQ(got[i].stop, want[i].stop) << where << ", unit " << i;
+    EXPECT_NEAR(got[i].log_prob, want[i].log_prob, 1e-4) << where << ", unit " << i;
+  }
+}
+
+// A MoChA recognizer (random weights, as above) whose output bias for </s> is `eos_bias` (at 0.4
+// it writes </s> after a few units now and then, at 0 never before the end), its energy bias r.
+std::unique_ptr<RnnSeq2Seq> mocha_model(ParameterStore& store, float eos_bias, float r = 0.f) {
+  RnnSeq2SeqConfig c = mocha_config();
+  c.monotonic_attention.bias = r;
+  Rng rng(7);
+  auto model = std::make_unique<RnnSeq2Seq>(c, Scope(store, rng, "m"));
+  for (Parameter* p : store.all())
+    if (p->name == "m/decoder/out/b") p->value.data()[Vocab::kEos] = eos_bias;
+  return model;
+}
+
+// Segments: with endpointing on, a decoder that writes </s> before the audio's end is followed
+// by a new one on the positions after its stop, the listener going on, each holding only what
+// its attention can still read. Each segment writes what greedy decoding of the listener's
+// states from its first position to the end writes (ids, stops from the stream's start,
+// log-probabilities, </s>).
+TEST(AttentionStream, AfterEosANewSegmentDecodesTheRestAsOfflineDecodingWould) {
+  ParameterStore store;
+  const std::unique_ptr<RnnSeq2Seq> model = mocha_model(store, 0.4f);
+  Rng rng(5);
+  int64_t segments_seen = 0, units = 0;
+  for (int64_t frames : {97, 300, 600}) {
+    const std::vector<float> x = random_frames(frames, rng);
+    const std::vector<float> states = listened(*model, x);
+    const int64_t S = AudioFrontEndConfig::output_frames(frames), D = 16;
+    ASSERT_EQ(static_cast<int64_t>(states.size()), S * D);
+    const std::unique_ptr<AttentionStream> s = model->attention_stream(10, /*endpoint=*/1000000);
+    const auto got = segments(*s, x, rng);
+    int64_t from = 0;
+    for (size_t k = 0; k < got.size(); ++k) {
+      expect_same(got[k], offline_segment(*model, states, D, from, S, S - from + 10),
+                  std::to_string(frames) + " frames, segment " + std::to_string(k));
+      from = got[k].back().stop + 1;
+      units += static_cast<int64_t>(got[k].size()) - 1;
+    }
+    EXPECT_EQ(from, S) << "the last segment ends with the stream";
+    segments_seen += static_cast<int64_t>(got.size());
+  }
+  EXPECT_GE(segments_seen, 8);
+  EXPECT_GE(units, 40);
+}
+
+// The endpoint: once `endpoint` positions were heard past a segment's last unit's stop and since
+// it was written, the segment ends there, its waiting step taken to be its </s>: its units
+// are the first ones greedy decoding of the listener's states from its first position writes,
+// and the next one that decoding writes stops on the segment's last position or later (it had
+// not been heard). The segment that ends with the stream: all of them.
+TEST(AttentionStream, AnEndpointEndsTheSegmentWhereTheAttentionWaits) {
+  ParameterStore store;
+  // r = -0.02: its decoder writes a few units, then its attention stops nowhere for long
+  const std::unique_ptr<RnnSeq2Seq> model = mocha_model(store, 0.f, -0.02f);
+  Rng rng(6);
+  int64_t endpointed = 0;
+  for (int64_t frames : {300, 600}) {
+    const std::vector<float> x = random_frames(frames, rng);
+    const std::vector<float> states = listened(*model, x);
+    const int64_t S = AudioFrontEndConfig::output_frames(frames), D = 16, endpoint = 3;
+    const std::unique_ptr<AttentionStream> s = model->attention_stream(10, endpoint);
+    const auto got = segments(*s, x, rng);
+    int64_t from = 0;
+    for (size_t k = 0; k < got.size(); ++k) {
+      const std::string where = std::to_string(frames) + " frames, segment " + std::to_string(k);
+      const int64_t to = got[k].back().stop + 1;
+      const auto want = offline_segment(*model, states, D, from, S, S - from + 10);
+      if (to == S) {  // the stream's end
+        expect_same(got[k], want, where);
+        from = to;
+        continue;
+      }
+      const size_t n = got[k].size() - 1;  // units
+      ASSERT_GE(n, 1u) << where;
+      ASSERT_GT(want.size(), n) << where;
+      expect_same({got[k].begin(), got[k].end() - 1}, {want.begin(), want.begin() + n}, where);
+      EXPECT_GE(want[n].stop, to - 1) << where;                   // MoChA's chunk: w - 1 = 1 back
+      EXPECT_GE(to - 1 - got[k][n - 1].stop, endpoint) << where;  // heard past the last stop
+      EXPECT_GE(to - got[k][n - 1].heard, endpoint) << where;     // and since it was written
+      EXPECT_EQ(got[k].back().log_prob, 0.f) << where;
+      ++endpointed;
+      from = to;
+    }
+    EXPECT_EQ(from, S);
+  }
+  EXPECT_GE(endpointed, 4);
+}
+
+// A 10-minute stream costs per second of audio what a 30-second one does (thread CPU time on
+// one thread, within 1.5x) and holds a few positions: here the attention stops nowhere (r = -1:
+// random weights' energies are near 0, so p_ij is near 0.27 everywhere) and its first step runs
+// off whatever is heard, as over a long silence. Each position's keys are made once, the step
+// taken again scans from where it ran off, and what it scanned is let go.
+TEST(AttentionStream, LongStreamsCostPerSecondWhatShortOnesDoAndHoldLittle) {
+  const testing::OneThread one_thread;  // (support/thread_cpu.h says why)
+  RnnSeq2SeqConfig c = mocha_config();
+  c.monotonic_attention.bias = -1.f;
+  ParameterStore store;
+  Rng init(7);
+  const RnnSeq2Seq model(c, Scope(store, init, "m"));
+  Rng rng(8);
+  const std::vector<float> x = random_frames(60000, rng);  // 10 minutes of 10 ms frames
+  auto run = [&](int64_t frames, int64_t& held) {
+    const std::unique_ptr<AttentionStream> s = model.attention_stream(10);
+    held = 0;
+    int64_t written = 0;
+    const double t0 = testing::thread_cpu_seconds();
+    for (int64_t t = 0; t < frames; t += 16) {
+      const int64_t n = std::min<int64_t>(16, frames - t);
+      written += static_cast<int64_t>(
+          s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)}).size());
+      held = std::max(held, s->held());
+    }
+    const double seconds = testing::thread_cpu_seconds() - t0;
+    EXPECT_EQ(written, 0) << "it stopped somewhere";
+    return seconds / static_cast<double>(frames);
+  };
+  int64_t held_short = 0, held_long = 0;
+  double short_cost = 1e9;
+  for (int k = 0; k < 3; ++k) short_cost = std::min(short_cost, run(3000, held_short));
+  const double long_cost = run(60000, held_long);
+  EXPECT_LT(long_cost, 1.5 * short_cost) << long_cost << " against " << short_cost;
+  EXPECT_LE(held_long, 6) << "positions held (40 ms each): a push's 4 and the chunk's 1";
 }
 
 // Joint CTC-MoChA (a CTC head beside the attention, --ctc-lookahead D): the stream writes what
@@ -295,7 +508,6 @@ TEST_F(AttentionStreamTest, ModelsThatCannotStreamAreRefusedNamingWhy) {
   refused(*dir_ / "bahdanau", {}, "--attention monotonic or mocha");
   refused(*dir_ / "bidirectional", {}, "--unidirectional");
   refused(*dir_ / "mocha", {.beam = 2}, "greedily (--beam 1)");
-  refused(*dir_ / "mocha", {.endpoint_seconds = 0.5}, "--endpoint-ms");
   // joint CTC-MoChA needs a CTC head and stops
   for (const char* name : {"mocha", "bahdanau"}) {
     try {

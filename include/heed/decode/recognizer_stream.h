@@ -19,9 +19,13 @@
 // A recognizer with hard monotonic attention or MoChA over a causal encoder (`heed train --model
 // rnn --attention mocha --unidirectional`) streams too (Seq2SeqModel::attention_stream): its
 // decoder writes each unit once its attention stops on audio heard, and never takes one back,
-// so a partial result is stable whole; greedy by attention alone, one segment (no endpointing:
-// that reads CTC's blanks), its final = Recognizer::transcribe's with --ctc-weight 0, each word
-// timed by its units' attention stops. Its memory grows with the segment (the listener's states).
+// so a partial result is stable whole; greedy (joint CTC-MoChA with the recognizer's
+// --ctc-lookahead), each word timed by its units' attention stops. Without endpointing its
+// stream is one segment whose final = Recognizer::transcribe's; with it, a segment ends when
+// the decoder writes </s> before the audio ends, or once `endpoint_seconds` were heard past its
+// last unit's stop with none written since (attention's blank run), and a new decoder starts
+// after it. Memory and cost per second are flat here too: the decoder keeps the positions its
+// attention can still read (models/rnn_seq2seq.cc, HeardMemory).
 // Leaves out: reading audio (cli/, serve/), the offline recognizer (decode/recognizer.h).
 #pragma once
 
@@ -43,7 +47,8 @@ struct StreamOptions {
   int beam = 1;                 // 1: the best path; more: the prefix beam search
   double lm_weight = 0.5;       // with the recognizer's LM (Recognizer::load_lm; beam >= 2)
   double lm_bonus = 0.0;        // per output unit, with the LM
-  double endpoint_seconds = 0;  // a blank run this long after a label ends a segment (0: never)
+  double endpoint_seconds = 0;  // a blank run this long after a label ends a segment (0: never;
+                                // attention: this long heard past the last unit's stop)
   bool partials = true;         // give a partial result whenever the best labels change
 };
 
@@ -106,12 +111,15 @@ class RecognizerStream {
   std::vector<int32_t> best() const;
   std::vector<int32_t> stable() const;
   void start_search();  // the segment's search, from nothing
-  // an attention stream's units, appended to the view's when there is one
-  void take(const std::vector<AttentionStream::Token>& tokens, StreamView* view);
+  // an attention stream's units, appended to the view's when there is one; the finals of the
+  // segments they end
+  void take(const std::vector<AttentionStream::Token>& tokens, std::vector<StreamResult>& out,
+            StreamView* view);
   // a CTC model's positions' scores [n, V], the same
   void read_scores(const std::vector<float>& scores, std::vector<StreamResult>& out,
                    StreamView* view);
-  StreamResult attention_final() const;
+  void end_attention_segment(int64_t end, std::vector<StreamResult>& out);  // at position `end`
+  void start_attention_segment(int64_t start);                              // at `start`
 
   const Recognizer& r_;
   StreamOptions o_;
@@ -120,7 +128,7 @@ class RecognizerStream {
   std::unique_ptr<FrameLabeller::Stream> frames_;  // a CTC model's, or
   std::unique_ptr<AttentionStream> attention_;     // a monotonic attention one's
   std::vector<int64_t> stops_;                     // attention: each unit's stop
-  double log_prob_ = 0;                            // attention: the units
+  double log_prob_ = 0;                            // attention: the units'
   CtcLm lm_;
   int64_t V_;
   int32_t blank_;
@@ -139,6 +147,7 @@ class RecognizerStream {
   void stamp();                              // the labels stable now and not yet: given out now
   std::vector<int32_t> shown_;               // the best labels of the last partial
   bool any_final_ = false;
+  bool finishing_ = false;  // in finish()
 };
 
 }  // namespace heed

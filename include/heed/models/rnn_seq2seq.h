@@ -145,7 +145,8 @@ class RnnSeq2Seq final : public Seq2SeqModel {
                                                      const AttentionChoice& attention,
                                                      int64_t rows_per_source = 1) const override;
   // A recognizer with hard monotonic attention or MoChA over a --unidirectional encoder.
-  std::unique_ptr<AttentionStream> attention_stream(int64_t slack) const override;
+  std::unique_ptr<AttentionStream> attention_stream(int64_t slack,
+                                                    int64_t endpoint = 0) const override;
 
   // Incremental decoding, used by greedy and beam search: the source is encoded once by
   // start(), then step() takes the previous tokens [B] and returns log-probabilities [B, V].
@@ -178,6 +179,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // The same over a source encoded already (a stream's states [B, S, D]; no summary: the
   // decoder starts as online decoding's does).
   DecoderState start(Graph& g, Var states, std::span<const int32_t> lengths) const;
+  // The same over a stream's memory as heard so far (one row): `heard` holds the memory and the
+  // keys attention().start() made of each position when it was heard, kept by the stream.
+  DecoderState start_heard(Graph& g, AttentionState heard) const;
   using Scores = heed::Scores;
   Step step(Graph& g, std::span<const int32_t> prev, const DecoderState& state,
             Scores scores = Scores::LogProbs) const;
@@ -191,6 +195,9 @@ class RnnSeq2Seq final : public Seq2SeqModel {
   // start's second half: the decoder state over an encoded source of `lengths` rows
   DecoderState start_encoded(Graph& g, const SequenceEncoder::Output& enc,
                              std::span<const int32_t> lengths, int64_t rows_per_source) const;
+  // its last part: the decoder's first state of B rows beside their attention's
+  DecoderState start_attending(Graph& g, AttentionState attention, Var summary,
+                               int64_t rows_per_source) const;
   // One decoder step, shared by step() and the teacher-forced loss(): from the target-side
   // input projection gy [B, G H] and embedding y [B, E] of y_{t-1}, advances `st` and returns
   // the read-out input, [s_i ; c_i ; E y_{i-1}] (Bahdanau style), h~_t (Luong style) or s_i

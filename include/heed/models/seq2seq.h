@@ -193,12 +193,21 @@ struct OnlinePolicy {
 // takes feature frames [n, F] and gives the tokens they let the decoder write; finish() ends the
 // utterance and gives the rest, up to </s> (or the length limit: a token per position and
 // `slack` more, as offline recognition's; a token past the positions heard waits). With a
-// causal encoder each
-// position is encoded once (nn/audio_encoder_stream.h), and the tokens are greedy decoding's of
-// the whole utterance by attention alone (a joint CTC-attention model's CTC unused).
+// causal encoder each position is encoded once (nn/audio_encoder_stream.h), and the tokens are
+// greedy decoding's of the whole utterance by attention alone (a joint CTC-attention model's CTC
+// unused).
+// Linear time, flat memory: each position's keys are made once, when heard, and monotonic
+// attention never reads behind its last stop's chunk, so the positions before it are let go.
+// Segments (`endpoint` > 0 positions): a long stream holds many utterances, and a decoder
+// trained on one writes </s> after the first. A segment ends when its decoder writes </s> before
+// the audio ends, or once `endpoint` positions were heard past its last unit's stop with no unit
+// written since (the attention scanned them and stopped nowhere: the endpoint of CTC's blank
+// run, in attention's terms; the step waiting is taken to be its </s>); a new decoder starts on
+// the positions after it, the listener goes on. Each segment ends with a </s> token.
 // Wait-k on audio (Ma, Pino & Koehn 2020) streams the same way: output i once the first (i + k)
-// chunks of positions are heard. Seq2SeqModel::attention_stream is an Error for a model that
-// cannot (soft attention over the whole utterance, a bidirectional encoder, text in).
+// chunks of positions are heard (its attention reads the segment's whole prefix, which it keeps).
+// Seq2SeqModel::attention_stream is an Error for a model that cannot (soft attention over the
+// whole utterance, a bidirectional encoder, text in).
 // The position a step's attention weights [S] point at: the largest weight's (a hard
 // monotonic stop; MoChA's chunk ends there), or the last one when every weight is 0 (a monotonic
 // step that ran off the audio's end: it read it all and stopped nowhere). What a unit's time
@@ -208,16 +217,18 @@ int64_t attended_position(std::span<const float> weights);
 class AttentionStream {
  public:
   struct Token {
-    int32_t id = 0;
-    int64_t stop = 0;    // the encoder position its attention points at (40 ms each;
-                         // attended_position)
+    int32_t id = 0;      // Vocab::kEos: the segment ends (`stop`: its last position)
+    int64_t stop = 0;    // the encoder position its attention points at, from the stream's
+                         // start (40 ms each; attended_position)
     int64_t heard = 0;   // encoder positions heard when it was written
-    float log_prob = 0;  // log p(token | the tokens before, the audio heard)
+    float log_prob = 0;  // log p(token | the tokens before, the audio heard); a segment's end
+                         // forced by the endpoint: 0
   };
   virtual ~AttentionStream() = default;
   virtual std::vector<Token> push(std::span<const float> features) = 0;
   virtual std::vector<Token> finish() = 0;
   virtual int64_t positions() const = 0;  // encoder positions heard so far
+  virtual int64_t held() const = 0;       // positions the memory holds now
 };
 
 class Seq2SeqModel {
@@ -232,7 +243,8 @@ class Seq2SeqModel {
   virtual const FrameLabeller* frame_labeller() const { return nullptr; }
   virtual OnlinePolicy online_policy() const { return {.reason = "soft attention"}; }
   // A recognizer's attention decoder over audio as it comes.
-  virtual std::unique_ptr<AttentionStream> attention_stream(int64_t slack) const;
+  virtual std::unique_ptr<AttentionStream> attention_stream(int64_t slack,
+                                                            int64_t endpoint = 0) const;
   // Whether decoding attends by hard monotonic stops (monotonic attention, MoChA): each row of
   // the weights then ends at the step's stop (the pictures outline it).
   virtual bool hard_monotonic_attention() const { return false; }
