@@ -168,18 +168,18 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
                                                {.beam = o_.beam, .lm = lm_.lm ? &lm_ : nullptr},
                                                /*attention=*/true)
                                  .front());
-    const std::vector<std::string> units = m.tgt_vocab.decode(h.tokens);
-    f.text = m.tgt_seg.join(units);
+    const std::vector<std::string> spelled = m.tgt_vocab.decode(h.tokens);
+    f.text = m.tgt_seg.join(spelled);
     f.log_prob = h.log_prob;
     // a unit given out as stable keeps its moment; any other (the final rescoring's) is now's
     const std::vector<int32_t> held = stable();
-    std::vector<double> emitted(units.size(), clock_()), read(units.size(), audio_seconds());
-    for (size_t k = 0; k < units.size() && k < held.size() && k < emitted_.size(); ++k) {
+    std::vector<double> emitted(spelled.size(), clock_()), read(spelled.size(), audio_seconds());
+    for (size_t k = 0; k < spelled.size() && k < held.size() && k < emitted_.size(); ++k) {
       if (held[k] != h.tokens[k]) break;
       emitted[k] = emitted_[k];
       read[k] = read_[k];
     }
-    f.words = word_times(units, unit_frames(h, units.size(), /*ctc=*/true),
+    f.words = word_times(spelled, unit_frames(h, spelled.size(), /*ctc=*/true),
                          Recognizer::kFrameSeconds, emitted, read);
     for (WordTime& w : f.words) {
       w.start += f.start;
@@ -235,12 +235,12 @@ void RecognizerStream::end_attention_segment(int64_t end, std::vector<StreamResu
   f.audio = audio_seconds();
   f.start = static_cast<double>(segment_start_) * Recognizer::kFrameSeconds;
   f.end = static_cast<double>(end) * Recognizer::kFrameSeconds;
-  const std::vector<std::string> units = m.tgt_vocab.decode(path_labels_);
-  f.text = m.tgt_seg.join(units);
+  const std::vector<std::string> spelled = m.tgt_vocab.decode(path_labels_);
+  f.text = m.tgt_seg.join(spelled);
   f.log_prob = log_prob_;
   std::vector<std::pair<int64_t, int64_t>> frames;  // a unit's frames: its attention's stop
   for (int64_t stop : stops_) frames.emplace_back(stop, stop);  // (from the stream's start)
-  f.words = word_times(units, frames, Recognizer::kFrameSeconds, emitted_, read_);
+  f.words = word_times(spelled, frames, Recognizer::kFrameSeconds, emitted_, read_);
   out.push_back(std::move(f));
   any_final_ = true;
   ++segment_;

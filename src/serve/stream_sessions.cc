@@ -167,9 +167,10 @@ json StreamSessions::push(const std::string& id, const std::string& chunk, bool 
   s->last = Clock::now();
   const std::vector<float> x = s->resample->push(samples_of(chunk, s->request.s16), end);
   StreamView view;
-  std::vector<StreamResult> out = s->stream->push(x, s->request.view ? &view : nullptr);
+  StreamView* const shown = s->request.view ? &view : nullptr;  // what the page draws
+  std::vector<StreamResult> out = s->stream->push(x, shown);
   if (end) {
-    std::vector<StreamResult> last = s->stream->finish(s->request.view ? &view : nullptr);
+    std::vector<StreamResult> last = s->stream->finish(shown);
     out.insert(out.end(), last.begin(), last.end());
     s->closed = true;
     std::lock_guard map_lock(mu_);

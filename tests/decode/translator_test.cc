@@ -18,6 +18,7 @@
 #include "heed/decode/translator.h"
 #include "heed/io/safetensors.h"
 #include "support/errors.h"
+#include "support/model_copy.h"
 #include "support/temp_dir.h"
 
 namespace heed {
@@ -114,33 +115,14 @@ TEST(Translator, BadRequestsAreErrors) {
   EXPECT_THROW(Translator({model("rnn-bahdanau")}, {.threads = -1}), Error);
 }
 
-// A copy of a model directory with some of its weights replaced (by name).
-void copy_replacing(const std::string& from, const std::string& to,
-                    const std::map<std::string, Tensor>& replaced) {
-  std::filesystem::copy(from, to);
-  Safetensors w = read_safetensors(from + "/model.safetensors");
-  NamedTensors out;
-  for (auto& [name, t] : w.tensors)
-    out.emplace_back(name, replaced.count(name) ? replaced.at(name) : t);
-  write_safetensors(to + "/model.safetensors", out);
-}
-
-// A copy of a golden model with its weights changed by f(tensor name, value).
-void copy_changed(const std::string& from, const std::string& to,
-                  const std::function<float(const std::string&, float)>& f) {
-  std::map<std::string, Tensor> changed = read_safetensors(from + "/model.safetensors").tensors;
-  for (auto& [name, t] : changed)
-    for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = f(name, t.data()[i]);
-  copy_replacing(from, to, changed);
-}
-
 // Finite weights whose arithmetic overflows (a corrupt or diverged model; the fuzzer's find)
 // are an error at the first step, not empty or garbage outputs.
 TEST(Translator, AModelWhoseScoresOverflowIsAnError) {
   for (const char* name : {"transformer", "rnn-bahdanau"}) {
     SCOPED_TRACE(name);
     testing::TempDir dir;
-    copy_changed(model(name), dir / "m", [](const std::string&, float v) { return v * 1e30F; });
+    testing::copy_changed(model(name), dir / "m",
+                          [](const std::string&, float v) { return v * 1e30F; });
     const Translator t({dir / "m"});
     for (int beam : {1, 3})
       EXPECT_NE(testing::error_of([&] {
@@ -152,9 +134,10 @@ TEST(Translator, AModelWhoseScoresOverflowIsAnError) {
   }
   testing::TempDir dir;
   // a hidden layer at the edge of float's range: the output layer's sums overflow
-  copy_changed(model("classifier-attention"), dir / "c", [](const std::string& name, float v) {
-    return name == "mlp/b1" ? 3e38F : name == "mlp/W2" ? 1.F : v;
-  });
+  testing::copy_changed(model("classifier-attention"), dir / "c",
+                        [](const std::string& name, float v) {
+                          return name == "mlp/b1" ? 3e38F : name == "mlp/W2" ? 1.F : v;
+                        });
   EXPECT_NE(testing::error_of([&] {
               Classifier(dir / "c").classify({"a fine film"});
             }).find("scores are not finite"),
@@ -184,7 +167,7 @@ TEST(Classifier, AnEnsembleAveragesItsMembersProbabilities) {
   const std::string c = dir / "leaning";
   const Tensor b2 = read_safetensors(a + "/model.safetensors").tensors.at("mlp/b2");
   const std::vector<float> leaning = {b2.data()[0] + 1.5F, b2.data()[1] - 1.5F};
-  copy_replacing(a, c, {{"mlp/b2", Tensor::from(b2.shape(), leaning)}});
+  testing::copy_replacing(a, c, {{"mlp/b2", Tensor::from(b2.shape(), leaning)}});
   const auto pa = Classifier(a).classify(lines), pb = Classifier(b).classify(lines),
              pc = Classifier(c).classify(lines);
   const Classifier abc({a, b, c});
@@ -211,7 +194,8 @@ TEST(Classifier, AnEnsembleAveragesItsMembersProbabilities) {
   const std::string c3 = dir / "c3";
   Shape W2 = read_safetensors(a + "/model.safetensors").tensors.at("mlp/W2").shape();
   W2[0] = 3;
-  copy_replacing(a, c3, {{"mlp/W2", Tensor::full(W2, 0.1F)}, {"mlp/b2", Tensor::zeros(Shape{3})}});
+  testing::copy_replacing(
+      a, c3, {{"mlp/W2", Tensor::full(W2, 0.1F)}, {"mlp/b2", Tensor::zeros(Shape{3})}});
   {
     std::ifstream in(c3 + "/config.json");
     nlohmann::json config = nlohmann::json::parse(in);
