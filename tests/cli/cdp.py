@@ -2,12 +2,13 @@
 """A page in headless Chromium, driven over the DevTools protocol on a pipe (no WebSocket
 library needed): opens URL, waits until the JavaScript expression --until is true (polled every
 0.1 s, at most --timeout seconds; an expression that throws counts as not yet true, since the
-page may not have loaded), then prints the JSON value of --eval.
+page may not have loaded), then prints the JSON value of --eval; with --screenshot, also writes the page as a PNG.
 
     cdp.py [--flag=FLAG ...] --until 'document.body.dataset.done' --eval 'document.title' URL
 
 Exit 1 on a timeout (with the --eval value on stderr), 2 when Chromium fails."""
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ def main():
     ap.add_argument("--eval", dest="expr", required=True)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--flag", action="append", default=[])
+    ap.add_argument("--screenshot", help="PNG file: the page once --until holds")
     a = ap.parse_args()
     to_chrome_r, to_chrome_w = os.pipe()
     from_chrome_r, from_chrome_w = os.pipe()
@@ -87,6 +89,10 @@ def main():
                 return 1
             time.sleep(0.1)
         print(json.dumps(evaluate(a.expr, session)))
+        if a.screenshot:
+            png = call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+            with open(a.screenshot, "wb") as f:
+                f.write(base64.b64decode(png))
         return 0
     except (RuntimeError, OSError) as e:
         print("chromium: %s" % e, file=sys.stderr)
