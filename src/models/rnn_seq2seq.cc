@@ -876,8 +876,9 @@ class RnnDecoder final : public IncrementalDecoder {
 // it ran off (the positions before had p_ij < 1/2 under the same query); and positions behind
 // the scan's start less MoChA's chunk (w - 1) are never read again, so they are let go.
 // Segments (endpoint > 0): a segment ends when the decoder writes </s> before the audio ends, or
-// once `endpoint` positions were heard past its last unit's stop and since it was written (its
-// waiting step taken to be its </s>); the next decoder starts after it, on a new memory.
+// once `endpoint` positions were heard past its last unit's stop (its waiting step taken to be
+// its </s>; a decoder that writes on while its attention stays put is looping); the next decoder
+// starts after it, on a new memory.
 // Joint CTC-MoChA (a CTC head, and a lookahead D >= 0; models/joint_ctc_decoder.h): each
 // position heard also goes through the CTC head into the segment's prefix chain (kernels/
 // ctc_prefix.h), and a step whose stop j has fewer than D positions heard after it waits as one
@@ -942,11 +943,10 @@ class RnnAttentionStream final : public AttentionStream {
         next_segment(eos_.stop + 1);
         continue;
       }
-      // the endpoint: `endpoint_` positions heard past the last unit's stop and since it was
-      // written (the step waiting is taken to be the segment's </s>)
-      if (endpoint_ == 0 || last_stop_ < 0 ||
-          heard() - std::max(last_stop_ + 1, last_heard_) < endpoint_)
-        break;
+      // the endpoint: `endpoint_` positions heard past the last unit's stop (the step waiting
+      // is taken to be the segment's </s>). Units written at a stop that does not move for that
+      // long end the segment too: a decoder repeating itself while its attention stays put
+      if (endpoint_ == 0 || last_stop_ < 0 || heard() - (last_stop_ + 1) < endpoint_) break;
       out.push_back({.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f});
       next_segment(heard());
     }
@@ -1011,7 +1011,6 @@ class RnnAttentionStream final : public AttentionStream {
       ++seg_tokens_;
       last_ = best;
       last_stop_ = stop;
-      last_heard_ = heard();
       if (monotonic_) {  // the next step scans from this one's stop
         const int64_t j = decoder_->stop();
         scan_ = j < 0 ? heard() : memory_.first() + j;
@@ -1073,7 +1072,6 @@ class RnnAttentionStream final : public AttentionStream {
   int64_t seg_tokens_ = 0;  // units written
   int32_t last_ = 0;        // the last of them
   int64_t last_stop_ = -1;  // its stop (-1: none yet)
-  int64_t last_heard_ = 0;  // the positions heard when it was written
   int64_t scan_ = 0;        // monotonic: where the next step's scan starts
   Token eos_;               // how it ended
   bool grown_ = false;      // heard more since the decoder last saw the memory
