@@ -911,19 +911,35 @@ class RnnAttentionStream final : public AttentionStream {
         joint_(static_cast<size_t>(model.tgt_vocab())),
         psi_(joint_.size()) {}
   std::vector<Token> push(std::span<const float> features) override {
-    hear(listener_.push(features));
-    return write(false);
+    return take(listener_.push(features), false);
   }
-  std::vector<Token> finish() override {
-    hear(listener_.finish());
-    return write(true);
-  }
+  std::vector<Token> finish() override { return take(listener_.finish(), true); }
   int64_t positions() const override { return listener_.positions(); }
   int64_t held() const override { return memory_.size(); }
 
  private:
   int64_t heard() const { return memory_.end(); }
-  void hear(const std::vector<float>& h) {
+  // The states of the positions just heard [n, D], and what they let the decoder write. With an
+  // endpoint, a position at a time, so that where a segment ends does not depend on how the
+  // audio was cut (without one, the units never do: a step waits for what it reads).
+  std::vector<Token> take(const std::vector<float>& h, bool end) {
+    if (endpoint_ == 0) {
+      hear(h);
+      return write(end);
+    }
+    std::vector<Token> out;
+    for (size_t j = 0; j < h.size(); j += static_cast<size_t>(D_)) {
+      hear({h.begin() + static_cast<ptrdiff_t>(j), h.begin() + static_cast<ptrdiff_t>(j) + D_});
+      const std::vector<Token> y = write(false);
+      out.insert(out.end(), y.begin(), y.end());
+    }
+    if (end) {
+      const std::vector<Token> y = write(true);
+      out.insert(out.end(), y.begin(), y.end());
+    }
+    return out;
+  }
+  void hear(std::span<const float> h) {
     if (done_) return;  // (one segment, ended: the rest is not read)
     memory_.append(h, D_);
     grown_ = grown_ || !h.empty();

@@ -280,7 +280,8 @@ TEST(AttentionStream, AfterEosANewSegmentDecodesTheRestAsOfflineDecodingWould) {
 // decoding of the listener's states from its first position writes, and the next one that
 // decoding writes stops on the segment's last position or later (it had not been heard), unless
 // the length limit held it back (a unit per position heard and 10 more: random weights write
-// faster than their stops move). The segment that ends with the stream: all of them.
+// faster than their stops move). The segment that ends with the stream: all of them. The
+// segments are the same however the audio is cut (the endpoint is looked at a position at a time).
 TEST(AttentionStream, AnEndpointEndsTheSegmentWhereTheAttentionWaits) {
   ParameterStore store;
   // r = -0.02: its decoder writes a few units, then its attention stops nowhere for long
@@ -293,6 +294,19 @@ TEST(AttentionStream, AnEndpointEndsTheSegmentWhereTheAttentionWaits) {
     const int64_t S = AudioFrontEndConfig::output_frames(frames), D = 16, endpoint = 3;
     const std::unique_ptr<AttentionStream> s = model->attention_stream(10, endpoint);
     const auto got = segments(*s, x, rng);
+    // the same segments however the audio is cut: here in one piece
+    const std::unique_ptr<AttentionStream> whole = model->attention_stream(10, endpoint);
+    std::vector<AttentionStream::Token> at_once = whole->push(x);
+    const std::vector<AttentionStream::Token> rest = whole->finish();
+    at_once.insert(at_once.end(), rest.begin(), rest.end());
+    size_t i = 0;
+    for (const auto& segment : got)
+      for (const AttentionStream::Token& t : segment) {
+        ASSERT_LT(i, at_once.size());
+        EXPECT_EQ(at_once[i].id, t.id) << i;
+        EXPECT_EQ(at_once[i++].stop, t.stop) << i;
+      }
+    EXPECT_EQ(i, at_once.size());
     int64_t from = 0;
     for (size_t k = 0; k < got.size(); ++k) {
       const std::string where = std::to_string(frames) + " frames, segment " + std::to_string(k);
@@ -550,6 +564,83 @@ TEST_F(AttentionStreamTest, AViewShowsEachUnitAtItsStopOnceHeard) {
   }
   EXPECT_GT(written, 6u);
   EXPECT_GT(early, written);  // of the 2 x written shown, most before the end
+}
+
+// A recognizer's stream with an endpoint (RecognizerStream, --endpoint-ms): each segment of its
+// attention stream that wrote a word is a final, in order, numbered on, spanning the segment's
+// positions (40 ms each, the next one starting where it ended), its text the segment's units and
+// each word timed by their stops; a segment of word boundaries alone (a pause) is no final.
+TEST_F(AttentionStreamTest, EachSegmentWithWordsIsAFinalOverItsPositions) {
+  const Recognizer rec(*dir_ / "mocha-stops");
+  const ModelFiles& m = rec.files();
+  const auto [words, spoken] = tone_words(4, 12);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> quiet(0.f, 0.01f);
+  std::vector<float> audio;
+  for (const std::vector<float>& w : spoken) {
+    audio.insert(audio.end(), w.begin(), w.end());
+    for (int k = 0; k < kRate * 3 / 4; ++k) audio.push_back(quiet(rng));
+  }
+  const double endpoint = 0.12;  // 3 positions
+  // what the model's attention stream writes over the same frames
+  const std::unique_ptr<AttentionStream> direct =
+      m.model->attention_stream(Recognizer::kExtraUnits, 3);
+  std::vector<AttentionStream::Token> tokens = direct->push(rec.features(audio));
+  const std::vector<AttentionStream::Token> last = direct->finish();
+  tokens.insert(tokens.end(), last.begin(), last.end());
+  struct Segment {
+    std::string text;
+    int64_t start, end;
+    std::vector<int64_t> stops;
+  };
+  std::vector<Segment> want;
+  std::vector<int32_t> units;
+  std::vector<int64_t> stops;
+  int64_t start = 0, blank = 0;
+  for (const AttentionStream::Token& t : tokens) {
+    if (t.id != Vocab::kEos) {
+      units.push_back(t.id);
+      stops.push_back(t.stop);
+      continue;
+    }
+    const std::string text = m.tgt_seg.join(m.tgt_vocab.decode(units));
+    if (text.find_first_not_of(' ') != std::string::npos)
+      want.push_back({text, start, t.stop + 1, stops});
+    else
+      ++blank;
+    units.clear();
+    stops.clear();
+    start = t.stop + 1;
+  }
+  ASSERT_GE(want.size(), 2u) << "segments with words";
+  // the recognizer's stream, in 100 ms pieces
+  RecognizerStream s(rec, {.endpoint_seconds = endpoint}, [] { return 0.0; });
+  std::vector<StreamResult> finals;
+  auto keep = [&](const std::vector<StreamResult>& results) {
+    for (const StreamResult& r : results)
+      if (r.final) finals.push_back(r);
+  };
+  for (size_t i = 0; i < audio.size(); i += 1600)
+    keep(
+        s.push(std::span<const float>(audio).subspan(i, std::min<size_t>(1600, audio.size() - i))));
+  keep(s.finish());
+  ASSERT_EQ(finals.size(), want.size()) << blank << " segments of word boundaries alone";
+  for (size_t k = 0; k < finals.size(); ++k) {
+    EXPECT_EQ(finals[k].segment, static_cast<int64_t>(k));
+    EXPECT_EQ(finals[k].text, want[k].text) << k;
+    EXPECT_NEAR(finals[k].start, static_cast<double>(want[k].start) * 0.04, 1e-9) << k;
+    EXPECT_NEAR(finals[k].end, static_cast<double>(want[k].end) * 0.04, 1e-9) << k;
+    for (const WordTime& w : finals[k].words) {  // timed by the stops, inside the segment
+      EXPECT_GE(w.start, finals[k].start) << k;
+      EXPECT_LE(w.end, finals[k].end) << k;
+      EXPECT_NE(std::find_if(want[k].stops.begin(), want[k].stops.end(),
+                             [&](int64_t stop) {
+                               return std::abs(static_cast<double>(stop) * 0.04 - w.start) < 1e-9;
+                             }),
+                want[k].stops.end())
+          << k << ": " << w.word << " starts at no stop";
+    }
+  }
 }
 
 // A step's position: its largest weight's; a step that ran off the end (no weight): the last.
