@@ -111,7 +111,7 @@ void TranscribeCommand::add(CLI::App& parent, int& threads) {
                   "--online: end a segment (a final result; the search starts again) once the "
                   "recognizer has heard only blanks for this long after a word (0: one segment "
                   "per input). An attention recognizer: once it has heard this long past its "
-                  "last unit's stop with none written, or when it writes </s> before the audio "
+                  "last unit's stop, or when it writes </s> before the audio "
                   "ends (a new decoder then starts after it: a long stream of many utterances)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600000.0));

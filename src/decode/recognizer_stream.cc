@@ -203,14 +203,8 @@ void RecognizerStream::end_segment(std::vector<StreamResult>& out) {
 void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens,
                             std::vector<StreamResult>& out, StreamView* view) {
   for (const AttentionStream::Token& t : tokens) {
-    if (t.id == Vocab::kEos) {  // the segment ends: a final, unless it wrote no word (a
-                                // pause's word boundary) and is not the stream's only one
-      const ModelFiles& m = r_.files();
-      const std::string text = m.tgt_seg.join(m.tgt_vocab.decode(path_labels_));
-      if (text.find_first_not_of(' ') != std::string::npos || (finishing_ && !any_final_))
-        end_attention_segment(t.stop + 1, out);
-      else
-        start_attention_segment(t.stop + 1);
+    if (t.id == Vocab::kEos) {  // the segment ends
+      end_attention_segment(t.stop + 1, out);
       continue;
     }
     path_labels_.push_back(t.id);  // written for good: stable at once
@@ -230,13 +224,19 @@ void RecognizerStream::take(const std::vector<AttentionStream::Token>& tokens,
 void RecognizerStream::end_attention_segment(int64_t end, std::vector<StreamResult>& out) {
   const ModelFiles& m = r_.files();
   StreamResult f;
+  const std::vector<std::string> spelled = m.tgt_vocab.decode(path_labels_);
+  f.text = m.tgt_seg.join(spelled);
+  // a final, unless the segment wrote no word (a pause's word boundary) and is not the stream's
+  // only one
+  if (f.text.find_first_not_of(' ') == std::string::npos && (any_final_ || !finishing_)) {
+    start_attention_segment(end);
+    return;
+  }
   f.final = true;
   f.segment = segment_;
   f.audio = audio_seconds();
   f.start = static_cast<double>(segment_start_) * Recognizer::kFrameSeconds;
   f.end = static_cast<double>(end) * Recognizer::kFrameSeconds;
-  const std::vector<std::string> spelled = m.tgt_vocab.decode(path_labels_);
-  f.text = m.tgt_seg.join(spelled);
   f.log_prob = log_prob_;
   std::vector<std::pair<int64_t, int64_t>> frames;  // a unit's frames: its attention's stop
   for (int64_t stop : stops_) frames.emplace_back(stop, stop);  // (from the stream's start)

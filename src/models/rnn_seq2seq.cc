@@ -919,6 +919,11 @@ class RnnAttentionStream final : public AttentionStream {
 
  private:
   int64_t heard() const { return memory_.end(); }
+  // the segment's </s> where no step wrote it (the endpoint, the length limit, a pause's tail):
+  // at the last position heard, scored 0
+  Token ended_here() const {
+    return {.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f};
+  }
   // The states of the positions just heard [n, D], and what they let the decoder write. With an
   // endpoint, a position at a time, so that where a segment ends does not depend on how the
   // audio was cut (without one, the units never do: a step waits for what it reads).
@@ -928,15 +933,12 @@ class RnnAttentionStream final : public AttentionStream {
       return write(end);
     }
     std::vector<Token> out;
+    auto keep = [&out](const std::vector<Token>& y) { out.insert(out.end(), y.begin(), y.end()); };
     for (size_t j = 0; j < h.size(); j += static_cast<size_t>(D_)) {
       hear({h.begin() + static_cast<ptrdiff_t>(j), h.begin() + static_cast<ptrdiff_t>(j) + D_});
-      const std::vector<Token> y = write(false);
-      out.insert(out.end(), y.begin(), y.end());
+      keep(write(false));
     }
-    if (end) {
-      const std::vector<Token> y = write(true);
-      out.insert(out.end(), y.begin(), y.end());
-    }
+    if (end) keep(write(true));
     return out;
   }
   void hear(std::span<const float> h) {
@@ -963,7 +965,7 @@ class RnnAttentionStream final : public AttentionStream {
       // is taken to be the segment's </s>). Units written at a stop that does not move for that
       // long end the segment too: a decoder repeating itself while its attention stays put
       if (endpoint_ == 0 || last_stop_ < 0 || heard() - (last_stop_ + 1) < endpoint_) break;
-      out.push_back({.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f});
+      out.push_back(ended_here());
       next_segment(heard());
     }
     return out;
@@ -989,7 +991,7 @@ class RnnAttentionStream final : public AttentionStream {
       const int64_t i = seg_tokens_;
       if (i >= S + slack_) {  // the length limit
         if (end) {
-          eos_ = {.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f};
+          eos_ = ended_here();
           return true;
         }
         waiting_ = true;  // (more audio raises it)
@@ -1005,7 +1007,7 @@ class RnnAttentionStream final : public AttentionStream {
       // a segment after the first that ends before its attention stopped anywhere: a pause's
       // tail, nothing said
       if (s.ran_off && end && i == 0 && seg_start_ > 0) {
-        eos_ = {.id = Vocab::kEos, .stop = heard() - 1, .heard = heard(), .log_prob = 0.f};
+        eos_ = ended_here();
         return true;
       }
       // past what was heard (the attention, or joint CTC's lookahead): wait, and take this

@@ -81,23 +81,32 @@ std::vector<AttentionStream::Token> without_eos(std::vector<AttentionStream::Tok
   return got;
 }
 
+// The tokens stream `s` writes for frames x [n, bins] given in pieces of 1..most frames (most 0:
+// in one piece), finish()'s included; `early`, when given: how many came before finish().
+std::vector<AttentionStream::Token> pushed(AttentionStream& s, std::span<const float> x,
+                                           int64_t bins, Rng& rng, int64_t most,
+                                           int64_t* early = nullptr) {
+  const auto frames = static_cast<int64_t>(x.size()) / bins;
+  std::vector<AttentionStream::Token> got;
+  for (int64_t t = 0; t < frames;) {
+    const int64_t n = most == 0 ? frames : std::min(frames - t, 1 + rng.below(most));
+    const auto y = s.push(x.subspan(static_cast<size_t>(t * bins), static_cast<size_t>(n * bins)));
+    got.insert(got.end(), y.begin(), y.end());
+    t += n;
+  }
+  if (early) *early += static_cast<int64_t>(got.size());
+  const auto last = s.finish();
+  got.insert(got.end(), last.begin(), last.end());
+  return got;
+}
+
 // The tokens a stream of `model` writes for x given in pieces of 1..12 frames; `early`: how
 // many came before finish().
 std::vector<AttentionStream::Token> streamed(const Seq2SeqModel& model, const std::vector<float>& x,
                                              Rng& rng, int64_t& early) {
-  const auto frames = static_cast<int64_t>(x.size()) / kBins;
   std::unique_ptr<AttentionStream> s = model.attention_stream(10);
-  std::vector<AttentionStream::Token> got;
-  for (int64_t t = 0; t < frames;) {
-    const int64_t n = std::min(frames - t, 1 + rng.below(12));
-    const auto y = s->push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
-    got.insert(got.end(), y.begin(), y.end());
-    t += n;
-  }
-  early += static_cast<int64_t>(got.size());
-  const auto last = s->finish();
-  got.insert(got.end(), last.begin(), last.end());
-  return without_eos(got, s->positions());
+  std::vector<AttentionStream::Token> got = pushed(*s, x, kBins, rng, 12, &early);
+  return without_eos(std::move(got), s->positions());
 }
 
 // Frames given in pieces of any size make the tokens greedy decoding makes of the whole
@@ -202,16 +211,7 @@ std::vector<AttentionStream::Token> offline_segment(const RnnSeq2Seq& model,
 // x streamed in pieces of 1..20 frames, split into its segments (each ending with its </s>)
 std::vector<std::vector<AttentionStream::Token>> segments(AttentionStream& s,
                                                           const std::vector<float>& x, Rng& rng) {
-  const auto frames = static_cast<int64_t>(x.size()) / kBins;
-  std::vector<AttentionStream::Token> got;
-  for (int64_t t = 0; t < frames;) {
-    const int64_t n = std::min(frames - t, 1 + rng.below(20));
-    const auto y = s.push({x.data() + t * kBins, static_cast<size_t>(n * kBins)});
-    got.insert(got.end(), y.begin(), y.end());
-    t += n;
-  }
-  const auto last = s.finish();
-  got.insert(got.end(), last.begin(), last.end());
+  const std::vector<AttentionStream::Token> got = pushed(s, x, kBins, rng, 20);
   std::vector<std::vector<AttentionStream::Token>> out(1);
   for (const AttentionStream::Token& t : got) {
     out.back().push_back(t);
@@ -296,9 +296,7 @@ TEST(AttentionStream, AnEndpointEndsTheSegmentWhereTheAttentionWaits) {
     const auto got = segments(*s, x, rng);
     // the same segments however the audio is cut: here in one piece
     const std::unique_ptr<AttentionStream> whole = model->attention_stream(10, endpoint);
-    std::vector<AttentionStream::Token> at_once = whole->push(x);
-    const std::vector<AttentionStream::Token> rest = whole->finish();
-    at_once.insert(at_once.end(), rest.begin(), rest.end());
+    const std::vector<AttentionStream::Token> at_once = pushed(*whole, x, kBins, rng, 0);
     size_t i = 0;
     for (const auto& segment : got)
       for (const AttentionStream::Token& t : segment) {
@@ -585,9 +583,9 @@ TEST_F(AttentionStreamTest, EachSegmentWithWordsIsAFinalOverItsPositions) {
   // what the model's attention stream writes over the same frames
   const std::unique_ptr<AttentionStream> direct =
       m.model->attention_stream(Recognizer::kExtraUnits, 3);
-  std::vector<AttentionStream::Token> tokens = direct->push(rec.features(audio));
-  const std::vector<AttentionStream::Token> last = direct->finish();
-  tokens.insert(tokens.end(), last.begin(), last.end());
+  Rng one_piece(0);
+  const std::vector<AttentionStream::Token> tokens =
+      pushed(*direct, rec.features(audio), rec.bins(), one_piece, 0);
   struct Segment {
     std::string text;
     int64_t start, end;

@@ -23,9 +23,10 @@
 // --ctc-lookahead), each word timed by its units' attention stops. Without endpointing its
 // stream is one segment whose final = Recognizer::transcribe's; with it, a segment ends when
 // the decoder writes </s> before the audio ends, or once `endpoint_seconds` were heard past its
-// last unit's stop with none written since (attention's blank run), and a new decoder starts
-// after it. Memory and cost per second are flat here too: the decoder keeps the positions its
-// attention can still read (models/rnn_seq2seq.cc, HeardMemory).
+// last unit's stop (attention's blank run; units written while the stop stays put do not
+// count), and a new decoder starts after it; a segment that wrote no word is no final. Memory and
+// cost per second are flat here too: the decoder keeps the positions its attention can still
+// read (models/rnn_seq2seq.cc, HeardMemory).
 // Leaves out: reading audio (cli/, serve/), the offline recognizer (decode/recognizer.h).
 #pragma once
 
@@ -118,8 +119,9 @@ class RecognizerStream {
   // a CTC model's positions' scores [n, V], the same
   void read_scores(const std::vector<float>& scores, std::vector<StreamResult>& out,
                    StreamView* view);
-  void end_attention_segment(int64_t end, std::vector<StreamResult>& out);  // at position `end`
-  void start_attention_segment(int64_t start);                              // at `start`
+  // at position `end`: its final (none for a segment of no word, but the stream's only one)
+  void end_attention_segment(int64_t end, std::vector<StreamResult>& out);
+  void start_attention_segment(int64_t start);  // at `start`
 
   const Recognizer& r_;
   StreamOptions o_;

@@ -200,11 +200,12 @@ struct OnlinePolicy {
 // attention never reads behind its last stop's chunk, so the positions before it are let go.
 // Segments (`endpoint` > 0 positions): a long stream holds many utterances, and a decoder
 // trained on one writes </s> after the first. A segment ends when its decoder writes </s> before
-// the audio ends, or once `endpoint` positions were heard past its last unit's stop with no unit
-// written since (the attention scanned them and stopped nowhere: the endpoint of CTC's blank
-// run, in attention's terms; the step waiting is taken to be its </s>); a new decoder starts on
-// the positions after it, the listener goes on. Each segment ends with a </s> token. With an
-// endpoint the positions are taken one at a time: the segments do not depend on the pieces.
+// the audio ends, or once `endpoint` positions were heard past its last unit's stop (the
+// attention scanned them and stopped nowhere, or stayed put while the decoder wrote on: the
+// endpoint of CTC's blank run, in attention's terms; the step waiting is taken to be its </s>);
+// a new decoder starts on the positions after it, the listener goes on. Each segment ends with
+// a </s> token. With an endpoint the positions are taken one at a time: the segments do not
+// depend on the pieces.
 // Wait-k on audio (Ma, Pino & Koehn 2020) streams the same way: output i once the first (i + k)
 // chunks of positions are heard (its attention reads the segment's whole prefix, which it keeps).
 // Seq2SeqModel::attention_stream is an Error for a model that cannot (soft attention over the
