@@ -227,14 +227,51 @@ void amx_groups(int64_t gb, int64_t ge, int64_t Mp, int64_t K4p, const uint8_t* 
 // (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it, four at a
 // time (16 accumulators), then two, then one; the int32 sums never leave the registers (storing
 // them as well cost 25-45 % at 32-160 rows of K = 128).
+// From this many rows of x, where no AMX tiles run, the integer sums come from oneDNN's u8s8s32
+// GEMM on the same shifted rows u: its AVX512-VNNI kernel blocks rows and columns in registers
+// and keeps two vpdpbusd a cycle busy, where group_dots, its W loads folded into the vpdpbusd
+// by GCC and a broadcast per row, reaches a third of that. One thread, AMD EPYC Zen 5, N x K =
+// 7,859 x 128: heed's kernel 159-166 GMAC/s at 5-160 rows; oneDNN 95 / 204 / 270 / 330 / 436 at
+// 5 / 10 / 16 / 32 / 160 rows (the machine's vpdpbusd peak: 500). The sums are exact either way
+// and the rounding is finish()'s, so a row's output does not depend on which path made it.
+constexpr int64_t kLibraryMinRows = 12;
+// W's rows a call: at least 512 (a call costs a few microseconds), [M, nb] int32 sums in L2
+constexpr int64_t kLibraryColumns = 512, kLibrarySums = 64 * 1024;
+
+// One row of n outputs from their integer sums over the shifted row u = q(x) + 128:
+//   y = fma(s_x s_w, acc - 128 sum_k q(w), b) (+ y when accumulating),
+// rounded as gemm_int8's other paths round it, so that a row's output does not depend on which
+// path made it, which depends on how many rows came with it (the batch).
+// (The maskz forms: GCC 12 warns that the plain ones' undefined register may be used.)
+void finish_row(const int32_t* __restrict acc, int64_t n, float sx,
+                const int32_t* __restrict row_sums, const float* __restrict sw,
+                const float* __restrict bias, float* __restrict y, bool accumulate) {
+  const __m512 s = _mm512_set1_ps(sx);
+  for (int64_t j = 0; j < n; j += 16) {
+    const int64_t left = n - j;
+    const __mmask16 k = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+    const __m512i sums =
+        _mm512_sub_epi32(_mm512_maskz_loadu_epi32(k, acc + j),
+                         _mm512_maskz_slli_epi32(k, _mm512_maskz_loadu_epi32(k, row_sums + j), 7));
+    const __m512 b = bias ? _mm512_maskz_loadu_ps(k, bias + j) : _mm512_setzero_ps();
+    __m512 v = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, sw + j)),
+                               _mm512_maskz_cvtepi32_ps(k, sums), b);
+    if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, y + j));
+    _mm512_mask_storeu_ps(y + j, k, v);
+  }
+}
+
 void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
-                      const float* bias, float* y, bool accumulate) {
+                      const float* bias, int32_t* acc, float* y, bool accumulate) {
   const int64_t N = w.rows, K = w.cols, G = (N + kGroupRows - 1) / kGroupRows;
   const int64_t K4p = padded_k4(K);
 #ifdef HEED_INT8_AMX
   const bool tiles = M >= kAmxMinRows && amx_ready();
+  // (where the tiles are granted, oneDNN 2.6 would take its own AMX kernels, 2-10x slower here)
+  const bool library = !tiles && M >= kLibraryMinRows && !amx_ready();
 #else
   const bool tiles = false;
+  const bool library = M >= kLibraryMinRows;
 #endif
   // u [Mp, K4]: four bytes of u a word, 128 beyond K (q = 0); the tiles read whole words of
   // 16 and blocks of 32 rows, so their rows are K4p words and Mp = M rounded up to 32
@@ -256,24 +293,29 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
   const float* sw = w.scale.data();
   // row m of the output for rows 64 g .. 64 g + 63, from its 64 integer sums
   const auto finish = [&](int64_t g, int64_t m, const __m512i(&dots)[4]) {
-    const __m512 s = _mm512_set1_ps(sx[m]);
-    for (int j = 0; j < 4; ++j) {
-      const int64_t n0 = g * kGroupRows + 16 * j, left = N - n0;
-      if (left <= 0) break;
-      const __mmask16 k = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-      // (the maskz forms: GCC 12 warns that the plain ones' undefined register may be used)
-      const __m512i sums = _mm512_sub_epi32(
-          dots[j], _mm512_maskz_slli_epi32(k, _mm512_maskz_loadu_epi32(k, row_sums + n0), 7));
-      // fma(s_x s_w, acc, b), rounded as gemm_int8's other paths round it, so that a row's
-      // output does not depend on how many rows came with it (the batch)
-      const __m512 b = bias ? _mm512_maskz_loadu_ps(k, bias + n0) : _mm512_setzero_ps();
-      __m512 v = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, sw + n0)),
-                                 _mm512_maskz_cvtepi32_ps(k, sums), b);
-      float* out = y + m * N + n0;
-      if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, out));
-      _mm512_mask_storeu_ps(out, k, v);
-    }
+    alignas(64) int32_t sums[kGroupRows];
+    for (int j = 0; j < 4; ++j) _mm512_store_si512(sums + 16 * j, dots[j]);
+    const int64_t n0 = g * kGroupRows;
+    finish_row(sums, std::min(kGroupRows, N - n0), sx[m], row_sums + n0, sw + n0,
+               bias ? bias + n0 : nullptr, y + m * N + n0, accumulate);
   };
+  if (library) {
+    // blocks of W's rows, so that a block's int32 sums are finished while they are in L2
+    const int64_t nb = std::min(N, std::max<int64_t>(kLibraryColumns, kLibrarySums / M));
+    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+      const int64_t n = std::min(nb, N - n0);
+      // acc [M, n] = u q(w)^T = (q(x) + 128) q(w)^T, exactly (vpdpbusd does not saturate)
+      const int32_t zero = 0;
+      const dnnl_status_t st = dnnl_gemm_u8s8s32('N', 'T', 'F', M, n, K, 1.f, u8, K4 * 4, 0,
+                                                 w.q.data() + n0 * K, K, 0, 0.f, acc, n, &zero);
+      check(st == dnnl_success, "dnnl_gemm_u8s8s32 failed (status ", static_cast<int>(st),
+            ") for M=", M, " N=", n, " K=", K);
+      for (int64_t m = 0; m < M; ++m)
+        finish_row(acc + m * n, n, sx[m], row_sums + n0, sw + n0, bias ? bias + n0 : nullptr,
+                   y + m * N + n0, accumulate);
+    }
+    return;
+  }
 #ifdef HEED_INT8_AMX
   if (tiles) {
     parallel_for(G, grain_for(16 * kSerialWork, Mp * kGroupRows * K), [&](int64_t gb, int64_t ge) {
@@ -335,7 +377,7 @@ void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w
 #ifdef HEED_INT8_PACKED
   if (!w.packed.empty()) {
     count_product(M, N, K);
-    gemm_int8_packed(M, qx, sx, w, bias, y, accumulate);  // (no int32 sums in memory)
+    gemm_int8_packed(M, qx, sx, w, bias, acc, y, accumulate);
     return;
   }
 #endif

@@ -29,13 +29,15 @@ struct Int8Matrix {
 };
 
 // Whether this build has heed's own int8 kernel (compiled for AVX512-VNNI and AVX512BW). Then
-// every gemm_int8 runs on it, whatever the rows of x: against oneDNN 2.6's s8s8s32 GEMM on
+// every gemm_int8 runs on it below 12 rows of x: against oneDNN 2.6's s8s8s32 GEMM on
 // AVX512-VNNI it is 1.5-3.8x faster at 1-8 rows (1 x 768 x 256: 3.0 against 4.5 us; the
-// library's per-call cost is several times the arithmetic's there), 1.1-1.7x at 12-32 and
-// 0.87-1.10x beyond (measured on an Emerald Rapids Xeon); and oneDNN's AMX kernels, which it
-// picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. Where the CPU has
-// AMX-INT8 (and heed is built for it), heed's kernel runs 20 rows or more through AMX tiles of
-// its own, on the same packed weights, with the same sums and roundings. Otherwise gemm_int8
+// library's per-call cost is several times the arithmetic's there). From 12 rows it takes its
+// integer sums from oneDNN's u8s8s32 GEMM on its shifted rows (on a Zen 5 1.3-2.7x its own loop
+// at 12-160 rows; on an Emerald Rapids Xeon its loop was 0.87-1.10x oneDNN there), and finishes
+// them as its own. Where the CPU has AMX-INT8 (and heed is built for it), heed's kernel runs 20
+// rows or more through AMX tiles of its own, on the same packed weights, and never calls oneDNN:
+// oneDNN's AMX kernels, which it picks where the CPU has AMX, are 2-10x slower than it at
+// decoding's shapes. The sums are exact and rounded alike on every path. Otherwise gemm_int8
 // calls oneDNN.
 bool int8_packed_kernel();
 
@@ -64,7 +66,8 @@ Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
 
 // y [M, N] = dequant(q(x) [M, K] q(w)^T [K, N]) (+ bias [N] when given; added to y's
 // contents when `accumulate`). `acc` is scratch of M*N int32 for the oneDNN and fp32 paths
-// (holding the exact integer sums afterwards; heed's own kernel keeps them in registers).
+// (holding the exact integer sums afterwards, or for heed's kernel from 12 rows the sums of the
+// shifted rows; below that it keeps them in registers).
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
                int32_t* acc, float* y, bool accumulate = false);
 
