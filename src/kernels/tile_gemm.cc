@@ -7,6 +7,10 @@
 
 #include <algorithm>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "heed/kernels/flops.h"
 #include "heed/kernels/vmath.h"
 
@@ -118,7 +122,59 @@ void tile_gemm_dots(int64_t M, int64_t N, int64_t K, float alpha, const float* A
   }
 }
 
+#if defined(__AVX512F__)
+namespace {
+// r[i][j] -> r[j][i] for a 16 x 16 block of floats in registers, in four rounds of shuffles:
+// pairs of rows interleaved (unpack), then fours (shuffle_ps), which leaves u[4 i + c]'s 128-bit
+// lane L holding column 4 L + c of rows 4 i .. 4 i + 3; then each c's four registers swap lanes
+// as a 4 x 4 transpose of lanes (two rounds of shuffle_f32x4).
+void transpose16(__m512 (&r)[16]) {
+  constexpr __mmask16 kAll = 0xffff;  // (the maskz forms: GCC 12 warns of the plain ones'
+                                      // undefined register)
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_maskz_unpacklo_ps(kAll, r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_maskz_shuffle_ps(kAll, t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_maskz_shuffle_ps(kAll, t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_maskz_shuffle_ps(kAll, t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_maskz_shuffle_ps(kAll, t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {  // rows 4 L + c of the result
+    const __m512 v0 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0x44);
+    const __m512 v1 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0xEE);
+    const __m512 v2 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0x44);
+    const __m512 v3 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0xEE);
+    t[c] = _mm512_maskz_shuffle_f32x4(kAll, v0, v2, 0x88);
+    t[4 + c] = _mm512_maskz_shuffle_f32x4(kAll, v0, v2, 0xDD);
+    t[8 + c] = _mm512_maskz_shuffle_f32x4(kAll, v1, v3, 0x88);
+    t[12 + c] = _mm512_maskz_shuffle_f32x4(kAll, v1, v3, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+}  // namespace
+#endif
+
 void transpose_tile(const float* B, int64_t ldb, int64_t n, int64_t D, float* Bt, int64_t ldt) {
+#if defined(__AVX512F__)
+  // blocks of 16 keys x 16 dimensions: 16 row loads, 64 shuffles and 16 stores, where the loop
+  // below gathers (a gather of 16 floats is 16 loads); keys past n load as zeros, the padding
+  static_assert(kTileLanes == 16);
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    const int64_t keys = std::min<int64_t>(16, n - j0);
+    for (int64_t d0 = 0; d0 < D; d0 += 16) {
+      const int64_t dims = std::min<int64_t>(16, D - d0);
+      const __mmask16 in = dims == 16 ? __mmask16(0xffff) : __mmask16((1u << dims) - 1);
+      __m512 r[16];
+      for (int64_t i = 0; i < 16; ++i)
+        r[i] = i < keys ? _mm512_maskz_loadu_ps(in, B + (j0 + i) * ldb + d0) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int64_t c = 0; c < dims; ++c) _mm512_storeu_ps(Bt + (d0 + c) * ldt + j0, r[c]);
+    }
+  }
+#else
   const int64_t padded = round_up_lanes(n);
   for (int64_t d = 0; d < D; ++d) {
     float* row = Bt + d * ldt;
@@ -127,6 +183,7 @@ void transpose_tile(const float* B, int64_t ldb, int64_t n, int64_t D, float* Bt
     for (int64_t j = 0; j < n; ++j) row[j] = col[j * ldb];  // a gather per 16 keys
     std::fill(row + n, row + padded, 0.f);
   }
+#endif
 }
 
 }  // namespace heed::kernels

@@ -50,8 +50,9 @@ TEST(TileGemm, EqualsTextbookProduct) {
 
 TEST(TileGemm, TransposesAKeyTileWithZeroPadding) {
   Rng rng(8);
-  for (int64_t n : {1, 15, 16, 17, 40}) {
-    const int64_t D = 24, ldb = 3 * D, ldt = 64;
+  for (auto [n, D] : {std::pair<int64_t, int64_t>{1, 24}, {15, 24}, {16, 24}, {17, 24}, {40, 24},
+                      {33, 32}, {48, 32}, {7, 5}, {64, 64}}) {  // blocks of 16 x 16, whole and cut
+    const int64_t ldb = 3 * D, ldt = 64;
     std::vector<float> B(n * ldb), Bt(D * ldt, -7.f);
     for (auto& v : B) v = rng.uniform(-1, 1);
     kernels::transpose_tile(B.data(), ldb, n, D, Bt.data(), ldt);
