@@ -12,6 +12,7 @@
 #include "heed/decode/limits.h"
 #include "heed/kernels/reduce.h"
 #include "heed/kernels/softmax.h"
+#include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -108,16 +109,20 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
   for (int64_t n = 0; n < N; ++n) beams[n * K].alive = true;  // one live beam at the start
   std::vector<std::vector<Hypothesis>> finished(N);
   std::vector<int32_t> prev(N * K, Vocab::kBos), going, keep;
-  std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on)
+  std::vector<int32_t> top(K);  // a live beam's best K tokens (from EOS on) and their scores
+  std::vector<float> top_values(K);
   // the decoder's logits, each row normalised by its log-sum-exp where read (log p_v = z_v -
   // log Z), when its log-probabilities are their log-softmax: no row is written again
   const bool logits = decoder->log_probs_are_log_softmax();
+  // or, better, each row's best K and its log-sum-exp from the decoder itself, no row made
+  const int64_t n_top = std::min<int64_t>(K, V - Vocab::kEos);
+  const bool best = decoder->best_k() == n_top;
+  const Scores asked = best ? Scores::Best : logits ? Scores::LogitsOnly : Scores::LogProbs;
   for (int64_t t = 0; t < max_len; ++t) {
     check_not_stopped(o.stop);
-    IncrementalDecoder::Step step =
-        decoder->step(prev, logits ? Scores::LogitsOnly : Scores::LogProbs);
+    IncrementalDecoder::Step step = decoder->step(prev, asked);
     const int64_t A = static_cast<int64_t>(active.size()), rows = A * K;
-    const float* lp = step.scores;  // [rows, V]: log-probabilities, or logits
+    const float* lp = step.scores;  // [rows, V]: log-probabilities, or logits (or none: Best)
     const float* w = step.weights;  // [rows, S] or nullptr
     std::vector<int32_t> parent(rows), next(rows, Vocab::kEos);
     std::vector<Beam> fresh(rows);
@@ -129,17 +134,33 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
       for (int64_t k = 0; k < K; ++k) {
         const Beam& bm = beams[a * K + k];
         if (!bm.alive) continue;
-        const float* scores = lp + (a * K + k) * V;
-        const float log_z = logits ? kernels::log_sum_exp(scores, V) : 0.f;
+        const int64_t r = a * K + k;
         // candidates from EOS on: padding and BOS are never outputs
-        const float* row = scores + Vocab::kEos;
-        const int64_t n_top = std::min<int64_t>(K, V - Vocab::kEos);
-        kernels::top_k(row, V - Vocab::kEos, n_top, top.data());
+        const int32_t* ids = top.data();  // the row's best n_top
+        const float* value = top_values.data();
+        float log_z = 0.f;
+        if (best) {  // the decoder's own
+          ids = step.best_ids + r * n_top;
+          value = step.best_logits + r * n_top;
+          log_z = step.log_z[r];
+        } else {
+          const float* scores = lp + r * V;
+          const float* row = scores + Vocab::kEos;
+          kernels::top_k(row, V - Vocab::kEos, n_top, top.data());
+          for (int64_t i = 0; i < n_top; ++i) {
+            top_values[i] = row[top[i]];
+            top[i] += Vocab::kEos;
+          }
+          // log Z with the row's maximum the search has just found (the best candidate, or an
+          // entry before EOS): one pass over the row, not two
+          if (logits)
+            log_z = kernels::log_sum_exp(scores, V, vmath::max(scores, Vocab::kEos, value[0]));
+        }
         for (int64_t i = 0; i < n_top; ++i) {
-          const float token_lp = row[top[i]] - log_z;
+          const float token_lp = value[i] - log_z;
           // the best must be finite, none NaN (which would also break the sort below)
           if (i == 0 || std::isnan(token_lp)) check_step_log_prob(token_lp, t);
-          cand.emplace_back(bm.log_prob + token_lp, a * K + k, top[i] + Vocab::kEos, token_lp);
+          cand.emplace_back(bm.log_prob + token_lp, r, ids[i], token_lp);
         }
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& a, const auto& c) {

@@ -264,8 +264,12 @@ void axpy(float alpha, const float* x, float* y, int64_t n) {
 }
 
 void preload_rows(const float* b, int64_t M, int64_t N, float* y, bool accumulate) {
+  preload_block(b, M, N, y, N, accumulate);
+}
+
+void preload_block(const float* b, int64_t M, int64_t N, float* y, int64_t ldy, bool accumulate) {
   for (int64_t i = 0; i < M; ++i) {
-    float* row = y + i * N;
+    float* row = y + i * ldy;
     if (accumulate) {
 #pragma omp simd
       for (int64_t j = 0; j < N; ++j) row[j] += b[j];

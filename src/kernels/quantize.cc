@@ -83,8 +83,9 @@ bool int8_packed_kernel() {
 namespace {
 
 constexpr int64_t kGroupRows = 64;  // rows of one group of `packed`: four zmm of int32 sums
-constexpr int64_t kTileK4 = 16;     // words of four k in one AMX tile row (64 bytes)
-constexpr int64_t kAmxRows = 32;    // rows of x per AMX block: two tiles of 16
+static_assert(kGroupRows == kInt8ColumnBlock);
+constexpr int64_t kTileK4 = 16;   // words of four k in one AMX tile row (64 bytes)
+constexpr int64_t kAmxRows = 32;  // rows of x per AMX block: two tiles of 16
 
 // The words of four k of a row of `packed` and of x shifted: ceil(K / 4), rounded up to whole
 // AMX tiles (the words past K are zero in W, so they add nothing)
@@ -261,9 +262,11 @@ void finish_row(const int32_t* __restrict acc, int64_t n, float sx,
   }
 }
 
-void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
-                      const float* bias, int32_t* acc, float* y, bool accumulate) {
-  const int64_t N = w.rows, K = w.cols, G = (N + kGroupRows - 1) / kGroupRows;
+// W's rows c0 .. c0 + C - 1 (c0 a multiple of 64): y [M, C], rows ldy apart.
+void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, int64_t c0,
+                      int64_t C, const float* bias, int32_t* acc, float* y, int64_t ldy,
+                      bool accumulate) {
+  const int64_t K = w.cols, g0 = c0 / kGroupRows, G = (c0 + C + kGroupRows - 1) / kGroupRows;
   const int64_t K4p = padded_k4(K);
 #ifdef HEED_INT8_AMX
   const bool tiles = M >= kAmxMinRows && amx_ready();
@@ -291,19 +294,19 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
   const int8_t* packed = w.packed.data();
   const int32_t* row_sums = w.row_sums.data();
   const float* sw = w.scale.data();
-  // row m of the output for rows 64 g .. 64 g + 63, from its 64 integer sums
+  // row m of the output for W's rows 64 g .. 64 g + 63, from its 64 integer sums
   const auto finish = [&](int64_t g, int64_t m, const __m512i(&dots)[4]) {
     alignas(64) int32_t sums[kGroupRows];
     for (int j = 0; j < 4; ++j) _mm512_store_si512(sums + 16 * j, dots[j]);
     const int64_t n0 = g * kGroupRows;
-    finish_row(sums, std::min(kGroupRows, N - n0), sx[m], row_sums + n0, sw + n0,
-               bias ? bias + n0 : nullptr, y + m * N + n0, accumulate);
+    finish_row(sums, std::min(kGroupRows, c0 + C - n0), sx[m], row_sums + n0, sw + n0,
+               bias ? bias + n0 : nullptr, y + m * ldy + (n0 - c0), accumulate);
   };
   if (library) {
     // blocks of W's rows, so that a block's int32 sums are finished while they are in L2
-    const int64_t nb = std::min(N, std::max<int64_t>(kLibraryColumns, kLibrarySums / M));
-    for (int64_t n0 = 0; n0 < N; n0 += nb) {
-      const int64_t n = std::min(nb, N - n0);
+    const int64_t nb = std::min(C, std::max<int64_t>(kLibraryColumns, kLibrarySums / M));
+    for (int64_t n0 = c0; n0 < c0 + C; n0 += nb) {
+      const int64_t n = std::min(nb, c0 + C - n0);
       // acc [M, n] = u q(w)^T = (q(x) + 128) q(w)^T, exactly (vpdpbusd does not saturate)
       const int32_t zero = 0;
       const dnnl_status_t st = dnnl_gemm_u8s8s32('N', 'T', 'F', M, n, K, 1.f, u8, K4 * 4, 0,
@@ -312,25 +315,28 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
             ") for M=", M, " N=", n, " K=", K);
       for (int64_t m = 0; m < M; ++m)
         finish_row(acc + m * n, n, sx[m], row_sums + n0, sw + n0, bias ? bias + n0 : nullptr,
-                   y + m * N + n0, accumulate);
+                   y + m * ldy + (n0 - c0), accumulate);
     }
     return;
   }
 #ifdef HEED_INT8_AMX
   if (tiles) {
-    parallel_for(G, grain_for(16 * kSerialWork, Mp * kGroupRows * K), [&](int64_t gb, int64_t ge) {
-      amx_groups(gb, ge, Mp, K4p, u8, packed, [&](int64_t g, int64_t m, const int32_t* sums) {
-        if (m >= M) return;  // a padding row
-        __m512i dots[4];
-        for (int j = 0; j < 4; ++j) dots[j] = _mm512_loadu_si512(sums + 16 * j);
-        finish(g, m, dots);
-      });
-    });
+    parallel_for(G - g0, grain_for(16 * kSerialWork, Mp * kGroupRows * K),
+                 [&](int64_t gb, int64_t ge) {
+                   amx_groups(g0 + gb, g0 + ge, Mp, K4p, u8, packed,
+                              [&](int64_t g, int64_t m, const int32_t* sums) {
+                                if (m >= M) return;  // a padding row
+                                __m512i dots[4];
+                                for (int j = 0; j < 4; ++j)
+                                  dots[j] = _mm512_loadu_si512(sums + 16 * j);
+                                finish(g, m, dots);
+                              });
+                 });
     return;
   }
 #endif
-  parallel_for(G, grain_for(4 * kSerialWork, M * kGroupRows * K), [&](int64_t gb, int64_t ge) {
-    for (int64_t g = gb; g < ge; ++g) {
+  parallel_for(G - g0, grain_for(4 * kSerialWork, M * kGroupRows * K), [&](int64_t gb, int64_t ge) {
+    for (int64_t g = g0 + gb; g < g0 + ge; ++g) {
       const int8_t* wg = packed + g * K4p * kGroupRows * 4;
       int64_t m = 0;
       for (; m + 4 <= M; m += 4) {
@@ -372,43 +378,53 @@ Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K) {
 
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
                int32_t* acc, float* y, bool accumulate) {
-  const int64_t N = w.rows, K = w.cols;
-  if (M == 0 || N == 0) return;
+  gemm_int8_columns(M, qx, sx, w, 0, w.rows, bias, acc, y, w.rows, accumulate);
+}
+
+void gemm_int8_columns(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
+                       int64_t c0, int64_t C, const float* bias, int32_t* acc, float* y,
+                       int64_t ldy, bool accumulate) {
+  const int64_t K = w.cols;
+  check(c0 >= 0 && C >= 0 && c0 + C <= w.rows && c0 % kInt8ColumnBlock == 0 && ldy >= C,
+        "gemm_int8: columns ", c0, "..", c0 + C, " of ", w.rows, " (from a multiple of ",
+        kInt8ColumnBlock, "), rows ", ldy, " apart");
+  if (M == 0 || C == 0) return;
 #ifdef HEED_INT8_PACKED
   if (!w.packed.empty()) {
-    count_product(M, N, K);
-    gemm_int8_packed(M, qx, sx, w, bias, acc, y, accumulate);
+    count_product(M, C, K);
+    gemm_int8_packed(M, qx, sx, w, c0, C, bias, acc, y, ldy, accumulate);
     return;
   }
 #endif
-  const SerialScope small(M * N * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
+  const SerialScope small(M * C * K < 4 * kSerialWork);  // int8 does 4x the MACs per cycle
   if (!w.q_float.empty()) {
     // no VNNI: q(x) q(w)^T as an fp32 GEMM on the integer values, every product exact and every
     // sum exact while it stays below 2^24 (K <= 1040), then rounded into acc
     thread_local std::vector<float> xf, accf;
     xf.assign(qx, qx + M * K);
-    accf.resize(static_cast<size_t>(M * N));
+    accf.resize(static_cast<size_t>(M * C));
     float* sums = accf.data();  // (the workers below have thread_locals of their own)
-    gemm(false, true, M, N, K, 1.f, xf.data(), K, w.q_float.data(), K, 0.f, sums, N);
+    gemm(false, true, M, C, K, 1.f, xf.data(), K, w.q_float.data() + c0 * K, K, 0.f, sums, C);
     parallel_for(M, 8, [&](int64_t b, int64_t e) {
-      for (int64_t i = b * N; i < e * N; ++i) acc[i] = static_cast<int32_t>(std::lrint(sums[i]));
+      for (int64_t i = b * C; i < e * C; ++i) acc[i] = static_cast<int32_t>(std::lrint(sums[i]));
     });
   } else {
     const int32_t zero = 0;  // no offsets: acc = q(x) q(w)^T exactly, in int32
-    count_product(M, N, K);
-    dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.f, qx, K, 0, w.q.data(), K, 0,
-                                         0.f, acc, N, &zero);
+    count_product(M, C, K);
+    dnnl_status_t st = dnnl_gemm_s8s8s32('N', 'T', 'F', M, C, K, 1.f, qx, K, 0, w.q.data() + c0 * K,
+                                         K, 0, 0.f, acc, C, &zero);
     check(st == dnnl_success, "dnnl_gemm_s8s8s32 failed (status ", static_cast<int>(st),
-          ") for M=", M, " N=", N, " K=", K);
+          ") for M=", M, " N=", C, " K=", K);
   }
-  const float* sw = w.scale.data();
+  const float* sw = w.scale.data() + c0;
+  const float* b0 = bias ? bias + c0 : nullptr;
   parallel_for(M, 8, [&](int64_t b, int64_t e) {
     for (int64_t m = b; m < e; ++m) {
-      const int32_t* a = acc + m * N;
-      float* out = y + m * N;
+      const int32_t* a = acc + m * C;
+      float* out = y + m * ldy;
       const float s = sx[m];
-      for (int64_t n = 0; n < N; ++n) {  // heed's kernel's rounding exactly (see there)
-        const float v = std::fma(s * sw[n], static_cast<float>(a[n]), bias ? bias[n] : 0.f);
+      for (int64_t n = 0; n < C; ++n) {  // heed's kernel's rounding exactly (see there)
+        const float v = std::fma(s * sw[n], static_cast<float>(a[n]), b0 ? b0[n] : 0.f);
         out[n] = accumulate ? out[n] + v : v;
       }
     }

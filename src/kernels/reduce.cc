@@ -3,6 +3,7 @@
 #include "heed/kernels/reduce.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
@@ -70,20 +71,28 @@ void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t o
 
 void top_k(const float* x, int64_t n, int64_t k, int32_t* idx) {
   check(k >= 1 && k <= n, "top_k: k = ", k, " of ", n);
+  thread_local std::vector<float> values;
+  values.resize(static_cast<size_t>(k));
+  TopK best{k, idx, values.data()};
+  best.add(x, n, 0);
+}
+
+void TopK::add(const float* x, int64_t n, int32_t offset) {
   constexpr int64_t kBlock = 64;  // 16 and 256 measured slower (engine_bench BM_Top5)
-  int64_t filled = 0;  // idx[0..filled) sorted: larger value first, equal values by index
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = std::min(n, j0 + kBlock);
     // an entry equal to the k-th comes after it (its index is higher): only greater ones enter
-    if (filled == k && vmath::max(x + j0, j1 - j0, x[idx[k - 1]]) == x[idx[k - 1]]) continue;
+    if (filled == k && vmath::max(x + j0, j1 - j0, values[k - 1]) == values[k - 1]) continue;
     for (int64_t j = j0; j < j1; ++j) {
-      if (filled == k && !(x[j] > x[idx[k - 1]])) continue;
+      if (filled == k && !(x[j] > values[k - 1])) continue;
       int64_t at = filled < k ? filled++ : k - 1;  // the slot freed at the end, then sift up
-      while (at > 0 && x[j] > x[idx[at - 1]]) {
-        idx[at] = idx[at - 1];
+      while (at > 0 && x[j] > values[at - 1]) {
+        ids[at] = ids[at - 1];
+        values[at] = values[at - 1];
         --at;
       }
-      idx[at] = static_cast<int32_t>(j);
+      ids[at] = offset + static_cast<int32_t>(j);
+      values[at] = x[j];
     }
   }
 }

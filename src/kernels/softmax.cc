@@ -38,19 +38,39 @@ double smoothed_row_loss(const float* x, float* e, int64_t V, int32_t t, float e
 }  // namespace
 
 namespace {
-// m + log sum_j exp(x_j - m), m the row's maximum (finite)
-float sum_exp_log(const float* x, int64_t n, float m) {
+// sum_j exp(x_j - m), m finite
+float sum_exp(const float* x, int64_t n, float m) {
   float s = 0.f;
 #pragma omp simd reduction(+ : s)
   for (int64_t j = 0; j < n; ++j) s += vmath::exp(x[j] - m);
+  return s;
+}
+
+// m + log sum_j exp(x_j - m), m the row's maximum (finite)
+float sum_exp_log(const float* x, int64_t n, float m) {
   // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-  return m + std::log(s);
+  return m + std::log(sum_exp(x, n, m));
 }
 }  // namespace
 
 float log_sum_exp(const float* x, int64_t n) {
-  const float m = vmath::max(x, n, kNegInf);
-  return m == kNegInf ? m : sum_exp_log(x, n, m);
+  return log_sum_exp(x, n, vmath::max(x, n, kNegInf));
+}
+
+float log_sum_exp(const float* x, int64_t n, float max) {
+  return max == kNegInf ? max : sum_exp_log(x, n, max);
+}
+
+void LogSumExp::add(const float* x, int64_t n) {
+  const float m = vmath::max(x, n, max);
+  if (m == kNegInf) return;                                        // nothing but -inf so far
+  if (m > max) sum *= max == kNegInf ? 0.f : vmath::exp(max - m);  // rescaled to the new max
+  max = m;
+  sum += sum_exp(x, n, m);
+}
+
+float LogSumExp::value() const {
+  return max == kNegInf ? max : max + std::log(sum);
 }
 
 void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape& shape, bool log) {

@@ -312,7 +312,7 @@ std::vector<Var> TransformerSeq2Seq::encode_position(Graph& g, std::span<const i
 
 TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int32_t> prev,
                                                   DecoderState& st, Scores scores,
-                                                  int attention_layer) const {
+                                                  int attention_layer, int64_t best_k) const {
   const auto B = static_cast<int64_t>(prev.size());
   int32_t* pos = g.arena().array<int32_t>(static_cast<size_t>(B));
   std::fill(pos, pos + B, static_cast<int32_t>(st.t));
@@ -338,6 +338,18 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   ++st.t;
   if (scores == Scores::None) return out;  // the caches alone: no output layer
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
+  if (scores == Scores::Best) {  // a search's read of the output layer, no [B, V] logits made
+    const auto n = static_cast<size_t>(B);
+    auto* ids = g.arena().array<int32_t>(n * static_cast<size_t>(best_k));
+    auto* values = g.arena().array<float>(n * static_cast<size_t>(best_k));
+    auto* log_z = g.arena().array<float>(n);
+    best_outputs(y, g.param(config_.tie_output ? *tgt_embed_ : *out_W_), g.param(*out_b_),
+                 Vocab::kEos, best_k, ids, values, log_z);
+    out.best_ids = ids;
+    out.best_logits = values;
+    out.log_z = log_z;
+    return out;
+  }
   out.logits = output(y);  // [B, V]
   if (scores == Scores::LogProbs) out.log_probs = log_softmax(out.logits);
   return out;
@@ -386,12 +398,19 @@ class TransformerDecoder final : public IncrementalDecoder {
   }
 
   bool log_probs_are_log_softmax() const override { return true; }
+  int64_t best_k() const override {
+    return std::min<int64_t>(rows_per_source_, model_.config().tgt_vocab - Vocab::kEos);
+  }
 
   Step step(std::span<const int32_t> prev, Scores scores) override {
     if (state_.t > 0) g_.rewind(encoded_, {});
     before_ = state_.heads;  // monotonic heads: online decoding may take this step back
-    TransformerSeq2Seq::Step s = model_.step(g_, prev, state_, scores, layer_);
+    TransformerSeq2Seq::Step s =
+        model_.step(g_, prev, state_, scores, layer_, scores == Scores::Best ? best_k() : 0);
     Step out{step_scores(scores, s.logits, s.log_probs), nullptr, s.ran_off};
+    out.best_ids = s.best_ids;
+    out.best_logits = s.best_logits;
+    out.log_z = s.log_z;
     if (layer_ >= 0) {  // [B / K, h, K, S] -> one head, or the mean over heads: [B, S]
       const int64_t h = s.weights.shape().dim(1), K = state_.rows_per_memory;
       const float* w = s.weights.data();

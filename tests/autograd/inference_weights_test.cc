@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "heed/autograd/ops.h"
+#include "heed/kernels/reduce.h"
+#include "heed/kernels/softmax.h"
 #include "heed/nn/init.h"
 #include "support/gradcheck.h"
 
@@ -56,7 +58,7 @@ TEST(InferenceWeights, LinearUsesEitherCopyAndTrainingNeither) {
   Parameter& b = store.add("b", {200});
   initialize(w.value, Init::glorot_uniform(), rng);
   initialize(b.value, Init::uniform(0.5f), rng);
-  for (int64_t M : {1, 9, 40}) {
+  for (int64_t M : {1, 9, 40, 400}) {  // 400 x 200: y in blocks of 128 and 72 columns
     Tensor x = testing::random_tensor({M, 96}, rng);
     auto run = [&](Mode mode, bool bias) {
       Graph g(mode);
@@ -86,6 +88,54 @@ TEST(InferenceWeights, LinearUsesEitherCopyAndTrainingNeither) {
     EXPECT_LT(relative_l2(int8, plain), 0.02);
     EXPECT_EQ(run(Mode::Train, true), plain);  // training reads neither copy
     w.int8.reset();
+  }
+}
+
+// best_outputs (beam search's read of the output layer, in blocks of columns) against the whole
+// layer made by linear() and read by top_k and log_sum_exp: the same ids, their values and each
+// row's log-sum-exp to float rounding, on each copy of W (none, the fp32 transpose, int8) and at
+// row counts that make one block or several a product (2,100 columns: 512-wide reads, a last one
+// cut); and a row's figures do not depend on the rows beside it.
+TEST(InferenceWeights, BestOutputsEqualTheWholeLayerRead) {
+  ParameterStore store;
+  Rng rng(4);
+  const int64_t N = 2100, K = 24, k = 5, first = 3;
+  Parameter& w = store.add("w", {N, K});
+  Parameter& b = store.add("b", {N});
+  initialize(w.value, Init::glorot_uniform(), rng);
+  initialize(b.value, Init::uniform(0.5f), rng);
+  for (const char* copy : {"none", "fp32", "int8"}) {
+    if (copy == std::string("fp32")) store.transpose_for_inference();
+    if (copy == std::string("int8")) store.quantize_for_inference();
+    const Tensor x0 = testing::random_tensor({1, K}, rng);  // every M's row 0
+    float alone = 0;                                        // its log_z with no other row
+    for (int64_t M : {1, 7, 200}) {
+      Tensor x = testing::random_tensor({M, K}, rng);
+      std::copy(x0.data(), x0.data() + K, x.data());
+      Graph g(Mode::Inference);
+      Var xv = g.input({M, K}, x.span());
+      const auto whole = values(linear(xv, g.param(w), g.param(b)));
+      std::vector<int32_t> ids(M * k);
+      std::vector<float> vals(M * k), log_z(M);
+      best_outputs(xv, g.param(w), g.param(b), first, k, ids.data(), vals.data(), log_z.data());
+      for (int64_t m = 0; m < M; ++m) {
+        const float* row = whole.data() + m * N;
+        std::vector<int32_t> want(k);
+        kernels::top_k(row + first, N - first, k, want.data());
+        for (int64_t i = 0; i < k; ++i) {
+          ASSERT_EQ(ids[m * k + i], want[i] + first) << copy << ", " << M << " rows, row " << m;
+          ASSERT_NEAR(vals[m * k + i], row[want[i] + first], 1e-5f) << copy;
+        }
+        ASSERT_NEAR(log_z[m], kernels::log_sum_exp(row, N), 1e-5f) << copy << ", row " << m;
+      }
+      if (M == 1) alone = log_z[0];
+      // int8's sums are exact and its reads fixed: bit for bit whatever the batch (fp32: as
+      // oneDNN's sgemm rounds at that many rows)
+      if (copy == std::string("int8")) {
+        EXPECT_EQ(log_z[0], alone) << M << " rows";
+      }
+      EXPECT_NEAR(log_z[0], alone, 1e-6f) << copy << ", " << M << " rows";
+    }
   }
 }
 

@@ -174,5 +174,50 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
   set_threads(1);
 }
 
+// A block of columns (W's rows c0 .. c0 + C - 1) into a strided y: the same floats as those
+// columns of the whole product, on every path and at row counts either side of each path's
+// threshold (heed's loop, oneDNN's sums from 12 rows).
+TEST(Quantize, ColumnBlocksEqualTheWholeProductsColumns) {
+  Rng rng(7);
+  const int64_t N = 300, K = 100;
+  Tensor w = testing::random_tensor({N, K}, rng, -0.3f, 0.3f);
+  Tensor b = testing::random_tensor({N}, rng);
+  const kernels::Int8Matrix full = kernels::quantize_matrix(w.data(), N, K);
+  for (int64_t M : {1, 5, 11, 12, 40}) {
+    Tensor x = testing::random_tensor({M, K}, rng, -2, 2);
+    std::vector<int8_t> qx(M * K);
+    std::vector<float> sx(M);
+    kernels::quantize_rows(x.data(), M, K, qx.data(), sx.data());
+    for (bool packed : {true, false}) {
+      kernels::Int8Matrix qw = full;
+      if (packed && !kernels::int8_packed_kernel()) continue;
+      if (!packed) qw.packed.clear();
+      std::vector<float> whole(M * N);
+      std::vector<int32_t> acc(M * N);
+      kernels::gemm_int8(M, qx.data(), sx.data(), qw, b.data(), acc.data(), whole.data());
+      for (auto [c0, C] : {std::pair<int64_t, int64_t>{0, 64}, {64, 128}, {192, 108}, {256, 44}}) {
+        const int64_t ldy = C + 3;
+        std::vector<float> y(M * ldy, -9.f);
+        kernels::gemm_int8_columns(M, qx.data(), sx.data(), qw, c0, C, b.data(), acc.data(),
+                                   y.data(), ldy);
+        for (int64_t m = 0; m < M; ++m) {
+          for (int64_t n = 0; n < C; ++n)
+            ASSERT_EQ(y[m * ldy + n], whole[m * N + c0 + n])
+                << (packed ? "packed " : "oneDNN/fp32 ") << M << " rows, columns " << c0 << "+"
+                << n;
+          for (int64_t n = C; n < ldy; ++n) ASSERT_EQ(y[m * ldy + n], -9.f);  // untouched
+        }
+      }
+    }
+  }
+  std::vector<float> y(64);
+  std::vector<int32_t> acc(64);
+  std::vector<int8_t> q(K);
+  float s = 1;
+  EXPECT_THROW(
+      kernels::gemm_int8_columns(1, q.data(), &s, full, 10, 64, nullptr, acc.data(), y.data(), 64),
+      Error);  // not at a block's start
+}
+
 }  // namespace
 }  // namespace heed

@@ -51,5 +51,7 @@ double sum_squares(const float* x, int64_t n);
 // y [M, N]: every row set to b [N] (or b added to it, when `accumulate`) — a bias preloaded into C
 // for a GEMM with beta 1
 void preload_rows(const float* b, int64_t M, int64_t N, float* y, bool accumulate);
+// The same for the block y [M, N] of a matrix whose rows are ldy apart
+void preload_block(const float* b, int64_t M, int64_t N, float* y, int64_t ldy, bool accumulate);
 
 }  // namespace heed::kernels

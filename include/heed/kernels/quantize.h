@@ -70,5 +70,12 @@ Int8Matrix quantize_matrix(const float* w, int64_t N, int64_t K);
 // shifted rows; below that it keeps them in registers).
 void gemm_int8(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, const float* bias,
                int32_t* acc, float* y, bool accumulate = false);
+// The columns c0 .. c0 + C - 1 of that product (W's rows; c0 a multiple of kInt8ColumnBlock)
+// into y [M, C], rows ldy apart (bias: all N of it, read from c0); acc: scratch of M*C. The
+// same floats as gemm_int8's columns.
+inline constexpr int64_t kInt8ColumnBlock = 64;  // W's packed groups
+void gemm_int8_columns(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w,
+                       int64_t c0, int64_t C, const float* bias, int32_t* acc, float* y,
+                       int64_t ldy, bool accumulate = false);
 
 }  // namespace heed::kernels

@@ -22,4 +22,15 @@ void max_axis_backward(const float* dy, const int32_t* arg, float* dx, int64_t o
 // maximum does not beat the current k-th (most of a vocabulary row once k are found).
 void top_k(const float* x, int64_t n, int64_t k, int32_t* idx);
 
+// The same over a row read in blocks, in order (a block's entry j is the row's offset + j), the
+// row never whole in memory: `filled` of the k best so far in ids and values, as top_k orders them
+// (after the last block: top_k's indices of the whole row).
+struct TopK {
+  int64_t k;
+  int32_t* ids;   // [k]
+  float* values;  // [k]
+  int64_t filled = 0;
+  void add(const float* x, int64_t n, int32_t offset);
+};
+
 }  // namespace heed::kernels

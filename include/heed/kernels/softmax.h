@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "heed/kernels/bf16.h"
 #include "heed/tensor/shape.h"
@@ -24,6 +25,18 @@ void softmax_forward(const float* x, const RowMask& mask, float* y, const Shape&
 // log p_j = x_j - log_sum_exp(x, n), for readers of a few of its entries (beam search's best
 // k) that need not write the row.
 float log_sum_exp(const float* x, int64_t n);
+// The same with m = max_j x_j already known (a reader that has searched the row for its best
+// entries): one pass over the row instead of two, the same float.
+float log_sum_exp(const float* x, int64_t n, float max);
+// log sum_j exp(x_j) of a row read in blocks (never whole in memory): the running maximum m and
+// s = sum exp(x_j - m) so far; a block with a larger maximum m' rescales s by exp(m - m'). The
+// same value as log_sum_exp to float rounding (the sums are grouped by block).
+struct LogSumExp {
+  float max = -std::numeric_limits<float>::infinity();
+  float sum = 0.f;
+  void add(const float* x, int64_t n);
+  float value() const;
+};
 // softmax:     dx += y * (dy - sum(dy * y))
 // log-softmax: dx += dy - exp(y) * sum(dy)     (0 where y = -inf: masked entries)
 void softmax_backward(const float* y, const float* dy, float* dx, const Shape& shape, bool log);

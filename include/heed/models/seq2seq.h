@@ -70,9 +70,11 @@ std::vector<float> source_attention(const float* weights, int64_t row, const Seq
 Var repeat_rows(Var x, int64_t k);
 std::span<const int32_t> repeat_rows(Graph& g, std::span<const int32_t> lengths, int64_t k);
 
-// What a step scores: log-probabilities; logits (an argmax needs no softmax); or nothing, the state
-// advanced alone (online decoding replaying the tokens written over a longer source prefix).
-enum class Scores { LogProbs, LogitsOnly, None };
+// What a step scores: log-probabilities; logits (an argmax needs no softmax); each row's best
+// entries and its log-sum-exp alone (beam search, from decoders whose best_k() > 0: no [B, V]
+// row made); or nothing, the state advanced alone (online decoding replaying the tokens written
+// over a longer source prefix).
+enum class Scores { LogProbs, LogitsOnly, Best, None };
 
 // Which attention weights decoding reports (--attention-out): the Transformer's cross-attention
 // of one decoder layer (-1: the last), one head or the mean over heads (-1); the RNN has one.
@@ -94,6 +96,11 @@ class IncrementalDecoder {
     const float* weights = nullptr;  // [B, S] attention over the padded source, or nullptr
     bool ran_off = false;  // hard monotonic attention: some row's attention (some head's) has run
                            // off the end of the source without stopping (online decoding READs)
+    // Scores::Best: each row's best_k() entries from Vocab::kEos on, best first (ties by lower
+    // id) [B, best_k()], their logits, and the row's log-sum-exp [B]: log p = logit - log_z
+    const int32_t* best_ids = nullptr;
+    const float* best_logits = nullptr;
+    const float* log_z = nullptr;
   };
   virtual Step step(std::span<const int32_t> prev, Scores scores) = 0;
   // Whether a step's log-probabilities are the log-softmax of its logits, row by row: a search
@@ -101,6 +108,9 @@ class IncrementalDecoder {
   // best K of a row), instead of having every row written again. False: a mixture (ensembles)
   // or a sum of scores (joint CTC-attention) is scored only as Scores::LogProbs.
   virtual bool log_probs_are_log_softmax() const { return false; }
+  // How many best entries a row Scores::Best gives (the K of the beam it was started for); 0:
+  // this decoder does not score that way (it gives logits or log-probabilities only).
+  virtual int64_t best_k() const { return 0; }
   // Beam search: row r continues the decoder state of row from[r] (rows of one source only).
   virtual void reorder(std::span<const int32_t> from) = 0;
   // Greedy search: only the rows `keep` (ascending) go on, as rows 0..n-1, so that the steps
@@ -118,7 +128,7 @@ class IncrementalDecoder {
 
 // A step's Step::scores: the log-probabilities or the logits, as asked; nullptr for Scores::None.
 inline const float* step_scores(Scores scores, const Var& logits, const Var& log_probs) {
-  if (scores == Scores::None) return nullptr;
+  if (scores == Scores::None || scores == Scores::Best) return nullptr;
   return (scores == Scores::LogProbs ? log_probs : logits).value().data();
 }
 

@@ -145,12 +145,17 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
     Var log_probs;         // [B, V] unless only logits were asked for
     Tensor weights;        // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
     bool ran_off = false;  // monotonic heads: some head of some row is off the memory's end
+    // Scores::Best: each row's best_k outputs from Vocab::kEos on, best first [B, best_k], their
+    // logits, and the row's log-sum-exp [B] (in the graph's arena); no logits made
+    const int32_t* best_ids = nullptr;
+    const float* best_logits = nullptr;
+    const float* log_z = nullptr;
   };
   using Scores = heed::Scores;
   // One position: the previous tokens [B] -> the next token's scores; advances `state`.
   // attention_layer >= 0 also returns that decoder layer's cross-attention weights.
   Step step(Graph& g, std::span<const int32_t> prev, DecoderState& state,
-            Scores scores = Scores::LogProbs, int attention_layer = -1) const;
+            Scores scores = Scores::LogProbs, int attention_layer = -1, int64_t best_k = 0) const;
 
  private:
   // the decoder state over an encoded memory [N_s, d] packed as p

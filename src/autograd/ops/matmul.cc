@@ -8,6 +8,8 @@
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
 #include "heed/kernels/quantize.h"
+#include "heed/kernels/reduce.h"
+#include "heed/kernels/softmax.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -214,6 +216,10 @@ void fp32_product(Var x, Var w, float beta, float* y) {
   kernels::gemm(false, true, M, N, K, 1.f, x.value().data(), K, w.value().data(), K, beta, y, N);
 }
 
+namespace {
+constexpr int64_t kInferenceBlockFloats = 64 * 1024;  // 256 KB of y a block
+}  // namespace
+
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y) {
   Graph& G = x.graph();
   const Parameter* p = w.param();
@@ -231,10 +237,73 @@ bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* 
   }
   if (!p->transposed) return false;
   const int64_t K = p->transposed->dim(0), N = p->transposed->dim(1);  // W^T [K, N]
-  if (bias) kernels::preload_rows(bias, M, N, y, accumulate);          // then y = x W^T + y
-  kernels::gemm(false, false, M, N, K, 1.f, x.value().data(), K, p->transposed->data(), N,
-                bias || accumulate ? 1.f : 0.f, y, N);
+  // y = x W^T (+ b, + y): the bias preloaded into y, then the product with beta 1. A y larger
+  // than L2 (beam search's output layer, [160, 7,859]) goes in blocks of columns, so that the
+  // block preloaded is still in L2 when the product reads it back (else y crosses memory three
+  // times: written, read, written)
+  const int64_t nb = bias && M * N > kInferenceBlockFloats
+                         ? std::max<int64_t>(64, kInferenceBlockFloats / M / 64 * 64)
+                         : N;
+  for (int64_t n0 = 0; n0 < N; n0 += nb) {
+    const int64_t n = std::min(nb, N - n0);
+    if (bias) kernels::preload_block(bias + n0, M, n, y + n0, N, accumulate);
+    kernels::gemm(false, false, M, n, K, 1.f, x.value().data(), K, p->transposed->data() + n0, N,
+                  bias || accumulate ? 1.f : 0.f, y + n0, N);
+  }
   return true;
+}
+
+void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, float* values,
+                  float* log_z) {
+  Graph& G = x.graph();
+  const Parameter* p = w.param();
+  const int64_t M = x.shape().rows(), N = w.dim(0), K = w.dim(1);
+  check(first >= 0 && k >= 1 && first + k <= N, "best_outputs: the ", k, " best of columns ", first,
+        "..", N - 1);
+  const float* bias = b.valid() ? b.value().data() : nullptr;
+  const bool int8 = !G.training() && p && p->int8 && N >= kernels::kInt8MinOutputs;
+  const bool fp32 = !G.training() && p && !int8 && p->transposed;
+  // y's blocks: kBestColumns wide for the reads, and as many of them a product as fit 256 KB
+  const int64_t nb =
+      int8 || fp32 ? std::max<int64_t>(1, kInferenceBlockFloats / (M * kBestColumns)) * kBestColumns
+                   : N;
+  const float* whole = nullptr;  // without a copy of W: y made whole
+  if (!int8 && !fp32) whole = linear(x, w, b).value().data();
+  float* y = whole ? nullptr : G.arena().array<float>(static_cast<size_t>(M * std::min(nb, N)));
+  int8_t* qx = nullptr;
+  float* sx = nullptr;
+  int32_t* acc = nullptr;
+  if (int8) {  // x quantized once, for every block
+    qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));
+    sx = G.arena().array<float>(static_cast<size_t>(M));
+    acc = G.arena().array<int32_t>(static_cast<size_t>(M * std::min(nb, N)));
+    kernels::quantize_rows(x.value().data(), M, K, qx, sx);
+  }
+  std::vector<kernels::LogSumExp> lse(static_cast<size_t>(M));
+  std::vector<kernels::TopK> best;
+  best.reserve(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m) best.push_back({k, ids + m * k, values + m * k});
+  for (int64_t n0 = 0; n0 < N; n0 += nb) {
+    const int64_t n = std::min(nb, N - n0);
+    const float* block = whole ? whole + n0 : y;
+    const int64_t ld = whole ? N : n;
+    if (int8) {
+      kernels::gemm_int8_columns(M, qx, sx, *p->int8, n0, n, bias, acc, y, n);
+    } else if (fp32) {
+      if (bias) kernels::preload_block(bias + n0, M, n, y, n, false);
+      kernels::gemm(false, false, M, n, K, 1.f, x.value().data(), K, p->transposed->data() + n0, N,
+                    bias ? 1.f : 0.f, y, n);
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c0 = 0; c0 < n; c0 += kBestColumns) {  // the reads: always kBestColumns wide
+        const int64_t c = std::min(kBestColumns, n - c0), col = n0 + c0;
+        const float* row = block + m * ld + c0;
+        lse[static_cast<size_t>(m)].add(row, c);
+        const int64_t from = std::clamp<int64_t>(first - col, 0, c);  // candidates from `first`
+        best[static_cast<size_t>(m)].add(row + from, c - from, static_cast<int32_t>(col + from));
+      }
+  }
+  for (int64_t m = 0; m < M; ++m) log_z[m] = lse[static_cast<size_t>(m)].value();
 }
 
 }  // namespace heed

@@ -32,6 +32,17 @@ Var linear(Var x, Var w);
 // transpose. Returns false, touching nothing, if neither applies.
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y);
 
+// A search's read of an output layer y = x W^T + b [M, N] (beam search's over the vocabulary):
+// each row's k largest entries from column `first` on (ids, best first, ties by lower id, and
+// their values, [M, k]) and its log-sum-exp log_z [M], made from blocks of columns of y that
+// stay in cache (inference_product's copies of W) instead of a [M, N] y written to memory and
+// read again. The blocks are kBestColumns wide (as many as fit 256 KB of y per product), so a
+// row's log_z does not depend on M. Without an inference copy of W, y is made whole (linear) and
+// read the same way.
+constexpr int64_t kBestColumns = 512;
+void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, float* values,
+                  float* log_z);
+
 // y [M, N] = x [M, K] W^T + beta y in fp32, for the same ops: on W^T stored once per graph
 // (Graph::transposed_value) when W is a parameter and x has at most kStoredTransposeRows rows
 // (an RNN's step: oneDNN repacks a transposed W at every call, 2-3x the product's own time at
