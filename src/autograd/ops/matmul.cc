@@ -260,7 +260,8 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
   const int64_t M = x.shape().rows(), N = w.dim(0), K = w.dim(1);
   check(first >= 0 && k >= 1 && first + k <= N, "best_outputs: the ", k, " best of columns ", first,
         "..", N - 1);
-  const float* bias = b.valid() ? b.value().data() : nullptr;
+  if (M == 0) return;
+  const float* bias = b.valid() ? b.value().data() : nullptr;  // [N]
   const bool int8 = !G.training() && p && p->int8 && N >= kernels::kInt8MinOutputs;
   const bool fp32 = !G.training() && p && !int8 && p->transposed;
   // y's blocks: kBestColumns wide for the reads, and as many of them a product as fit 256 KB
@@ -269,6 +270,7 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
                    : N;
   const float* whole = nullptr;  // without a copy of W: y made whole
   if (!int8 && !fp32) whole = linear(x, w, b).value().data();
+  // a block of y [M, nb] (rows nb apart), or the whole y [M, N]
   float* y = whole ? nullptr : G.arena().array<float>(static_cast<size_t>(M * std::min(nb, N)));
   int8_t* qx = nullptr;
   float* sx = nullptr;
