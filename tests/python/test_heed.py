@@ -231,7 +231,7 @@ def test_missing_model_and_bad_options(tmp_path):
 def test_gil_released_while_decoding():
     m = os.path.join(MODELS, "transformer")
     t = heed.Translator(m, threads=1)
-    words = lines(WORDS) * 200  # 8,000 sentences: long enough to watch the main thread run
+    words = lines(WORDS) * 800  # 32,000 sentences: long enough to watch the main thread run
     span = {}
 
     def work():
