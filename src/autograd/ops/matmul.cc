@@ -218,6 +218,22 @@ void fp32_product(Var x, Var w, float beta, float* y) {
 
 namespace {
 constexpr int64_t kInferenceBlockFloats = 64 * 1024;  // 256 KB of y a block
+
+// W's int8 copy, when an inference graph multiplies by it: a narrow W (the attention's v,
+// N = 1) costs more to quantize x for than it saves
+const kernels::Int8Matrix* int8_copy(const Parameter& p) {
+  return p.int8 && p.int8->rows >= kernels::kInt8MinOutputs ? p.int8.get() : nullptr;
+}
+
+// y [M, n] (rows ldy apart) = x [M, K] W^T's columns n0 .. n0 + n - 1 (+ b, + y): the bias
+// preloaded into y, then the product with beta 1
+void fp32_columns(const float* x, int64_t M, const Tensor& wt, int64_t n0, int64_t n,
+                  const float* bias, bool accumulate, float* y, int64_t ldy) {
+  const int64_t K = wt.dim(0), N = wt.dim(1);  // W^T [K, N]
+  if (bias) kernels::preload_block(bias + n0, M, n, y, ldy, accumulate);
+  kernels::gemm(false, false, M, n, K, 1.f, x, K, wt.data() + n0, N, bias || accumulate ? 1.f : 0.f,
+                y, ldy);
+}
 }  // namespace
 
 bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* y) {
@@ -225,31 +241,26 @@ bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* 
   const Parameter* p = w.param();
   if (G.training() || !p) return false;
   const int64_t M = x.shape().rows();
-  // a narrow W (the attention's v, N = 1) costs more to quantize x for than it saves
-  if (p->int8 && p->int8->rows >= kernels::kInt8MinOutputs) {
-    const int64_t N = p->int8->rows, K = p->int8->cols;
+  if (const kernels::Int8Matrix* q = int8_copy(*p)) {
+    const int64_t N = q->rows, K = q->cols;
     auto* qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));    // q(x) [M, K]
     auto* sx = G.arena().array<float>(static_cast<size_t>(M));         // s_x [M]
     auto* acc = G.arena().array<int32_t>(static_cast<size_t>(M * N));  // [M, N]
     kernels::quantize_rows(x.value().data(), M, K, qx, sx);
-    kernels::gemm_int8(M, qx, sx, *p->int8, bias, acc, y, accumulate);
+    kernels::gemm_int8(M, qx, sx, *q, bias, acc, y, accumulate);
     return true;
   }
   if (!p->transposed) return false;
-  const int64_t K = p->transposed->dim(0), N = p->transposed->dim(1);  // W^T [K, N]
-  // y = x W^T (+ b, + y): the bias preloaded into y, then the product with beta 1. A y larger
-  // than L2 (beam search's output layer, [160, 7,859]) goes in blocks of columns, so that the
-  // block preloaded is still in L2 when the product reads it back (else y crosses memory three
-  // times: written, read, written)
+  const int64_t N = p->transposed->dim(1);  // W^T [K, N]
+  // A y larger than L2 (beam search's output layer, [160, 7,859]) goes in blocks of columns, so
+  // that the block preloaded with the bias is still in L2 when the product reads it back (else y
+  // crosses memory three times: written, read, written)
   const int64_t nb = bias && M * N > kInferenceBlockFloats
                          ? std::max<int64_t>(64, kInferenceBlockFloats / M / 64 * 64)
                          : N;
-  for (int64_t n0 = 0; n0 < N; n0 += nb) {
-    const int64_t n = std::min(nb, N - n0);
-    if (bias) kernels::preload_block(bias + n0, M, n, y + n0, N, accumulate);
-    kernels::gemm(false, false, M, n, K, 1.f, x.value().data(), K, p->transposed->data() + n0, N,
-                  bias || accumulate ? 1.f : 0.f, y + n0, N);
-  }
+  for (int64_t n0 = 0; n0 < N; n0 += nb)
+    fp32_columns(x.value().data(), M, *p->transposed, n0, std::min(nb, N - n0), bias, accumulate,
+                 y + n0, N);
   return true;
 }
 
@@ -262,8 +273,8 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
         "..", N - 1);
   if (M == 0) return;
   const float* bias = b.valid() ? b.value().data() : nullptr;  // [N]
-  const bool int8 = !G.training() && p && p->int8 && N >= kernels::kInt8MinOutputs;
-  const bool fp32 = !G.training() && p && !int8 && p->transposed;
+  const kernels::Int8Matrix* q = !G.training() && p ? int8_copy(*p) : nullptr;
+  const bool int8 = q != nullptr, fp32 = !G.training() && p && !int8 && p->transposed;
   // y's blocks: kBestColumns wide for the reads, and as many of them a product as fit 256 KB
   const int64_t nb =
       int8 || fp32 ? std::max<int64_t>(1, kInferenceBlockFloats / (M * kBestColumns)) * kBestColumns
@@ -290,11 +301,9 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
     const float* block = whole ? whole + n0 : y;
     const int64_t ld = whole ? N : n;
     if (int8) {
-      kernels::gemm_int8_columns(M, qx, sx, *p->int8, n0, n, bias, acc, y, n);
+      kernels::gemm_int8_columns(M, qx, sx, *q, n0, n, bias, acc, y, n);
     } else if (fp32) {
-      if (bias) kernels::preload_block(bias + n0, M, n, y, n, false);
-      kernels::gemm(false, false, M, n, K, 1.f, x.value().data(), K, p->transposed->data() + n0, N,
-                    bias ? 1.f : 0.f, y, n);
+      fp32_columns(x.value().data(), M, *p->transposed, n0, n, bias, false, y, n);
     }
     for (int64_t m = 0; m < M; ++m)
       for (int64_t c0 = 0; c0 < n; c0 += kBestColumns) {  // the reads: always kBestColumns wide
