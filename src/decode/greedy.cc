@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "heed/data/vocab.h"
+#include "heed/kernels/softmax.h"
 #include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
@@ -40,28 +41,46 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
   std::vector<bool> done(b.B);
   for (int64_t i = 0; i < b.B; ++i) done[i] = limit[i] <= 0;
   const int64_t V = model.tgt_vocab();
+  // What a step gives, best first: each row's best token and log-sum-exp from the decoder itself
+  // (no [B, V] row made: the Transformer reads its output layer in blocks that stay in cache);
+  // else its logits, normalised at the one entry taken (log p = z - log Z), when the
+  // log-probabilities are their log-softmax; else the log-probabilities (ensembles, joint CTC).
+  const bool best = decoder->best_k() == 1;
+  const bool logits = !best && decoder->log_probs_are_log_softmax();
+  const Scores asked = best ? Scores::Best : logits ? Scores::LogitsOnly : Scores::LogProbs;
   for (int64_t t = 0; t < max_len; ++t) {
     check_not_stopped(stop);
-    IncrementalDecoder::Step s = decoder->step(prev, Scores::LogProbs);
+    IncrementalDecoder::Step s = decoder->step(prev, asked);
     keep.clear();
     for (int64_t r = 0; r < static_cast<int64_t>(sentence.size()); ++r) {
       const int32_t i = sentence[r];
       if (done[i]) continue;
-      const float* row = s.scores + r * V;  // [V]
       // padding and BOS are never outputs (a model gives them a little mass all the same)
-      auto best =
-          static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
-      check_step_log_prob(row[best], t);
-      prev[r] = best;
+      int32_t token = 0;
+      float log_prob = 0.f;
+      if (best) {
+        token = s.best_ids[r];
+        log_prob = s.best_logits[r] - s.log_z[r];
+      } else {
+        const float* row = s.scores + r * V;  // [V]
+        token =
+            static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
+        log_prob = row[token];
+        // log Z with the row's maximum: the best token's logit or an entry before EOS
+        if (logits)
+          log_prob -= kernels::log_sum_exp(row, V, vmath::max(row, Vocab::kEos, row[token]));
+      }
+      check_step_log_prob(log_prob, t);
+      prev[r] = token;
       Hypothesis& h = out[i];
-      h.log_prob += row[best];
-      h.token_log_probs.push_back(row[best]);
+      h.log_prob += log_prob;
+      h.token_log_probs.push_back(log_prob);
       if (s.weights)
         h.attention.push_back(source_attention(s.weights, r, b, i, model.reverse_source()));
-      if (best == Vocab::kEos) {
+      if (token == Vocab::kEos) {
         done[i] = true;
       } else {
-        h.tokens.push_back(best);
+        h.tokens.push_back(token);
         done[i] = t + 1 >= limit[i];  // cut at its own limit
       }
       if (!done[i]) keep.push_back(static_cast<int32_t>(r));
