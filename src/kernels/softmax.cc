@@ -61,12 +61,13 @@ float log_sum_exp(const float* x, int64_t n, float max) {
   return max == kNegInf ? max : sum_exp_log(x, n, max);
 }
 
-void LogSumExp::add(const float* x, int64_t n) {
-  const float m = vmath::max(x, n, max);
-  if (m == kNegInf) return;                                        // nothing but -inf so far
+float LogSumExp::add(const float* x, int64_t n) {
+  const float block = vmath::max(x, n, kNegInf), m = std::max(block, max);
+  if (m == kNegInf) return block;                                  // nothing but -inf so far
   if (m > max) sum *= max == kNegInf ? 0.f : vmath::exp(max - m);  // rescaled to the new max
   max = m;
   sum += sum_exp(x, n, m);
+  return block;
 }
 
 float LogSumExp::value() const {

@@ -294,6 +294,55 @@ TEST(TopK, IsAStableDescendingSortCutAtK) {
   EXPECT_THROW(kernels::top_k(x.data(), 4, 5, idx.data()), Error);
 }
 
+// A row read in blocks as the output layer's reader does (best_outputs): LogSumExp::add gives
+// each block's maximum, and a block TopK::can_enter refuses is not offered to TopK::add at all.
+// The k best are top_k's of the whole row (ties and -inf entries included), blocks are skipped
+// (most of a random row's, once k are found), and log Z is the whole row's.
+TEST(TopK, BlocksRefusedByTheirMaximumChangeNothing) {
+  Rng rng(7);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {5, 40, 6007}) {
+    std::vector<float> random(n), ties(n), rising(n);
+    for (int64_t i = 0; i < n; ++i) {
+      random[i] = rng.uniform(-10.f, 0.f);
+      ties[i] = static_cast<float>(rng.below(4));
+      rising[i] = static_cast<float>(i) - (i % 7 == 3 ? inf : 0);
+    }
+    for (const auto* x : {&random, &ties, &rising})
+      for (int64_t block : {1, 16, 512})
+        for (int64_t k : {1, 5}) {
+          if (k > n) continue;
+          std::vector<int32_t> want(static_cast<size_t>(k)), ids(static_cast<size_t>(k));
+          std::vector<float> values(static_cast<size_t>(k));
+          kernels::top_k(x->data(), n, k, want.data());
+          kernels::TopK top{k, ids.data(), values.data()};
+          kernels::LogSumExp lse;
+          int64_t skipped = 0;
+          for (int64_t j = 0; j < n; j += block) {
+            const int64_t c = std::min(block, n - j);
+            const float m = lse.add(x->data() + j, c);
+            ASSERT_EQ(m, *std::max_element(x->begin() + j, x->begin() + j + c));
+            if (!top.can_enter(m)) {
+              ++skipped;
+              continue;
+            }
+            top.add(x->data() + j, c, static_cast<int32_t>(j));
+          }
+          EXPECT_EQ(ids, want) << "n " << n << " block " << block << " k " << k;
+          const float whole = kernels::log_sum_exp(x->data(), n);
+          // the sum's rounding grows with the blocks added one after another
+          const auto blocks = static_cast<float>(n / block + 16);
+          EXPECT_NEAR(lse.value(), whole, 2e-7f * (blocks + std::fabs(whole)));
+          if (x == &random && n == 6007 && block == 16) {
+            EXPECT_GT(skipped, n / block / 2);
+          }
+          if (x == &rising && block > 1) {  // every block holds a new best (but -inf entries)
+            EXPECT_EQ(skipped, 0);
+          }
+        }
+  }
+}
+
 TEST(Elementwise, BroadcastMatchesIndexArithmetic) {
   Rng rng(3);
   Shape sa{2, 1, 4}, sb{3, 1}, out{2, 3, 4};

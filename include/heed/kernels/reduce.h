@@ -31,6 +31,9 @@ struct TopK {
   float* values;  // [k]
   int64_t filled = 0;
   void add(const float* x, int64_t n, int32_t offset);
+  // Whether a block whose largest entry is `block_max` can change the k best (add() would skip
+  // it entry by entry otherwise: only entries greater than the k-th enter).
+  bool can_enter(float block_max) const { return filled < k || block_max > values[k - 1]; }
 };
 
 }  // namespace heed::kernels

@@ -30,11 +30,12 @@ float log_sum_exp(const float* x, int64_t n);
 float log_sum_exp(const float* x, int64_t n, float max);
 // log sum_j exp(x_j) of a row read in blocks (never whole in memory): the running maximum m and
 // s = sum exp(x_j - m) so far; a block with a larger maximum m' rescales s by exp(m - m'). The
-// same value as log_sum_exp to float rounding (the sums are grouped by block).
+// same value as log_sum_exp to float rounding (the sums are grouped by block). add() returns the
+// block's own maximum (a reader of the same block may use it: TopK::can_enter).
 struct LogSumExp {
   float max = -std::numeric_limits<float>::infinity();
   float sum = 0.f;
-  void add(const float* x, int64_t n);
+  float add(const float* x, int64_t n);
   float value() const;
 };
 // softmax:     dx += y * (dy - sum(dy * y))

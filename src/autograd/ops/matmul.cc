@@ -309,9 +309,11 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
       for (int64_t c0 = 0; c0 < n; c0 += kBestColumns) {  // the reads: always kBestColumns wide
         const int64_t c = std::min(kBestColumns, n - c0), col = n0 + c0;
         const float* row = block + m * ld + c0;
-        lse[static_cast<size_t>(m)].add(row, c);
+        const float block_max = lse[static_cast<size_t>(m)].add(row, c);
+        kernels::TopK& top = best[static_cast<size_t>(m)];
+        if (!top.can_enter(block_max)) continue;  // most blocks, once the k best are found
         const int64_t from = std::clamp<int64_t>(first - col, 0, c);  // candidates from `first`
-        best[static_cast<size_t>(m)].add(row + from, c - from, static_cast<int32_t>(col + from));
+        top.add(row + from, c - from, static_cast<int32_t>(col + from));
       }
   }
   for (int64_t m = 0; m < M; ++m) log_z[m] = lse[static_cast<size_t>(m)].value();
