@@ -97,7 +97,7 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch) {
   const int64_t padded = round_up_lanes(N);
-  if (M >= kRows) {
+  if (M >= kAbtTransposeRows) {
     transpose_tile(B, ldb, N, K, scratch, padded);
     tile_gemm(M, padded, K, alpha, A, lda, 1, scratch, padded, 0.f, C, ldc);
     return;
@@ -110,15 +110,25 @@ void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
 void tile_gemm_dots(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   count_product(M, N, K);
-  // the dot products' chains are independent, so they overlap
+  // the dot products' chains are independent, so they overlap; four keys' sums share one tree
+  // (dot4: the same floats) when K is whole vectors
   for (int64_t i = 0; i < M; ++i) {
     const float* a = A + i * lda;
     float* c = C + i * ldc;
-    if (beta == 0.f) {
-      for (int64_t j = 0; j < N; ++j) c[j] = alpha * vmath::dot(a, B + j * ldb, K);
-    } else {
-      for (int64_t j = 0; j < N; ++j) c[j] += alpha * vmath::dot(a, B + j * ldb, K);
-    }
+    auto put = [&](int64_t j, float dot) {
+      if (beta == 0.f)
+        c[j] = alpha * dot;
+      else
+        c[j] += alpha * dot;
+    };
+    int64_t j = 0;
+    if (K % kTileLanes == 0)
+      for (; j + 4 <= N; j += 4) {
+        float d[4];
+        vmath::dot4(a, 0, B + j * ldb, ldb, K, d);
+        for (int64_t t = 0; t < 4; ++t) put(j + t, d[t]);
+      }
+    for (; j < N; ++j) put(j, vmath::dot(a, B + j * ldb, K));
   }
 }
 

@@ -196,6 +196,30 @@ TEST(VMath, DotAndSumReadOnlyTheirEntries) {
   }
 }
 
+// dot4 is four dot() calls, bit for bit (attention's scores must not move), at every head size
+// it takes, for four queries or one; entries of wildly different sizes make any change in the order
+// of the sums show.
+TEST(VMath, Dot4IsFourDotsBitForBit) {
+  Rng rng(11);
+  for (int64_t D : {16, 32, 48, 64, 128}) {
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<float> a(static_cast<size_t>(4 * D)), b(a.size());
+      for (size_t k = 0; k < a.size(); ++k) {
+        a[k] = rng.uniform(-1, 1) * std::ldexp(1.f, static_cast<int>(rng.below(40)) - 20);
+        b[k] = rng.uniform(-1, 1);
+      }
+      for (int64_t lda : {int64_t{0}, D}) {  // one a against four b, or four of each
+        float got[4];
+        vmath::dot4(a.data(), lda, b.data(), D, D, got);
+        for (int64_t i = 0; i < 4; ++i)
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                    std::bit_cast<uint32_t>(vmath::dot(a.data() + i * lda, b.data() + i * D, D)))
+              << "D " << D << " lda " << lda << " trial " << trial << " sum " << i;
+      }
+    }
+  }
+}
+
 // The vectorised maxima and argmax against std::max_element, on lengths around every vector width,
 // with the maximum at each position in turn, all-negative rows and -inf (softmax masks).
 TEST(VMath, MaxMaxAbsAndArgmaxAgreeWithStd) {

@@ -1,14 +1,18 @@
 // The fused attention's small tile products against the textbook product in double precision:
 // every row remainder of the 4-row blocks, 1-5 registers of columns, A row-major and stored
 // transposed, strided operands, beta 0 and 1; the score product A B^T (dot products for one to
-// three rows, a transposed B from four) and the transposed key tile, with their zero padding.
+// three rows, vmath::dot's floats four keys at a time; a transposed B from four) and the
+// transposed key tile, with their zero padding.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "heed/kernels/random.h"
 #include "heed/kernels/tile_gemm.h"
+#include "heed/kernels/vmath.h"
 
 namespace heed {
 namespace {
@@ -50,8 +54,15 @@ TEST(TileGemm, EqualsTextbookProduct) {
 
 TEST(TileGemm, TransposesAKeyTileWithZeroPadding) {
   Rng rng(8);
-  for (auto [n, D] : {std::pair<int64_t, int64_t>{1, 24}, {15, 24}, {16, 24}, {17, 24}, {40, 24},
-                      {33, 32}, {48, 32}, {7, 5}, {64, 64}}) {  // blocks of 16 x 16, whole and cut
+  for (auto [n, D] : {std::pair<int64_t, int64_t>{1, 24},
+                      {15, 24},
+                      {16, 24},
+                      {17, 24},
+                      {40, 24},
+                      {33, 32},
+                      {48, 32},
+                      {7, 5},
+                      {64, 64}}) {  // blocks of 16 x 16, whole and cut
     const int64_t ldb = 3 * D, ldt = 64;
     std::vector<float> B(n * ldb), Bt(D * ldt, -7.f);
     for (auto& v : B) v = rng.uniform(-1, 1);
@@ -81,12 +92,49 @@ TEST(TileGemm, ScoreProductEqualsTextbookAndPadsWithZeros) {
             double want = 0;
             for (int64_t k = 0; k < K; ++k) want += 0.5 * A[i * lda + k] * B[j * ldb + k];
             EXPECT_NEAR(C[i * ldc + j], want, 1e-5 * K) << M << "x" << N << "x" << K;
+            // dot products, four keys at a time: dot()'s own floats
+            if (M < kernels::kAbtTransposeRows) {
+              ASSERT_EQ(std::bit_cast<uint32_t>(C[i * ldc + j]),
+                        std::bit_cast<uint32_t>(
+                            0.5f * vmath::dot(A.data() + i * lda, B.data() + j * ldb, K)));
+            }
           }
           for (int64_t j = N; j < kernels::round_up_lanes(N); ++j) ASSERT_EQ(C[i * ldc + j], 0.f);
           for (int64_t j = kernels::round_up_lanes(N); j < ldc; ++j)
             ASSERT_EQ(C[i * ldc + j], -7.f);
         }
       }
+}
+
+// tile_gemm_dots with beta 1 adds each product to C, and with beta 0 writes it, any N.
+TEST(TileGemm, DotsAddOrWriteEachEntry) {
+  Rng rng(10);
+  for (int64_t N : {1, 4, 6, 13})
+    for (int64_t K : {5, 16, 32}) {
+      const int64_t M = 2, lda = K, ldb = K + 16, ldc = N + 3;
+      std::vector<float> A(M * lda), B(N * ldb), C(M * ldc);
+      for (auto& v : A) v = rng.uniform(-1, 1);
+      for (auto& v : B) v = rng.uniform(-1, 1);
+      for (auto& v : C) v = rng.uniform(-1, 1);
+      for (float beta : {0.f, 1.f}) {
+        std::vector<float> got = C;
+        kernels::tile_gemm_dots(M, N, K, 2.f, A.data(), lda, B.data(), ldb, beta, got.data(), ldc);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < ldc; ++j) {
+            const float* a = A.data() + i * lda;
+            const float want = j >= N ? C[i * ldc + j]
+                               : beta == 0.f
+                                   ? 2.f * vmath::dot(a, B.data() + j * ldb, K)
+                                   : C[i * ldc + j] + 2.f * vmath::dot(a, B.data() + j * ldb, K);
+            // (beta 1: the sum may be fused into one rounding, or not)
+            if (beta == 0.f || j >= N)
+              ASSERT_EQ(std::bit_cast<uint32_t>(got[i * ldc + j]), std::bit_cast<uint32_t>(want))
+                  << "N " << N << " K " << K << " (" << i << ", " << j << ")";
+            else
+              ASSERT_NEAR(got[i * ldc + j], want, 1e-6f) << "N " << N << " K " << K;
+          }
+      }
+    }
 }
 
 TEST(TileGemm, TakesOnlySmallProductsWithWholeRegisters) {

@@ -34,11 +34,15 @@ inline bool tile_gemm_fits(int64_t M, int64_t N, int64_t K) {
 void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
                int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
+// From this many rows of A, tile_gemm_abt multiplies by B^T written out (below it, dot products).
+constexpr int64_t kAbtTransposeRows = 4;
+
 // C[M, N] = alpha * A B^T with A row-major [M, K] (row stride lda) and B row-major [N, K] (row
 // stride ldb), the score product of attention; C's columns N .. round_up_lanes(N) are written
-// too, with zeros. For M >= 4 B^T is first written to `scratch` (K * round_up_lanes(N) floats)
-// and multiplied as above; fewer rows (a decoding step's one query) take one vectorised dot
-// product per key.
+// too, with zeros. For M >= kAbtTransposeRows B^T is first written to `scratch` (K *
+// round_up_lanes(N) floats) by transpose_tile and multiplied by tile_gemm (a caller holding B^T
+// already gets the same floats from tile_gemm on it); fewer rows (a decoding step's one query)
+// take one vectorised dot product per key.
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch);
 

@@ -93,6 +93,39 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return s;
 #endif
 }
+// Four dot products at once, out[i] = sum_k a[i * lda + k] b[i * ldb + k] for i < 4, D a multiple
+// of 16 (the heads of one query and one key: lda = ldb = D; one query and four keys: lda = 0): the
+// same floats as dot() of each, the products summed in the same order and the lanes added by
+// hsum's tree, but the four trees share their shuffles (a 128-bit lane of the last vector holds
+// each sum).
+inline void dot4(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t D, float* out) {
+#if defined(__AVX512F__)
+  constexpr __mmask16 kAll = 0xffff;  // the maskz forms, as in hsum: GCC 12 warns of the others
+  __m512 acc[4];
+  for (int i = 0; i < 4; ++i) {
+    acc[i] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < D; k += 16)
+      acc[i] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i * lda + k), _mm512_loadu_ps(b + i * ldb + k),
+                               acc[i]);
+  }
+  // hsum's tree: x = (L0 + L1) + (L2 + L3) over the 128-bit lanes L, then x0 + x2, x1 + x3,
+  // then the two added. [L0 + L1, L2 + L3] of two accumulators in one register:
+  const __m512 m01 = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, acc[0], acc[1], 0x88),
+                                   _mm512_maskz_shuffle_f32x4(kAll, acc[0], acc[1], 0xDD));
+  const __m512 m23 = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, acc[2], acc[3], 0x88),
+                                   _mm512_maskz_shuffle_f32x4(kAll, acc[2], acc[3], 0xDD));
+  // lane i holds x of accumulator i
+  const __m512 x = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, m01, m23, 0x88),
+                                 _mm512_maskz_shuffle_f32x4(kAll, m01, m23, 0xDD));
+  const __m512 y = _mm512_add_ps(x, _mm512_maskz_permute_ps(kAll, x, 0xEE));  // [x2, x3, x2, x3]
+  const __m512 z = _mm512_add_ps(y, _mm512_maskz_permute_ps(kAll, y, 0xF5));  // [y1, y1, y3, y3]
+  alignas(64) float t[16];
+  _mm512_store_ps(t, z);
+  for (int i = 0; i < 4; ++i) out[i] = t[4 * i];
+#else
+  for (int i = 0; i < 4; ++i) out[i] = dot(a + i * lda, b + i * ldb, D);
+#endif
+}
 inline float sum(const float* x, int64_t n) {
 #if defined(__AVX512F__)
   __m512 acc = _mm512_setzero_ps();
