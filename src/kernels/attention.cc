@@ -57,11 +57,14 @@ bool small_tile(int64_t bq, int64_t bk, int64_t D) {
   return tile_gemm_fits(bq, round_up_lanes(bk), D) && tile_gemm_fits(bq, D, bk);
 }
 
-// S[bq, bk] = alpha A B^T: A [bq, D] (rows lda), B [bk, D] (rows ldb). On the small path the
-// columns bk .. round_up_lanes(bk) of S are written too (zeros).
+// S[bq, bk] = alpha A B^T: A [bq, D] (rows lda), B [bk, D] (rows ldb), or B^T [D, >= bk] (rows
+// ldt) when Bt is given. On the small path the columns bk .. round_up_lanes(bk) of S are written
+// too (zeros, or the scores of the keys past bk that Bt holds: outside the tile's visible range).
 void tile_abt(bool small, int64_t bq, int64_t bk, int64_t D, float alpha, const float* A,
-              int64_t lda, const float* B, int64_t ldb, float* S) {
-  if (small)
+              int64_t lda, const float* B, int64_t ldb, const float* Bt, int64_t ldt, float* S) {
+  if (small && Bt && bq >= kAbtTransposeRows)  // what tile_gemm_abt does after its transpose
+    tile_gemm(bq, round_up_lanes(bk), D, alpha, A, lda, 1, Bt, ldt, 0.f, S, kTileK);
+  else if (small)
     tile_gemm_abt(bq, bk, D, alpha, A, lda, B, ldb, S, kTileK, scratch(5, D * kTileK));
   else
     gemm(false, true, bq, bk, D, alpha, A, lda, B, ldb, 0.f, S, kTileK);
@@ -103,10 +106,11 @@ int64_t AttentionMask::key_begin(int64_t i) const {
 // and at the end O_i = A / l, lse_i = m + log l.
 void attention_forward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
                        const float* V, const HeadsView& v, float* O, const HeadsView& o, float* lse,
-                       const AttentionDims& dims, const AttentionMask& mask, float scale) {
+                       const AttentionDims& dims, const AttentionMask& mask, float scale,
+                       const float* Kt) {
   // plain locals, not a structured binding: the lambdas capture them (clang < 16 cannot)
   const int64_t B = dims.B, H = dims.H, Tq = dims.Tq, Tk = dims.Tk, D = dims.D;
-  const int64_t n_qt = ceil_div(Tq, kTileQ);
+  const int64_t n_qt = ceil_div(Tq, kTileQ), kt_row = transposed_keys_row(Tk);
   // an item is one query tile against all keys: ~2 bq Tk D multiply-adds
   const int64_t grain = grain_for(kSerialWork, 2 * std::min(Tq, kTileQ) * Tk * D);
   parallel_for(B * H * n_qt, grain, [&](int64_t begin, int64_t end) {
@@ -129,7 +133,10 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
         const int64_t bk = std::min(kTileK, k_end - j0);
         const float* Kj = K + k.at(b, h, j0);
         const bool small = small_tile(bq, bk, D);
-        tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
+        // Kt's columns j0 .. j0 + round_up_lanes(bk) exist when j0 is a whole number of vectors
+        const float* Ktj =
+            Kt && j0 % kTileLanes == 0 ? Kt + ((b * H + h) * D) * kt_row + j0 : nullptr;
+        tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, Ktj, kt_row, S);
         for (int64_t r = 0; r < bq; ++r) {
           float* s = S + r * kTileK;
           const Visible vis = visible(mask, b, i0 + r, j0, bk, Tk);
@@ -163,20 +170,57 @@ void attention_forward(const float* Q, const HeadsView& q, const float* K, const
   });
 }
 
+int64_t transposed_keys_row(int64_t Tk) {
+  return round_up_lanes(Tk);
+}
+
+void transpose_keys(const float* K, const HeadsView& k, const AttentionDims& dims, float* Kt) {
+  const int64_t H = dims.H, D = dims.D, row = transposed_keys_row(dims.Tk);
+  parallel_for(dims.B * H, grain_for(kSerialWork, dims.Tk * D), [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh)
+      transpose_tile(K + k.at(bh / H, bh % H, 0), k.row, dims.Tk, D, Kt + bh * D * row, row);
+  });
+}
+
+namespace {
+// Asks for the n floats at p in cache ahead of their reads, a 64-byte line at a time.
+void prefetch_floats(const float* p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(p + i, 0, 3);
+}
+}  // namespace
+
 void attention_cached(const float* Q, int64_t q_row, const CacheView& c, float* O, int64_t o_row,
                       int64_t B, int64_t H, int64_t D, float scale) {
   const int64_t T = c.T;
+  // A row's positions are a block apart (stride rows of the cache), too far for the hardware's
+  // prefetchers: with a beam's 160 rows the cache is out of L2 and each key row read missed
+  // (measured: half of this kernel's time on those loads). So the key row kAhead positions on
+  // and this position's value row are asked for while position j's scores are computed, and the
+  // next row's first keys while this row's values are summed.
+  constexpr int64_t kAhead = 4;
   // an item is one row: ~2 T H D multiply-adds, every key and value row read once, in order
   parallel_for(B, grain_for(kSerialWork, 2 * T * H * D), [&](int64_t begin, int64_t end) {
     float* s = scratch(0, static_cast<size_t>(H * T));  // [H, T]: scores, then probabilities
     float* inv = scratch(2, static_cast<size_t>(H));    // 1 / sum_j exp(...) per head
+    // row r's key or value at position j: its offset in c.K or c.V
+    auto at = [&](int64_t r, int64_t j) {
+      return (j * c.stride + (c.slots ? c.slots[r * c.slot_stride + j] : r)) * c.row;
+    };
+    for (int64_t j = 0; j < std::min(kAhead, T); ++j) prefetch_floats(c.K + at(begin, j), H * D);
     for (int64_t b = begin; b < end; ++b) {
       const float* q = Q + b * q_row;
-      const int32_t* slot = c.slots ? c.slots + b * c.slot_stride : nullptr;
-      auto at = [&](int64_t j) { return (j * c.stride + (slot ? slot[j] : b)) * c.row; };
       for (int64_t j = 0; j < T; ++j) {  // s_hj = scale q_h . k_jh
-        const float* k = c.K + at(j);
-        for (int64_t h = 0; h < H; ++h) s[h * T + j] = scale * vmath::dot(q + h * D, k + h * D, D);
+        const float* k = c.K + at(b, j);
+        if (j + kAhead < T) prefetch_floats(c.K + at(b, j + kAhead), H * D);
+        prefetch_floats(c.V + at(b, j), H * D);
+        int64_t h = 0;
+        if (D % kTileLanes == 0)
+          for (; h + 4 <= H; h += 4) {  // four heads' sums in one tree (the same floats)
+            float dots[4];
+            vmath::dot4(q + h * D, D, k + h * D, D, D, dots);
+            for (int64_t i = 0; i < 4; ++i) s[(h + i) * T + j] = scale * dots[i];
+          }
+        for (; h < H; ++h) s[h * T + j] = scale * vmath::dot(q + h * D, k + h * D, D);
       }
       for (int64_t h = 0; h < H; ++h) {  // p_hj = exp(s_hj - max_j s_hj), unnormalised
         float* sh = s + h * T;
@@ -188,8 +232,11 @@ void attention_cached(const float* Q, int64_t q_row, const CacheView& c, float* 
       }
       float* o = O + b * o_row;
       std::fill(o, o + H * D, 0.f);
+      if (b + 1 < end)  // the next row's first keys
+        for (int64_t j = 0; j < std::min(kAhead, T); ++j)
+          prefetch_floats(c.K + at(b + 1, j), H * D);
       for (int64_t j = 0; j < T; ++j) {  // o_h = sum_j p_hj v_jh / sum
-        const float* v = c.V + at(j);
+        const float* v = c.V + at(b, j);
         for (int64_t h = 0; h < H; ++h) {
           const float p = s[h * T + j] * inv[h];
           float* oh = o + h * D;
@@ -269,7 +316,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
           const int64_t bq = std::min(kTileQ, q_len - i0);
           const float *Qi = Q + q.at(b, h, i0), *dOi = dO + dout.at(b, h, i0);
           // P = exp(scale Q_i K_j^T - lse)   [bq, bk]
-          tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, S);
+          tile_abt(small, bq, bk, D, scale, Qi, q.row, Kj, k.row, nullptr, 0, S);
           for (int64_t r = 0; r < bq; ++r) {
             float* p = S + r * kTileK;
             const Visible vis = visible(mask, b, i0 + r, j0, bk, Tk);
@@ -283,7 +330,7 @@ void attention_backward(const float* Q, const HeadsView& q, const float* K, cons
           // dV_j += P^T dO_i   [bk, D]
           tile_pb(small, true, bk, D, bq, 1.f, S, dOi, dout.row, dVj, dv.row);
           // dP = dO_i V_j^T   [bq, bk];  dS = P * (dP - Delta)
-          tile_abt(small, bq, bk, D, 1.f, dOi, dout.row, Vj, v.row, dP);
+          tile_abt(small, bq, bk, D, 1.f, dOi, dout.row, Vj, v.row, nullptr, 0, dP);
           for (int64_t r = 0; r < bq; ++r) {
             const float* p = S + r * kTileK;
             float* ds = dP + r * kTileK;

@@ -9,6 +9,7 @@
 #include "heed/autograd/ops.h"
 #include "heed/data/vocab.h"
 #include "heed/kernels/layout.h"
+#include "heed/kernels/tile_gemm.h"
 #include "heed/models/model_options.h"
 #include "heed/util/error.h"
 #include "heed/util/json.h"
@@ -288,6 +289,10 @@ TransformerSeq2Seq::DecoderState TransformerSeq2Seq::start_encoded(Graph& g, Var
                            : st.rows_per_memory == 1
                                ? repeat_rows(layer.project_memory(memory, p), k)
                                : layer.project_memory(memory, p));
+    if (st.rows_per_memory >= kernels::kAbtTransposeRows)
+      st.memory_keys_t.push_back(st.memory_kv.back().valid()
+                                     ? layer.transpose_memory_keys(g, st.memory_kv.back())
+                                     : Tensor{});
     st.caches.push_back(layer.make_cache(g, B, max_len));
     // one per layer (no heads in a layer that does not attend)
     if (config_.layer.monotonic)
@@ -329,10 +334,12 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
     const int64_t M = B / st.rows_per_memory;
     const Var memory =
         !kv.valid() || kv.dim(0) == M ? kv : g.constant(kv.value().rows(0, M));  // [M, S, 2d]
+    // (its first M rows too)
+    const float* keys_t = st.memory_keys_t.empty() ? nullptr : st.memory_keys_t[l].data();
     y = decoder_[l].step(y, memory, st.memory_lengths.first(static_cast<size_t>(M)), st.caches[l],
                          heads, config_.layer.wait_k,
                          static_cast<int>(l) == attention_layer ? &out.weights : nullptr,
-                         st.rows_per_memory);
+                         st.rows_per_memory, keys_t);
     out.ran_off = out.ran_off || (heads != nullptr && heads->ran_off());
   }
   ++st.t;
@@ -489,6 +496,9 @@ class TransformerDecoder final : public IncrementalDecoder {
       kernels::keep_rows(memory.data(), memory.shape().inner(0), memory.shape().inner(0),
                          memory_keep_);
     }
+    for (Tensor& kt : state_.memory_keys_t)  // [B / K, h, d / h, S']
+      if (kt.data() != nullptr)
+        kernels::keep_rows(kt.data(), kt.shape().inner(0), kt.shape().inner(0), memory_keep_);
     keep_lengths(state_.src_lengths, lengths_, keep);
     keep_lengths(state_.memory_lengths, memory_lengths_, memory_keep_);
     B_ = n;
@@ -522,6 +532,7 @@ class TransformerDecoder final : public IncrementalDecoder {
     }
     positions_encoded_ = longer.S;
     state_.memory_kv.clear();
+    state_.memory_keys_t.clear();  // (one row per memory row here: none made)
     for (Tensor& m : memory_)
       state_.memory_kv.push_back(
           m.data() == nullptr

@@ -164,6 +164,17 @@ Var MultiHeadAttention::self_chunk(Var x, int64_t ahead, KvWindow& w, int64_t le
   return linear(g.constant(attended), g.param(*W_out_), g.param(*b_out_));  // [n_q, d]
 }
 
+Tensor MultiHeadAttention::transpose_memory_keys(Graph& g, Var memory_kv) const {
+  check(memory_kv.shape().rank() == 3 && memory_kv.dim(2) == 2 * d_model_,
+        "transpose_memory_keys: memory ", memory_kv.shape(), ", expected [B, S, ", 2 * d_model_,
+        "]");
+  const int64_t B = memory_kv.dim(0), S = memory_kv.dim(1), D = d_model_ / heads_;
+  Tensor kt = g.alloc(Shape{B, heads_, D, kernels::transposed_keys_row(S)});
+  kernels::transpose_keys(memory_kv.value().data(), {S * 2 * d_model_, D, 2 * d_model_},
+                          {.B = B, .H = heads_, .Tq = 0, .Tk = S, .D = D}, kt.data());
+  return kt;
+}
+
 Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {
   Graph& g = memory.graph();
   check(W_kv_ != nullptr, "project_memory: not a cross-attention layer");
@@ -172,13 +183,14 @@ Var MultiHeadAttention::project_memory(Var memory, const Packing& src) const {
 
 Var MultiHeadAttention::cross(Var x, const Packing& p, Var memory_kv,
                               std::span<const int32_t> key_lengths, Tensor* weights,
-                              std::optional<int64_t> prefix_offset) const {
+                              std::optional<int64_t> prefix_offset, const float* keys_t) const {
   Graph& g = x.graph();
   Var q = linear(x, g.param(*W_in_), g.param(*b_in_));  // Q = x W^Q  [N_q, d], packed
   const SdpaOptions opts{.heads = heads_,
                          .causal = prefix_offset.has_value(),
                          .causal_offset = prefix_offset,
-                         .key_lengths = key_lengths};
+                         .key_lengths = key_lengths,
+                         .keys_transposed = keys_t};
   if (weights) *weights = attention_weights(unpack(q, p), slice(memory_kv, 2, 0, d_model_), opts);
   Var attended = cross_attention(q, p, memory_kv, opts);        // [N_q, d]
   return linear(attended, g.param(*W_out_), g.param(*b_out_));  // [N_q, d]

@@ -227,6 +227,11 @@ Var TransformerDecoderLayer::project_memory(Var memory, const Packing& src) cons
   return monotonic_ ? monotonic_->project_memory(memory, src) : cross_->project_memory(memory, src);
 }
 
+Tensor TransformerDecoderLayer::transpose_memory_keys(Graph& g, Var memory_kv) const {
+  if (!attends() || monotonic_) return {};
+  return cross_->transpose_memory_keys(g, memory_kv);
+}
+
 Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
                                      std::span<const int32_t> src_lengths, int64_t wait_k,
                                      Var* delays, Var* policy) const {
@@ -250,7 +255,8 @@ Var TransformerDecoderLayer::forward(Var y, const Packing& tgt, Var memory_kv,
 
 Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t> src_lengths,
                                   KvCache& cache, MonotonicHeadsState* heads, int64_t wait_k,
-                                  Tensor* weights, int64_t rows_per_memory) const {
+                                  Tensor* weights, int64_t rows_per_memory,
+                                  const float* memory_keys_t) const {
   const int64_t K = rows_per_memory, M = static_cast<int64_t>(src_lengths.size());
   check(K >= 1 && y.dim(0) == M * K, "transformer decoder step: ", y.dim(0), " rows for ", M,
         " memory rows of ", K);
@@ -270,7 +276,7 @@ Var TransformerDecoderLayer::step(Var y, Var memory_kv, std::span<const int32_t>
         check(heads != nullptr, "transformer: monotonic cross-attention decodes with a state");
         return monotonic_->step(h, memory_kv, src_lengths, *heads, weights);
       }
-      return cross_->cross(h, queries, memory_kv, src_lengths, weights, prefix);
+      return cross_->cross(h, queries, memory_kv, src_lengths, weights, prefix, memory_keys_t);
     });
   return r_ff_(y, [&](Var h) { return ff_.forward(h); });
 }

@@ -5,10 +5,13 @@
 // holds a T x T matrix.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "heed/kernels/attention.h"
 #include "heed/kernels/parallel.h"
 #include "support/gradcheck.h"
 
@@ -295,6 +298,45 @@ TEST(FusedAttention, MemoryGrowsWithTNotTSquared) {
   const size_t row_bytes = T * W * sizeof(float), score_bytes = T * T * sizeof(float);
   EXPECT_LT(g.arena().bytes_in_use(), 12 * row_bytes);
   EXPECT_LT(g.arena().bytes_in_use(), score_bytes / 2) << "the graph holds O(T^2) memory";
+}
+
+// Beam search's cross-attention reads its memory's keys transposed once (kernels::transpose_keys)
+// instead of per step and tile: the same floats as the op without them, at query counts either
+// side of where the kernel transposes (kAbtTransposeRows), key counts around a vector and the
+// 128-key tile, heads of 8 and 32, padded keys (lengths), and one thread or two.
+TEST(FusedAttention, KeysTransposedAheadGiveTheSameFloats) {
+  const int before = heed::threads();
+  Rng rng(13);
+  for (int threads : {1, 2})
+    for (int64_t Tq : {1, 3, 4, 5, 9})
+      for (int64_t Tk : {1, 15, 16, 17, 130})
+        for (int64_t D : {8, 32}) {
+          heed::set_threads(threads);
+          const int64_t B = 3, H = 2, w = H * D;
+          const std::vector<int32_t> lengths = {static_cast<int32_t>(Tk),
+                                                static_cast<int32_t>((Tk + 1) / 2), 1};
+          Graph g(Mode::Inference);
+          Var q = g.constant(testing::random_tensor({B, Tq, w}, rng, -2.f, 2.f));
+          Var kv = g.constant(testing::random_tensor({B, Tk, 2 * w}, rng, -2.f, 2.f));
+          SdpaOptions opts{.heads = H, .key_lengths = lengths};
+          const Tensor plain = cross_attention(q, kv, opts).value();
+          Tensor kt = g.alloc(Shape{B, H, D, kernels::transposed_keys_row(Tk)});
+          kernels::transpose_keys(kv.value().data(), {Tk * 2 * w, D, 2 * w},
+                                  {.B = B, .H = H, .Tq = Tq, .Tk = Tk, .D = D}, kt.data());
+          opts.keys_transposed = kt.data();
+          const Tensor ahead = cross_attention(q, kv, opts).value();
+          for (int64_t i = 0; i < plain.numel(); ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(ahead.data()[i]),
+                      std::bit_cast<uint32_t>(plain.data()[i]))
+                << "Tq " << Tq << " Tk " << Tk << " D " << D << " threads " << threads << " at "
+                << i;
+        }
+  heed::set_threads(before);
+  Graph training;
+  Var q = training.variable(Tensor::zeros(Shape{1, 4, 8})),
+      kv = training.variable(Tensor::zeros(Shape{1, 3, 16}));
+  std::vector<float> kt(static_cast<size_t>(8 * kernels::transposed_keys_row(3)));
+  EXPECT_THROW(cross_attention(q, kv, {.heads = 1, .keys_transposed = kt.data()}), Error);
 }
 
 }  // namespace

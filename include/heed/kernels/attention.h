@@ -68,9 +68,19 @@ struct AttentionMask {
 
 // O = softmax(scale * Q K^T + M) V, and lse[(b*H + h)*Tq + i] = log sum_j exp(scale q_i.k_j)
 // over the visible keys (-inf for a query that sees none), kept for the backward.
+// Kt: the keys already transposed by transpose_keys (below), or nullptr. A tile of at least
+// kAbtTransposeRows queries (tile_gemm.h) transposes its key tile for the score product; with Kt
+// it reads that from Kt instead, the same floats: beam search's K queries a source against the
+// same memory at every step, whose keys are then transposed once.
 void attention_forward(const float* Q, const HeadsView& q, const float* K, const HeadsView& k,
                        const float* V, const HeadsView& v, float* O, const HeadsView& o, float* lse,
-                       const AttentionDims& dims, const AttentionMask& mask, float scale);
+                       const AttentionDims& dims, const AttentionMask& mask, float scale,
+                       const float* Kt = nullptr);
+
+// Kt[b, h] = K[b, h]^T, [B, H, D, transposed_keys_row(Tk)], the columns past T_k zero: the keys
+// of attention_forward as its score products read them.
+int64_t transposed_keys_row(int64_t Tk);
+void transpose_keys(const float* K, const HeadsView& k, const AttentionDims& dims, float* Kt);
 
 // The backward from O, lse and dO, recomputing each score tile (FlashAttention-2's order: key
 // tiles outside, so dK and dV of a tile are finished by one thread):

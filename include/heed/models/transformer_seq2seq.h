@@ -114,6 +114,11 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
     // memory row r (K = rows_per_memory: a source's beam reads its memory once; 1 when the
     // attention is monotonic or waits k, whose state is per row)
     std::vector<Var> memory_kv;
+    // per decoder layer, when a memory row has enough rows to read it as a tile of queries
+    // (kernels::kAbtTransposeRows; beam search): its keys transposed once
+    // [B / rows_per_memory, h, d / h, S'] (TransformerDecoderLayer::transpose_memory_keys);
+    // else empty
+    std::vector<Tensor> memory_keys_t;
     int64_t rows_per_memory = 1;
     std::span<const int32_t> memory_lengths;  // [B / rows_per_memory], in the graph's arena
     std::vector<KvCache> caches;              // per decoder layer

@@ -96,8 +96,14 @@ class MultiHeadAttention {
   // lengths. When `weights` is given it also gets the attention weights [B, h, T_q, S] (for
   // --attention-out; no gradient), from the same query projection. `prefix_offset`: query i
   // sees keys j <= i + offset only (wait-k reads a source prefix).
+  // keys_t: the memory's keys transposed by transpose_memory_keys (inference), or nullptr.
   Var cross(Var x, const Packing& q, Var memory_kv, std::span<const int32_t> key_lengths,
-            Tensor* weights = nullptr, std::optional<int64_t> prefix_offset = {}) const;
+            Tensor* weights = nullptr, std::optional<int64_t> prefix_offset = {},
+            const float* keys_t = nullptr) const;
+  // The keys of a projected memory [B, S, 2d] transposed head by head, [B, h, d / h,
+  // kernels::transposed_keys_row(S)], in g's arena: what cross()'s score products read when
+  // several queries of one memory row attend at every step (beam search's rows of a source).
+  Tensor transpose_memory_keys(Graph& g, Var memory_kv) const;
 
  private:
   int64_t d_model_, heads_;

@@ -166,6 +166,10 @@ class TransformerDecoderLayer {
   // [N_s, d] -> [B, S, 2d] (monotonic heads with chunks: [B, S, 3d]); none (an invalid Var)
   // for a layer that does not attend.
   Var project_memory(Var memory, const Packing& src) const;
+  // Soft cross-attention's keys of a projected memory transposed once for step()'s
+  // memory_keys_t (MultiHeadAttention::transpose_memory_keys); an empty tensor for a layer that
+  // does not attend or attends monotonically.
+  Tensor transpose_memory_keys(Graph& g, Var memory_kv) const;
   // Monotonic cross-attention: the heads' stops for B decoder rows.
   MonotonicHeadsState make_heads_state(int64_t B) const { return monotonic_->make_state(B); }
   KvCache make_cache(Graph& g, int64_t B, int64_t capacity) const {
@@ -184,9 +188,10 @@ class TransformerDecoderLayer {
   // hypotheses read their source's memory [B / K, S, 2d] once, as the K queries of one entry;
   // soft attention without wait-k only), and src_lengths are the memory rows' [B / K]. When
   // `weights` is given, it gets the cross-attention weights [B / K, h, K, S] of this step.
+  // memory_keys_t: transpose_memory_keys of memory_kv, or nullptr (the same outputs).
   Var step(Var y, Var memory_kv, std::span<const int32_t> src_lengths, KvCache& cache,
            MonotonicHeadsState* heads, int64_t wait_k, Tensor* weights = nullptr,
-           int64_t rows_per_memory = 1) const;
+           int64_t rows_per_memory = 1, const float* memory_keys_t = nullptr) const;
 
  private:
   MultiHeadAttention self_;

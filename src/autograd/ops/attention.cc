@@ -75,6 +75,8 @@ Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t 
   SdpaOptions o_opts = opts;
   if (keys_packed) o_opts.key_lengths = packed->lengths;  // keys past a length do not exist
   Prepared p = prepare(G, B, Tq, Tk, width, o_opts);
+  check(opts.keys_transposed == nullptr || !G.training(),
+        "attention: keys transposed ahead are for inference graphs");
   if (packed)
     p.mask.query_lengths = keys_packed ? p.mask.key_lengths : G.copy(packed->lengths).data();
   const int64_t D = p.dims.D;
@@ -88,7 +90,8 @@ Var sdpa(Var q_src, int64_t q_col, Var k_src, int64_t k_col, Var v_src, int64_t 
   const HeadsView o = packed ? packed_view(width) : heads_of(out.shape(), D);
   const float *Q = q_src.value().data() + q_col, *K = k_src.value().data() + k_col,
               *V = v_src.value().data() + v_col;
-  kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask, p.scale);
+  kernels::attention_forward(Q, q, K, k, V, v, out.data(), o, lse.data(), p.dims, p.mask, p.scale,
+                             opts.keys_transposed);
   // The kernel accumulates dQ and dK/dV from different threads: when q is the very operand k or
   // v is (attention(x, x, x)), dQ goes through a buffer of its own, added afterwards.
   const bool q_aliased =

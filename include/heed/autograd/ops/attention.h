@@ -29,6 +29,9 @@ struct SdpaOptions {
   // its chunk c = floor(i / C), `left` before it and `right` after it:
   //   c C - left <= j < (c + 1) C + right     (kernels/attention.h)
   int64_t chunk = 0, left = 0, right = 0;
+  // Inference: the keys already transposed, [B, h, d_k, kernels::transposed_keys_row(T_k)]
+  // (kernels::transpose_keys; a memory that many steps' queries attend over), or nullptr.
+  const float* keys_transposed = nullptr;
 };
 
 // q [B, Tq, h*d], k and v [B, Tk, h*d] -> [B, Tq, h*d] (head j in columns [j*d, (j+1)*d)).
