@@ -62,10 +62,8 @@ bool small_tile(int64_t bq, int64_t bk, int64_t D) {
 // too (zeros, or the scores of the keys past bk that Bt holds: outside the tile's visible range).
 void tile_abt(bool small, int64_t bq, int64_t bk, int64_t D, float alpha, const float* A,
               int64_t lda, const float* B, int64_t ldb, const float* Bt, int64_t ldt, float* S) {
-  if (small && Bt && bq >= kAbtTransposeRows)  // what tile_gemm_abt does after its transpose
-    tile_gemm(bq, round_up_lanes(bk), D, alpha, A, lda, 1, Bt, ldt, 0.f, S, kTileK);
-  else if (small)
-    tile_gemm_abt(bq, bk, D, alpha, A, lda, B, ldb, S, kTileK, scratch(5, D * kTileK));
+  if (small)
+    tile_gemm_abt(bq, bk, D, alpha, A, lda, B, ldb, S, kTileK, scratch(5, D * kTileK), Bt, ldt);
   else
     gemm(false, true, bq, bk, D, alpha, A, lda, B, ldb, 0.f, S, kTileK);
 }

@@ -95,11 +95,16 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 }
 
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                   const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch) {
+                   const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch,
+                   const float* Bt, int64_t ldt) {
   const int64_t padded = round_up_lanes(N);
   if (M >= kAbtTransposeRows) {
-    transpose_tile(B, ldb, N, K, scratch, padded);
-    tile_gemm(M, padded, K, alpha, A, lda, 1, scratch, padded, 0.f, C, ldc);
+    if (!Bt) {
+      transpose_tile(B, ldb, N, K, scratch, padded);
+      Bt = scratch;
+      ldt = padded;
+    }
+    tile_gemm(M, padded, K, alpha, A, lda, 1, Bt, ldt, 0.f, C, ldc);
     return;
   }
   // Few rows (a decoding step's one query): one dot product per key

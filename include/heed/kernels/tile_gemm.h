@@ -40,11 +40,13 @@ constexpr int64_t kAbtTransposeRows = 4;
 // C[M, N] = alpha * A B^T with A row-major [M, K] (row stride lda) and B row-major [N, K] (row
 // stride ldb), the score product of attention; C's columns N .. round_up_lanes(N) are written
 // too, with zeros. For M >= kAbtTransposeRows B^T is first written to `scratch` (K *
-// round_up_lanes(N) floats) by transpose_tile and multiplied by tile_gemm (a caller holding B^T
-// already gets the same floats from tile_gemm on it); fewer rows (a decoding step's one query)
+// round_up_lanes(N) floats) by transpose_tile and multiplied by tile_gemm, or read from Bt [K,
+// >= round_up_lanes(N)] (rows ldt) when the caller holds it already: the same floats, C's padding
+// columns then the scores of whatever Bt holds there; fewer rows (a decoding step's one query)
 // take one vectorised dot product per key.
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                   const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch);
+                   const float* B, int64_t ldb, float* C, int64_t ldc, float* scratch,
+                   const float* Bt = nullptr, int64_t ldt = 0);
 
 // C[M, N] = alpha * A B^T + beta * C, beta 0 or 1, as one dot product of K per entry (A row-major
 // [M, K], B row-major [N, K]): for few rows of A, any N.
