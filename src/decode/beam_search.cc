@@ -11,8 +11,6 @@
 #include "heed/decode/greedy.h"
 #include "heed/decode/limits.h"
 #include "heed/kernels/reduce.h"
-#include "heed/kernels/softmax.h"
-#include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -151,10 +149,7 @@ std::vector<std::vector<Hypothesis>> beam_search_batch(const Seq2SeqModel& model
             top_values[i] = row[top[i]];
             top[i] += Vocab::kEos;
           }
-          // log Z with the row's maximum the search has just found (the best candidate, or an
-          // entry before EOS): one pass over the row, not two
-          if (logits)
-            log_z = kernels::log_sum_exp(scores, V, vmath::max(scores, Vocab::kEos, value[0]));
+          if (logits) log_z = row_log_z(scores, V, value[0]);
         }
         for (int64_t i = 0; i < n_top; ++i) {
           const float token_lp = value[i] - log_z;

@@ -19,6 +19,10 @@ void check_step_log_prob(float log_prob, int64_t t) {
         t + 1, ": its weights overflow the arithmetic (a corrupt or diverged model)");
 }
 
+float row_log_z(const float* logits, int64_t V, float best) {
+  return kernels::log_sum_exp(logits, V, vmath::max(logits, Vocab::kEos, best));
+}
+
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
                                       std::span<const int64_t> limits,
                                       const AttentionChoice& attention,
@@ -66,9 +70,7 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
         token =
             static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
         log_prob = row[token];
-        // log Z with the row's maximum: the best token's logit or an entry before EOS
-        if (logits)
-          log_prob -= kernels::log_sum_exp(row, V, vmath::max(row, Vocab::kEos, row[token]));
+        if (logits) log_prob -= row_log_z(row, V, row[token]);
       }
       check_step_log_prob(log_prob, t);
       prev[r] = token;

@@ -31,6 +31,10 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
 // -inf means the arithmetic overflowed (the weights of a corrupt or diverged model): an Error
 // rather than garbage outputs.
 void check_step_log_prob(float log_prob, int64_t t);
+// log Z = log sum_v exp(z_v) of a row of V logits whose best entry from Vocab::kEos on, `best`, a
+// search has just found: the row's maximum is that or an entry before EOS, so one pass over the
+// row instead of two.
+float row_log_z(const float* logits, int64_t V, float best);
 
 // What a search throws when its stop flag is set: nobody waits for its outputs any more.
 class DecodingStopped : public Error {
