@@ -622,6 +622,7 @@ PYBIND11_MODULE(_heed, m) {
                                              .max_decoding_length = max_decoding_length,
                                              .max_batch_size = max_batch_size,
                                              .max_input_length = max_input_length,
+                                             .return_scores = num_hypotheses > 1,
                                              .replace_unknowns = replace_unknowns}));
           },
           py::arg("input_path"), py::arg("output_path"), py::kw_only(), py::arg("beam_size") = 1,

@@ -75,6 +75,7 @@ void run_decode_bench(const DecodeBenchOptions& o, std::ostream& out) {
     TranslationOptions t;
     t.beam_size = cell.beam;
     t.max_batch_size = cell.batch;
+    t.return_scores = false;  // as heed translate's lines: the outputs alone
     return t;
   };
   for (const Cell& cell : cells) cell.translator->translate(warmup, options_of(cell));

@@ -256,7 +256,7 @@ std::vector<std::vector<Hypothesis>> decode_n_best(const Seq2SeqModel& model,
   check(o.n_best == 1, "n-best ", o.n_best, " needs a beam of at least ", o.n_best);
   std::vector<std::vector<int32_t>> none(src.size());
   auto greedy = greedy_decode(model, make_batch(src, none, model.reverse_source()),
-                              output_limits(o, model, src), attention, o.stop);
+                              output_limits(o, model, src), attention, o.stop, o.scores);
   std::vector<std::vector<Hypothesis>> out;
   out.reserve(greedy.size());
   for (auto& h : greedy) out.push_back({std::move(h)});

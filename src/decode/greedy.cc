@@ -26,7 +26,7 @@ float row_log_z(const float* logits, int64_t V, float best) {
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& b,
                                       std::span<const int64_t> limits,
                                       const AttentionChoice& attention,
-                                      const std::atomic<bool>* stop) {
+                                      const std::atomic<bool>* stop, bool scores) {
   check(static_cast<int64_t>(limits.size()) == b.B, "greedy decoding: ", limits.size(),
         " length limits for ", b.B, " sentences");
   std::vector<int64_t> limit(b.B);  // [B]: each sentence's, within what the model can decode
@@ -49,9 +49,12 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
   // (no [B, V] row made: the Transformer reads its output layer in blocks that stay in cache);
   // else its logits, normalised at the one entry taken (log p = z - log Z), when the
   // log-probabilities are their log-softmax; else the log-probabilities (ensembles, joint CTC).
+  // Without scores, the best token alone: no row normalised.
   const bool best = decoder->best_k() == 1;
   const bool logits = !best && decoder->log_probs_are_log_softmax();
-  const Scores asked = best ? Scores::Best : logits ? Scores::LogitsOnly : Scores::LogProbs;
+  const Scores asked = best     ? (scores ? Scores::Best : Scores::Argmax)
+                       : logits ? Scores::LogitsOnly
+                                : Scores::LogProbs;
   for (int64_t t = 0; t < max_len; ++t) {
     check_not_stopped(stop);
     IncrementalDecoder::Step s = decoder->step(prev, asked);
@@ -64,19 +67,21 @@ std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBa
       float log_prob = 0.f;
       if (best) {
         token = s.best_ids[r];
-        log_prob = s.best_logits[r] - s.log_z[r];
+        log_prob = s.best_logits[r] - (scores ? s.log_z[r] : 0.f);  // (else the logit, checked)
       } else {
         const float* row = s.scores + r * V;  // [V]
         token =
             static_cast<int32_t>(Vocab::kEos + vmath::argmax(row + Vocab::kEos, V - Vocab::kEos));
         log_prob = row[token];
-        if (logits) log_prob -= row_log_z(row, V, row[token]);
+        if (logits && scores) log_prob -= row_log_z(row, V, row[token]);
       }
       check_step_log_prob(log_prob, t);
       prev[r] = token;
       Hypothesis& h = out[i];
-      h.log_prob += log_prob;
-      h.token_log_probs.push_back(log_prob);
+      if (scores) {
+        h.log_prob += log_prob;
+        h.token_log_probs.push_back(log_prob);
+      }
       if (s.weights)
         h.attention.push_back(source_attention(s.weights, r, b, i, model.reverse_source()));
       if (token == Vocab::kEos) {

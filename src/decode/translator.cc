@@ -169,6 +169,7 @@ void Translator::decode_each(size_t n, const ReadSource& read, const Translation
                      .max_len_ratio = o.max_len_ratio,
                      .max_length = o.max_decoding_length,
                      .n_best = o.num_hypotheses,
+                     .scores = o.return_scores,
                      .stop = o.stop};
   CtcLm lm{.lm = lm_.get(), .ids = lm_ids_, .weight = o.lm_weight, .bonus = o.lm_bonus};
   if (lm_) {

@@ -345,11 +345,12 @@ TransformerSeq2Seq::Step TransformerSeq2Seq::step(Graph& g, std::span<const int3
   ++st.t;
   if (scores == Scores::None) return out;  // the caches alone: no output layer
   if (!dec_final_.empty()) y = dec_final_.front().forward(y);
-  if (scores == Scores::Best) {  // a search's read of the output layer, no [B, V] logits made
+  if (scores == Scores::Best || scores == Scores::Argmax) {  // no [B, V] logits made
     const auto n = static_cast<size_t>(B);
+    if (scores == Scores::Argmax) best_k = 1;
     auto* ids = g.arena().array<int32_t>(n * static_cast<size_t>(best_k));
     auto* values = g.arena().array<float>(n * static_cast<size_t>(best_k));
-    auto* log_z = g.arena().array<float>(n);
+    auto* log_z = scores == Scores::Best ? g.arena().array<float>(n) : nullptr;
     best_outputs(y, g.param(config_.tie_output ? *tgt_embed_ : *out_W_), g.param(*out_b_),
                  Vocab::kEos, best_k, ids, values, log_z);
     out.best_ids = ids;

@@ -95,7 +95,7 @@ TEST(InferenceWeights, LinearUsesEitherCopyAndTrainingNeither) {
 // layer made by linear() and read by top_k and log_sum_exp: the same ids, their values and each
 // row's log-sum-exp to float rounding, on each copy of W (none, the fp32 transpose, int8) and at
 // row counts that make one block or several a product (2,100 columns: 512-wide reads, a last one
-// cut); and a row's figures do not depend on the rows beside it.
+// cut); and a row's figures do not depend on the rows beside it. Without log_z, the same entries.
 TEST(InferenceWeights, BestOutputsEqualTheWholeLayerRead) {
   ParameterStore store;
   Rng rng(4);
@@ -118,6 +118,22 @@ TEST(InferenceWeights, BestOutputsEqualTheWholeLayerRead) {
       std::vector<int32_t> ids(M * k);
       std::vector<float> vals(M * k), log_z(M);
       best_outputs(xv, g.param(w), g.param(b), first, k, ids.data(), vals.data(), log_z.data());
+      {  // without log_z (no exponential taken): the same entries, the same floats
+        std::vector<int32_t> bare_ids(M * k);
+        std::vector<float> bare_vals(M * k);
+        best_outputs(xv, g.param(w), g.param(b), first, k, bare_ids.data(), bare_vals.data(),
+                     nullptr);
+        EXPECT_EQ(bare_ids, ids) << copy << ", " << M << " rows";
+        EXPECT_EQ(bare_vals, vals) << copy << ", " << M << " rows";
+        // the argmax alone: the best entry, the same float
+        std::vector<int32_t> one_id(M);
+        std::vector<float> one_val(M);
+        best_outputs(xv, g.param(w), g.param(b), first, 1, one_id.data(), one_val.data(), nullptr);
+        for (int64_t m = 0; m < M; ++m) {
+          EXPECT_EQ(one_id[m], ids[m * k]) << copy << ", " << M << " rows, row " << m;
+          EXPECT_EQ(one_val[m], vals[m * k]) << copy << ", " << M << " rows, row " << m;
+        }
+      }
       for (int64_t m = 0; m < M; ++m) {
         const float* row = whole.data() + m * N;
         std::vector<int32_t> want(k);

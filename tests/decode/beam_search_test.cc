@@ -62,6 +62,28 @@ TEST_P(EveryDecoder, BeamOfOneIsGreedy) {
   }
 }
 
+// Greedy search asked for no scores takes each row's argmax without normalising it (the
+// Transformer: Scores::Argmax, no log-sum-exp): the same tokens and attention, no scores.
+TEST_P(EveryDecoder, GreedyWithoutScoresTakesTheSameTokens) {
+  SmallSeq2Seq small(GetParam(), 23);
+  const Seq2SeqModel& model = *small.model;
+  auto src = random_sources(small.rng, 7);
+  std::vector<std::vector<int32_t>> none(src.size());
+  const Seq2SeqBatch b = make_batch(src, none, model.reverse_source());
+  std::vector<int64_t> limits;
+  for (auto& s : src) limits.push_back(2 * static_cast<int64_t>(s.size()) + 10);
+  const auto scored = greedy_decode(model, b, limits);
+  const auto bare = greedy_decode(model, b, limits, {}, nullptr, false);
+  ASSERT_EQ(bare.size(), scored.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(bare[i].tokens, scored[i].tokens) << "sentence " << i;
+    EXPECT_EQ(bare[i].attention, scored[i].attention) << "sentence " << i;
+    EXPECT_EQ(bare[i].log_prob, 0.0);
+    EXPECT_TRUE(bare[i].token_log_probs.empty());
+    EXPECT_LT(scored[i].log_prob, 0.0);
+  }
+}
+
 TEST_P(EveryDecoder, RowsPerSourceDecodeAsRepeatedSources) {
   SmallSeq2Seq small(GetParam(), 23);
   const Seq2SeqModel& model = *small.model;

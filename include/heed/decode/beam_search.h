@@ -26,6 +26,7 @@ struct BeamOptions {
   int64_t max_length = 0;         // and at this many tokens (0: no limit of its own)
   int n_best = 1;                 // hypotheses returned per sentence by the *_n_best calls (<= K)
   const CtcLm* ctc_lm = nullptr;  // CTC models: an n-gram LM in the prefix search (K > 1)
+  bool scores = true;             // K 1: log-probabilities kept (greedy_decode's `scores`)
   // set by another thread: the search ends at its next step with DecodingStopped (greedy.h)
   const std::atomic<bool>* stop = nullptr;
 };

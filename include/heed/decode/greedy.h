@@ -18,10 +18,12 @@ namespace heed {
 // limits: the most tokens of each sequence ([batch.B]; a sequence cut there has no EOS row).
 // stop: when given and set (by another thread), the search ends at its next step with
 // DecodingStopped (a server's request that timed out frees the decoder).
+// scores false: the tokens alone (Hypothesis::log_prob 0, no token_log_probs), so that no step
+// normalises its row (CTranslate2's return_scores=False: an argmax needs no log-sum-exp).
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       std::span<const int64_t> limits,
                                       const AttentionChoice& attention = {},
-                                      const std::atomic<bool>* stop = nullptr);
+                                      const std::atomic<bool>* stop = nullptr, bool scores = true);
 // The same with one limit for every sequence.
 std::vector<Hypothesis> greedy_decode(const Seq2SeqModel& model, const Seq2SeqBatch& batch,
                                       int64_t max_len, const AttentionChoice& attention = {});

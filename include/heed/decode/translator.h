@@ -47,6 +47,8 @@ struct TranslationOptions {
   int64_t max_input_length = 1024;  // source units beyond this are dropped (as CTranslate2;
                                     // TranslationResult::truncated says so); score() refuses
                                     // longer sources and targets; 0: no limit
+  bool return_scores = true;        // log_prob, score and token_log_probs (false, greedy: 0 and
+                                    // none, each step's row not normalised: faster)
   bool return_attention = false;    // TranslationHypothesis::attention
   bool return_tree = false;         // TranslationResult::tree (syntactic attention's)
   int attention_layer = -1;         // Transformer: the decoder layer reported (-1: the last)

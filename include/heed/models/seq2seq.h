@@ -72,9 +72,10 @@ std::span<const int32_t> repeat_rows(Graph& g, std::span<const int32_t> lengths,
 
 // What a step scores: log-probabilities; logits (an argmax needs no softmax); each row's best
 // entries and its log-sum-exp alone (beam search, from decoders whose best_k() > 0: no [B, V]
-// row made); or nothing, the state advanced alone (online decoding replaying the tokens written
-// over a longer source prefix).
-enum class Scores { LogProbs, LogitsOnly, Best, None };
+// row made); each row's best entry alone, no log-sum-exp (greedy search asked for no scores,
+// from decoders whose best_k() is 1); or nothing, the state advanced alone (online decoding
+// replaying the tokens written over a longer source prefix).
+enum class Scores { LogProbs, LogitsOnly, Best, Argmax, None };
 
 // Which attention weights decoding reports (--attention-out): the Transformer's cross-attention
 // of one decoder layer (-1: the last), one head or the mean over heads (-1); the RNN has one.
@@ -97,7 +98,8 @@ class IncrementalDecoder {
     bool ran_off = false;  // hard monotonic attention: some row's attention (some head's) has run
                            // off the end of the source without stopping (online decoding READs)
     // Scores::Best: each row's best_k() entries from Vocab::kEos on, best first (ties by lower
-    // id) [B, best_k()], their logits, and the row's log-sum-exp [B]: log p = logit - log_z
+    // id) [B, best_k()], their logits, and the row's log-sum-exp [B]: log p = logit - log_z.
+    // Scores::Argmax: the same entries and logits (the same ones), log_z null
     const int32_t* best_ids = nullptr;
     const float* best_logits = nullptr;
     const float* log_z = nullptr;
@@ -128,7 +130,7 @@ class IncrementalDecoder {
 
 // A step's Step::scores: the log-probabilities or the logits, as asked; nullptr for Scores::None.
 inline const float* step_scores(Scores scores, const Var& logits, const Var& log_probs) {
-  if (scores == Scores::None || scores == Scores::Best) return nullptr;
+  if (scores == Scores::None || scores == Scores::Best || scores == Scores::Argmax) return nullptr;
   return (scores == Scores::LogProbs ? log_probs : logits).value().data();
 }
 

@@ -151,7 +151,8 @@ class TransformerSeq2Seq final : public Seq2SeqModel {
     Tensor weights;        // cross-attention of `attention_layer` [B, h, 1, S] (when asked for)
     bool ran_off = false;  // monotonic heads: some head of some row is off the memory's end
     // Scores::Best: each row's best_k outputs from Vocab::kEos on, best first [B, best_k], their
-    // logits, and the row's log-sum-exp [B] (in the graph's arena); no logits made
+    // logits, and the row's log-sum-exp [B] (in the graph's arena); no logits made.
+    // Scores::Argmax: the same with best_k 1, log_z null
     const int32_t* best_ids = nullptr;
     const float* best_logits = nullptr;
     const float* log_z = nullptr;

@@ -3,6 +3,7 @@
 #include "heed/autograd/ops/matmul.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "heed/kernels/bf16.h"
 #include "heed/kernels/elementwise.h"
@@ -10,6 +11,7 @@
 #include "heed/kernels/quantize.h"
 #include "heed/kernels/reduce.h"
 #include "heed/kernels/softmax.h"
+#include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
 
 namespace heed {
@@ -292,7 +294,7 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
     acc = G.arena().array<int32_t>(static_cast<size_t>(M * std::min(nb, N)));
     kernels::quantize_rows(x.value().data(), M, K, qx, sx);
   }
-  std::vector<kernels::LogSumExp> lse(static_cast<size_t>(M));
+  std::vector<kernels::LogSumExp> lse(log_z ? static_cast<size_t>(M) : 0);
   std::vector<kernels::TopK> best;
   best.reserve(static_cast<size_t>(M));
   for (int64_t m = 0; m < M; ++m) best.push_back({k, ids + m * k, values + m * k});
@@ -309,14 +311,16 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
       for (int64_t c0 = 0; c0 < n; c0 += kBestColumns) {  // the reads: always kBestColumns wide
         const int64_t c = std::min(kBestColumns, n - c0), col = n0 + c0;
         const float* row = block + m * ld + c0;
-        const float block_max = lse[static_cast<size_t>(m)].add(row, c);
+        const float block_max = log_z ? lse[static_cast<size_t>(m)].add(row, c)
+                                      : vmath::max(row, c, -std::numeric_limits<float>::infinity());
         kernels::TopK& top = best[static_cast<size_t>(m)];
         if (!top.can_enter(block_max)) continue;  // most blocks, once the k best are found
         const int64_t from = std::clamp<int64_t>(first - col, 0, c);  // candidates from `first`
         top.add(row + from, c - from, static_cast<int32_t>(col + from));
       }
   }
-  for (int64_t m = 0; m < M; ++m) log_z[m] = lse[static_cast<size_t>(m)].value();
+  if (log_z)
+    for (int64_t m = 0; m < M; ++m) log_z[m] = lse[static_cast<size_t>(m)].value();
 }
 
 }  // namespace heed

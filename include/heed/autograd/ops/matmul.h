@@ -38,7 +38,8 @@ bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* 
 // stay in cache (inference_product's copies of W) instead of a [M, N] y written to memory and
 // read again. The blocks are kBestColumns wide (as many as fit 256 KB of y per product), so a
 // row's log_z does not depend on M. Without an inference copy of W, y is made whole (linear) and
-// read the same way.
+// read the same way. log_z null: the best entries alone (a greedy search that reports no
+// scores), no exponential taken.
 constexpr int64_t kBestColumns = 512;
 void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, float* values,
                   float* log_z);
