@@ -100,6 +100,9 @@ void ParameterStore::transpose_for_inference() {
       auto t = std::make_shared<Tensor>(Tensor::empty(Shape{K, N}));  // [in, out], all written
       kernels::permute(p->value.data(), p->value.shape(), {1, 0, 2, 3}, t->data(), false);
       p->transposed = std::move(t);
+      if (p->argmax_read && kernels::argmax_screen_available())
+        p->screen = std::make_shared<const kernels::ArgmaxScreen>(
+            kernels::make_argmax_screen(p->value.data(), N, K));
     }
 }
 

@@ -165,6 +165,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerSeq2SeqConfig& c, const 
   positions_.emplace(d, c.max_positions, c.positions, c.layer.dropout, scope);
   if (!c.tie_output) out_W_ = &scope.param("out/W", {c.tgt_vocab, d}, Init::glorot_uniform());
   out_b_ = &scope.param("out/b", {c.tgt_vocab}, Init::zeros());
+  (c.tie_output ? tgt_embed_ : out_W_)->argmax_read = true;  // greedy search's Scores::Argmax
   Scope dec = scope / "decoder";
   decoder_.reserve(c.dec_layers);
   // the shared policy (MonotonicHeadsConfig::shared) in the lowest attending layer; the layers

@@ -104,8 +104,13 @@ TEST(InferenceWeights, BestOutputsEqualTheWholeLayerRead) {
   Parameter& b = store.add("b", {N});
   initialize(w.value, Init::glorot_uniform(), rng);
   initialize(b.value, Init::uniform(0.5f), rng);
-  for (const char* copy : {"none", "fp32", "int8"}) {
+  for (const char* copy : {"none", "fp32", "screen", "int8"}) {
     if (copy == std::string("fp32")) store.transpose_for_inference();
+    if (copy == std::string("screen")) {  // (where this CPU has no int8 kernel: fp32 again)
+      w.argmax_read = true;
+      store.transpose_for_inference();
+      EXPECT_EQ(w.screen != nullptr, kernels::argmax_screen_available());
+    }
     if (copy == std::string("int8")) store.quantize_for_inference();
     const Tensor x0 = testing::random_tensor({1, K}, rng);  // every M's row 0
     float alone = 0;                                        // its log_z with no other row
@@ -125,7 +130,7 @@ TEST(InferenceWeights, BestOutputsEqualTheWholeLayerRead) {
                      nullptr);
         EXPECT_EQ(bare_ids, ids) << copy << ", " << M << " rows";
         EXPECT_EQ(bare_vals, vals) << copy << ", " << M << " rows";
-        // the argmax alone: the best entry, the same float
+        // the argmax alone (through the screen at 1 row): the best entry, the same float
         std::vector<int32_t> one_id(M);
         std::vector<float> one_val(M);
         best_outputs(xv, g.param(w), g.param(b), first, 1, one_id.data(), one_val.data(), nullptr);

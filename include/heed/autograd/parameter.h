@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/kernels/argmax_screen.h"
 #include "heed/kernels/quantize.h"
 #include "heed/tensor/tensor.h"
 
@@ -34,6 +35,10 @@ struct Parameter {
   // graphs multiply by it in linear() and the fused RNN cells. Training never reads them.
   std::shared_ptr<const kernels::Int8Matrix> int8;  // int8, quantised per row
   std::shared_ptr<const Tensor> transposed;         // fp32: W^T [in, out]
+  // An output layer a greedy search reads for its argmax (set by the model): fp32 decoding also
+  // gives it an int8 screen (kernels/argmax_screen.h), where this CPU has heed's int8 kernel.
+  bool argmax_read = false;
+  std::shared_ptr<const kernels::ArgmaxScreen> screen;
   void mark_rows(std::span<const int32_t> rows);
   void zero_grad();
   double grad_sum_squares() const;
@@ -59,7 +64,8 @@ class ParameterStore {
   //   int8: quantised per row (kernels/quantize.h);
   //   fp32: its transpose W^T [in, out]. oneDNN's sgemm repacks a transposed B at every call,
   //   which costs as much as the product at a decoding step's 8-32 rows (x W^T for W [7859, 128]:
-  //   2x the time of x W^T with W^T stored, measured on a Xeon, family 6 model 207).
+  //   2x the time of x W^T with W^T stored, measured on a Xeon, family 6 model 207); and an
+  //   output layer marked argmax_read its int8 screen.
   void prepare_for_inference(bool int8);
   void quantize_for_inference();
   void transpose_for_inference();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "heed/kernels/argmax_screen.h"
 #include "heed/kernels/bf16.h"
 #include "heed/kernels/elementwise.h"
 #include "heed/kernels/gemm.h"
@@ -277,6 +278,20 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
   const float* bias = b.valid() ? b.value().data() : nullptr;  // [N]
   const kernels::Int8Matrix* q = !G.training() && p ? int8_copy(*p) : nullptr;
   const bool int8 = q != nullptr, fp32 = !G.training() && p && !int8 && p->transposed;
+  // fp32 at one or two rows: per-row dots of W; and the argmax alone through W's int8 screen,
+  // which reads in fp32 only the rows that can be it (kernels/argmax_screen.h)
+  const bool dots = fp32 && M <= kDotRows;
+  const float* x0 = x.value().data();
+  if (dots && !log_z && k == 1 && p->screen) {
+    const kernels::ScreenScratch scratch{G.arena().array<int8_t>(static_cast<size_t>(K)),
+                                         G.arena().array<int32_t>(static_cast<size_t>(N)),
+                                         G.arena().array<float>(static_cast<size_t>(N))};
+    bool screened = true;
+    for (int64_t m = 0; m < M && screened; ++m)
+      screened = kernels::screened_argmax(x0 + m * K, w.value().data(), bias, *p->screen, first,
+                                          scratch, ids + m, values + m);
+    if (screened) return;  // else (x not finite) the whole read below
+  }
   // y's blocks: kBestColumns wide for the reads, and as many of them a product as fit 256 KB
   const int64_t nb =
       int8 || fp32 ? std::max<int64_t>(1, kInferenceBlockFloats / (M * kBestColumns)) * kBestColumns
@@ -304,6 +319,9 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
     const int64_t ld = whole ? N : n;
     if (int8) {
       kernels::gemm_int8_columns(M, qx, sx, *q, n0, n, bias, acc, y, n);
+    } else if (dots) {
+      for (int64_t m = 0; m < M; ++m)
+        kernels::dot_rows(x0 + m * K, w.value().data(), K, bias, n0, n, y + m * n);
     } else if (fp32) {
       fp32_columns(x.value().data(), M, *p->transposed, n0, n, bias, false, y, n);
     }

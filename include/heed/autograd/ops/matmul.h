@@ -39,8 +39,12 @@ bool inference_product(Var x, Var w, const float* bias, bool accumulate, float* 
 // read again. The blocks are kBestColumns wide (as many as fit 256 KB of y per product), so a
 // row's log_z does not depend on M. Without an inference copy of W, y is made whole (linear) and
 // read the same way. log_z null: the best entries alone (a greedy search that reports no
-// scores), no exponential taken.
+// scores), no exponential taken. With W's fp32 copy and at most kDotRows rows, y's entries are
+// per-row dots of W (vmath::dot: the product is memory-bound there), and k = 1 without log_z
+// reads W's int8 screen when it has one (Parameter::screen): the same id and value, W read in
+// fp32 only where its bound says the best entry can be.
 constexpr int64_t kBestColumns = 512;
+constexpr int64_t kDotRows = 2;
 void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, float* values,
                   float* log_z);
 
