@@ -293,8 +293,15 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerConfig& c, int64_t 
 }
 
 Var TransformerEncoder::forward(Var x, const Packing& p, Tensor* last_weights) const {
-  for (size_t l = 0; l < layers_.size(); ++l)
-    x = layers_[l].forward(x, p, l + 1 == layers_.size() ? last_weights : nullptr);
+  // Inference: the encoder runs in one layer's memory, each layer on the pages the one before
+  // used (a decoded batch's graph touches fewer fresh pages, and those it reuses are warm)
+  Graph& g = x.graph();
+  const Graph::Mark start = g.mark();
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const bool last = l + 1 == layers_.size();
+    x = layers_[l].forward(x, p, last ? last_weights : nullptr);
+    if (!g.training() && !last) g.rewind(start, {&x});
+  }
   return final_.empty() ? x : final_.front().forward(x);
 }
 

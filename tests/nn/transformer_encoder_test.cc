@@ -1,5 +1,6 @@
 // The causal Transformer encoder a position at a time (online decoding's source, read a token at
-// a time) gives the states of the whole-sequence forward pass, pre- and post-LN.
+// a time) gives the states of the whole-sequence forward pass, pre- and post-LN; an inference
+// graph's encoder frees each layer's intermediates and gives a training graph's floats.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -50,6 +51,32 @@ TEST(TransformerEncoder, CausalStepsEqualTheWholeSequence) {
   std::vector<KvCache> caches;
   caches.emplace_back(Tensor::zeros({4, 1, 8}), Tensor::zeros({4, 1, 8}));
   EXPECT_THROW(both.step(g.constant(Tensor::zeros({1, 8})), caches), Error);
+}
+
+// Inference: each layer runs on the memory the one before used (Graph::rewind keeping its
+// output), so the arena holds about one layer's blocks at the end instead of all of them; the
+// states are those of a training graph (dropout 0), bit for bit.
+TEST(TransformerEncoder, InferenceRunsInOneLayersMemory) {
+  const int64_t N = 20, d = 32, layers = 6;  // three sequences packed, 9 + 4 + 7 positions
+  ParameterStore store;
+  Rng rng(5);
+  const TransformerEncoder encoder({.d_model = d, .heads = 4, .ff = 64, .dropout = 0.f}, layers,
+                                   Scope(store, rng, "enc"));
+  Tensor x = Tensor::empty({N, d});
+  for (float& v : x.span()) v = rng.normal();
+  const std::vector<int32_t> lengths = {9, 4, 7};
+  Graph train(Mode::Train), infer(Mode::Inference);
+  const size_t train_before = train.arena().bytes_in_use();
+  const Var ref = encoder.forward(train.constant(x), make_packing(train, lengths));
+  const size_t train_used = train.arena().bytes_in_use() - train_before;
+  const Packing p = make_packing(infer, lengths);
+  const size_t infer_before = infer.arena().bytes_in_use();
+  const Var y = encoder.forward(infer.constant(x), p);
+  const size_t infer_used = infer.arena().bytes_in_use() - infer_before;
+  ASSERT_EQ(y.shape(), ref.shape());
+  for (int64_t i = 0; i < y.value().numel(); ++i)
+    ASSERT_EQ(y.value().data()[i], ref.value().data()[i]) << i;
+  EXPECT_LT(infer_used * 3, train_used) << infer_used << " bytes against " << train_used;
 }
 
 }  // namespace

@@ -204,7 +204,9 @@ class TransformerDecoderLayer {
 };
 
 // Stacked encoder layers (and the final LayerNorm of pre-LN): packed [N, d] -> [N, d];
-// `last_weights`: also the last layer's self-attention weights [B, h, T, T].
+// `last_weights`: also the last layer's self-attention weights [B, h, T, T]. In an inference
+// graph each layer's intermediates are freed once the next layer's input is made
+// (Graph::rewind): Vars made inside forward() other than its result are not kept.
 class TransformerEncoder {
  public:
   TransformerEncoder(const TransformerLayerConfig& c, int64_t layers, const Scope& scope);
