@@ -185,6 +185,7 @@ int TranslateCommand::run() const {
   check(!word_scores || !score_target.empty(), "--word-scores goes with --score-target");
   check(latency_out.empty() || online, "--latency-out goes with --online");
   warn_if_int8_inexact("heed translate", translator.compute_type);
+  o.return_scores = nbest_lines_have_scores(o.num_hypotheses);  // (--score-target: its own)
   const Translator translator_(model_dirs, translator);
   if (online) return run_online(translator_, o);
   if (flush || isatty(STDIN_FILENO) != 0) {
@@ -198,7 +199,6 @@ int TranslateCommand::run() const {
   if (!attention_out.empty()) attn.emplace(attention_out);
   o.return_attention = attn.has_value();
   if (!score_target.empty()) return score(translator_, lines, o, attn ? &*attn : nullptr);
-  o.return_scores = o.num_hypotheses > 1;  // only n-best lines print them
   ProgressLine progress(lines.size());
   const bool ctc = translator_.model().frame_labeller() != nullptr;
   translator_.translate_each(
@@ -228,7 +228,6 @@ int TranslateCommand::run_interactive(const Translator& t, const TranslationOpti
   if (!attention_out.empty()) attn.emplace(attention_out);
   TranslationOptions one = o;
   one.return_attention = attn.has_value();
-  one.return_scores = o.num_hypotheses > 1;
   const bool ctc = t.model().frame_labeller() != nullptr;
   std::string raw;
   for (size_t n = 1; std::getline(std::cin, raw); ++n) {

@@ -614,16 +614,17 @@ PYBIND11_MODULE(_heed, m) {
              int beam_size, int num_hypotheses, double length_penalty, int64_t max_decoding_length,
              double max_len_ratio, int64_t max_batch_size, int64_t max_input_length,
              bool replace_unknowns) {
-            return t.translate_file(input, output,
-                                    checked({.beam_size = beam_size,
-                                             .num_hypotheses = num_hypotheses,
-                                             .length_penalty = length_penalty,
-                                             .max_len_ratio = max_len_ratio,
-                                             .max_decoding_length = max_decoding_length,
-                                             .max_batch_size = max_batch_size,
-                                             .max_input_length = max_input_length,
-                                             .return_scores = num_hypotheses > 1,
-                                             .replace_unknowns = replace_unknowns}));
+            return t.translate_file(
+                input, output,
+                checked({.beam_size = beam_size,
+                         .num_hypotheses = num_hypotheses,
+                         .length_penalty = length_penalty,
+                         .max_len_ratio = max_len_ratio,
+                         .max_decoding_length = max_decoding_length,
+                         .max_batch_size = max_batch_size,
+                         .max_input_length = max_input_length,
+                         .return_scores = nbest_lines_have_scores(num_hypotheses),
+                         .replace_unknowns = replace_unknowns}));
           },
           py::arg("input_path"), py::arg("output_path"), py::kw_only(), py::arg("beam_size") = 1,
           py::arg("num_hypotheses") = 1, py::arg("length_penalty") = 1.0,

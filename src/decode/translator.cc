@@ -326,7 +326,7 @@ std::string score_text(double x) {
 
 std::string Translator::nbest_line(size_t index, const TranslationResult& r,
                                    const TranslationHypothesis& h, int num_hypotheses) const {
-  if (num_hypotheses == 1) return output_line(r, h);
+  if (!nbest_lines_have_scores(num_hypotheses)) return output_line(r, h);
   return std::to_string(index) + " ||| " + output_line(r, h) +
          " ||| F0= " + score_text(h.log_prob) + " ||| " + score_text(h.score);
 }

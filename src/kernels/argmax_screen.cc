@@ -23,6 +23,13 @@ void row_norms(const float* a, const int8_t* q, float s, int64_t K, double* erro
   *norm = std::sqrt(n);
 }
 
+// ||a||_2 in double
+double l2_norm(const float* a, int64_t K) {
+  double n = 0;
+  for (int64_t k = 0; k < K; ++k) n += static_cast<double>(a[k]) * a[k];
+  return std::sqrt(n);
+}
+
 // a float not below x (x >= 0): the bounds only ever round up
 float up(double x) {
   return std::nextafter(static_cast<float>(x), std::numeric_limits<float>::infinity());
@@ -38,12 +45,10 @@ ArgmaxScreen make_argmax_screen(const float* w, int64_t N, int64_t K) {
   ArgmaxScreen s{quantize_matrix(w, N, K), std::vector<float>(static_cast<size_t>(N)),
                  std::vector<float>(static_cast<size_t>(N))};
   for (int64_t n = 0; n < N; ++n) {
-    double error = 0, unused = 0;
+    double error = 0, unused = 0;  // (the norm of the quantized row: not needed here)
     row_norms(w + n * K, s.q.q.data() + n * K, s.q.scale[static_cast<size_t>(n)], K, &error,
               &unused);
-    double norm = 0;
-    for (int64_t k = 0; k < K; ++k) norm += static_cast<double>(w[n * K + k]) * w[n * K + k];
-    s.norm[static_cast<size_t>(n)] = up(std::sqrt(norm));
+    s.norm[static_cast<size_t>(n)] = up(l2_norm(w + n * K, K));
     s.error[static_cast<size_t>(n)] = up(error);
   }
   s.q.q = {};  // the packed copy is what the kernel reads
@@ -67,16 +72,14 @@ bool screened_argmax(const float* x, const float* w, const float* b, const Argma
   check(first >= 0 && first < N, "screened_argmax: columns from ", first, " of ", N);
   float sx = 0;
   quantize_rows(x, 1, K, scratch.qx, &sx);
-  double dx = 0, nx = 0, norm_x = 0;  // ||x - x~||, ||x~||, ||x||
+  double dx = 0, nx = 0;  // ||x - x~||, ||x~||
   row_norms(x, scratch.qx, sx, K, &dx, &nx);
-  for (int64_t k = 0; k < K; ++k) norm_x += static_cast<double>(x[k]) * x[k];
-  norm_x = std::sqrt(norm_x);
+  const double norm_x = l2_norm(x, K);
   if (!std::isfinite(norm_x) || !std::isfinite(dx)) return false;
   // a_n, then e_n = ||dx|| ||w_n|| + ||x~|| ||dw_n|| + the fp32 sum's rounding, K 2^-24 ||x||
   // ||w_n|| (taken as 2K 2^-24), + the finish's and the bias's, 2^-21 |a_n| (a few ulps), + a
   // thousandth of all that for the bound's own float arithmetic (a handful of roundings)
-  const float* bias = b;
-  gemm_int8_columns(1, scratch.qx, &sx, s.q, 0, N, bias, scratch.acc, scratch.approx, N);
+  gemm_int8_columns(1, scratch.qx, &sx, s.q, 0, N, b, scratch.acc, scratch.approx, N);
   const float cw = up(dx + 2.0 * static_cast<double>(K) * 0x1p-24 * norm_x), ce = up(nx);
   float* a = scratch.approx;  // a_n, then a_n + e_n
   const float* norm = s.norm.data();

@@ -168,5 +168,10 @@ class Translator {
 
 // A log-probability as heed translate prints it (Marian's "%.5f").
 std::string score_text(double x);
+// Whether nbest_line prints scores for this many hypotheses a sentence: n-best lines do, single
+// output lines do not (a caller that writes those lines alone sets return_scores by this).
+inline bool nbest_lines_have_scores(int num_hypotheses) {
+  return num_hypotheses > 1;
+}
 
 }  // namespace heed

@@ -307,7 +307,7 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
     qx = G.arena().array<int8_t>(static_cast<size_t>(M * K));
     sx = G.arena().array<float>(static_cast<size_t>(M));
     acc = G.arena().array<int32_t>(static_cast<size_t>(M * std::min(nb, N)));
-    kernels::quantize_rows(x.value().data(), M, K, qx, sx);
+    kernels::quantize_rows(x0, M, K, qx, sx);
   }
   std::vector<kernels::LogSumExp> lse(log_z ? static_cast<size_t>(M) : 0);
   std::vector<kernels::TopK> best;
@@ -323,7 +323,7 @@ void best_outputs(Var x, Var w, Var b, int64_t first, int64_t k, int32_t* ids, f
       for (int64_t m = 0; m < M; ++m)
         kernels::dot_rows(x0 + m * K, w.value().data(), K, bias, n0, n, y + m * n);
     } else if (fp32) {
-      fp32_columns(x.value().data(), M, *p->transposed, n0, n, bias, false, y, n);
+      fp32_columns(x0, M, *p->transposed, n0, n, bias, false, y, n);
     }
     for (int64_t m = 0; m < M; ++m)
       for (int64_t c0 = 0; c0 < n; c0 += kBestColumns) {  // the reads: always kBestColumns wide
