@@ -623,7 +623,7 @@ PYBIND11_MODULE(_heed, m) {
                          .max_decoding_length = max_decoding_length,
                          .max_batch_size = max_batch_size,
                          .max_input_length = max_input_length,
-                         .return_scores = nbest_lines_have_scores(num_hypotheses),
+                         .return_scores = heed::nbest_lines_have_scores(num_hypotheses),
                          .replace_unknowns = replace_unknowns}));
           },
           py::arg("input_path"), py::arg("output_path"), py::kw_only(), py::arg("beam_size") = 1,
