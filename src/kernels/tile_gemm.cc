@@ -1,6 +1,10 @@
 // Register-blocked products of small tiles: R rows of C by NV registers of 16 columns are
 // accumulated over k in registers (R * NV <= 16 accumulators), one broadcast of A(i, k) per row
-// and one load of B's row k per register; C is read and written once.
+// and one load of B's row k per register; C is read and written once. Narrow products (N <= 32:
+// a head's values, d = 32, or a sentence's keys) take 8 rows a block, so B is read once per 8
+// rows instead of per 4: beam search's 5 queries a sentence read each key and value row once, not
+// twice (batched, those rows come from L3), and a training tile has twice the multiply-adds per
+// load.
 // Leaves out: packing (the tiles are small enough to stay in L1/L2) and threading (the caller
 // runs one tile per thread).
 #include "heed/kernels/tile_gemm.h"
@@ -17,8 +21,9 @@
 namespace heed::kernels {
 namespace {
 
-constexpr int kRows = 4;     // rows of C per block
-constexpr int kMaxRegs = 4;  // registers of 16 columns per block: 64 columns
+constexpr int kRows = 4;        // rows of C per block
+constexpr int kMaxRegs = 4;     // registers of 16 columns per block: 64 columns
+constexpr int kNarrowRows = 8;  // rows per block when N <= 2 registers (16 accumulators)
 
 template <int R, int NV>
 void block(int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col, const float* B,
@@ -69,29 +74,55 @@ void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int6
   }
 }
 
+// f.template operator()<n>() for a runtime n in [1, Max] (the rows left after whole blocks; n = 0:
+// nothing), so that each remainder runs its own compiled block.
+template <int Max, class F>
+void with_rows(int64_t n, F&& f) {
+  if constexpr (Max > 0) {
+    if (n == Max)
+      f.template operator()<Max>();
+    else
+      with_rows<Max - 1>(n, f);
+  }
+}
+
+// R rows of C when N is 0, 16 or 32 columns: one block of one or two registers.
+template <int R>
+void narrow_rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
+                 const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (N == 2 * kTileLanes)
+    block<R, 2>(K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
+  else if (N == kTileLanes)
+    block<R, 1>(K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
+}
+
+// N <= 32: blocks of 8 rows, then one of the 1-7 left.
+void narrow(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
+            int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  int64_t i = 0;
+  for (; i + kNarrowRows <= M; i += kNarrowRows)
+    narrow_rows<kNarrowRows>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc,
+                             ldc);
+  with_rows<kNarrowRows - 1>(M - i, [&]<int R>() {
+    narrow_rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
+  });
+}
+
 }  // namespace
 
 void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
                int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   count_product(M, N, K);
+  if (N <= 2 * kTileLanes) {
+    narrow(M, N, K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
+    return;
+  }
   int64_t i = 0;
   for (; i + kRows <= M; i += kRows)
     rows<kRows>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
-  const float* Ai = A + i * a_row;
-  float* Ci = C + i * ldc;
-  switch (M - i) {
-    case 3:
-      rows<3>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
-      break;
-    case 2:
-      rows<2>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
-      break;
-    case 1:
-      rows<1>(N, K, alpha, Ai, a_row, a_col, B, ldb, beta, Ci, ldc);
-      break;
-    default:
-      break;
-  }
+  with_rows<kRows - 1>(M - i, [&]<int R>() {
+    rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
+  });
 }
 
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,

@@ -1,5 +1,6 @@
 // The fused attention's small tile products against the textbook product in double precision:
-// every row remainder of the 4-row blocks, 1-5 registers of columns, A row-major and stored
+// every row remainder of the 4-row blocks (8-row blocks at 1-2 registers of columns: each row's
+// floats as if alone), 1-5 registers of columns, A row-major and stored
 // transposed, strided operands, beta 0 and 1; the score product A B^T (dot products for one to
 // three rows, vmath::dot's floats four keys at a time; a transposed B from four) and the
 // transposed key tile, with their zero padding.
@@ -21,7 +22,7 @@ TEST(TileGemm, EqualsTextbookProduct) {
   Rng rng(7);
   for (bool a_transposed : {false, true})
     for (float beta : {0.f, 1.f})
-      for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 9, 21})
+      for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 21})
         for (int64_t N : {16, 32, 48, 64, 80, 128})
           for (int64_t K : {1, 7, 33}) {
             // A stored [M, K] (row stride K + 3) or transposed [K, M] (row stride M + 2)
@@ -50,6 +51,27 @@ TEST(TileGemm, EqualsTextbookProduct) {
             EXPECT_LT(worst, 1e-5 * K) << M << "x" << N << "x" << K << " transposed A "
                                        << a_transposed << " beta " << beta;
           }
+}
+
+// A row's floats do not depend on the rows multiplied with it (the block it lands in, 1-8 rows):
+// every row of an M-row product equals the same row multiplied alone, bit for bit.
+TEST(TileGemm, ARowsFloatsDoNotDependOnItsBlock) {
+  Rng rng(9);
+  for (int64_t N : {16, 32, 48, 64})
+    for (int64_t M : {5, 8, 13, 21}) {
+      const int64_t K = 19, ldb = N + 1;
+      std::vector<float> A(M * K), B(K * ldb), C(M * N, 0.f), row(N);
+      for (auto& v : A) v = rng.uniform(-1, 1);
+      for (auto& v : B) v = rng.uniform(-1, 1);
+      kernels::tile_gemm(M, N, K, 0.5f, A.data(), K, 1, B.data(), ldb, 0.f, C.data(), N);
+      for (int64_t i = 0; i < M; ++i) {
+        kernels::tile_gemm(1, N, K, 0.5f, A.data() + i * K, K, 1, B.data(), ldb, 0.f, row.data(),
+                           N);
+        for (int64_t j = 0; j < N; ++j)
+          ASSERT_EQ(std::bit_cast<uint32_t>(C[i * N + j]), std::bit_cast<uint32_t>(row[j]))
+              << M << "x" << N << " row " << i << " column " << j;
+      }
+    }
 }
 
 TEST(TileGemm, TransposesAKeyTileWithZeroPadding) {
