@@ -21,9 +21,11 @@
 namespace heed::kernels {
 namespace {
 
-constexpr int kRows = 4;        // rows of C per block
-constexpr int kMaxRegs = 4;     // registers of 16 columns per block: 64 columns
-constexpr int kNarrowRows = 8;  // rows per block when N <= 2 registers (16 accumulators)
+constexpr int kRows = 4;           // rows of C per block
+constexpr int kNarrowRows = 8;     // rows per block when N <= kNarrowColumns
+constexpr int kMaxRegs = 4;        // registers of 16 columns per block: 64 columns
+constexpr int kAccumulators = 16;  // registers a block may hold sums in (R * NV)
+constexpr int64_t kNarrowColumns = 2 * kTileLanes;
 
 template <int R, int NV>
 void block(int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col, const float* B,
@@ -51,60 +53,42 @@ void block(int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
   }
 }
 
-// R rows of C, all N columns: blocks of 64 columns, then one of 16, 32 or 48.
-template <int R>
-void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  constexpr int64_t kWide = kMaxRegs * kTileLanes;
-  int64_t j = 0;
-  for (; j + kWide <= N; j += kWide)
-    block<R, kMaxRegs>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
-  switch ((N - j) / kTileLanes) {
-    case 3:
-      block<R, 3>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
-      break;
-    case 2:
-      block<R, 2>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
-      break;
-    case 1:
-      block<R, 1>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
-      break;
-    default:
-      break;
-  }
-}
-
-// f.template operator()<n>() for a runtime n in [1, Max] (the rows left after whole blocks; n = 0:
-// nothing), so that each remainder runs its own compiled block.
+// f.template operator()<n>() for a runtime n in [1, Max] (n = 0: nothing), so that each
+// remainder, of rows or of registers, runs its own compiled block.
 template <int Max, class F>
-void with_rows(int64_t n, F&& f) {
+void with_count(int64_t n, F&& f) {
   if constexpr (Max > 0) {
     if (n == Max)
       f.template operator()<Max>();
     else
-      with_rows<Max - 1>(n, f);
+      with_count<Max - 1>(n, f);
   }
 }
 
-// R rows of C when N is 0, 16 or 32 columns: one block of one or two registers.
+// R rows of C, all N columns: blocks of NV registers (as many as R rows leave accumulators for:
+// 4, 64 columns, up to 4 rows; 2 for 5-8 rows), then one of the registers left.
 template <int R>
-void narrow_rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
-                 const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (N == 2 * kTileLanes)
-    block<R, 2>(K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
-  else if (N == kTileLanes)
-    block<R, 1>(K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
+void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  constexpr int NV = std::min(kMaxRegs, kAccumulators / R);
+  constexpr int64_t kWide = NV * kTileLanes;
+  int64_t j = 0;
+  for (; j + kWide <= N; j += kWide)
+    block<R, NV>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
+  with_count<NV - 1>((N - j) / kTileLanes, [&]<int V>() {
+    block<R, V>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
+  });
 }
 
-// N <= 32: blocks of 8 rows, then one of the 1-7 left.
-void narrow(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
-            int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+// All M rows in blocks of Block rows, then one of the rows left.
+template <int Block>
+void all_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
+              int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   int64_t i = 0;
-  for (; i + kNarrowRows <= M; i += kNarrowRows)
-    narrow_rows<kNarrowRows>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc,
-                             ldc);
-  with_rows<kNarrowRows - 1>(M - i, [&]<int R>() {
-    narrow_rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
+  for (; i + Block <= M; i += Block)
+    rows<Block>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
+  with_count<Block - 1>(M - i, [&]<int R>() {
+    rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
   });
 }
 
@@ -113,16 +97,10 @@ void narrow(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_
 void tile_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t a_row,
                int64_t a_col, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   count_product(M, N, K);
-  if (N <= 2 * kTileLanes) {
-    narrow(M, N, K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
-    return;
-  }
-  int64_t i = 0;
-  for (; i + kRows <= M; i += kRows)
-    rows<kRows>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
-  with_rows<kRows - 1>(M - i, [&]<int R>() {
-    rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
-  });
+  if (N <= kNarrowColumns)
+    all_rows<kNarrowRows>(M, N, K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
+  else
+    all_rows<kRows>(M, N, K, alpha, A, a_row, a_col, B, ldb, beta, C, ldc);
 }
 
 void tile_gemm_abt(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
