@@ -38,18 +38,10 @@ double smoothed_row_loss(const float* x, float* e, int64_t V, int32_t t, float e
 }  // namespace
 
 namespace {
-// sum_j exp(x_j - m), m finite
-float sum_exp(const float* x, int64_t n, float m) {
-  float s = 0.f;
-#pragma omp simd reduction(+ : s)
-  for (int64_t j = 0; j < n; ++j) s += vmath::exp(x[j] - m);
-  return s;
-}
-
 // m + log sum_j exp(x_j - m), m the row's maximum (finite)
 float sum_exp_log(const float* x, int64_t n, float m) {
   // cppcheck-suppress invalidFunctionArg ; s >= 1: the maximum contributes exp(0) = 1
-  return m + std::log(sum_exp(x, n, m));
+  return m + std::log(vmath::sum_exp(x, n, m));
 }
 }  // namespace
 
@@ -66,7 +58,7 @@ float LogSumExp::add(const float* x, int64_t n) {
   if (m == kNegInf) return block;                                  // nothing but -inf so far
   if (m > max) sum *= max == kNegInf ? 0.f : vmath::exp(max - m);  // rescaled to the new max
   max = m;
-  sum += sum_exp(x, n, m);
+  sum += vmath::sum_exp(x, n, m);
   return block;
 }
 

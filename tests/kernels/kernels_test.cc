@@ -220,6 +220,44 @@ TEST(VMath, Dot4IsFourDotsBitForBit) {
   }
 }
 
+// sum_exp is exp() of every x_j - m summed in its stated order (AVX-512: lane j mod 16 of one
+// accumulator, the tail into lane 0, the lanes 0 to 15; otherwise in turn, the simd loop's own
+// order, checked to float rounding), bit for bit: lengths around the vector width, entries
+// spread over 60 units (many below exp's -87.3, where it is 0), -inf (masked logits), m above
+// the maximum; and NaN stays NaN.
+TEST(VMath, SumExpIsExpSummedInItsOrder) {
+  Rng rng(12);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {1, 3, 15, 16, 17, 33, 179, 512, 7859}) {
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = rng.normal() * (trial % 3 == 0 ? 60.f : 6.f);
+      if (trial % 4 == 1) x[static_cast<size_t>(n / 2)] = -inf;
+      const float m = *std::max_element(x.begin(), x.end()) + (trial % 5 == 2 ? 3.f : 0.f);
+      const float got = vmath::sum_exp(x.data(), n, m);
+#if defined(__AVX512F__)
+      float lane[16] = {};
+      int64_t j = 0;
+      for (; j + 16 <= n; j += 16)
+        for (int i = 0; i < 16; ++i) lane[i] += vmath::exp(x[static_cast<size_t>(j + i)] - m);
+      for (; j < n; ++j) lane[0] += vmath::exp(x[static_cast<size_t>(j)] - m);
+      float want = 0.f;
+      for (float v : lane) want += v;
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want))
+          << "n " << n << " trial " << trial;
+#else
+      double want = 0;
+      for (float v : x) want += vmath::exp(v - m);
+      ASSERT_NEAR(got, want, 1e-6 * want) << "n " << n << " trial " << trial;
+#endif
+    }
+  }
+  std::vector<float> x = {0.f, -1.f, std::numeric_limits<float>::quiet_NaN(), -2.f};
+  EXPECT_TRUE(std::isnan(vmath::sum_exp(x.data(), 4, 0.f)));
+  x.assign(20, -inf);
+  EXPECT_EQ(vmath::sum_exp(x.data(), 20, 0.f), 0.f);
+}
+
 // The vectorised maxima and argmax against std::max_element, on lengths around every vector width,
 // with the maximum at each position in turn, all-negative rows and -inf (softmax masks).
 TEST(VMath, MaxMaxAbsAndArgmaxAgreeWithStd) {
