@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "heed/kernels/flops.h"
 #include "heed/kernels/gemm.h"
@@ -111,38 +112,68 @@ void pack_for_vnni(Int8Matrix& m) {
 }
 
 #ifdef HEED_INT8_PACKED
-// One group of 64 rows of W against R rows of x (u, four bytes a word, K4 words a row):
-// sums[r][j] holds the 16 int32 dot products of rows 16 j .. 16 j + 15. Each load of W serves
-// all R rows; with one row, two chains of accumulators (even and odd k4) hide vpdpbusd's latency.
-// The four-row form keeps two vpdpbusd a cycle busy for large M (on a par with oneDNN's
-// AVX512-VNNI GEMM at 64-320 rows).
-constexpr int64_t kPrefetchBytes = 8 * kGroupRows * 4;  // W eight k4 steps ahead, into L1
+// 64 bytes of W in a register. Written as a plain load, GCC 12 folds it into each vpdpbusd that
+// uses it when there are up to four (blocks of one to four rows of x), so such a block read W
+// once a row from L1, two 64-byte loads a cycle for two vpdpbusd: load-bound, 159-166 GMAC/s
+// over decoding's shapes on a Zen 5. Loaded once a step, the blocks of one to five rows run at
+// ~265 there (a /tmp micro-benchmark cycling through the decoder's 25 int8 matrices with 3 MB
+// of other reads between steps, 5-160 rows), ahead of oneDNN's u8s8s32 GEMM at every row count.
+inline __m512i load_once(const int8_t* p) {
+  __m512i r;
+  asm("vmovdqu64 %1, %0" : "=v"(r) : "m"(*reinterpret_cast<const __m512i*>(p)));
+  return r;
+}
 
-template <int R>
-void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, __m512i (&sums)[R][4]) {
+// One group of 64 rows of W against R rows of x (u, four bytes a word, K4 words a row): hands
+// done(r, sums) the 64 int32 dot products of row r, those of W's rows 16 j .. 16 j + 15 in
+// sums[j]. Each load of W serves all R rows (4 R accumulators, 4 registers of W, one broadcast of
+// x: 25 of the 32 at R = 5); with one row, two chains of accumulators (even and odd k4) hide
+// vpdpbusd's latency. The loops over c, r and j are unrolled by pragma, early, so that the
+// accumulators become 4 R values in registers: left to GCC 12's own unrolling, which comes after
+// its scalarisation, `a` stayed an array on the stack and every k4 stored all 20 accumulators
+// (int8 beam 5 at batch 1 took 1.2x the old time).
+constexpr int64_t kPrefetchBytes = 8 * kGroupRows * 4;  // W eight k4 steps ahead, into L1
+constexpr int kMaxBlockRows = 5;  // rows of x a block (beam 5 at batch 1 is one block)
+
+template <int R, class Done>
+void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, const Done& done) {
+  static_assert(R >= 1 && R <= kMaxBlockRows);
   constexpr int C = R == 1 ? 2 : 1;
   __m512i a[C][R][4] = {};  // zeros
   const auto step = [&](int c, int64_t k4) {
     const int8_t* wk = wg + k4 * kGroupRows * 4;
     __m512i wv[4];
+#pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       _mm_prefetch(reinterpret_cast<const char*>(wk + kPrefetchBytes + 64 * j), _MM_HINT_T0);
-      wv[j] = _mm512_loadu_si512(wk + 64 * j);
+      wv[j] = load_once(wk + 64 * j);
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512i x4 = _mm512_set1_epi32(static_cast<int>(u[r * K4 + k4]));
+#pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) a[c][r][j] = _mm512_dpbusd_epi32(a[c][r][j], x4, wv[j]);
     }
   };
   int64_t k4 = 0;
   for (; k4 + C <= K4; k4 += C)
+#pragma GCC unroll 2
     for (int c = 0; c < C; ++c) step(c, k4 + c);
   for (; k4 < K4; ++k4) step(0, k4);
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < 4; ++j) {
-      sums[r][j] = a[0][r][j];
-      for (int c = 1; c < C; ++c) sums[r][j] = _mm512_add_epi32(sums[r][j], a[c][r][j]);
-    }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    if constexpr (C == 2)
+      for (int j = 0; j < 4; ++j) a[0][r][j] = _mm512_add_epi32(a[0][r][j], a[1][r][j]);
+    done(r, a[0][r][0], a[0][r][1], a[0][r][2], a[0][r][3]);
+  }
+}
+
+// f(std::integral_constant<int, rows>{}) for rows in 1 .. R: a block's row count as a constant
+template <int R = kMaxBlockRows, class F>
+void with_rows(int64_t rows, const F& f) {
+  if constexpr (R > 1)
+    if (rows < R) return with_rows<R - 1>(rows, f);
+  f(std::integral_constant<int, R>{});
 }
 
 #ifdef HEED_INT8_AMX
@@ -225,19 +256,13 @@ void amx_groups(int64_t gb, int64_t ge, int64_t Mp, int64_t K4p, const uint8_t* 
 // in [1, 255], and the shift comes back out per row of W:
 //   sum_k q(x)_k q(w)_nk = sum_k u_k q(w)_nk - 128 sum_k q(w)_nk      (exact: |sum| < 2^31)
 // then y[m, n] = s_x[m] s_w[n] acc[m, n] (+ b[n]) (+ y[m, n]). One group of 64 rows of W
-// (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it, four at a
-// time (16 accumulators), then two, then one; the int32 sums never leave the registers (storing
-// them as well cost 25-45 % at 32-160 rows of K = 128).
-// From this many rows of x, where no AMX tiles run, the integer sums come from oneDNN's u8s8s32
-// GEMM on the same shifted rows u: its AVX512-VNNI kernel blocks rows and columns in registers
-// and keeps two vpdpbusd a cycle busy, where group_dots, its W loads folded into the vpdpbusd
-// by GCC and a broadcast per row, reaches a third of that. One thread, AMD EPYC Zen 5, N x K =
-// 7,859 x 128: heed's kernel 159-166 GMAC/s at 5-160 rows; oneDNN 95 / 204 / 270 / 330 / 436 at
-// 5 / 10 / 16 / 32 / 160 rows (the machine's vpdpbusd peak: 500). The sums are exact either way
-// and the rounding is finish()'s, so a row's output does not depend on which path made it.
-constexpr int64_t kLibraryMinRows = 12;
-// W's rows a call: at least 512 (a call costs a few microseconds), [M, nb] int32 sums in L2
-constexpr int64_t kLibraryColumns = 512, kLibrarySums = 64 * 1024;
+// (K bytes each, 16 KB at K = 256) stays in L1 while the rows of x pass over it in blocks of up
+// to five (20 accumulators); the int32 sums never leave the registers until a row of 64 is
+// finished (storing them as well cost 25-45 % at 32-160 rows of K = 128). Until 2026-12-02
+// products of 12 rows or more went to oneDNN's u8s8s32 GEMM instead, which outran this loop while
+// GCC folded its W loads into the vpdpbusd (see load_once); with them loaded once, this loop is
+// ahead of oneDNN at every row count on a Zen 5 (int8 beam 5 over batches of 32: 0.92 of the time
+// with oneDNN from 12 rows, the same outputs).
 
 // One row of n outputs from their integer sums over the shifted row u = q(x) + 128:
 //   y = fma(s_x s_w, acc - 128 sum_k q(w), b) (+ y when accumulating),
@@ -275,17 +300,13 @@ void finish_row(const int32_t* __restrict acc, int64_t n, float sx,
 
 // W's rows c0 .. c0 + C - 1 (c0 a multiple of 64): y [M, C], rows ldy apart.
 void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Matrix& w, int64_t c0,
-                      int64_t C, const float* bias, int32_t* acc, float* y, int64_t ldy,
-                      bool accumulate) {
+                      int64_t C, const float* bias, float* y, int64_t ldy, bool accumulate) {
   const int64_t K = w.cols, g0 = c0 / kGroupRows, G = (c0 + C + kGroupRows - 1) / kGroupRows;
   const int64_t K4p = padded_k4(K);
 #ifdef HEED_INT8_AMX
   const bool tiles = M >= kAmxMinRows && amx_ready();
-  // (where the tiles are granted, oneDNN 2.6 would take its own AMX kernels, 2-10x slower here)
-  const bool library = !tiles && M >= kLibraryMinRows && !amx_ready();
 #else
   const bool tiles = false;
-  const bool library = M >= kLibraryMinRows;
 #endif
   // u [Mp, K4]: four bytes of u a word, 128 beyond K (q = 0); the tiles read whole words of
   // 16 and blocks of 32 rows, so their rows are K4p words and Mp = M rounded up to 32
@@ -306,30 +327,11 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
   const int32_t* row_sums = w.row_sums.data();
   const float* sw = w.scale.data();
   // row m of the output for W's rows 64 g .. 64 g + 63, from its 64 integer sums
-  const auto finish = [&](int64_t g, int64_t m, const __m512i(&dots)[4]) {
-    alignas(64) int32_t sums[kGroupRows];
-    for (int j = 0; j < 4; ++j) _mm512_store_si512(sums + 16 * j, dots[j]);
+  const auto finish = [&](int64_t g, int64_t m, const int32_t* sums) {
     const int64_t n0 = g * kGroupRows;
     finish_row(sums, std::min(kGroupRows, c0 + C - n0), sx[m], row_sums + n0, sw + n0,
                bias ? bias + n0 : nullptr, y + m * ldy + (n0 - c0), accumulate);
   };
-  if (library) {
-    // blocks of W's rows, so that a block's int32 sums are finished while they are in L2
-    const int64_t nb = std::min(C, std::max<int64_t>(kLibraryColumns, kLibrarySums / M));
-    for (int64_t n0 = c0; n0 < c0 + C; n0 += nb) {
-      const int64_t n = std::min(nb, c0 + C - n0);
-      // acc [M, n] = u q(w)^T = (q(x) + 128) q(w)^T, exactly (vpdpbusd does not saturate)
-      const int32_t zero = 0;
-      const dnnl_status_t st = dnnl_gemm_u8s8s32('N', 'T', 'F', M, n, K, 1.f, u8, K4 * 4, 0,
-                                                 w.q.data() + n0 * K, K, 0, 0.f, acc, n, &zero);
-      check(st == dnnl_success, "dnnl_gemm_u8s8s32 failed (status ", static_cast<int>(st),
-            ") for M=", M, " N=", n, " K=", K);
-      for (int64_t m = 0; m < M; ++m)
-        finish_row(acc + m * n, n, sx[m], row_sums + n0, sw + n0, bias ? bias + n0 : nullptr,
-                   y + m * ldy + (n0 - c0), accumulate);
-    }
-    return;
-  }
 #ifdef HEED_INT8_AMX
   if (tiles) {
     parallel_for(G - g0, grain_for(16 * kSerialWork, Mp * kGroupRows * K),
@@ -337,34 +339,33 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
                    amx_groups(g0 + gb, g0 + ge, Mp, K4p, u8, packed,
                               [&](int64_t g, int64_t m, const int32_t* sums) {
                                 if (m >= M) return;  // a padding row
-                                __m512i dots[4];
-                                for (int j = 0; j < 4; ++j)
-                                  dots[j] = _mm512_loadu_si512(sums + 16 * j);
-                                finish(g, m, dots);
+                                finish(g, m, sums);
                               });
                  });
     return;
   }
 #endif
+  // the rows of x in blocks of as near kMaxBlockRows as divide them evenly (32 rows: four of 5
+  // and three of 4, not six of 5 and one of 2, whose W loads serve two rows)
+  const int64_t blocks = (M + kMaxBlockRows - 1) / kMaxBlockRows;
   parallel_for(G - g0, grain_for(4 * kSerialWork, M * kGroupRows * K), [&](int64_t gb, int64_t ge) {
     for (int64_t g = g0 + gb; g < g0 + ge; ++g) {
       const int8_t* wg = packed + g * K4p * kGroupRows * 4;
-      int64_t m = 0;
-      for (; m + 4 <= M; m += 4) {
-        __m512i dots[4][4];
-        group_dots<4>(wg, u + m * K4, K4, dots);
-        for (int r = 0; r < 4; ++r) finish(g, m + r, dots[r]);
-      }
-      for (; m + 2 <= M; m += 2) {
-        __m512i dots[2][4];
-        group_dots<2>(wg, u + m * K4, K4, dots);
-        finish(g, m, dots[0]);
-        finish(g, m + 1, dots[1]);
-      }
-      if (m < M) {
-        __m512i dots[1][4];
-        group_dots<1>(wg, u + m * K4, K4, dots);
-        finish(g, m, dots[0]);
+      for (int64_t b = 0, m = 0; b < blocks; ++b) {
+        const int64_t rows = (M - m) / (blocks - b);  // the first blocks take a row more
+        const int64_t R = (M - m) % (blocks - b) != 0 ? rows + 1 : rows;
+        with_rows(R, [&](auto rows_c) {
+          group_dots<decltype(rows_c)::value>(
+              wg, u + m * K4, K4, [&](int r, __m512i s0, __m512i s1, __m512i s2, __m512i s3) {
+                alignas(64) int32_t sums[kGroupRows];
+                _mm512_store_si512(sums, s0);
+                _mm512_store_si512(sums + 16, s1);
+                _mm512_store_si512(sums + 32, s2);
+                _mm512_store_si512(sums + 48, s3);
+                finish(g, m + r, sums);
+              });
+        });
+        m += R;
       }
     }
   });
@@ -403,7 +404,7 @@ void gemm_int8_columns(int64_t M, const int8_t* qx, const float* sx, const Int8M
 #ifdef HEED_INT8_PACKED
   if (!w.packed.empty()) {
     count_product(M, C, K);
-    gemm_int8_packed(M, qx, sx, w, c0, C, bias, acc, y, ldy, accumulate);
+    gemm_int8_packed(M, qx, sx, w, c0, C, bias, y, ldy, accumulate);
     return;
   }
 #endif

@@ -100,8 +100,9 @@ TEST(QuantizeDeathTest, CapsOneDnnOffAmxOnlyWhenItsInt8GemmIsUsed) {
   EXPECT_EXIT(cap_then_multiply(), ::testing::ExitedWithCode(0), "");
 }
 
-// Every path of gemm_int8 on any CPU: heed's VNNI kernel (when built for it; rows of x taken
-// four, two and one at a time, or from 12 rows its sums from oneDNN's u8s8s32), oneDNN's s8s8s32
+// Every path of gemm_int8 on any CPU: heed's VNNI kernel (when built for it; rows of x taken in
+// blocks of one to five, every block size below: 7 = 4 + 3, 9 = 5 + 4, 11 = 4 + 4 + 3, 12 = 3 x 4,
+// 33 = 5 x 5 + 2 x 4, 2, 1; AMX tiles from 20 rows where the CPU has them), oneDNN's s8s8s32
 // GEMM (exact with VNNI) and the fp32 GEMM on the quantized values that CPUs without VNNI take
 // (q_float filled), against exact sums — the integer paths bit for bit in `acc` (heed's kernel
 // keeps them in registers), and the same floats from the same sums — with bias and accumulation, at
@@ -117,8 +118,8 @@ TEST(Quantize, EveryInt8PathEqualsTheExactIntegerProduct) {
                          {8, 64, 4},
                          {5, 200, 65},
                          {9, 65, 33},
-                         {11, 130, 100},  // heed's kernel's last size alone, then oneDNN's
-                         {12, 130, 100},  // sums through it
+                         {11, 130, 100},
+                         {12, 130, 100},
                          {70, 130, 256},
                          // AMX's blocks of 32 rows (where the CPU has it): a block and a row
                          // short, rows padded, K padded to whole tiles, W's last group partial

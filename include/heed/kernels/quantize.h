@@ -29,16 +29,15 @@ struct Int8Matrix {
 };
 
 // Whether this build has heed's own int8 kernel (compiled for AVX512-VNNI and AVX512BW). Then
-// every gemm_int8 runs on it below 12 rows of x: against oneDNN 2.6's s8s8s32 GEMM on
+// every gemm_int8 runs on it and never calls oneDNN: against oneDNN 2.6's s8s8s32 GEMM on
 // AVX512-VNNI it is 1.5-3.8x faster at 1-8 rows (1 x 768 x 256: 3.0 against 4.5 us; the
-// library's per-call cost is several times the arithmetic's there). From 12 rows it takes its
-// integer sums from oneDNN's u8s8s32 GEMM on its shifted rows (on a Zen 5 1.3-2.7x its own loop
-// at 12-160 rows; on an Emerald Rapids Xeon its loop was 0.87-1.10x oneDNN there), and finishes
-// them as its own. Where the CPU has AMX-INT8 (and heed is built for it), heed's kernel runs 20
-// rows or more through AMX tiles of its own, on the same packed weights, and never calls oneDNN:
-// oneDNN's AMX kernels, which it picks where the CPU has AMX, are 2-10x slower than it at
-// decoding's shapes. The sums are exact and rounded alike on every path. Otherwise gemm_int8
-// calls oneDNN.
+// library's per-call cost is several times the arithmetic's there), and with its weights loaded
+// once a step (2026-12-02) it is ahead of oneDNN's u8s8s32 GEMM at 12-160 rows too (a Zen 5, the
+// decoder's shapes in place: ~265 against 100-220 GMAC/s), where it had called oneDNN for its
+// integer sums. Where the CPU has AMX-INT8 (and heed is built for it), heed's kernel runs 20
+// rows or more through AMX tiles of its own, on the same packed weights: oneDNN's AMX kernels,
+// which it picks where the CPU has AMX, are 2-10x slower than it at decoding's shapes. The sums
+// are exact and rounded alike on every path. Otherwise gemm_int8 calls oneDNN.
 bool int8_packed_kernel();
 
 // Keeps oneDNN off its AMX kernels in a process that decodes in int8 through oneDNN (a build
