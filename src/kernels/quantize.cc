@@ -94,11 +94,12 @@ int64_t padded_k4(int64_t K) {
   return ((K + 3) / 4 + kTileK4 - 1) / kTileK4 * kTileK4;
 }
 
-// packed[(g K4p + k4) 256 + 4 r + j] = q[(64 g + r) K + 4 k4 + j], zero beyond N and K
+// packed[(g K4p + k4) 256 + 4 r + j] = q[(64 g + r) K + 4 k4 + j], zero beyond N and K;
+// shift_out[n] = -128 sum_k q[n K + k]
 void pack_for_vnni(Int8Matrix& m) {
   const int64_t N = m.rows, K = m.cols, K4 = padded_k4(K), G = (N + kGroupRows - 1) / kGroupRows;
   m.packed.assign(static_cast<size_t>(G * K4 * kGroupRows * 4), 0);
-  m.row_sums.assign(static_cast<size_t>(N), 0);
+  m.shift_out.assign(static_cast<size_t>(G * kGroupRows), 0);
   for (int64_t n = 0; n < N; ++n) {
     const int64_t g = n / kGroupRows, r = n % kGroupRows;
     int32_t sum = 0;
@@ -107,7 +108,7 @@ void pack_for_vnni(Int8Matrix& m) {
       m.packed[((g * K4 + k / 4) * kGroupRows + r) * 4 + k % 4] = v;
       sum += v;
     }
-    m.row_sums[n] = sum;
+    m.shift_out[n] = -128 * sum;
   }
 }
 
@@ -126,26 +127,35 @@ inline __m512i load_once(const int8_t* p) {
 
 // One group of 64 rows of W against R rows of x (u, four bytes a word, K4 words a row): hands
 // done(r, sums) the 64 int32 dot products of row r, those of W's rows 16 j .. 16 j + 15 in
-// sums[j]. Each load of W serves all R rows (4 R accumulators, 4 registers of W, one broadcast of
-// x: 25 of the 32 at R = 5); with one row, two chains of accumulators (even and odd k4) hide
-// vpdpbusd's latency. The loops over c, r and j are unrolled by pragma, early, so that the
-// accumulators become 4 R values in registers: left to GCC 12's own unrolling, which comes after
-// its scalarisation, `a` stayed an array on the stack and every k4 stored all 20 accumulators
-// (int8 beam 5 at batch 1 took 1.2x the old time).
+// sums[j], the shift of x already out (the accumulators start from the group's shift_out). Each
+// load of W serves all R rows (4 R accumulators, 4 registers of W, one broadcast of x: 25 of the 32
+// at R = 5); with one row, two chains of accumulators (even and odd k4) hide vpdpbusd's latency.
+// The loops over c, r and j are unrolled by pragma, early, so that the accumulators become 4 R
+// values in registers: left to GCC 12's own unrolling, which comes after its scalarisation, `a`
+// stayed an array on the stack and every k4 stored all 20 accumulators (int8 beam 5 at batch 1
+// took 1.2x the old time).
 constexpr int64_t kPrefetchBytes = 8 * kGroupRows * 4;  // W eight k4 steps ahead, into L1
 constexpr int kMaxBlockRows = 5;  // rows of x a block (beam 5 at batch 1 is one block)
 
-template <int R, class Done>
-void group_dots(const int8_t* wg, const uint32_t* u, int64_t K4, const Done& done) {
+template <int R, bool kPrefetch, class Done>
+void group_dots(const int8_t* wg, const int32_t* shift_out, const uint32_t* u, int64_t K4,
+                const Done& done) {
   static_assert(R >= 1 && R <= kMaxBlockRows);
   constexpr int C = R == 1 ? 2 : 1;
-  __m512i a[C][R][4] = {};  // zeros
+  __m512i a[C][R][4] = {};  // zeros, but for the first chain's: the group's shift_out
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512i start = _mm512_loadu_si512(shift_out + 16 * j);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) a[0][r][j] = start;
+  }
   const auto step = [&](int c, int64_t k4) {
     const int8_t* wk = wg + k4 * kGroupRows * 4;
     __m512i wv[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      _mm_prefetch(reinterpret_cast<const char*>(wk + kPrefetchBytes + 64 * j), _MM_HINT_T0);
+      if constexpr (kPrefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(wk + kPrefetchBytes + 64 * j), _MM_HINT_T0);
       wv[j] = load_once(wk + 64 * j);
     }
 #pragma GCC unroll 8
@@ -264,28 +274,29 @@ void amx_groups(int64_t gb, int64_t ge, int64_t Mp, int64_t K4p, const uint8_t* 
 // ahead of oneDNN at every row count on a Zen 5 (int8 beam 5 over batches of 32: 0.92 of the time
 // with oneDNN from 12 rows, the same outputs).
 
-// One row of n outputs from their integer sums over the shifted row u = q(x) + 128:
+// One row of n outputs from their integer sums over the shifted row u = q(x) + 128, the shift
+// taken out here (kShifted: shift_out added) or already (the accumulators started from it):
 //   y = fma(s_x s_w, acc - 128 sum_k q(w), b) (+ y when accumulating),
 // rounded as gemm_int8's other paths round it, so that a row's output does not depend on which
 // path made it, which depends on how many rows came with it (the batch).
 // (The maskz forms: GCC 12 warns that the plain ones' undefined register may be used.)
+template <bool kShifted>
 void finish_row(const int32_t* __restrict acc, int64_t n, float sx,
-                const int32_t* __restrict row_sums, const float* __restrict sw,
+                const int32_t* __restrict shift_out, const float* __restrict sw,
                 const float* __restrict bias, float* __restrict y, bool accumulate) {
   const __m512 s = _mm512_set1_ps(sx);
   // 16 outputs j.. under mask k; whole vectors are loaded and stored unmasked (Zen 5: int8 beam
   // search over batches of 32, whose finishing is 8-14 % of its time, 0.94 of the masked time)
   const auto finish16 = [&](int64_t j, __mmask16 k, bool whole) {
-    const __m512i a = whole ? _mm512_loadu_si512(acc + j) : _mm512_maskz_loadu_epi32(k, acc + j);
-    const __m512i r =
-        whole ? _mm512_loadu_si512(row_sums + j) : _mm512_maskz_loadu_epi32(k, row_sums + j);
+    __m512i a = whole ? _mm512_loadu_si512(acc + j) : _mm512_maskz_loadu_epi32(k, acc + j);
+    if constexpr (kShifted)
+      a = _mm512_add_epi32(a, whole ? _mm512_loadu_si512(shift_out + j)
+                                    : _mm512_maskz_loadu_epi32(k, shift_out + j));
     const __m512 w = whole ? _mm512_loadu_ps(sw + j) : _mm512_maskz_loadu_ps(k, sw + j);
     const __m512 b = !bias   ? _mm512_setzero_ps()
                      : whole ? _mm512_loadu_ps(bias + j)
                              : _mm512_maskz_loadu_ps(k, bias + j);
-    __m512 v = _mm512_fmadd_ps(
-        _mm512_mul_ps(s, w),
-        _mm512_maskz_cvtepi32_ps(k, _mm512_sub_epi32(a, _mm512_maskz_slli_epi32(k, r, 7))), b);
+    __m512 v = _mm512_fmadd_ps(_mm512_mul_ps(s, w), _mm512_maskz_cvtepi32_ps(k, a), b);
     if (accumulate)
       v = _mm512_add_ps(v, whole ? _mm512_loadu_ps(y + j) : _mm512_maskz_loadu_ps(k, y + j));
     if (whole)
@@ -324,13 +335,15 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
     }
   const uint32_t* u = shifted.data();
   const int8_t* packed = w.packed.data();
-  const int32_t* row_sums = w.row_sums.data();
+  const int32_t* shift_out = w.shift_out.data();
   const float* sw = w.scale.data();
-  // row m of the output for W's rows 64 g .. 64 g + 63, from its 64 integer sums
-  const auto finish = [&](int64_t g, int64_t m, const int32_t* sums) {
+  // row m of the output for W's rows 64 g .. 64 g + 63, from its 64 integer sums (kShifted: the
+  // shift of x still in them)
+  const auto finish = [&](auto shifted, int64_t g, int64_t m, const int32_t* sums) {
     const int64_t n0 = g * kGroupRows;
-    finish_row(sums, std::min(kGroupRows, c0 + C - n0), sx[m], row_sums + n0, sw + n0,
-               bias ? bias + n0 : nullptr, y + m * ldy + (n0 - c0), accumulate);
+    finish_row<decltype(shifted)::value>(sums, std::min(kGroupRows, c0 + C - n0), sx[m],
+                                         shift_out + n0, sw + n0, bias ? bias + n0 : nullptr,
+                                         y + m * ldy + (n0 - c0), accumulate);
   };
 #ifdef HEED_INT8_AMX
   if (tiles) {
@@ -339,7 +352,7 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
                    amx_groups(g0 + gb, g0 + ge, Mp, K4p, u8, packed,
                               [&](int64_t g, int64_t m, const int32_t* sums) {
                                 if (m >= M) return;  // a padding row
-                                finish(g, m, sums);
+                                finish(std::true_type{}, g, m, sums);
                               });
                  });
     return;
@@ -355,15 +368,20 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
         const int64_t rows = (M - m) / (blocks - b);  // the first blocks take a row more
         const int64_t R = (M - m) % (blocks - b) != 0 ? rows + 1 : rows;
         with_rows(R, [&](auto rows_c) {
-          group_dots<decltype(rows_c)::value>(
-              wg, u + m * K4, K4, [&](int r, __m512i s0, __m512i s1, __m512i s2, __m512i s3) {
-                alignas(64) int32_t sums[kGroupRows];
-                _mm512_store_si512(sums, s0);
-                _mm512_store_si512(sums + 16, s1);
-                _mm512_store_si512(sums + 32, s2);
-                _mm512_store_si512(sums + 48, s3);
-                finish(g, m + r, sums);
-              });
+          constexpr int kRows = decltype(rows_c)::value;
+          const auto done = [&](int r, __m512i s0, __m512i s1, __m512i s2, __m512i s3) {
+            alignas(64) int32_t sums[kGroupRows];
+            _mm512_store_si512(sums, s0);
+            _mm512_store_si512(sums + 16, s1);
+            _mm512_store_si512(sums + 32, s2);
+            _mm512_store_si512(sums + 48, s3);
+            finish(std::false_type{}, g, m + r, sums);
+          };
+          // the first block brings the group into L1; the blocks after it find it there
+          if (b == 0)
+            group_dots<kRows, true>(wg, shift_out + g * kGroupRows, u + m * K4, K4, done);
+          else
+            group_dots<kRows, false>(wg, shift_out + g * kGroupRows, u + m * K4, K4, done);
         });
         m += R;
       }

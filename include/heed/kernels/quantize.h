@@ -23,9 +23,10 @@ struct Int8Matrix {
   std::vector<float> q_float;  // [N, K] q as floats, on CPUs without VNNI (int8_exact() false)
   // For heed's own kernel, when heed is built for AVX512-VNNI: q in groups of 64 rows, each
   // group's k in fours, [ceil(N/64)][K4p][64][4] with K4p = ceil(K/4) rounded up to 16 (whole
-  // AMX tiles), zero-padded; and each row's sum of q [N] (see gemm_int8).
+  // AMX tiles), zero-padded; and -128 times each row's sum of q, zero-padded to whole groups
+  // [ceil(N/64) 64] (the shift of x taken back out, see gemm_int8).
   std::vector<int8_t> packed;
-  std::vector<int32_t> row_sums;
+  std::vector<int32_t> shift_out;
 };
 
 // Whether this build has heed's own int8 kernel (compiled for AVX512-VNNI and AVX512BW). Then
