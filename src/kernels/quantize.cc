@@ -25,6 +25,7 @@
 #include "heed/kernels/parallel.h"
 #include "heed/kernels/vmath.h"
 #include "heed/util/error.h"
+#include "with_count.h"
 
 namespace heed::kernels {
 
@@ -176,14 +177,6 @@ void group_dots(const int8_t* wg, const int32_t* shift_out, const uint32_t* u, i
       for (int j = 0; j < 4; ++j) a[0][r][j] = _mm512_add_epi32(a[0][r][j], a[1][r][j]);
     done(r, a[0][r][0], a[0][r][1], a[0][r][2], a[0][r][3]);
   }
-}
-
-// f(std::integral_constant<int, rows>{}) for rows in 1 .. R: a block's row count as a constant
-template <int R = kMaxBlockRows, class F>
-void with_rows(int64_t rows, const F& f) {
-  if constexpr (R > 1)
-    if (rows < R) return with_rows<R - 1>(rows, f);
-  f(std::integral_constant<int, R>{});
 }
 
 #ifdef HEED_INT8_AMX
@@ -367,7 +360,7 @@ void gemm_int8_packed(int64_t M, const int8_t* qx, const float* sx, const Int8Ma
       for (int64_t b = 0, m = 0; b < blocks; ++b) {
         const int64_t rows = (M - m) / (blocks - b);  // the first blocks take a row more
         const int64_t R = (M - m) % (blocks - b) != 0 ? rows + 1 : rows;
-        with_rows(R, [&](auto rows_c) {
+        with_count<kMaxBlockRows>(R, [&](auto rows_c) {
           constexpr int kRows = decltype(rows_c)::value;
           const auto done = [&](int r, __m512i s0, __m512i s1, __m512i s2, __m512i s3) {
             alignas(64) int32_t sums[kGroupRows];

@@ -17,6 +17,7 @@
 
 #include "heed/kernels/flops.h"
 #include "heed/kernels/vmath.h"
+#include "with_count.h"
 
 namespace heed::kernels {
 namespace {
@@ -53,18 +54,6 @@ void block(int64_t K, float alpha, const float* A, int64_t a_row, int64_t a_col,
   }
 }
 
-// f.template operator()<n>() for a runtime n in [1, Max] (n = 0: nothing), so that each
-// remainder, of rows or of registers, runs its own compiled block.
-template <int Max, class F>
-void with_count(int64_t n, F&& f) {
-  if constexpr (Max > 0) {
-    if (n == Max)
-      f.template operator()<Max>();
-    else
-      with_count<Max - 1>(n, f);
-  }
-}
-
 // R rows of C, all N columns: blocks of NV registers (as many as R rows leave accumulators for:
 // 4, 64 columns, up to 4 rows; 2 for 5-8 rows), then one of the registers left.
 template <int R>
@@ -75,7 +64,8 @@ void rows(int64_t N, int64_t K, float alpha, const float* A, int64_t a_row, int6
   int64_t j = 0;
   for (; j + kWide <= N; j += kWide)
     block<R, NV>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
-  with_count<NV - 1>((N - j) / kTileLanes, [&]<int V>() {
+  with_count<NV - 1>((N - j) / kTileLanes, [&](auto v) {
+    constexpr int V = decltype(v)::value;
     block<R, V>(K, alpha, A, a_row, a_col, B + j, ldb, beta, C + j, ldc);
   });
 }
@@ -87,7 +77,8 @@ void all_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int6
   int64_t i = 0;
   for (; i + Block <= M; i += Block)
     rows<Block>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
-  with_count<Block - 1>(M - i, [&]<int R>() {
+  with_count<Block - 1>(M - i, [&](auto r) {
+    constexpr int R = decltype(r)::value;
     rows<R>(N, K, alpha, A + i * a_row, a_row, a_col, B, ldb, beta, C + i * ldc, ldc);
   });
 }
