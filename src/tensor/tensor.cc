@@ -2,6 +2,9 @@
 // Leaves out: math (kernels/) and graphs (autograd/).
 #include "heed/tensor/tensor.h"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,8 +14,38 @@
 
 namespace heed {
 
+namespace {
+
+// Storage of 4 MiB and more (embedding tables, the output layer, their gradients and Adam's
+// moments) is mapped on its own in 2 MiB pages. On 4 KiB pages the optimiser's pass over such a
+// table missed the TLB every 4 KiB of each of its four streams (the parameter, its gradient, m
+// and v; a nested page walk under a hypervisor) and ran ~15x slower than over the same data
+// in 2 MiB pages: Adam over the issue-70 Transformer's 11.4 M parameters took 77-97 ms of a
+// 420 ms fp32 step on a Zen 5, 17 ms with them (the two embedding tables, 7.4 M, 40 -> 2.6
+// ms). Anonymous memory comes zeroed, and untouched pages stay unbacked.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kMappedFrom = size_t{4} << 20;
+
+float* mapped(size_t bytes, std::shared_ptr<float>& owner) {
+  const size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage + kHugePage;
+  void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) throw std::bad_alloc();
+  const auto at = (reinterpret_cast<uintptr_t>(map) + kHugePage - 1) / kHugePage * kHugePage;
+  auto* p = reinterpret_cast<float*>(at);  // NOLINT(performance-no-int-to-ptr): the aligned start
+  ::madvise(p, length - kHugePage, MADV_HUGEPAGE);  // advice: without THP, 4 KiB pages
+  owner = std::shared_ptr<float>(p, [map, length](float*) { ::munmap(map, length); });
+  return p;
+}
+
+}  // namespace
+
 Tensor Tensor::empty(const Shape& shape) {
   size_t bytes = static_cast<size_t>(shape.numel()) * sizeof(float);
+  if (bytes >= kMappedFrom) {
+    std::shared_ptr<float> owner;
+    float* p = mapped(bytes, owner);
+    return Tensor(p, shape, std::move(owner));
+  }
   size_t rounded = (bytes + 63) / 64 * 64;
   float* p = static_cast<float*>(std::aligned_alloc(64, rounded ? rounded : 64));
   if (!p) throw std::bad_alloc();
@@ -21,9 +54,11 @@ Tensor Tensor::empty(const Shape& shape) {
 
 // From calloc, which knows when its memory comes fresh from the system (zero already) and then
 // leaves the pages untouched: a gradient or an optimiser moment takes no resident memory until
-// it is first written, and a model loaded for decoding never writes its gradients.
+// it is first written, and a model loaded for decoding never writes its gradients. (Large ones
+// are mapped, zero and unbacked until written as well.)
 Tensor Tensor::zeros(const Shape& shape) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * sizeof(float);
+  if (bytes >= kMappedFrom) return empty(shape);
   void* raw = std::calloc(bytes + 64, 1);  // 64 spare bytes to align the start
   if (!raw) throw std::bad_alloc();
   void* start = raw;

@@ -1,6 +1,8 @@
 // Shapes, broadcasting rules, views and the arena.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "heed/tensor/arena.h"
 #include "heed/tensor/tensor.h"
 #include "heed/util/error.h"
@@ -45,6 +47,27 @@ TEST(Tensor, ViewsShareStorage) {
   c.fill(1.f);
   EXPECT_EQ(t.data()[0], 0.f);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(Tensor::empty({3}).data()) % 64, 0u);
+}
+
+// Storage of 4 MiB and more is mapped on 2 MiB boundaries (so that it can sit in 2 MiB pages),
+// zeros() of it reads zero, and copies and views keep it alive; smaller storage stays on the heap.
+TEST(Tensor, LargeStorageStartsOnAHugePageBoundary) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  for (int rep = 0; rep < 3; ++rep) {             // mapped and unmapped again, each time zero
+    Tensor z = Tensor::zeros(Shape{1024, 1025});  // 4.0 MiB + 4 KiB
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(z.data()) % kHugePage, 0u);
+    for (int64_t i = 0; i < z.numel(); i += 997) ASSERT_EQ(z.data()[i], 0.f) << i;
+    EXPECT_EQ(z.data()[z.numel() - 1], 0.f);
+    z.fill(3.f);                   // every byte of the mapping it claims is writable
+    Tensor row = z.rows(1023, 1);  // a view outlives the tensor it came from
+    z = Tensor();
+    EXPECT_EQ(row.data()[1024], 3.f);
+  }
+  Tensor e = Tensor::empty(Shape{1 << 20});  // exactly 4 MiB
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(e.data()) % kHugePage, 0u);
+  Tensor small = Tensor::zeros(Shape{1000});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
+  EXPECT_EQ(small.data()[999], 0.f);
 }
 
 TEST(Arena, AlignsGrowsAndKeepsItsMemory) {
